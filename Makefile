@@ -1,0 +1,100 @@
+# cfx build. Sources are found by wildcard: a new .c file in a layer directory is part of
+# libcfx, a new .c file under tests/ is part of the test binary. Static objects are built
+# without -fPIC (thread-locals then use the fast initial-exec model), shared ones with it.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+BUILD   ?= build
+CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN     = -Wall -Wextra -Werror -Wno-missing-field-initializers
+OPT     ?= -O2 -g
+PKGS     = libffi libcjson
+DEPS_MISSING := $(shell pkg-config --exists $(PKGS) criterion 2>/dev/null || echo yes)
+
+CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
+LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+TEST_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null)
+
+LIB_SRC  := $(sort $(wildcard dispatch/*.c dispatch/kernels/*.c dispatch/kernels/*/*.c \
+              ir/*.c ir/passes/*.c tracer/*.c hop/*.c codegen/*.c tools/models/*.c))
+TOOL_SRC := $(sort $(wildcard tools/cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/*.c tests/*/*.c))
+BENCH_SRC:= $(sort $(wildcard tools/bench/*.c))
+HEADERS  := cfx.h $(wildcard dispatch/*.h dispatch/kernels/*.h ir/*.h ir/passes/*.h tracer/*.h hop/*.h codegen/*.h)
+
+STATIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/static/%.o)
+PIC_OBJ    := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+TOOL_OBJ   := $(TOOL_SRC:%.c=$(BUILD)/static/%.o)
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/static/%.o)
+
+LIBA  = $(BUILD)/libcfx.a
+LIBSO = $(BUILD)/libcfx.so
+CFX   = $(BUILD)/cfx
+TESTS = $(BUILD)/cfx-tests
+BENCH = $(BUILD)/cfx-bench
+
+.PHONY: all deps test asan bench install clean
+all: deps
+	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
+
+# Installs missing Debian packages; a no-op when pkg-config finds them all.
+deps:
+ifeq ($(DEPS_MISSING),yes)
+	sh scripts/install-deps.sh
+endif
+
+$(BUILD)/static/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+
+$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags criterion 2>/dev/null) -c $< -o $@
+
+$(LIBA): $(STATIC_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBSO): $(PIC_OBJ)
+	$(CC) -shared -o $@ $^ $(LIBS)
+
+# --whole-archive: built-in operators register through constructors in the archive.
+$(CFX): $(TOOL_OBJ) $(LIBA)
+	$(CC) -o $@ $(TOOL_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+
+$(TESTS): $(TEST_OBJ) $(LIBA)
+	$(CC) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(TEST_LIBS) $(LIBS)
+
+# Criterion runs each test in its own process; -j2 matches the machine.
+test: deps
+	@$(MAKE) --no-print-directory $(TESTS) $(CFX)
+	CFX_BIN=$(CFX) $(TESTS) --jobs 2 $(TEST_ARGS)
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    LDFLAGS_SAN=1 build-asan/cfx-tests build-asan/cfx \
+	    LIBS="$(LIBS) -fsanitize=address,undefined"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	    CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS)
+
+$(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA)
+	$(CC) -o $@ $(BENCH_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+
+bench: deps
+	@$(MAKE) --no-print-directory OPT="-O2 -g -DNDEBUG" BUILD=build-bench build-bench/cfx-bench
+	build-bench/cfx-bench
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(CFX) $(DESTDIR)$(PREFIX)/bin/
+	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/cfx/$$h; done
+	sed -e 's|@PREFIX@|$(PREFIX)|g' cfx.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cfx.pc
+
+clean:
+	rm -rf build build-asan build-bench
