@@ -1,0 +1,155 @@
+/* dtype.c - names, sizes and promotion of scalar types; devices; memory formats.
+ *
+ * Everything here is a small table indexed by PyTorch's own codes, so that a dtype read from a
+ * schema default ("ScalarType dtype=6") or a JSON dump needs no translation. The promotion
+ * lattice of the five dtypes cfx has kernels for is a chain (bool < int32 < int64 < float32 <
+ * float64): torch.promote_types of any pair is the higher of the two, which the golden table in
+ * tests/data/value_promote.txt checks against PyTorch itself. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dtype.h"
+
+typedef struct dtype_info {
+    const char *name;       /* "float32" */
+    const char *torch_name; /* "torch.float32" */
+    size_t size;
+    int rank; /* position on the promotion chain */
+    bool floating;
+} dtype_info;
+
+/* Indexed by ScalarType code; unused codes have a NULL name. */
+static const dtype_info dtypes[] = {
+    [CFX_INT32] = {"int32", "torch.int32", 4, 1, false},
+    [CFX_INT64] = {"int64", "torch.int64", 8, 2, false},
+    [CFX_FLOAT32] = {"float32", "torch.float32", 4, 3, true},
+    [CFX_FLOAT64] = {"float64", "torch.float64", 8, 4, true},
+    [CFX_BOOL] = {"bool", "torch.bool", 1, 0, false},
+};
+#define NUM_CODES ((int64_t)(sizeof dtypes / sizeof dtypes[0]))
+
+bool cfx_dtype_valid(int64_t code) { return code >= 0 && code < NUM_CODES && dtypes[code].name; }
+
+static const dtype_info *info(cfx_dtype t) { return cfx_dtype_valid(t) ? &dtypes[t] : NULL; }
+
+size_t cfx_dtype_size(cfx_dtype t)
+{
+    const dtype_info *d = info(t);
+    return d ? d->size : 0;
+}
+
+bool cfx_dtype_is_floating(cfx_dtype t)
+{
+    const dtype_info *d = info(t);
+    return d && d->floating;
+}
+
+const char *cfx_dtype_torch_name(cfx_dtype t)
+{
+    const dtype_info *d = info(t);
+    return d ? d->torch_name : NULL;
+}
+
+const char *cfx_dtype_name(cfx_dtype t)
+{
+    const dtype_info *d = info(t);
+    return d ? d->name : NULL;
+}
+
+/* Python's aliases (torch.float is float32, torch.long is int64, ...) as well as the names. */
+static const struct {
+    const char *name;
+    cfx_dtype dtype;
+} aliases[] = {
+    {"float32", CFX_FLOAT32}, {"float", CFX_FLOAT32}, {"float64", CFX_FLOAT64},
+    {"double", CFX_FLOAT64},  {"int64", CFX_INT64},   {"long", CFX_INT64},
+    {"int32", CFX_INT32},     {"int", CFX_INT32},     {"bool", CFX_BOOL},
+};
+
+bool cfx_dtype_parse(const char *s, cfx_dtype *out)
+{
+    if (!s)
+        return false;
+    if (strncmp(s, "torch.", 6) == 0)
+        s += 6;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(s, aliases[i].name) == 0) {
+            *out = aliases[i].dtype;
+            return true;
+        }
+    return false;
+}
+
+cfx_dtype cfx_dtype_promote(cfx_dtype a, cfx_dtype b)
+{
+    const dtype_info *da = info(a), *db = info(b);
+    if (!da)
+        return b;
+    if (!db)
+        return a;
+    return da->rank >= db->rank ? a : b;
+}
+
+static const char *const device_names[] = {[CFX_DEVICE_CPU] = "cpu", [CFX_DEVICE_META] = "meta"};
+
+const char *cfx_device_type_name(cfx_device_type t)
+{
+    if ((unsigned)t >= sizeof device_names / sizeof device_names[0])
+        return NULL;
+    return device_names[t];
+}
+
+char *cfx_device_format(cfx_device d, char *buf, size_t n)
+{
+    const char *name = cfx_device_type_name((cfx_device_type)d.type);
+    if (!name)
+        name = "unknown";
+    if (d.index >= 0)
+        snprintf(buf, n, "%s:%d", name, d.index);
+    else
+        snprintf(buf, n, "%s", name);
+    return buf;
+}
+
+/* "type" or "type:index", index a decimal without sign or leading zeros, as c10::Device. */
+bool cfx_device_parse(const char *s, cfx_device *out)
+{
+    if (!s)
+        return false;
+    const char *colon = strchr(s, ':');
+    size_t tlen = colon ? (size_t)(colon - s) : strlen(s);
+    for (int t = 0; t < (int)(sizeof device_names / sizeof device_names[0]); t++) {
+        if (strlen(device_names[t]) != tlen || strncmp(s, device_names[t], tlen) != 0)
+            continue;
+        cfx_device d = cfx_device_make((cfx_device_type)t);
+        if (colon) {
+            const char *p = colon + 1;
+            if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] != '\0'))
+                return false;
+            long idx = 0;
+            for (; *p; p++) {
+                if (*p < '0' || *p > '9')
+                    return false;
+                idx = idx * 10 + (*p - '0');
+                if (idx > 127)
+                    return false;
+            }
+            d.index = (int8_t)idx;
+        }
+        *out = d;
+        return true;
+    }
+    return false;
+}
+
+const char *cfx_memory_format_torch_name(cfx_memory_format m)
+{
+    switch (m) {
+    case CFX_CONTIGUOUS_FORMAT: return "torch.contiguous_format";
+    case CFX_PRESERVE_FORMAT: return "torch.preserve_format";
+    case CFX_CHANNELS_LAST: return "torch.channels_last";
+    case CFX_CHANNELS_LAST_3D: return "torch.channels_last_3d";
+    }
+    return NULL;
+}

@@ -1,0 +1,64 @@
+/* dtype.h - scalar types, devices, layouts and memory formats.
+ *
+ * The numeric values of cfx_dtype are PyTorch's ScalarType codes (Float = 6, Long = 4, ...),
+ * because schemas carry them as integer defaults ("ScalarType dtype=6") and graphs printed or
+ * dumped by cfx must mean the same numbers PyTorch means. Only the dtypes cfx has kernels for
+ * are listed; the others can be added without renumbering. */
+#ifndef CFX_DTYPE_H
+#define CFX_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum cfx_dtype {
+    CFX_INT32 = 3,   /* torch.int32  (ScalarType::Int)    */
+    CFX_INT64 = 4,   /* torch.int64  (ScalarType::Long)   */
+    CFX_FLOAT32 = 6, /* torch.float32 (ScalarType::Float) */
+    CFX_FLOAT64 = 7, /* torch.float64 (ScalarType::Double)*/
+    CFX_BOOL = 11,   /* torch.bool   (ScalarType::Bool)   */
+} cfx_dtype;
+
+typedef enum cfx_device_type {
+    CFX_DEVICE_CPU = 0,
+    CFX_DEVICE_META = 1,
+} cfx_device_type;
+
+typedef struct cfx_device {
+    int8_t type;  /* cfx_device_type */
+    int8_t index; /* -1 = no index, as torch.device("cpu") */
+} cfx_device;
+
+/* torch.strided is the only layout cfx has; its code is 0 as in PyTorch. */
+enum { CFX_LAYOUT_STRIDED = 0 };
+
+/* PyTorch's MemoryFormat codes. */
+typedef enum cfx_memory_format {
+    CFX_CONTIGUOUS_FORMAT = 0,
+    CFX_PRESERVE_FORMAT = 1,
+    CFX_CHANNELS_LAST = 2,
+    CFX_CHANNELS_LAST_3D = 3,
+} cfx_memory_format;
+
+bool cfx_dtype_valid(int64_t code);
+size_t cfx_dtype_size(cfx_dtype t);
+bool cfx_dtype_is_floating(cfx_dtype t);
+/* "torch.float32" */
+const char *cfx_dtype_torch_name(cfx_dtype t);
+/* "float32"; NULL for an invalid code */
+const char *cfx_dtype_name(cfx_dtype t);
+/* Parses "float32"/"torch.float32"/"float"/"int64"/"long"...; returns false if unknown. */
+bool cfx_dtype_parse(const char *s, cfx_dtype *out);
+/* torch.promote_types */
+cfx_dtype cfx_dtype_promote(cfx_dtype a, cfx_dtype b);
+
+static inline cfx_device cfx_device_make(cfx_device_type t) { return (cfx_device){(int8_t)t, -1}; }
+const char *cfx_device_type_name(cfx_device_type t); /* "cpu", "meta" */
+/* Formats "cpu" / "meta" / "cpu:0" into buf (>= 16 bytes); returns buf. */
+char *cfx_device_format(cfx_device d, char *buf, size_t n);
+bool cfx_device_parse(const char *s, cfx_device *out);
+static inline bool cfx_device_eq(cfx_device a, cfx_device b) { return a.type == b.type && a.index == b.index; }
+
+const char *cfx_memory_format_torch_name(cfx_memory_format m); /* "torch.contiguous_format" */
+
+#endif

@@ -1,0 +1,118 @@
+/* error.c - the thread's sticky error, current call site and warning hook.
+ *
+ * Only the first error of a context is kept: later failures are usually consequences of it
+ * (a NULL propagating through model code), and the first message is the one that explains. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/error.h"
+#include "dispatch/value.h"
+
+typedef struct error_state {
+    cfx_status status;
+    char *message;
+    char *op;
+    cfx_site site;
+    char *site_file; /* owned copies, so the error outlives a dlclose'd model plugin */
+    char *site_func;
+} error_state;
+
+static _Thread_local error_state err;
+static _Thread_local const cfx_site *current_site;
+
+static char *dup(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+int cfx_error_set_text(cfx_status status, const char *op, const char *text)
+{
+    if (status == CFX_OK)
+        status = CFX_ERR;
+    if (err.status != CFX_OK)
+        return status;
+    err.status = status;
+    err.message = dup(text ? text : "unknown error");
+    err.op = dup(op);
+    if (current_site) {
+        err.site_file = dup(current_site->file);
+        err.site_func = dup(current_site->func);
+        err.site = (cfx_site){err.site_file, current_site->line, err.site_func};
+    }
+    return status;
+}
+
+int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
+{
+    if (err.status != CFX_OK)
+        return status == CFX_OK ? CFX_ERR : status;
+    cfx_buf b;
+    cfx_buf_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    cfx_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    char *msg = cfx_buf_take(&b);
+    int rc = cfx_error_set_text(status, op, msg ? msg : "out of memory while formatting an error");
+    free(msg);
+    return rc;
+}
+
+bool cfx_error_occurred(void) { return err.status != CFX_OK; }
+cfx_status cfx_error_status(void) { return err.status; }
+const char *cfx_error_message(void) { return err.message; }
+const char *cfx_error_op(void) { return err.op; }
+cfx_site cfx_error_site(void) { return err.site; }
+
+void cfx_error_clear(void)
+{
+    free(err.message);
+    free(err.op);
+    free(err.site_file);
+    free(err.site_func);
+    memset(&err, 0, sizeof err);
+}
+
+const cfx_site *cfx_current_site(void) { return current_site; }
+
+const cfx_site *cfx_set_current_site(const cfx_site *site)
+{
+    const cfx_site *old = current_site;
+    current_site = site;
+    return old;
+}
+
+static cfx_warning_fn warn_fn;
+static void *warn_ctx;
+
+void cfx_set_warning_handler(cfx_warning_fn fn, void *ctx)
+{
+    warn_fn = fn;
+    warn_ctx = ctx;
+}
+
+void cfx_warn(const char *fmt, ...)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    va_list ap;
+    va_start(ap, fmt);
+    cfx_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    char *msg = cfx_buf_take(&b);
+    if (!msg)
+        return;
+    if (warn_fn)
+        warn_fn(msg, warn_ctx);
+    else
+        fprintf(stderr, "Warning: %s\n", msg);
+    free(msg);
+}

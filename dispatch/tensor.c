@@ -1,0 +1,585 @@
+/* tensor.c - tensor headers and storages: creation, views, refcounts, element access.
+ *
+ * A tensor is a small header (sizes, strides, offset, dtype, device, key set) over a
+ * refcounted storage, as PyTorch's TensorImpl over StorageImpl. Storage sizes, strides and
+ * the errors for bad shapes follow c10 exactly (computeStorageNbytes, check_size_nonnegative,
+ * setStorage's bounds check), because fake tensors and meta kernels reason about storage
+ * sizes and must agree with PyTorch about which views are legal.
+ *
+ * Model code makes and drops tensors at a high rate, most of them meta or fake tensors whose
+ * whole cost is the header. Headers and storages are therefore recycled through small
+ * per-thread free lists instead of going back to malloc; a tensor may die on another thread
+ * than it was born on, in which case its memory simply joins that thread's list. The lists are
+ * emptied when their thread exits (a pthread key destructor).
+ *
+ * Every function that makes a tensor hands it to cfx_autorelease (scope.h), so a tensor made
+ * inside a scope is owned by the scope, and one made outside any scope by the caller. */
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/error.h"
+#include "dispatch/scope.h"
+#include "dispatch/tensor.h"
+#include "dispatch/tensor_ext.h"
+
+/* ------------------------------------------------------------------ free lists */
+
+#define FREELIST_CAP 64
+
+typedef struct free_lists {
+    cfx_tensor *tensors; /* linked through ->ext */
+    cfx_storage *storages; /* linked through ->data */
+    int ntensors, nstorages;
+    bool registered; /* the thread-exit destructor is armed */
+} free_lists;
+
+static _Thread_local free_lists fl;
+static pthread_key_t fl_key;
+static pthread_once_t fl_once = PTHREAD_ONCE_INIT;
+static atomic_int_fast64_t live_tensors;
+
+static void drain(void *unused)
+{
+    (void)unused;
+    while (fl.tensors) {
+        cfx_tensor *t = fl.tensors;
+        fl.tensors = (cfx_tensor *)t->ext;
+        free(t);
+    }
+    while (fl.storages) {
+        cfx_storage *s = fl.storages;
+        fl.storages = (cfx_storage *)s->data;
+        free(s);
+    }
+    fl.ntensors = fl.nstorages = 0;
+    /* A destructor that runs after this one (a scope's) may refill the lists; it re-arms. */
+    fl.registered = false;
+}
+
+static void make_key(void) { pthread_key_create(&fl_key, drain); }
+
+static void arm(void)
+{
+    pthread_once(&fl_once, make_key);
+    pthread_setspecific(fl_key, &fl);
+    fl.registered = true;
+}
+
+static cfx_tensor *header_get(void)
+{
+    cfx_tensor *t = fl.tensors;
+    if (t) {
+        fl.tensors = (cfx_tensor *)t->ext;
+        fl.ntensors--;
+        return t;
+    }
+    return malloc(sizeof(cfx_tensor));
+}
+
+static void header_put(cfx_tensor *t)
+{
+    if (fl.ntensors >= FREELIST_CAP) {
+        free(t);
+        return;
+    }
+    if (!fl.registered)
+        arm();
+    t->ext = (struct cfx_tensor_ext *)fl.tensors;
+    fl.tensors = t;
+    fl.ntensors++;
+}
+
+static cfx_storage *storage_get(void)
+{
+    cfx_storage *s = fl.storages;
+    if (s) {
+        fl.storages = (cfx_storage *)s->data;
+        fl.nstorages--;
+        return s;
+    }
+    return malloc(sizeof(cfx_storage));
+}
+
+static void storage_put(cfx_storage *s)
+{
+    if (fl.nstorages >= FREELIST_CAP) {
+        free(s);
+        return;
+    }
+    if (!fl.registered)
+        arm();
+    s->data = fl.storages;
+    fl.storages = s;
+    fl.nstorages++;
+}
+
+static void storage_release(cfx_storage *s)
+{
+    if (--s->refcount > 0)
+        return;
+    free(s->data);
+    storage_put(s);
+}
+
+int64_t cfx_tensor_live_count(void) { return atomic_load_explicit(&live_tensors, memory_order_relaxed); }
+
+/* ------------------------------------------------------------------ shape arithmetic */
+
+static void put_dims(cfx_buf *b, const int64_t *d, int n)
+{
+    cfx_buf_putc(b, '[');
+    for (int i = 0; i < n; i++)
+        cfx_buf_printf(b, i ? ", %lld" : "%lld", (long long)d[i]);
+    cfx_buf_putc(b, ']');
+}
+
+/* Records an error whose message is prefix + "[2, 3]" (+ mid + "[3, 1]"). */
+static void dims_error(const char *prefix, const int64_t *a, int n, const char *mid,
+                       const int64_t *b2)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, prefix);
+    put_dims(&b, a, n);
+    if (mid) {
+        cfx_buf_puts(&b, mid);
+        put_dims(&b, b2, n);
+    }
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, NULL, msg ? msg : prefix);
+    free(msg);
+}
+
+/* The largest storage c10 allows: it must fit both int64_t and size_t. */
+static uint64_t storage_max(void)
+{
+    return (uint64_t)INT64_MAX < (uint64_t)SIZE_MAX ? (uint64_t)INT64_MAX : (uint64_t)SIZE_MAX;
+}
+
+static bool check_ndim(int ndim, const int64_t *sizes)
+{
+    if (ndim < 0 || ndim > CFX_MAX_DIMS) {
+        cfx_error_set(CFX_ERR, NULL, "cfx tensors have between 0 and %d dimensions, got %d",
+                      CFX_MAX_DIMS, ndim);
+        return false;
+    }
+    if (ndim > 0 && !sizes) {
+        cfx_error_set(CFX_ERR, NULL, "sizes is NULL for a tensor of %d dimensions", ndim);
+        return false;
+    }
+    return true;
+}
+
+/* c10::check_size_nonnegative */
+static bool check_sizes(const int64_t *sizes, int ndim)
+{
+    for (int i = 0; i < ndim; i++)
+        if (sizes[i] < 0) {
+            char prefix[96];
+            snprintf(prefix, sizeof prefix, "Trying to create tensor with negative dimension %lld: ",
+                     (long long)sizes[i]);
+            dims_error(prefix, sizes, ndim, NULL, NULL);
+            return false;
+        }
+    return true;
+}
+
+/* computeStorageNbytesContiguous: a zero size does not excuse an overflow before it. */
+static bool nbytes_contiguous(const int64_t *sizes, int ndim, size_t itemsize, uint64_t *out)
+{
+    uint64_t n = 1;
+    bool overflow = false;
+    for (int i = 0; i < ndim; i++)
+        overflow |= __builtin_mul_overflow(n, (uint64_t)sizes[i], &n);
+    overflow |= __builtin_mul_overflow(n, (uint64_t)itemsize, &n);
+    overflow |= n > storage_max();
+    *out = n;
+    return !overflow;
+}
+
+/* computeStorageNbytes: one past the furthest element, in bytes; 0 if any size is 0. */
+static bool nbytes_strided(const int64_t *sizes, const int64_t *strides, int ndim,
+                           size_t itemsize, int64_t offset, uint64_t *out)
+{
+    uint64_t n = (uint64_t)offset + 1;
+    bool overflow = false;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] == 0) {
+            *out = 0;
+            return true;
+        }
+        uint64_t span;
+        overflow |= __builtin_mul_overflow(strides[i], sizes[i] - 1, &span);
+        overflow |= __builtin_add_overflow(n, span, &n);
+    }
+    overflow |= __builtin_mul_overflow(n, (uint64_t)itemsize, &n);
+    overflow |= n > storage_max();
+    *out = n;
+    return !overflow;
+}
+
+void cfx_contiguous_strides(const int64_t *sizes, int ndim, int64_t *strides_out)
+{
+    /* Size-0 and size-1 dims do not scale. The product wraps as in PyTorch 1.13, which
+     * happily gives an empty [0, 2^40, 2^30] tensor the strides (0, 2^30, 1). */
+    uint64_t z = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides_out[d] = (int64_t)z;
+        z *= sizes[d] > 1 ? (uint64_t)sizes[d] : 1;
+    }
+}
+
+int64_t cfx_tensor_numel(const cfx_tensor *t)
+{
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++)
+        n *= t->sizes[d];
+    return n;
+}
+
+/* c10's compute_contiguous: size-1 dims are ignored, an empty tensor is contiguous. */
+bool cfx_tensor_is_contiguous(const cfx_tensor *t)
+{
+    if (cfx_tensor_numel(t) == 0)
+        return true;
+    int64_t z = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->sizes[d] == 1)
+            continue;
+        if (t->strides[d] != z)
+            return false;
+        z *= t->sizes[d];
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ creation */
+
+/* The key set of a new tensor depends only on its device; computing it takes a handful of
+ * calls into keys.c, so it is remembered (0 = not yet; a real key set is never empty). */
+static cfx_keyset keys_for(cfx_device d)
+{
+    static _Atomic uint64_t cache[2];
+    int meta = d.type == CFX_DEVICE_META;
+    uint64_t r = atomic_load_explicit(&cache[meta], memory_order_relaxed);
+    if (!r) {
+        r = cfx_keyset_for_tensor(meta ? CFX_BACKEND_META : CFX_BACKEND_CPU).repr;
+        atomic_store_explicit(&cache[meta], r, memory_order_relaxed);
+    }
+    return (cfx_keyset){r};
+}
+
+/* A header with sizes/strides copied in (strides NULL: contiguous), not yet autoreleased. */
+static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int ndim,
+                              cfx_dtype dtype, cfx_device device)
+{
+    cfx_tensor *t = header_get();
+    if (!t)
+        goto oom;
+    if (ndim <= CFX_INLINE_DIMS) {
+        t->sizes = t->dims_inline;
+        t->strides = t->dims_inline + CFX_INLINE_DIMS;
+    } else {
+        t->sizes = malloc(2 * (size_t)ndim * sizeof(int64_t));
+        if (!t->sizes) {
+            header_put(t);
+            goto oom;
+        }
+        t->strides = t->sizes + ndim;
+    }
+    t->refcount = 1;
+    t->dtype = (int8_t)dtype;
+    t->ndim = (int8_t)ndim;
+    t->device = device;
+    t->storage_offset = 0;
+    t->storage = NULL;
+    t->keys = keys_for(device);
+    t->ext = NULL;
+    if (ndim)
+        memcpy(t->sizes, sizes, (size_t)ndim * sizeof(int64_t));
+    if (strides)
+        memcpy(t->strides, strides, (size_t)ndim * sizeof(int64_t));
+    else
+        cfx_contiguous_strides(sizes, ndim, t->strides);
+    atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
+    return t;
+oom:
+    cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory allocating a tensor header");
+    return NULL;
+}
+
+/* Frees a header that never got a storage or was never handed out. */
+static void header_free(cfx_tensor *t)
+{
+    if (t->sizes != t->dims_inline)
+        free(t->sizes);
+    atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
+    header_put(t);
+}
+
+static cfx_storage *storage_new(uint64_t nbytes, cfx_device device)
+{
+    cfx_storage *s = storage_get();
+    if (!s) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory allocating a storage");
+        return NULL;
+    }
+    s->refcount = 1;
+    s->version = 0;
+    s->nbytes = (size_t)nbytes;
+    s->device = device;
+    s->data = NULL;
+    if (device.type != CFX_DEVICE_META) {
+        /* never NULL, even for 0 bytes, so kernels may memcpy from it unconditionally */
+        s->data = calloc(nbytes ? (size_t)nbytes : 1, 1);
+        if (!s->data) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL,
+                          "DefaultCPUAllocator: not enough memory: you tried to allocate %llu bytes.",
+                          (unsigned long long)nbytes);
+            storage_put(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
+static bool check_dtype_device(cfx_dtype dtype, cfx_device device)
+{
+    if (!cfx_dtype_valid(dtype)) {
+        cfx_error_set(CFX_ERR, NULL, "invalid dtype code %d", (int)dtype);
+        return false;
+    }
+    if (!cfx_device_type_name((cfx_device_type)device.type)) {
+        cfx_error_set(CFX_ERR, NULL, "invalid device type %d", (int)device.type);
+        return false;
+    }
+    return true;
+}
+
+static cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int ndim, cfx_dtype dtype,
+                        cfx_device device)
+{
+    if (!check_ndim(ndim, sizes) || !check_dtype_device(dtype, device) || !check_sizes(sizes, ndim))
+        return NULL;
+    size_t itemsize = cfx_dtype_size(dtype);
+    uint64_t nbytes;
+    if (!strides) {
+        if (!nbytes_contiguous(sizes, ndim, itemsize, &nbytes)) {
+            dims_error("Storage size calculation overflowed with sizes=", sizes, ndim, NULL, NULL);
+            return NULL;
+        }
+    } else if (!nbytes_strided(sizes, strides, ndim, itemsize, 0, &nbytes)) {
+        /* PyTorch 1.13's meta empty_strided does not check (it even takes negative strides);
+         * a meta storage holds no data, so its size is only clamped. */
+        if (device.type != CFX_DEVICE_META) {
+            dims_error("Storage size calculation overflowed with sizes=", sizes, ndim,
+                       " and strides=", strides);
+            return NULL;
+        }
+        nbytes = storage_max();
+    }
+    cfx_tensor *t = header_new(sizes, strides, ndim, dtype, device);
+    if (!t)
+        return NULL;
+    t->storage = storage_new(nbytes, device);
+    if (!t->storage) {
+        header_free(t);
+        return NULL;
+    }
+    return cfx_autorelease(t);
+}
+
+cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_device device)
+{
+    return make(sizes, NULL, ndim, dtype, device);
+}
+
+cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
+                                   cfx_dtype dtype, cfx_device device)
+{
+    if (ndim > 0 && !strides) {
+        cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
+        return NULL;
+    }
+    return make(sizes, strides ? strides : sizes, ndim, dtype, device);
+}
+
+cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64_t *strides,
+                                int ndim, int64_t storage_offset)
+{
+    if (!t)
+        return NULL;
+    if (!check_ndim(ndim, sizes))
+        return NULL;
+    if (ndim > 0 && !strides) {
+        cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
+        return NULL;
+    }
+    if (storage_offset < 0) {
+        cfx_error_set(CFX_ERR, NULL, "Tensor: invalid storage offset %lld", (long long)storage_offset);
+        return NULL;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (strides[i] < 0) {
+            dims_error("as_strided: Negative strides are not supported at the moment, got strides: ",
+                       strides, ndim, NULL, NULL);
+            return NULL;
+        }
+    size_t itemsize = cfx_dtype_size((cfx_dtype)t->dtype);
+    uint64_t need;
+    if (!nbytes_strided(sizes, strides, ndim, itemsize, storage_offset, &need)) {
+        dims_error("Storage size calculation overflowed with sizes=", sizes, ndim,
+                   " and strides=", strides);
+        return NULL;
+    }
+    if (need > t->storage->nbytes) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_buf_puts(&b, "setStorage: sizes ");
+        put_dims(&b, sizes, ndim);
+        cfx_buf_puts(&b, ", strides ");
+        put_dims(&b, strides, ndim);
+        cfx_buf_printf(&b, ", storage offset %lld, and itemsize %zu requiring a storage size of %llu "
+                           "are out of bounds for storage of size %zu",
+                       (long long)storage_offset, itemsize, (unsigned long long)need,
+                       t->storage->nbytes);
+        char *msg = cfx_buf_take(&b);
+        cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "setStorage: out of bounds");
+        free(msg);
+        return NULL;
+    }
+    cfx_tensor *v = header_new(sizes, strides, ndim, (cfx_dtype)t->dtype, t->device);
+    if (!v)
+        return NULL;
+    v->keys = t->keys;
+    v->storage_offset = storage_offset;
+    v->storage = t->storage;
+    v->storage->refcount++;
+    return cfx_autorelease(v);
+}
+
+static cfx_tensor *from_data(const void *data, const int64_t *sizes, int ndim, cfx_dtype dtype)
+{
+    cfx_tensor *t = make(sizes, NULL, ndim, dtype, cfx_device_make(CFX_DEVICE_CPU));
+    if (t && data)
+        memcpy(t->storage->data, data, t->storage->nbytes);
+    return t;
+}
+
+cfx_tensor *cfx_tensor_from_floats(const float *data, const int64_t *sizes, int ndim)
+{
+    return from_data(data, sizes, ndim, CFX_FLOAT32);
+}
+
+cfx_tensor *cfx_tensor_from_doubles(const double *data, const int64_t *sizes, int ndim)
+{
+    return from_data(data, sizes, ndim, CFX_FLOAT64);
+}
+
+cfx_tensor *cfx_tensor_from_int64s(const int64_t *data, const int64_t *sizes, int ndim)
+{
+    return from_data(data, sizes, ndim, CFX_INT64);
+}
+
+/* double -> integer without undefined behaviour: NaN is 0, out-of-range values saturate. */
+static int64_t to_int64(double v)
+{
+    if (isnan(v))
+        return 0;
+    if (v >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
+{
+    cfx_tensor *t = make(NULL, NULL, 0, dtype, cfx_device_make(CFX_DEVICE_CPU));
+    if (!t)
+        return NULL;
+    void *p = t->storage->data;
+    switch (dtype) {
+    case CFX_FLOAT32: *(float *)p = (float)v; break;
+    case CFX_FLOAT64: *(double *)p = v; break;
+    case CFX_INT64: *(int64_t *)p = to_int64(v); break;
+    case CFX_INT32: {
+        int64_t i = to_int64(v);
+        *(int32_t *)p = (int32_t)(i > INT32_MAX ? INT32_MAX : i < INT32_MIN ? INT32_MIN : i);
+        break;
+    }
+    case CFX_BOOL: *(bool *)p = v != 0; break;
+    }
+    return t;
+}
+
+/* ------------------------------------------------------------------ lifetime */
+
+cfx_tensor *cfx_tensor_retain(cfx_tensor *t)
+{
+    if (t)
+        t->refcount++;
+    return t;
+}
+
+void cfx_tensor_release(cfx_tensor *t)
+{
+    if (!t || --t->refcount > 0)
+        return;
+    if (t->ext) {
+        cfx_tensor_ext_free(t->ext); /* bindings and mode reference (tensor_ext.h) */
+        t->ext = NULL;
+    }
+    if (t->storage)
+        storage_release(t->storage);
+    header_free(t);
+}
+
+/* ------------------------------------------------------------------ data access */
+
+void *cfx_tensor_data(const cfx_tensor *t)
+{
+    if (!t->storage || !t->storage->data)
+        return NULL;
+    return (char *)t->storage->data + t->storage_offset * (int64_t)cfx_dtype_size((cfx_dtype)t->dtype);
+}
+
+double cfx_tensor_get_double(const cfx_tensor *t, int64_t linear_index)
+{
+    int64_t numel = cfx_tensor_numel(t);
+    if (linear_index < 0 || linear_index >= numel) {
+        cfx_error_set(CFX_ERR, NULL, "index %lld is out of bounds for a tensor of %lld elements",
+                      (long long)linear_index, (long long)numel);
+        return NAN;
+    }
+    if (!t->storage->data) {
+        cfx_error_set(CFX_ERR, NULL, "Cannot read the data of a meta tensor");
+        return NAN;
+    }
+    int64_t off = t->storage_offset;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += linear_index % t->sizes[d] * t->strides[d];
+        linear_index /= t->sizes[d];
+    }
+    const char *p = t->storage->data;
+    switch ((cfx_dtype)t->dtype) {
+    case CFX_FLOAT32: return ((const float *)p)[off];
+    case CFX_FLOAT64: return ((const double *)p)[off];
+    case CFX_INT64: return (double)((const int64_t *)p)[off];
+    case CFX_INT32: return ((const int32_t *)p)[off];
+    case CFX_BOOL: return ((const bool *)p)[off];
+    }
+    return NAN;
+}
+
+void cfx_tensor_bump_version(cfx_tensor *t)
+{
+    if (t)
+        t->storage->version++;
+}
+
+void cfx_tensor_print_sizes(const cfx_tensor *t, cfx_buf *b) { put_dims(b, t->sizes, t->ndim); }

@@ -1,0 +1,89 @@
+/* tensor.h - cfx_tensor: sizes, strides, storage offset, shared storage, key set.
+ *
+ * A tensor is a view (sizes, strides, offset, dtype, device) onto a refcounted storage. Views
+ * made by view/t share the storage and its version counter, as PyTorch's TensorImpl shares
+ * VariableVersion. Meta tensors have a storage with no data (nbytes is still tracked, as
+ * PyTorch's meta storage does), so every shape-only computation is exact.
+ *
+ * Ownership: tensors are refcounted. A tensor made while a scope is open (scope.h) is
+ * autoreleased into that scope and freed when it ends unless retained; made with no scope
+ * open, the caller owns the one reference and releases it. A tensor belongs to one thread at
+ * a time (refcounts are not atomic). */
+#ifndef CFX_TENSOR_H
+#define CFX_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dispatch/dtype.h"
+#include "dispatch/keys.h"
+
+#define CFX_MAX_DIMS 64   /* PyTorch's limit is also 64 */
+#define CFX_INLINE_DIMS 4 /* sizes/strides of up to 4 dims live in the header, no malloc */
+
+typedef struct cfx_storage {
+    int32_t refcount;
+    uint32_t version; /* bumped by every in-place write through any view */
+    size_t nbytes;
+    void *data;       /* NULL for meta storage */
+    cfx_device device;
+} cfx_storage;
+
+/* Mode-specific extension (fake tensors, tracer bindings); see dispatch/fake.h. */
+struct cfx_tensor_ext;
+
+struct cfx_tensor {
+    int32_t refcount;
+    int8_t dtype;  /* cfx_dtype */
+    int8_t ndim;
+    cfx_device device;
+    int64_t storage_offset; /* in elements */
+    cfx_storage *storage;
+    cfx_keyset keys;
+    struct cfx_tensor_ext *ext; /* NULL for a plain tensor */
+    int64_t *sizes;             /* ndim entries; point into dims_inline when ndim <= 4 */
+    int64_t *strides;
+    int64_t dims_inline[2 * CFX_INLINE_DIMS];
+};
+
+/* Creation: contiguous, uninitialised (CPU data is zero-filled for determinism). NULL + error
+ * on bad sizes (negative) or allocation failure. */
+cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_device device);
+cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
+                                   cfx_dtype dtype, cfx_device device);
+/* A new tensor header viewing t's storage (refcount on the storage). */
+cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64_t *strides,
+                                int ndim, int64_t storage_offset);
+/* CPU tensors from C data (copied). */
+cfx_tensor *cfx_tensor_from_floats(const float *data, const int64_t *sizes, int ndim);
+cfx_tensor *cfx_tensor_from_doubles(const double *data, const int64_t *sizes, int ndim);
+cfx_tensor *cfx_tensor_from_int64s(const int64_t *data, const int64_t *sizes, int ndim);
+cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype); /* 0-dim */
+
+cfx_tensor *cfx_tensor_retain(cfx_tensor *t); /* NULL-safe; returns t */
+void cfx_tensor_release(cfx_tensor *t);      /* NULL-safe */
+
+int64_t cfx_tensor_numel(const cfx_tensor *t);
+bool cfx_tensor_is_contiguous(const cfx_tensor *t);
+/* Pointer to element 0 of the view (storage data + offset); NULL for meta. */
+void *cfx_tensor_data(const cfx_tensor *t);
+static inline cfx_dtype cfx_tensor_dtype(const cfx_tensor *t) { return (cfx_dtype)t->dtype; }
+static inline bool cfx_tensor_is_meta(const cfx_tensor *t) { return t->device.type == CFX_DEVICE_META; }
+/* Element i (in row-major logical order) as double; for tests and printing. */
+double cfx_tensor_get_double(const cfx_tensor *t, int64_t linear_index);
+void cfx_tensor_bump_version(cfx_tensor *t);
+static inline uint32_t cfx_tensor_version(const cfx_tensor *t) { return t->storage->version; }
+
+/* Contiguous strides for sizes (strides of size-1 dims follow PyTorch: product of the rest). */
+void cfx_contiguous_strides(const int64_t *sizes, int ndim, int64_t *strides_out);
+
+/* "tensor([[1., 2.], [3., 4.]])" / "tensor(..., device='meta', size=(2, 3))" as PyTorch's repr. */
+void cfx_tensor_print(const cfx_tensor *t, cfx_buf *b);
+/* "[2, 3]" */
+void cfx_tensor_print_sizes(const cfx_tensor *t, cfx_buf *b);
+
+/* Tensors alive in the process (made and not yet freed), for tests and leak checks. */
+int64_t cfx_tensor_live_count(void);
+
+#endif

@@ -1,0 +1,136 @@
+/* value.h - cfx_value, the one boxed value type.
+ *
+ * A cfx_value is what PyTorch calls an IValue: it travels on boxed dispatcher stacks, as a
+ * graph node's args/kwargs, and through JSON. It is a 16-byte tagged union and does NOT own
+ * what it points to: strings, list items, tensors and nodes are owned by whoever built the
+ * value (a wrapper's stack frame, a graph arena, a schema). Lists and tuples are distinct
+ * kinds so that a round trip never turns one into the other.
+ *
+ * Scalars travel as values too: a schema `Scalar` is a cfx_value of kind INT, DOUBLE or BOOL,
+ * and any optional non-tensor argument (`int?`, `ScalarType?`, ...) is a cfx_value that may be
+ * NONE. */
+#ifndef CFX_VALUE_H
+#define CFX_VALUE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dispatch/dtype.h"
+
+typedef struct cfx_tensor cfx_tensor;
+typedef struct cfx_object cfx_object; /* script (torchbind) object; defined by hop/ */
+struct cfx_node;                      /* graph node; defined by ir/ */
+
+typedef enum cfx_value_kind {
+    CFX_V_NONE = 0,
+    CFX_V_BOOL,
+    CFX_V_INT,
+    CFX_V_DOUBLE,
+    CFX_V_STRING,
+    CFX_V_TENSOR,
+    CFX_V_LIST,
+    CFX_V_TUPLE,
+    CFX_V_DTYPE,
+    CFX_V_DEVICE,
+    CFX_V_MEMORY_FORMAT,
+    CFX_V_LAYOUT,
+    CFX_V_OBJECT,
+    CFX_V_NODE,
+    CFX_V_KIND_COUNT
+} cfx_value_kind;
+
+typedef struct cfx_value {
+    uint32_t kind; /* cfx_value_kind */
+    uint32_t len;  /* LIST/TUPLE: item count; STRING: byte length */
+    union {
+        bool b;
+        int64_t i;
+        double d;
+        const char *s;                /* NUL-terminated, len bytes */
+        cfx_tensor *t;                /* may be NULL only inside an optional/None context */
+        const struct cfx_value *items; /* LIST/TUPLE */
+        cfx_dtype dtype;
+        cfx_device device;
+        int64_t memory_format;        /* cfx_memory_format */
+        int64_t layout;
+        cfx_object *obj;
+        struct cfx_node *node;
+    } u;
+} cfx_value;
+
+_Static_assert(sizeof(cfx_value) == 16, "cfx_value must stay 16 bytes");
+
+/* Constructors (no allocation). */
+static inline cfx_value cfx_none(void) { cfx_value v = {CFX_V_NONE, 0, {.i = 0}}; return v; }
+static inline cfx_value cfx_bool(bool b) { cfx_value v = {CFX_V_BOOL, 0, {.b = b}}; return v; }
+static inline cfx_value cfx_int(int64_t i) { cfx_value v = {CFX_V_INT, 0, {.i = i}}; return v; }
+static inline cfx_value cfx_double(double d) { cfx_value v = {CFX_V_DOUBLE, 0, {.d = d}}; return v; }
+cfx_value cfx_string(const char *s); /* len = strlen(s) */
+static inline cfx_value cfx_tensor_value(cfx_tensor *t) { cfx_value v = {CFX_V_TENSOR, 0, {.t = t}}; return v; }
+static inline cfx_value cfx_list(const cfx_value *items, uint32_t n) { cfx_value v = {CFX_V_LIST, n, {.items = items}}; return v; }
+static inline cfx_value cfx_tuple(const cfx_value *items, uint32_t n) { cfx_value v = {CFX_V_TUPLE, n, {.items = items}}; return v; }
+static inline cfx_value cfx_dtype_value(cfx_dtype t) { cfx_value v = {CFX_V_DTYPE, 0, {.dtype = t}}; return v; }
+static inline cfx_value cfx_device_value(cfx_device d) { cfx_value v = {CFX_V_DEVICE, 0, {.device = d}}; return v; }
+static inline cfx_value cfx_memory_format_value(cfx_memory_format m) { cfx_value v = {CFX_V_MEMORY_FORMAT, 0, {.memory_format = m}}; return v; }
+static inline cfx_value cfx_layout_value(int64_t l) { cfx_value v = {CFX_V_LAYOUT, 0, {.layout = l}}; return v; }
+static inline cfx_value cfx_object_value(cfx_object *o) { cfx_value v = {CFX_V_OBJECT, 0, {.obj = o}}; return v; }
+static inline cfx_value cfx_node_value(struct cfx_node *n) { cfx_value v = {CFX_V_NODE, 0, {.node = n}}; return v; }
+
+static inline bool cfx_value_is_none(cfx_value v) { return v.kind == CFX_V_NONE; }
+/* INT, DOUBLE or BOOL: what a schema `Scalar` accepts. */
+static inline bool cfx_value_is_number(cfx_value v) { return v.kind == CFX_V_INT || v.kind == CFX_V_DOUBLE || v.kind == CFX_V_BOOL; }
+/* Numeric value of a number as double (bool -> 0/1). */
+double cfx_value_to_double(cfx_value v);
+
+const char *cfx_value_kind_name(cfx_value_kind k); /* "int", "list", ... */
+
+/* Deep structural equality. Tensors compare by identity, nodes by identity, doubles by bit
+ * pattern except that +0.0 == -0.0 is false and NaN == NaN is true (so that a value equals
+ * its own JSON round trip). A list never equals a tuple; int 1 never equals double 1.0. */
+bool cfx_value_equal(cfx_value a, cfx_value b);
+
+/* Printing styles. */
+typedef enum cfx_value_style {
+    CFX_STYLE_FX,     /* as torch.fx format_node prints args: strings unquoted, %node */
+    CFX_STYLE_PYTHON, /* as python_code emits values: repr() of strings, bare node names */
+    CFX_STYLE_SCHEMA, /* as FunctionSchema prints defaults: 1., "str", [1, 2], True */
+} cfx_value_style;
+
+/* Appends the printed value to a growable buffer. */
+typedef struct cfx_buf {
+    char *data;
+    size_t len, cap;
+    bool oom; /* set once an allocation failed; further appends are ignored */
+} cfx_buf;
+
+void cfx_buf_init(cfx_buf *b);
+void cfx_buf_free(cfx_buf *b);
+void cfx_buf_putc(cfx_buf *b, char c);
+void cfx_buf_puts(cfx_buf *b, const char *s);
+void cfx_buf_putn(cfx_buf *b, const char *s, size_t n);
+void cfx_buf_printf(cfx_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void cfx_buf_vprintf(cfx_buf *b, const char *fmt, va_list ap);
+/* Returns the NUL-terminated string (never NULL unless oom); ownership moves to the caller. */
+char *cfx_buf_take(cfx_buf *b);
+
+/* Python's repr() of a float: shortest round-trip digits, "1.0", "inf", "nan", "1e-05". */
+void cfx_format_double_python(double d, cfx_buf *b);
+/* c10's schema float printing: "1.", "0.5", "1.0000000000000001e-05" (%.17g-ish, see schema.c). */
+void cfx_format_double_schema(double d, cfx_buf *b);
+
+/* Node references print through this hook (ir/ installs it): appends the node's name. */
+typedef void (*cfx_node_name_fn)(const struct cfx_node *n, cfx_buf *b);
+void cfx_value_set_node_printer(cfx_node_name_fn fn);
+
+void cfx_value_print(cfx_value v, cfx_value_style style, cfx_buf *b);
+/* Convenience: malloc'd string of cfx_value_print. */
+char *cfx_value_to_string(cfx_value v, cfx_value_style style);
+
+#endif
