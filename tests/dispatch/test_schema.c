@@ -1,0 +1,479 @@
+/* test_schema.c - the schema parser and printer against PyTorch 1.13.
+ *
+ * Golden data comes from tools/interop/extract_schemas.py: every builtin schema re-printed,
+ * hand-written source-form schemas with the oracle's reprint, malformed schemas with the
+ * oracle's exact error text, and the oracle's printing of float defaults. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/schema.h"
+
+/* ------------------------------------------------------------------ golden files */
+
+typedef struct lines {
+    char *data;
+    char **line;
+    size_t n;
+} lines;
+
+static lines read_lines(const char *path)
+{
+    lines l = {0};
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s (tests run from the repo root)", path);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    l.data = malloc((size_t)size + 1);
+    cr_assert_not_null(l.data);
+    cr_assert_eq(fread(l.data, 1, (size_t)size, f), (size_t)size);
+    l.data[size] = '\0';
+    fclose(f);
+    size_t cap = 0;
+    for (char *p = l.data; *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (l.n == cap) {
+            cap = cap ? 2 * cap : 256;
+            l.line = realloc(l.line, cap * sizeof *l.line);
+            cr_assert_not_null(l.line);
+        }
+        l.line[l.n++] = p;
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    return l;
+}
+
+static void free_lines(lines *l)
+{
+    free(l->line);
+    free(l->data);
+}
+
+/* The .tsv escapes: \\ \n \t \r. */
+static char *unescape(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    cr_assert_not_null(out);
+    for (; *s; s++) {
+        if (*s != '\\') {
+            *o++ = *s;
+            continue;
+        }
+        s++;
+        switch (*s) {
+        case 'n': *o++ = '\n'; break;
+        case 't': *o++ = '\t'; break;
+        case 'r': *o++ = '\r'; break;
+        case '\\': *o++ = '\\'; break;
+        default: cr_assert_fail("bad escape in golden data");
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Splits "a\tb" in place; returns b. */
+static char *split_tab(char *line)
+{
+    char *tab = strchr(line, '\t');
+    cr_assert_not_null(tab, "no tab in golden line: %s", line);
+    *tab = '\0';
+    return tab + 1;
+}
+
+static char *reprint(const char *text, char **err)
+{
+    cfx_schema *s = cfx_schema_parse(text, err);
+    if (!s)
+        return NULL;
+    char *out = cfx_schema_to_string(s);
+    cfx_schema_free(s);
+    return out;
+}
+
+/* ------------------------------------------------------------------ golden tests */
+
+Test(schema, builtin_schemas_round_trip)
+{
+    lines l = read_lines("tests/data/schemas_1_13.txt");
+    size_t bad = 0, reordered = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        char *text = l.line[i], *expected = text;
+        char *tab = strchr(text, '\t');
+        if (tab) { /* alias sets come back in the other order, as in PyTorch */
+            *tab = '\0';
+            expected = tab + 1;
+            reordered++;
+        }
+        char *err = NULL;
+        char *got = reprint(text, &err);
+        if (!got || strcmp(got, expected) != 0) {
+            if (bad++ < 10)
+                cr_log_error("%s\n  got:  %s\n  want: %s", text, got ? got : err, expected);
+        }
+        free(got);
+        free(err);
+    }
+    cr_assert_eq(l.n, 4165, "builtin schemas: %zu", l.n);
+    cr_assert_eq(reordered, 8);
+    cr_assert_eq(bad, 0, "%zu of %zu builtin schemas print differently", bad, l.n);
+    free_lines(&l);
+}
+
+Test(schema, source_forms_reprint_like_pytorch)
+{
+    lines l = read_lines("tests/data/schema_reprint.tsv");
+    size_t bad = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        char *want = unescape(split_tab(l.line[i]));
+        char *src = unescape(l.line[i]);
+        char *err = NULL;
+        char *got = reprint(src, &err);
+        if (!got || strcmp(got, want) != 0) {
+            if (bad++ < 10)
+                cr_log_error("%s\n  got:  %s\n  want: %s", src, got ? got : err, want);
+        }
+        free(got);
+        free(err);
+        free(src);
+        free(want);
+    }
+    cr_assert_geq(l.n, 100);
+    cr_assert_eq(bad, 0, "%zu of %zu source forms print differently", bad, l.n);
+    free_lines(&l);
+}
+
+Test(schema, malformed_schemas_fail_with_pytorch_text)
+{
+    lines l = read_lines("tests/data/schema_errors.tsv");
+    size_t bad = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        char *want = unescape(split_tab(l.line[i]));
+        char *src = unescape(l.line[i]);
+        char *err = NULL;
+        cfx_schema *s = cfx_schema_parse(src, &err);
+        if (s || !err || strcmp(err, want) != 0) {
+            if (bad++ < 10)
+                cr_log_error("%s\n  got:  [%s]\n  want: [%s]", src, s ? "(parsed)" : err, want);
+        }
+        cfx_schema_free(s);
+        free(err);
+        free(src);
+        free(want);
+    }
+    cr_assert_geq(l.n, 15);
+    cr_assert_eq(bad, 0, "%zu of %zu error texts differ", bad, l.n);
+    free_lines(&l);
+}
+
+Test(schema, float_defaults_print_like_ivalue)
+{
+    lines l = read_lines("tests/data/schema_floats.tsv");
+    for (size_t i = 0; i < l.n; i++) {
+        char *want = split_tab(l.line[i]);
+        double d = strtod(l.line[i], NULL);
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_format_double_schema(d, &b);
+        char *got = cfx_buf_take(&b);
+        cr_expect_str_eq(got, want, "%s", l.line[i]);
+        free(got);
+    }
+    cr_assert_geq(l.n, 30);
+    free_lines(&l);
+}
+
+/* ------------------------------------------------------------------ structure */
+
+static cfx_schema *parse_ok(const char *text)
+{
+    char *err = NULL;
+    cfx_schema *s = cfx_schema_parse(text, &err);
+    cr_assert_not_null(s, "%s: %s", text, err);
+    return s;
+}
+
+static void expect_type(const cfx_type *t, const char *want)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_type_print(t, &b);
+    char *got = cfx_buf_take(&b);
+    cr_expect_str_eq(got, want);
+    free(got);
+}
+
+Test(schema, add_tensor_fields)
+{
+    cfx_schema *s = parse_ok("aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+    cr_assert_str_eq(s->name, "aten::add");
+    cr_assert_str_eq(s->overload, "Tensor");
+    cr_assert_eq(s->n_args, 3);
+    cr_assert_eq(s->n_returns, 1);
+    cr_assert_str_eq(s->args[0].name, "self");
+    cr_assert_eq(s->args[0].type->kind, CFX_TYPE_TENSOR);
+    cr_assert_eq(s->args[2].type->kind, CFX_TYPE_SCALAR);
+    cr_assert(!s->args[1].kwarg_only);
+    cr_assert(s->args[2].kwarg_only);
+    cr_assert(s->args[2].has_default);
+    cr_assert_eq(s->args[2].default_value.kind, CFX_V_INT);
+    cr_assert_eq(s->args[2].default_value.u.i, 1);
+    cr_assert_eq(s->args[0].size_hint, -1);
+    cr_assert_str_eq(s->returns[0].name, "");
+    cr_assert_eq(s->tensor_arg_mask, 0x3);
+    cr_assert(!s->is_mutable);
+    cr_assert(!s->is_vararg && !s->is_varret);
+    cr_assert_eq(cfx_schema_find_arg(s, "alpha"), 2);
+    cr_assert_eq(cfx_schema_find_arg(s, "beta"), -1);
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_schema_print_name(s, &b);
+    char *name = cfx_buf_take(&b);
+    cr_assert_str_eq(name, "aten::add.Tensor");
+    free(name);
+    cfx_schema_free(s);
+}
+
+Test(schema, alias_annotations)
+{
+    cfx_schema *s = parse_ok("aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
+    const cfx_alias_info *a = s->args[0].type->alias;
+    cr_assert_not_null(a);
+    cr_assert(a->is_write);
+    cr_assert_eq(a->n_before, 1);
+    cr_assert_str_eq(a->before[0], "a");
+    cr_assert_eq(a->n_after, 1);
+    cr_assert_str_eq(a->after[0], "a");
+    cr_assert_null(s->args[1].type->alias);
+    cr_assert(cfx_argument_is_write(&s->args[0]));
+    cr_assert(!cfx_argument_is_write(&s->args[1]));
+    cr_assert(s->is_mutable);
+    expect_type(s->args[0].type, "Tensor(a!)");
+    expect_type(s->returns[0].type, "Tensor(a!)");
+    cfx_schema_free(s);
+
+    s = parse_ok("aten::split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]");
+    a = s->args[0].type->alias;
+    cr_assert(!a->is_write);
+    cr_assert_str_eq(a->before[0], "a");
+    cr_assert_eq(a->n_after, 1);
+    cr_assert_str_eq(a->after[0], "*");
+    const cfx_alias_info *r = s->returns[0].type->alias;
+    cr_assert_not_null(r);
+    cr_assert_eq(r->n_before, 0); /* the list itself is unannotated */
+    cr_assert_not_null(r->contained);
+    cr_assert_str_eq(r->contained->before[0], "a");
+    cr_assert(!s->is_mutable);
+    cfx_schema_free(s);
+
+    /* bare "!" gets fresh sets; a written element makes the list written */
+    s = parse_ok("f(Tensor! x, Tensor(a!)[] y, Tensor(b)[] z, Tensor[](c!) w) -> Tensor!");
+    cr_assert_str_eq(s->args[0].type->alias->before[0], "$0");
+    cr_assert_eq(s->args[0].type->alias->n_after, 0);
+    cr_assert_str_eq(s->returns[0].type->alias->before[0], "$1");
+    cr_assert(cfx_argument_is_write(&s->args[1]));
+    cr_assert(!cfx_argument_is_write(&s->args[2]));
+    cr_assert(cfx_argument_is_write(&s->args[3]));
+    cr_assert_eq(s->tensor_arg_mask, 0xf);
+    cfx_schema_free(s);
+
+    /* "a|b" is a set; PyTorch iterates it newest first */
+    s = parse_ok("f(Tensor(a|b) x) -> Tensor(b|a)");
+    cr_assert_eq(s->args[0].type->alias->n_before, 2);
+    cr_assert_str_eq(s->args[0].type->alias->before[0], "b");
+    cr_assert_str_eq(s->args[0].type->alias->before[1], "a");
+    cfx_schema_free(s);
+}
+
+Test(schema, tensor_arg_mask)
+{
+    cfx_schema *s = parse_ok("f(int a, Tensor b, Tensor? c, Tensor[] d, Tensor?[] e, Tensor[]? f, Tensor[][] g, "
+                             "Tensor(a!) h, (Tensor, Tensor) i, Scalar j) -> ()");
+    cr_assert_eq(s->tensor_arg_mask, (1u << 1) | (1u << 2) | (1u << 3) | (1u << 4) | (1u << 7));
+    cr_assert(cfx_type_is_tensor_like(s->args[4].type));
+    cr_assert(!cfx_type_is_tensor_like(s->args[5].type));
+    cr_assert(!cfx_type_is_tensor_like(s->args[0].type));
+    cfx_schema_free(s);
+
+    /* bits stop at 64 arguments */
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "f(");
+    for (int i = 0; i < 70; i++)
+        cfx_buf_printf(&b, "%sTensor t%d", i ? ", " : "", i);
+    cfx_buf_puts(&b, ") -> ()");
+    char *text = cfx_buf_take(&b);
+    s = parse_ok(text);
+    cr_assert_eq(s->n_args, 70);
+    cr_assert_eq(s->tensor_arg_mask, UINT64_MAX);
+    char *back = cfx_schema_to_string(s);
+    cr_assert_str_eq(back, text);
+    free(back);
+    free(text);
+    cfx_schema_free(s);
+}
+
+Test(schema, defaults_and_size_hints)
+{
+    cfx_schema *s = parse_ok("aten::max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+                             "int[2] dilation=1, bool ceil_mode=False) -> Tensor");
+    cr_assert_eq(s->args[1].size_hint, 2);
+    cr_assert_eq(s->args[1].type->kind, CFX_TYPE_LIST);
+    cr_assert_eq(s->args[1].type->elems[0]->kind, CFX_TYPE_INT);
+    cr_assert(!s->args[1].has_default);
+    cr_assert_eq(s->args[2].default_value.kind, CFX_V_LIST);
+    cr_assert_eq(s->args[2].default_value.len, 0);
+    cfx_value pad = s->args[3].default_value; /* "=0" with a size hint is [0, 0] */
+    cr_assert_eq(pad.kind, CFX_V_LIST);
+    cr_assert_eq(pad.len, 2);
+    cr_assert_eq(pad.u.items[0].kind, CFX_V_INT);
+    cr_assert_eq(pad.u.items[1].u.i, 0);
+    cr_assert_eq(s->args[4].default_value.u.items[1].u.i, 1);
+    cr_assert_eq(s->args[5].default_value.kind, CFX_V_BOOL);
+    cr_assert(!s->args[5].default_value.u.b);
+    cfx_schema_free(s);
+
+    s = parse_ok("f(float a=1e-5, str b=\"x\\ty\", ScalarType? c=long, MemoryFormat d=contiguous_format, "
+                 "Layout e=strided, int f=Mean, Tensor? g=None, complex h=-2.5j, float[] i=[1, 2.5], "
+                 "Device j=\"cpu\", Device k=\"meta:0\", Device l=\"cuda:1\", Scalar m=True, int[1]? n=None) -> ()");
+    const cfx_argument *a = s->args;
+    cr_assert_eq(a[0].default_value.kind, CFX_V_DOUBLE);
+    cr_assert_eq(a[0].default_value.u.d, 1e-5);
+    cr_assert_eq(a[1].default_value.kind, CFX_V_STRING);
+    cr_assert_eq(a[1].default_value.len, 3);
+    cr_assert_str_eq(a[1].default_value.u.s, "x\ty");
+    cr_assert_eq(a[2].default_value.kind, CFX_V_INT);
+    cr_assert_eq(a[2].default_value.u.i, 4);
+    cr_assert_eq(a[2].type->kind, CFX_TYPE_OPTIONAL);
+    cr_assert_eq(a[2].type->elems[0]->kind, CFX_TYPE_SCALAR_TYPE);
+    cr_assert_eq(a[3].default_value.u.i, 0);
+    cr_assert_eq(a[4].default_value.u.i, 0);
+    cr_assert_eq(a[5].default_value.u.i, 1);
+    cr_assert_eq(a[6].default_value.kind, CFX_V_NONE);
+    cr_assert_eq(a[7].default_value.kind, CFX_V_TUPLE); /* complex: (real, imag) */
+    cr_assert_eq(a[7].default_value.u.items[0].u.d, 0.0);
+    cr_assert_eq(a[7].default_value.u.items[1].u.d, -2.5);
+    cr_assert_eq(a[8].default_value.u.items[0].kind, CFX_V_DOUBLE);
+    cr_assert_eq(a[8].default_value.u.items[0].u.d, 1.0);
+    cr_assert_eq(a[9].default_value.kind, CFX_V_DEVICE);
+    cr_assert_eq(a[9].default_value.u.device.type, CFX_DEVICE_CPU);
+    cr_assert_eq(a[9].default_value.u.device.index, -1);
+    cr_assert_eq(a[10].default_value.u.device.type, CFX_DEVICE_META);
+    cr_assert_eq(a[10].default_value.u.device.index, 0);
+    cr_assert_eq(a[11].default_value.kind, CFX_V_STRING); /* no cfx_device for cuda */
+    cr_assert_str_eq(a[11].default_value.u.s, "cuda:1");
+    cr_assert_eq(a[12].default_value.kind, CFX_V_BOOL);
+    cr_assert_eq(a[13].size_hint, 1);
+    cr_assert_eq(a[13].default_value.kind, CFX_V_NONE);
+    char *text = cfx_schema_to_string(s);
+    cr_assert_str_eq(text, "f(float a=1.0000000000000001e-05, str b=\"x\\ty\", ScalarType? c=4, MemoryFormat d=0, "
+                           "Layout e=0, int f=1, Tensor? g=None, complex h=0.-2.5j, float[] i=[1., 2.5], "
+                           "Device j=cpu, Device k=meta:0, Device l=cuda:1, Scalar m=True, int[1]? n=None) -> ()");
+    free(text);
+    cfx_schema_free(s);
+}
+
+Test(schema, types_and_returns)
+{
+    cfx_schema *s = parse_ok("aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!)");
+    cr_assert_eq(s->args[0].type->kind, CFX_TYPE_LIST);
+    cr_assert_eq(s->args[0].type->elems[0]->kind, CFX_TYPE_VAR);
+    cr_assert_str_eq(s->args[0].type->elems[0]->name, "t");
+    expect_type(s->args[1].type, "t(c -> *)");
+    cfx_schema_free(s);
+
+    s = parse_ok("f(Dict(str, t) d, (int, float)? p, Future(Tensor) f, RRef(int) r, "
+                 "__torch__.torch.classes.ns.Cls c, Tensor?[] i, int[]? o, Dimname n) -> ((str, t)[])");
+    cr_assert_eq(s->args[0].type->kind, CFX_TYPE_DICT);
+    cr_assert_eq(s->args[0].type->n_elems, 2);
+    cr_assert_eq(s->args[0].type->elems[0]->kind, CFX_TYPE_STR);
+    cr_assert_eq(s->args[1].type->kind, CFX_TYPE_OPTIONAL);
+    cr_assert_eq(s->args[1].type->elems[0]->kind, CFX_TYPE_TUPLE);
+    cr_assert_eq(s->args[2].type->kind, CFX_TYPE_FUTURE);
+    cr_assert_eq(s->args[3].type->kind, CFX_TYPE_RREF);
+    cr_assert_eq(s->args[4].type->kind, CFX_TYPE_CLASS);
+    cr_assert_str_eq(s->args[4].type->name, "__torch__.torch.classes.ns.Cls");
+    cr_assert_eq(s->args[7].type->kind, CFX_TYPE_DIMNAME);
+    expect_type(s->args[5].type, "Tensor?[]");
+    expect_type(s->args[6].type, "int[]?");
+    expect_type(s->args[7].type, "str");
+    cr_assert_eq(s->returns[0].type->kind, CFX_TYPE_LIST);
+    char *text = cfx_schema_to_string(s);
+    cr_assert_str_eq(text, "f(Dict(str, t) d, (int, float)? p, Future(Tensor) f, RRef(int) r, "
+                           "__torch__.torch.classes.ns.Cls c, Tensor?[] i, int[]? o, str n) -> ((str, t)[])");
+    free(text);
+    cfx_schema_free(s);
+
+    s = parse_ok("prim::Print(...) -> ()");
+    cr_assert(s->is_vararg);
+    cr_assert_eq(s->n_args, 0);
+    cr_assert_eq(s->n_returns, 0);
+    cfx_schema_free(s);
+    s = parse_ok("prim::TupleUnpack(Any tup) -> ...");
+    cr_assert(s->is_varret);
+    cr_assert_str_eq(s->overload, "");
+    cfx_schema_free(s);
+}
+
+Test(schema, with_name_copies)
+{
+    cfx_schema *s = parse_ok("w2.out(Tensor x, *, Tensor(a!) out, int[2] k=3) -> Tensor(a!)");
+    cr_assert_str_eq(s->name, "w2");
+    cfx_schema *c = cfx_schema_with_name(s, "myns::w2");
+    cr_assert_not_null(c);
+    cfx_schema_free(s); /* the copy owns everything it points to */
+    char *text = cfx_schema_to_string(c);
+    cr_assert_str_eq(text, "myns::w2.out(Tensor x, *, Tensor(a!) out, int[2] k=3) -> Tensor(a!)");
+    free(text);
+    cr_assert(c->is_mutable);
+    cr_assert_eq(c->tensor_arg_mask, 0x3);
+    cfx_schema *c2 = cfx_schema_with_name(c, "other::w3");
+    cr_assert_str_eq(c2->name, "other::w3");
+    cr_assert_str_eq(c2->overload, "out");
+    cfx_schema_free(c);
+    cfx_schema_free(c2);
+}
+
+Test(schema, deep_nesting_does_not_recurse)
+{
+    enum { DEPTH = 20000 };
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "f(");
+    for (int i = 0; i < DEPTH; i++)
+        cfx_buf_puts(&b, i % 2 ? "Future(" : "(");
+    cfx_buf_puts(&b, "int");
+    for (int i = 0; i < DEPTH; i++)
+        cfx_buf_putc(&b, ')');
+    cfx_buf_puts(&b, "[] x) -> ()");
+    char *text = cfx_buf_take(&b);
+    cfx_schema *s = parse_ok(text);
+    char *back = cfx_schema_to_string(s);
+    cr_assert_str_eq(back, text);
+    free(back);
+    free(text);
+    cfx_schema_free(s);
+}
+
+Test(schema, errors_without_oracle)
+{
+    /* 1.13 crashes while formatting this message (its TORCH_INTERNAL_ASSERT prints the
+     * schema under construction); cfx reports what the assertion says. */
+    char *err = NULL;
+    cr_assert_null(cfx_schema_parse("f(int x=1, int y) -> ()", &err));
+    cr_assert_str_eq(err, "Non-default positional argument follows default argument. Parameter y in "
+                          "f(int x=1, int y) -> ()");
+    free(err);
+    /* an error pointer is optional */
+    cr_assert_null(cfx_schema_parse("f(", NULL));
+    cr_assert_null(cfx_schema_parse(NULL, NULL));
+    cr_assert_null(cfx_schema_with_name(NULL, "x"));
+    cfx_schema_free(NULL);
+}
