@@ -1,0 +1,246 @@
+/* keys.h - dispatch keys and dispatch key sets, as c10 defines them.
+ *
+ * The order is PyTorch 1.13's DispatchKey.h (values checked with int(torch._C.DispatchKey.X)),
+ * with one addition from 2.x: PreDispatch, which sits directly below PythonDispatcher as it does
+ * in PyTorch 2.x (so PythonDispatcher and every runtime key is one higher than in 1.13). Keeping
+ * the real order means every printed key set, computed dispatch table and error message reads
+ * like PyTorch's.
+ *
+ * Three kinds of identifiers share the enum:
+ *  - functionality keys 0..CFX_KEY_END_OF_FUNCTIONALITY-1 (lowest priority first);
+ *  - runtime per-backend keys (CPU, Meta, AutogradCPU, ...), one block per per-backend
+ *    functionality (Dense, Quantized, Sparse, NestedTensor, AutogradFunctionality);
+ *  - alias keys (Autograd, CompositeImplicitAutograd, ...), never in a key set.
+ *
+ * A cfx_keyset is one uint64: bit (b-1) for backend component b, bit (14 + f - 1) for
+ * functionality f. A runtime per-backend key sets two bits (functionality + backend). */
+#ifndef CFX_KEYS_H
+#define CFX_KEYS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dispatch/value.h"
+
+/* Backend components (c10::BackendComponent). */
+typedef enum cfx_backend {
+    CFX_BACKEND_INVALID = 0,
+    CFX_BACKEND_CPU, CFX_BACKEND_CUDA, CFX_BACKEND_HIP, CFX_BACKEND_XLA, CFX_BACKEND_MPS,
+    CFX_BACKEND_IPU, CFX_BACKEND_XPU, CFX_BACKEND_HPU, CFX_BACKEND_VE, CFX_BACKEND_LAZY,
+    CFX_BACKEND_META, CFX_BACKEND_PRIVATEUSE1, CFX_BACKEND_PRIVATEUSE2, CFX_BACKEND_PRIVATEUSE3,
+    CFX_NUM_BACKENDS = CFX_BACKEND_PRIVATEUSE3 /* 14 */
+} cfx_backend;
+
+#define CFX_PER_BACKEND_BLOCK(P)                                                              \
+    P##CPU, P##CUDA, P##HIP, P##XLA, P##MPS, P##IPU, P##XPU, P##HPU, P##VE, P##Lazy, P##Meta, \
+        P##PrivateUse1, P##PrivateUse2, P##PrivateUse3
+
+typedef enum cfx_dispatch_key {
+    /* functionality keys, lowest priority first */
+    CFX_KEY_Undefined = 0,
+    CFX_KEY_Dense,
+    CFX_KEY_FPGA,
+    CFX_KEY_ORT,
+    CFX_KEY_Vulkan,
+    CFX_KEY_Metal,
+    CFX_KEY_Quantized,
+    CFX_KEY_CustomRNGKeyId,
+    CFX_KEY_MkldnnCPU,
+    CFX_KEY_Sparse,
+    CFX_KEY_SparseCsrCPU,
+    CFX_KEY_SparseCsrCUDA,
+    CFX_KEY_NestedTensor,
+    CFX_KEY_BackendSelect,
+    CFX_KEY_Python,
+    CFX_KEY_Fake,
+    CFX_KEY_FuncTorchDynamicLayerBackMode,
+    CFX_KEY_Functionalize,
+    CFX_KEY_Named,
+    CFX_KEY_Conjugate,
+    CFX_KEY_Negative,
+    CFX_KEY_ZeroTensor,
+    CFX_KEY_ADInplaceOrView,
+    CFX_KEY_AutogradOther,
+    CFX_KEY_AutogradFunctionality,
+    CFX_KEY_AutogradNestedTensor,
+    CFX_KEY_Tracer,
+    CFX_KEY_AutocastCPU,
+    CFX_KEY_AutocastXPU,
+    CFX_KEY_AutocastCUDA,
+    CFX_KEY_FuncTorchBatched,
+    CFX_KEY_FuncTorchVmapMode,
+    CFX_KEY_Batched,
+    CFX_KEY_VmapMode,
+    CFX_KEY_FuncTorchGradWrapper,
+    CFX_KEY_DeferredInit,
+    CFX_KEY_PythonTLSSnapshot,
+    CFX_KEY_FuncTorchDynamicLayerFrontMode,
+    CFX_KEY_TESTING_ONLY_GenericWrapper,
+    CFX_KEY_TESTING_ONLY_GenericMode,
+    CFX_KEY_PreDispatch, /* 2.x key, placed as in 2.x */
+    CFX_KEY_PythonDispatcher,
+    CFX_KEY_EndOfFunctionalityKeys,
+
+    /* runtime per-backend keys */
+    CFX_KEY_StartOfDenseBackends,
+    CFX_PER_BACKEND_BLOCK(CFX_KEY_),
+    CFX_KEY_EndOfDenseBackends = CFX_KEY_PrivateUse3,
+    CFX_KEY_StartOfQuantizedBackends,
+    CFX_PER_BACKEND_BLOCK(CFX_KEY_Quantized),
+    CFX_KEY_EndOfQuantizedBackends = CFX_KEY_QuantizedPrivateUse3,
+    CFX_KEY_StartOfSparseBackends,
+    CFX_PER_BACKEND_BLOCK(CFX_KEY_Sparse),
+    CFX_KEY_EndOfSparseBackends = CFX_KEY_SparsePrivateUse3,
+    CFX_KEY_StartOfNestedTensorBackends,
+    CFX_PER_BACKEND_BLOCK(CFX_KEY_NestedTensor),
+    CFX_KEY_EndOfNestedTensorBackends = CFX_KEY_NestedTensorPrivateUse3,
+    CFX_KEY_StartOfAutogradFunctionalityBackends,
+    CFX_PER_BACKEND_BLOCK(CFX_KEY_Autograd),
+    CFX_KEY_EndOfAutogradFunctionalityBackends = CFX_KEY_AutogradPrivateUse3,
+    CFX_KEY_EndOfRuntimeBackendKeys = CFX_KEY_EndOfAutogradFunctionalityBackends,
+
+    /* alias keys */
+    CFX_KEY_Autograd,
+    CFX_KEY_CompositeImplicitAutograd,
+    CFX_KEY_CompositeImplicitAutogradNestedTensor,
+    CFX_KEY_CompositeExplicitAutograd,
+    CFX_KEY_CompositeExplicitAutogradNonFunctional,
+    CFX_KEY_COUNT /* one past the last alias key */
+} cfx_dispatch_key;
+
+#define CFX_NUM_FUNCTIONALITY_KEYS ((int)CFX_KEY_EndOfFunctionalityKeys) /* 42 */
+/* Runtime table slots: one per functionality, num_backends for each per-backend one. */
+#define CFX_NUM_RUNTIME_ENTRIES (CFX_NUM_FUNCTIONALITY_KEYS + 5 * (CFX_NUM_BACKENDS - 1)) /* 107 */
+
+typedef struct cfx_keyset {
+    uint64_t repr;
+} cfx_keyset;
+
+static inline cfx_keyset cfx_keyset_empty(void) { return (cfx_keyset){0}; }
+cfx_keyset cfx_keyset_of(cfx_dispatch_key k); /* alias keys and Undefined -> empty */
+cfx_keyset cfx_keyset_full(void);
+/* All bits strictly below k's functionality bit (all backend bits), plus PythonDispatcher. */
+cfx_keyset cfx_keyset_full_after(cfx_dispatch_key k);
+static inline cfx_keyset cfx_keyset_or(cfx_keyset a, cfx_keyset b) { return (cfx_keyset){a.repr | b.repr}; }
+static inline cfx_keyset cfx_keyset_and(cfx_keyset a, cfx_keyset b) { return (cfx_keyset){a.repr & b.repr}; }
+/* a - b: clears b's bits except backend bits, as c10's operator-. */
+static inline cfx_keyset cfx_keyset_minus(cfx_keyset a, cfx_keyset b)
+{
+    return (cfx_keyset){a.repr & (((1ull << CFX_NUM_BACKENDS) - 1) | ~b.repr)};
+}
+static inline bool cfx_keyset_is_empty(cfx_keyset a) { return a.repr == 0; }
+static inline bool cfx_keyset_eq(cfx_keyset a, cfx_keyset b) { return a.repr == b.repr; }
+cfx_keyset cfx_keyset_add(cfx_keyset s, cfx_dispatch_key k);
+/* Clears only k's functionality bit (backend bits stay), as c10's remove(). */
+cfx_keyset cfx_keyset_remove(cfx_keyset s, cfx_dispatch_key k);
+bool cfx_keyset_has(cfx_keyset s, cfx_dispatch_key k);
+bool cfx_keyset_has_any(cfx_keyset s, cfx_keyset t);
+
+/* The four queries below are on every dispatch, so they are inline: two count-leading-zeros
+ * and one lookup in a per-functionality table (c10's offsetsAndMasks plus the first runtime key
+ * of each functionality). Internal: indexed by functionality index, 0 past the last one. */
+typedef struct cfx_keys_functionality_info {
+    uint16_t offset; /* table slot of the functionality (of its CPU instance if per-backend) */
+    uint16_t mask;   /* backend bits that select the instance: all of them, or 0 */
+    uint16_t base;   /* the key itself, or StartOf<F>Backends when per-backend */
+} cfx_keys_functionality_info;
+extern const cfx_keys_functionality_info cfx_keys_functionality_infos[64];
+
+/* 1-based index of the highest set bit, 0 for none (c10's indexOfHighestBit); x < 2^63. */
+static inline int cfx_keys_high_bit(uint64_t x) { return 63 - __builtin_clzll((x << 1) | 1); }
+
+static inline cfx_dispatch_key cfx_keyset_highest_functionality(cfx_keyset s)
+{
+    return (cfx_dispatch_key)cfx_keys_high_bit(s.repr >> CFX_NUM_BACKENDS);
+}
+static inline cfx_backend cfx_keyset_highest_backend(cfx_keyset s)
+{
+    return (cfx_backend)cfx_keys_high_bit(s.repr & ((1u << CFX_NUM_BACKENDS) - 1));
+}
+/* The runtime key that wins dispatch (Dense + CPU bit -> CPU); Undefined when empty. A
+ * per-backend functionality with no backend bit gives its StartOf<F>Backends marker, as c10. */
+static inline cfx_dispatch_key cfx_keyset_highest_priority(cfx_keyset s)
+{
+    const cfx_keys_functionality_info *fi =
+        &cfx_keys_functionality_infos[cfx_keys_high_bit(s.repr >> CFX_NUM_BACKENDS)];
+    return (cfx_dispatch_key)(fi->base + cfx_keys_high_bit(s.repr & fi->mask));
+}
+/* Index into an operator's runtime dispatch table (0..CFX_NUM_RUNTIME_ENTRIES-1). */
+static inline int cfx_keyset_table_index(cfx_keyset s)
+{
+    const cfx_keys_functionality_info *fi =
+        &cfx_keys_functionality_infos[cfx_keys_high_bit(s.repr >> CFX_NUM_BACKENDS)];
+    return fi->offset + cfx_keys_high_bit((s.repr & fi->mask) >> 1);
+}
+/* Same for a single runtime key; -1 for alias keys. */
+int cfx_key_table_index(cfx_dispatch_key k);
+
+/* Iteration over the runtime keys of a set, ascending priority: returns the number written. */
+int cfx_keyset_runtime_keys(cfx_keyset s, cfx_dispatch_key *out, int cap);
+/* "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)" into b. */
+void cfx_keyset_print(cfx_keyset s, cfx_buf *b);
+
+/* Key properties. */
+const char *cfx_key_name(cfx_dispatch_key k); /* "AutogradCPU", "CompositeExplicitAutograd" */
+bool cfx_key_parse(const char *name, cfx_dispatch_key *out);
+bool cfx_key_is_alias(cfx_dispatch_key k);
+bool cfx_key_is_per_backend_functionality(cfx_dispatch_key k); /* Dense, Quantized, ... */
+bool cfx_key_is_runtime(cfx_dispatch_key k);                  /* not alias, not a block marker */
+cfx_dispatch_key cfx_key_to_functionality(cfx_dispatch_key k);  /* AutogradCPU -> AutogradFunctionality */
+cfx_backend cfx_key_to_backend(cfx_dispatch_key k);             /* AutogradCPU -> CPU */
+cfx_dispatch_key cfx_key_for_backend(cfx_dispatch_key functionality, cfx_backend b);
+
+/* Alias handling (c10's getRuntimeDispatchKeySet and friends). */
+/* Runtime keys an alias (or plain) key covers; writes them ascending; returns count. */
+int cfx_key_expand(cfx_dispatch_key k, cfx_dispatch_key *out, int cap);
+bool cfx_key_in_expansion(cfx_dispatch_key alias, cfx_dispatch_key runtime_key);
+cfx_keyset cfx_keyset_backend_from_autograd(cfx_dispatch_key k); /* getBackendKeySetFromAutograd */
+cfx_dispatch_key cfx_key_autograd_from_backend(cfx_backend b);   /* CPU -> AutogradCPU */
+/* The key set a dense tensor on this backend carries: backend + ADInplaceOrView + AutogradX
+ * (+ AutocastCPU for CPU, as PyTorch 1.13 computes it). */
+cfx_keyset cfx_keyset_for_tensor(cfx_backend b);
+
+/* Thread-local included/excluded sets (c10::impl::LocalDispatchKeySet). Defaults: included =
+ * {BackendSelect, ADInplaceOrView}, excluded = {AutocastCPU, AutocastXPU, AutocastCUDA}. */
+typedef struct cfx_local_keys {
+    cfx_keyset included, excluded;
+} cfx_local_keys;
+
+/* Bit of a functionality key (not a per-backend runtime key) in a cfx_keyset. */
+#define CFX_KEYS_FUNCTIONALITY_BIT(k) (1ull << (CFX_NUM_BACKENDS + (int)(k) - 1))
+#define CFX_KEYS_DEFAULT_INCLUDED                       \
+    (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_BackendSelect) | \
+     CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_ADInplaceOrView))
+#define CFX_KEYS_DEFAULT_EXCLUDED                      \
+    (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastCPU) |  \
+     CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastXPU) |  \
+     CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastCUDA))
+
+/* Internal (local_keys.c): this thread's sets XOR'ed with the defaults, so the zero-filled
+ * initial value means "defaults" and needs no per-thread constructor. Read on every dispatch,
+ * hence the inline accessors. */
+extern _Thread_local cfx_local_keys cfx_local_keys_raw;
+
+static inline cfx_local_keys cfx_local_keys_get(void)
+{
+    cfx_local_keys k = cfx_local_keys_raw;
+    k.included.repr ^= CFX_KEYS_DEFAULT_INCLUDED;
+    k.excluded.repr ^= CFX_KEYS_DEFAULT_EXCLUDED;
+    return k;
+}
+static inline void cfx_local_keys_set(cfx_local_keys k)
+{
+    k.included.repr ^= CFX_KEYS_DEFAULT_INCLUDED;
+    k.excluded.repr ^= CFX_KEYS_DEFAULT_EXCLUDED;
+    cfx_local_keys_raw = k;
+}
+
+/* RAII-style guards: declare, then *_end in reverse order. */
+typedef struct cfx_key_guard {
+    cfx_local_keys saved;
+} cfx_key_guard;
+void cfx_include_keys_begin(cfx_key_guard *g, cfx_keyset s);
+void cfx_exclude_keys_begin(cfx_key_guard *g, cfx_keyset s);
+void cfx_key_guard_end(cfx_key_guard *g); /* restores exactly what was saved */
+
+#endif

@@ -1,0 +1,33 @@
+/* local_keys.c - the thread-local included/excluded key sets (c10::impl::LocalDispatchKeySet)
+ * and the guards that change them for a scope.
+ *
+ * Every dispatch ORs the included set into the arguments' keys and removes the excluded set,
+ * so reading them must cost a TLS load: keys.h reads cfx_local_keys_raw inline. The sets are
+ * stored XOR'ed with the defaults (included {BackendSelect, ADInplaceOrView}, excluded
+ * {AutocastCPU, AutocastXPU, AutocastCUDA}) exactly as c10 does, so a new thread's zero-filled
+ * TLS already means "defaults" and no thread needs initialising.
+ *
+ * c10's Include/ExcludeDispatchKeyGuard add only the keys that were missing and remove those on
+ * exit; these guards save the whole state and put it back, which is the same when scopes nest
+ * properly and also undoes any unbalanced change made inside the scope. */
+#include "dispatch/keys.h"
+
+_Thread_local cfx_local_keys cfx_local_keys_raw;
+
+void cfx_include_keys_begin(cfx_key_guard *g, cfx_keyset s)
+{
+    cfx_local_keys k = cfx_local_keys_get();
+    g->saved = k;
+    k.included = cfx_keyset_or(k.included, s);
+    cfx_local_keys_set(k);
+}
+
+void cfx_exclude_keys_begin(cfx_key_guard *g, cfx_keyset s)
+{
+    cfx_local_keys k = cfx_local_keys_get();
+    g->saved = k;
+    k.excluded = cfx_keyset_or(k.excluded, s);
+    cfx_local_keys_set(k);
+}
+
+void cfx_key_guard_end(cfx_key_guard *g) { cfx_local_keys_set(g->saved); }
