@@ -1,0 +1,496 @@
+/* dispatcher.c - the operator registry, backend fallbacks and the call path (c10::Dispatcher).
+ *
+ * The registry maps "ns::name.overload" to its cfx_op through an open-addressing hash table
+ * and keeps the ops in a list in creation order. An entry is created by the first def or impl
+ * that names it and destroyed when the last registration referring to it goes away (c10's
+ * cleanup), so a freed library leaves nothing behind. DEF libraries claim their namespace
+ * here; backend fallbacks live in one table indexed like the ops' dispatch tables, and every
+ * op is refreshed when a fallback comes or goes.
+ *
+ * Registration takes one process-wide lock (recursive, because a warning handler may look
+ * ops up). The call path takes no lock and allocates nothing: it ORs the key sets of the
+ * tensor arguments (positions precomputed from the schema), applies the thread's
+ * include/exclude sets and the op's fallthrough mask, and indexes the table. Calls racing with
+ * registration are not supported (as in PyTorch, register before calling from several
+ * threads). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/data_dependent.h"
+#include "dispatch/ops.h"
+#include "dispatch/error.h"
+#include "dispatch/registry.h"
+#include "dispatch/tensor.h"
+
+/* ---- lock and init ------------------------------------------------------------------------- */
+
+static pthread_mutex_t registry_mutex;
+static pthread_once_t mutex_once = PTHREAD_ONCE_INIT;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static _Thread_local bool initializing; /* the defaults register through the public API */
+
+static void init_mutex(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&registry_mutex, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+void cfx_registry_lock(void)
+{
+    pthread_once(&mutex_once, init_mutex);
+    pthread_mutex_lock(&registry_mutex);
+}
+
+void cfx_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
+
+static void do_init(void)
+{
+    initializing = true;
+    cfx_fallbacks_register_defaults();
+    /* The built-in operators come with the dispatcher, so `cfx ops --list` and every lookup by
+     * name see them without the caller touching a wrapper first. */
+    cfx_builtin_ops_init();
+    cfx_data_dependent_ops_register();
+    initializing = false;
+}
+
+void cfx_dispatcher_init(void)
+{
+    if (initializing)
+        return;
+    pthread_once(&init_once, do_init);
+}
+
+/* ---- the name -> op table ------------------------------------------------------------------ */
+
+static cfx_op **slots; /* NULL = empty, TOMBSTONE = deleted */
+static size_t n_slots, n_used, n_live;
+static cfx_op *first_op, *last_op;
+static cfx_op tombstone_op;
+#define TOMBSTONE (&tombstone_op)
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot holding name, or the slot where it would go (first tombstone or empty). */
+static size_t probe(const char *name, bool *found)
+{
+    size_t mask = n_slots - 1, i = (size_t)hash_name(name) & mask, free_slot = (size_t)-1;
+    for (;; i = (i + 1) & mask) {
+        cfx_op *o = slots[i];
+        if (!o) {
+            *found = false;
+            return free_slot != (size_t)-1 ? free_slot : i;
+        }
+        if (o == TOMBSTONE) {
+            if (free_slot == (size_t)-1)
+                free_slot = i;
+        } else if (strcmp(o->qualified_name, name) == 0) {
+            *found = true;
+            return i;
+        }
+    }
+}
+
+static bool grow(void)
+{
+    size_t cap = n_slots ? n_slots * 2 : 256;
+    while (n_live * 2 >= cap)
+        cap *= 2;
+    cfx_op **ns = calloc(cap, sizeof *ns);
+    if (!ns)
+        return false;
+    cfx_op **old = slots;
+    size_t old_n = n_slots;
+    slots = ns;
+    n_slots = cap;
+    n_used = n_live;
+    for (size_t i = 0; i < old_n; i++)
+        if (old[i] && old[i] != TOMBSTONE) {
+            bool f;
+            slots[probe(old[i]->qualified_name, &f)] = old[i];
+        }
+    free(old);
+    return true;
+}
+
+static cfx_op *lookup(const char *name)
+{
+    if (!n_slots)
+        return NULL;
+    bool found;
+    size_t i = probe(name, &found);
+    return found ? slots[i] : NULL;
+}
+
+cfx_op *cfx_registry_find_or_create(const char *qualified_name)
+{
+    cfx_op *op = lookup(qualified_name);
+    if (op)
+        return op;
+    if ((n_used + 1) * 4 >= n_slots * 3 && !grow()) {
+        cfx_error_set(CFX_ERR_NOMEM, qualified_name, "out of memory");
+        return NULL;
+    }
+    op = cfx_opentry_new(qualified_name);
+    if (!op)
+        return NULL;
+    bool found;
+    size_t i = probe(qualified_name, &found);
+    if (!slots[i])
+        n_used++;
+    slots[i] = op;
+    n_live++;
+    op->reg_prev = last_op;
+    if (last_op)
+        last_op->reg_next = op;
+    else
+        first_op = op;
+    last_op = op;
+    return op;
+}
+
+void cfx_registry_cleanup(cfx_op *op)
+{
+    if (op->def_and_impl_count > 0)
+        return;
+    bool found;
+    size_t i = probe(op->qualified_name, &found);
+    if (found)
+        slots[i] = TOMBSTONE;
+    n_live--;
+    if (op->reg_prev)
+        op->reg_prev->reg_next = op->reg_next;
+    else
+        first_op = op->reg_next;
+    if (op->reg_next)
+        op->reg_next->reg_prev = op->reg_prev;
+    else
+        last_op = op->reg_prev;
+    cfx_opentry_free(op);
+}
+
+cfx_op *cfx_op_find(const char *qualified_name)
+{
+    cfx_dispatcher_init();
+    if (!qualified_name)
+        return NULL;
+    cfx_registry_lock();
+    cfx_op *op = lookup(qualified_name);
+    if (op && !op->schema)
+        op = NULL; /* impl-only operators are invisible until their def arrives */
+    cfx_registry_unlock();
+    return op;
+}
+
+static int list_ops(cfx_op **out, int cap, bool with_schema)
+{
+    cfx_dispatcher_init();
+    cfx_registry_lock();
+    int n = 0;
+    for (cfx_op *op = first_op; op; op = op->reg_next)
+        if ((op->schema != NULL) == with_schema) {
+            if (n < cap && out)
+                out[n] = op;
+            n++;
+        }
+    cfx_registry_unlock();
+    return n;
+}
+
+int cfx_op_list(cfx_op **out, int cap) { return list_ops(out, cap, true); }
+int cfx_op_list_dangling(cfx_op **out, int cap) { return list_ops(out, cap, false); }
+
+int cfx_dispatcher_check_all_invariants(void)
+{
+    cfx_dispatcher_init();
+    cfx_registry_lock();
+    int rc = CFX_OK;
+    for (cfx_op *op = first_op; op && rc == CFX_OK; op = op->reg_next)
+        rc = cfx_op_check_invariants(op);
+    cfx_registry_unlock();
+    return rc;
+}
+
+/* ---- namespaces ---------------------------------------------------------------------------- */
+
+typedef struct ns_claim {
+    char *ns, *debug;
+    struct ns_claim *next;
+} ns_claim;
+static ns_claim *claims;
+
+int cfx_registry_claim_namespace(const char *ns, const char *debug)
+{
+    for (ns_claim *c = claims; c; c = c->next)
+        if (strcmp(c->ns, ns) == 0)
+            return cfx_error_set(
+                CFX_ERR, NULL,
+                "Only a single TORCH_LIBRARY can be used to register the namespace %s; please put all of your "
+                "definitions in a single TORCH_LIBRARY block.  If you were trying to specify implementations, "
+                "consider using TORCH_LIBRARY_IMPL (which can be duplicated).  If you really intended to define "
+                "operators for a single namespace in a distributed way, you can use TORCH_LIBRARY_FRAGMENT to "
+                "explicitly indicate this.  Previous registration of TORCH_LIBRARY was %s; latest registration "
+                "was %s",
+                ns, c->debug, debug);
+    ns_claim *c = calloc(1, sizeof *c);
+    if (c) {
+        c->ns = strdup(ns);
+        c->debug = strdup(debug);
+    }
+    if (!c || !c->ns || !c->debug) {
+        if (c) {
+            free(c->ns);
+            free(c->debug);
+        }
+        free(c);
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    }
+    c->next = claims;
+    claims = c;
+    return CFX_OK;
+}
+
+void cfx_registry_release_namespace(const char *ns)
+{
+    for (ns_claim **p = &claims; *p; p = &(*p)->next)
+        if (strcmp((*p)->ns, ns) == 0) {
+            ns_claim *c = *p;
+            *p = c->next;
+            free(c->ns);
+            free(c->debug);
+            free(c);
+            return;
+        }
+}
+
+/* ---- backend fallbacks --------------------------------------------------------------------- */
+
+static cfx_kernel fallbacks[CFX_NUM_RUNTIME_ENTRIES];
+
+const cfx_kernel *cfx_dispatcher_backend_fallback(int table_index)
+{
+    if (table_index < 0 || table_index >= CFX_NUM_RUNTIME_ENTRIES)
+        return NULL;
+    return &fallbacks[table_index];
+}
+
+int cfx_registry_register_fallback(cfx_dispatch_key key, cfx_boxed_fn fn, void *ctx, const char *debug)
+{
+    int idx = cfx_key_table_index(key);
+    if (idx < 0 || idx >= CFX_NUM_RUNTIME_ENTRIES)
+        return cfx_error_set(CFX_ERR, NULL, "idx=%d", idx);
+    cfx_kernel *f = &fallbacks[idx];
+    if (cfx_kernel_is_valid(f))
+        return cfx_error_set(CFX_ERR, NULL,
+                             "Tried to register multiple backend fallbacks for the same dispatch key %s; previous "
+                             "registration %s, new registration %s",
+                             cfx_key_name(key), f->debug, debug);
+    char *d = strdup(debug);
+    if (!d)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    *f = (cfx_kernel){
+        .boxed = fn ? fn : cfx_fallthrough_kernel,
+        .ctx = fn ? ctx : NULL,
+        .flags = CFX_KERNEL_VALID | (fn ? 0u : (unsigned)CFX_KERNEL_FALLTHROUGH),
+        .debug = d,
+    };
+    for (cfx_op *op = first_op; op; op = op->reg_next)
+        cfx_opentry_update_fallback(op, key);
+    return CFX_OK;
+}
+
+void cfx_registry_deregister_fallback(cfx_dispatch_key key)
+{
+    int idx = cfx_key_table_index(key);
+    if (idx < 0 || idx >= CFX_NUM_RUNTIME_ENTRIES)
+        return;
+    char *d = (char *)fallbacks[idx].debug;
+    fallbacks[idx] = (cfx_kernel){0};
+    for (cfx_op *op = first_op; op; op = op->reg_next)
+        cfx_opentry_update_fallback(op, key);
+    free(d);
+}
+
+/* ---- the call path ------------------------------------------------------------------------- */
+
+/* ORs the key sets of the tensor arguments; false if a required Tensor is NULL/None. */
+static inline bool arg_keys(const cfx_op *op, const cfx_value *stack, cfx_keyset *out)
+{
+    uint64_t ks = 0, m = op->dispatch_arg_mask, req = op->required_tensor_mask;
+    while (m) {
+        int i = __builtin_ctzll(m);
+        m &= m - 1;
+        const cfx_value *v = &stack[i];
+        if (v->kind == CFX_V_TENSOR && v->u.t) {
+            ks |= v->u.t->keys.repr;
+        } else if (v->kind == CFX_V_LIST) {
+            for (uint32_t j = 0; j < v->len; j++)
+                if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t)
+                    ks |= v->u.items[j].u.t->keys.repr;
+        } else if (req >> i & 1) {
+            return false;
+        }
+    }
+    out->repr = ks;
+    return true;
+}
+
+cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack)
+{
+    cfx_keyset args;
+    if (!arg_keys(op, stack, &args))
+        args = cfx_keyset_empty();
+    return cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+}
+
+const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks)
+{
+    cfx_keyset args;
+    if (__builtin_expect(!arg_keys(op, stack, &args), 0))
+        return NULL;
+    cfx_keyset s = cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+    const cfx_kernel *k = cfx_op_kernel_for(op, s);
+    if (__builtin_expect(!(k->flags & CFX_KERNEL_VALID), 0)) {
+        cfx_dispatch_missing_kernel_error(op, s);
+        return NULL;
+    }
+    *ks = s;
+    return k;
+}
+
+/* PyTorch's argument-binding errors: "ns::name() <what>. Declaration: <schema>". */
+static int call_error(const cfx_op *op, const char *what)
+{
+    cfx_buf m;
+    cfx_buf_init(&m);
+    cfx_buf_printf(&m, "%s() %s. Declaration: ", op->schema->name, what);
+    cfx_schema_print(op->schema, &m);
+    char *msg = cfx_buf_take(&m);
+    int rc = cfx_error_set_text(CFX_ERR, op->qualified_name, msg ? msg : "bad arguments");
+    free(msg);
+    return rc;
+}
+
+int cfx_op_call(cfx_op *op, cfx_value *stack, int n)
+{
+    if (!op)
+        return CFX_ERR; /* a failed lookup already said why */
+    const cfx_schema *s = op->schema;
+    if (!s)
+        return cfx_error_set(CFX_ERR, op->qualified_name,
+                             "Could not find schema for %s but we found an implementation; did you forget to def() "
+                             "the operator?",
+                             op->qualified_name);
+    char what[160];
+    if (n < 0 || (n > s->n_args && !s->is_vararg)) {
+        snprintf(what, sizeof what, "expected at most %d argument(s) but received %d argument(s)", s->n_args, n);
+        return call_error(op, what);
+    }
+    for (int i = n; i < s->n_args; i++) {
+        if (!s->args[i].has_default) {
+            snprintf(what, sizeof what, "is missing value for argument '%.100s'", s->args[i].name);
+            return call_error(op, what);
+        }
+        stack[i] = s->args[i].default_value;
+    }
+    cfx_keyset args = cfx_keyset_empty();
+    if (!arg_keys(op, stack, &args)) {
+        for (int i = 0; i < s->n_args; i++)
+            if ((op->required_tensor_mask >> i & 1) && !(stack[i].kind == CFX_V_TENSOR && stack[i].u.t))
+                return cfx_error_set(CFX_ERR, op->qualified_name,
+                                     "Expected a proper Tensor but got None (or an undefined Tensor in C++) for "
+                                     "argument #%d '%s'",
+                                     i, s->args[i].name);
+    }
+    cfx_keyset ks = cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+    return cfx_op_redispatch(op, ks, stack);
+}
+
+int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    /* Re-masking is idempotent for an already-masked set and keeps a caller that passes an
+     * unmasked set from landing on a fallthrough kernel. */
+    const cfx_keyset *mask = &op->non_fallthrough;
+    if (op->per_backend_masks_differ) {
+        cfx_backend b = cfx_keyset_highest_backend(ks);
+        if (b != CFX_BACKEND_INVALID)
+            mask = &op->non_fallthrough_per_backend[b - 1];
+    }
+    ks = cfx_keyset_and(ks, *mask);
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
+    if (!cfx_kernel_is_valid(k))
+        return cfx_dispatch_missing_kernel_error(op, ks);
+    if (!k->boxed)
+        return cfx_error_set(CFX_ERR, op->qualified_name, "%s: the kernel for %s has no boxed entry",
+                             op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
+    return k->boxed(k->ctx, op, ks, stack);
+}
+
+/* c10's listAllDispatchKeys: runtime keys with a valid slot, ascending. */
+static void list_available(const cfx_op *op, cfx_buf *b)
+{
+    cfx_dispatch_key keys[CFX_NUM_RUNTIME_ENTRIES];
+    int n = cfx_keyset_runtime_keys(cfx_keyset_full(), keys, CFX_NUM_RUNTIME_ENTRIES);
+    bool any = false;
+    cfx_buf_putc(b, '[');
+    for (int i = 0; i < n; i++) {
+        int idx = cfx_key_table_index(keys[i]);
+        if (idx < 0 || !cfx_kernel_is_valid(&op->table[idx]))
+            continue;
+        if (any)
+            cfx_buf_puts(b, ", ");
+        cfx_buf_puts(b, cfx_key_name(keys[i]));
+        any = true;
+    }
+    cfx_buf_putc(b, ']');
+}
+
+int cfx_dispatch_missing_kernel_error(const cfx_op *op, cfx_keyset ks)
+{
+    /* c10 reports a broken invariant first: it is the better explanation */
+    int rc = cfx_op_check_invariants(op);
+    if (rc != CFX_OK)
+        return rc;
+    cfx_dispatch_key k = cfx_keyset_highest_priority(ks);
+    const char *name = op->qualified_name;
+    cfx_buf b;
+    cfx_buf_init(&b);
+    if (k == CFX_KEY_Undefined) {
+        cfx_buf_printf(&b,
+                       "There were no tensor arguments to this function (e.g., you passed an empty list of "
+                       "Tensors), but no fallback function is registered for schema %s.  This usually means that "
+                       "this function requires a non-empty list of Tensors, or that you (the operator writer) "
+                       "forgot to register a fallback function.  Available functions are ",
+                       name);
+    } else {
+        cfx_buf_printf(&b,
+                       "Could not run '%s' with arguments from the '%s' backend. This could be because the "
+                       "operator doesn't exist for this backend, or was omitted during the selective/custom build "
+                       "process (if using custom build). If you are a Facebook employee using PyTorch on mobile, "
+                       "please visit https://fburl.com/ptmfixes for possible resolutions. '%s' is only available "
+                       "for these backends: ",
+                       name, cfx_key_name(k), name);
+    }
+    list_available(op, &b);
+    cfx_buf_puts(&b, ".\n\n");
+    char *table = cfx_op_dump_computed_table(op);
+    if (table)
+        cfx_buf_puts(&b, table);
+    free(table);
+    char *msg = cfx_buf_take(&b);
+    rc = cfx_error_set_text(CFX_ERR_NOTIMPL, name, msg ? msg : "no kernel");
+    free(msg);
+    return rc;
+}

@@ -1,0 +1,59 @@
+/* library.h - registration blocks (torch::Library): DEF, IMPL, FRAGMENT.
+ *
+ * A library groups registrations and owns them: freeing it deregisters everything it
+ * registered (kernels come off, older ones become active again; a DEF's schemas go away and
+ * its namespace can be claimed again). PyTorch's rules and messages:
+ *  - DEF claims a namespace; a second DEF of it fails ("Only a single TORCH_LIBRARY can be used
+ *    to register the namespace ..."). FRAGMENT defines without claiming. IMPL only impls and
+ *    registers fallbacks (namespace "_" = every namespace).
+ *  - Defining the same name and overload twice fails; impl before def is allowed and goes live
+ *    when the def arrives; registering a second kernel for the same op and key warns
+ *    ("Overriding a previously registered kernel ...") and keeps the old one inactive.
+ *
+ *     cfx_library *lib = CFX_LIBRARY(CFX_LIB_DEF, "myns");
+ *     cfx_library_def(lib, "scale(Tensor x, float s) -> Tensor");
+ *     CFX_IMPL(lib, "scale", CFX_KEY_CPU, my_scale_cpu);  // cfx_tensor *my_scale_cpu(cfx_tensor *, double)
+ */
+#ifndef CFX_LIBRARY_H
+#define CFX_LIBRARY_H
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/kernel.h"
+
+typedef enum cfx_library_kind { CFX_LIB_DEF, CFX_LIB_IMPL, CFX_LIB_FRAGMENT } cfx_library_kind;
+
+typedef struct cfx_library cfx_library;
+
+/* key = CFX_KEY_Undefined for no block key. NULL + error on a rule violation. */
+cfx_library *cfx_library_new(cfx_library_kind kind, const char *ns, cfx_dispatch_key key,
+                             const char *file, int line);
+void cfx_library_free(cfx_library *lib); /* deregisters everything; NULL-safe */
+
+#define CFX_LIBRARY(kind, ns) cfx_library_new((kind), (ns), CFX_KEY_Undefined, __FILE__, __LINE__)
+#define CFX_LIBRARY_IMPL(ns, key) cfx_library_new(CFX_LIB_IMPL, (ns), (key), __FILE__, __LINE__)
+
+/* def(schema): the namespace is filled in or checked. alias kind: pass -1 for "not given"
+ * (reports CONSERVATIVE with " (default)" in dumps, like def_legacy). */
+int cfx_library_def_at(cfx_library *lib, const char *schema, int alias_analysis,
+                       const char *file, int line);
+#define cfx_library_def(lib, schema) cfx_library_def_at((lib), (schema), CFX_ALIAS_FROM_SCHEMA, __FILE__, __LINE__)
+
+/* impl(name, fn, key): key CFX_KEY_Undefined = the block's key, else catch-all
+ * (CompositeImplicitAutograd). Unboxed kernels get their libffi adapter when the schema is
+ * known (now, or when the def arrives). */
+int cfx_library_impl_at(cfx_library *lib, const char *name, cfx_dispatch_key key, cfx_fnptr fn,
+                        const char *file, int line);
+int cfx_library_impl_boxed_at(cfx_library *lib, const char *name, cfx_dispatch_key key,
+                              cfx_boxed_fn fn, void *ctx, const char *file, int line);
+int cfx_library_impl_fallthrough_at(cfx_library *lib, const char *name, cfx_dispatch_key key,
+                                    const char *file, int line);
+#define CFX_IMPL(lib, name, key, fn) cfx_library_impl_at((lib), (name), (key), (cfx_fnptr)(fn), __FILE__, __LINE__)
+#define CFX_IMPL_BOXED(lib, name, key, fn, ctx) cfx_library_impl_boxed_at((lib), (name), (key), (fn), (ctx), __FILE__, __LINE__)
+
+/* fallback(): only in an IMPL library with namespace "_"; an alias key registers on every
+ * runtime key it covers. fn == NULL registers a fallthrough fallback. */
+int cfx_library_fallback_at(cfx_library *lib, cfx_dispatch_key key, cfx_boxed_fn fn, void *ctx,
+                            const char *file, int line);
+#define CFX_FALLBACK(lib, key, fn, ctx) cfx_library_fallback_at((lib), (key), (fn), (ctx), __FILE__, __LINE__)
+
+#endif
