@@ -1,0 +1,282 @@
+/* factory.c - empty.memory_format, empty_strided, empty_like and clone.
+ *
+ * The two factories have no tensor argument, so a call's key set comes only from the thread's
+ * included keys, where BackendSelect always is: their BackendSelect kernel (as in PyTorch's
+ * RegisterBackendSelect.cpp) reads the device argument (default CPU), and redispatches with
+ * just that backend's key to the CPU or Meta kernel. empty_like and clone are
+ * CompositeExplicitAutograd, one kernel for every device, as in PyTorch.
+ *
+ * Layout rules: empty honours memory_format (channels_last needs 4 dims, preserve is
+ * refused); empty_like and clone preserve the input's strides when it is non-overlapping and
+ * dense and otherwise derive dense strides in the same dimension order; Meta's empty_strided
+ * repairs negative strides the way 1.13's resize path does instead of refusing them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/error.h"
+#include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/kernels.h"
+#include "dispatch/kernels/loops.h"
+
+static const char pinned_error[] =
+    "Pinned memory requires CUDA. PyTorch splits its backend into two shared libraries: a CPU library and a "
+    "CUDA library; this error has occurred because you are trying to use some CUDA functionality, but the CUDA "
+    "library has not been loaded by the dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN "
+    "IF you don't directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic library dependencies "
+    "if you don't depend on any of their symbols.  You can check if this has occurred by using ldd on your "
+    "binary to see if there is a dependency on *_cuda.so library.";
+
+typedef struct options {
+    cfx_dtype dtype;
+    bool has_dtype, has_device, pinned, has_memory_format;
+    cfx_device device;
+    cfx_memory_format memory_format;
+} options;
+
+/* TensorOptions from the optional factory arguments. */
+static bool parse_options(const char *op, cfx_value dtype, cfx_value layout, cfx_value device,
+                          cfx_value pin_memory, cfx_value memory_format, options *o)
+{
+    int64_t v;
+    *o = (options){.dtype = CFX_FLOAT32, .device = cfx_device_make(CFX_DEVICE_CPU)};
+    if (cfx_geom_opt_int(dtype, &v)) {
+        if (!cfx_dtype_valid(v)) {
+            cfx_error_set(CFX_ERR, op, "%s: unsupported dtype code %lld", op, (long long)v);
+            return false;
+        }
+        o->dtype = (cfx_dtype)v;
+        o->has_dtype = true;
+    }
+    if (cfx_geom_opt_int(layout, &v) && v != CFX_LAYOUT_STRIDED) {
+        cfx_error_set(CFX_ERR, op, "%s: only the strided layout is supported, got layout code %lld", op,
+                      (long long)v);
+        return false;
+    }
+    if (!cfx_value_is_none(device)) {
+        if (!cfx_geom_opt_device(device, &o->device)) {
+            cfx_error_set(CFX_ERR, op, "%s: expected a device", op);
+            return false;
+        }
+        o->has_device = true;
+    }
+    o->pinned = pin_memory.kind == CFX_V_BOOL && pin_memory.u.b;
+    if (cfx_geom_opt_int(memory_format, &v)) {
+        if (v < CFX_CONTIGUOUS_FORMAT || v > CFX_CHANNELS_LAST_3D) {
+            cfx_error_set(CFX_ERR, op, "%s: invalid memory format code %lld", op, (long long)v);
+            return false;
+        }
+        o->memory_format = (cfx_memory_format)v;
+        o->has_memory_format = true;
+    }
+    return true;
+}
+
+/* check_size_nonnegative, with the op recorded */
+static bool sizes_ok(const char *op, cfx_int_list size)
+{
+    if (size.len < 0 || size.len > CFX_MAX_DIMS) {
+        cfx_error_set(CFX_ERR, op, "%s: expected a size list of at most %d dimensions", op, CFX_MAX_DIMS);
+        return false;
+    }
+    for (int64_t i = 0; i < size.len; i++)
+        if (size.data[i] < 0) {
+            cfx_buf b;
+            cfx_buf_init(&b);
+            cfx_buf_printf(&b, "Trying to create tensor with negative dimension %lld: ", (long long)size.data[i]);
+            cfx_geom_put_dims(&b, size.data, (int)size.len);
+            char *msg = cfx_buf_take(&b);
+            cfx_error_set_text(CFX_ERR, op, msg ? msg : "negative dimension");
+            free(msg);
+            return false;
+        }
+    return true;
+}
+
+static cfx_tensor *empty(cfx_device_type dev, cfx_int_list size, cfx_value dtype, cfx_value layout,
+                         cfx_value device, cfx_value pin_memory, cfx_value memory_format)
+{
+    const char *op = "aten::empty.memory_format";
+    options o;
+    if (!parse_options(op, dtype, layout, device, pin_memory, memory_format, &o))
+        return NULL;
+    if (dev == CFX_DEVICE_CPU && o.pinned) {
+        cfx_error_set_text(CFX_ERR, op, pinned_error);
+        return NULL;
+    }
+    if (!sizes_ok(op, size))
+        return NULL;
+    int n = (int)size.len;
+    int64_t strides[CFX_MAX_DIMS];
+    if (!cfx_geom_memory_format_strides(size.data, n, o.has_memory_format ? o.memory_format : CFX_CONTIGUOUS_FORMAT,
+                                        strides, op))
+        return NULL;
+    return cfx_tensor_new_strided(size.data, strides, n, o.dtype, cfx_device_make(dev));
+}
+
+cfx_tensor *cfx_cpu_empty_memory_format(cfx_int_list size, cfx_value dtype, cfx_value layout,
+                                        cfx_value device, cfx_value pin_memory, cfx_value memory_format)
+{
+    return empty(CFX_DEVICE_CPU, size, dtype, layout, device, pin_memory, memory_format);
+}
+
+cfx_tensor *cfx_meta_empty_memory_format(cfx_int_list size, cfx_value dtype, cfx_value layout,
+                                         cfx_value device, cfx_value pin_memory, cfx_value memory_format)
+{
+    return empty(CFX_DEVICE_META, size, dtype, layout, device, pin_memory, memory_format);
+}
+
+/* computeStorageNbytes' overflow test (CPU only: 1.13's meta path skips it). Products are
+ * taken into uint64, so a negative stride "overflows" unless a size is 0. */
+static bool storage_overflows(const int64_t *sizes, const int64_t *strides, int n, size_t itemsize)
+{
+    uint64_t total = 1;
+    bool overflow = false;
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] == 0)
+            return false;
+        uint64_t span;
+        overflow |= __builtin_mul_overflow(strides[i], sizes[i] - 1, &span);
+        overflow |= __builtin_add_overflow(total, span, &total);
+    }
+    overflow |= __builtin_mul_overflow(total, (uint64_t)itemsize, &total);
+    return overflow || total > (uint64_t)INT64_MAX;
+}
+
+static cfx_tensor *empty_strided(cfx_device_type dev, cfx_int_list size, cfx_int_list stride, cfx_value dtype,
+                                 cfx_value layout, cfx_value device, cfx_value pin_memory)
+{
+    const char *op = "aten::empty_strided";
+    options o;
+    if (!parse_options(op, dtype, layout, device, pin_memory, cfx_none(), &o))
+        return NULL;
+    if (dev == CFX_DEVICE_CPU && o.pinned) {
+        cfx_error_set_text(CFX_ERR, op, pinned_error);
+        return NULL;
+    }
+    if (!sizes_ok(op, size))
+        return NULL;
+    if (stride.len != size.len) {
+        cfx_error_set(CFX_ERR, op, "dimensionality of sizes (%lld) must match dimensionality of strides (%lld)",
+                      (long long)size.len, (long long)(stride.len < 0 ? 0 : stride.len));
+        return NULL;
+    }
+    int n = (int)size.len;
+    if (dev == CFX_DEVICE_CPU && storage_overflows(size.data, stride.data, n, cfx_dtype_size(o.dtype))) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_buf_puts(&b, "Storage size calculation overflowed with sizes=");
+        cfx_geom_put_dims(&b, size.data, n);
+        cfx_buf_puts(&b, " and strides=");
+        cfx_geom_put_dims(&b, stride.data, n);
+        char *msg = cfx_buf_take(&b);
+        cfx_error_set_text(CFX_ERR, op, msg ? msg : "Storage size calculation overflowed");
+        free(msg);
+        return NULL;
+    }
+    /* TensorImpl::set_sizes_and_strides: a negative stride becomes the contiguous one (the
+     * storage size above was computed from the strides as given, as in PyTorch) */
+    int64_t strides[CFX_MAX_DIMS];
+    memcpy(strides, stride.data, (size_t)n * sizeof(int64_t));
+    for (int d = n - 1; d >= 0; d--)
+        if (strides[d] < 0)
+            strides[d] = d == n - 1 ? 1 : (size.data[d + 1] > 1 ? size.data[d + 1] : 1) * strides[d + 1];
+    /* a CPU storage size overflow is reported by tensor.c in PyTorch's words */
+    return cfx_tensor_new_strided(size.data, strides, n, o.dtype, cfx_device_make(dev));
+}
+
+cfx_tensor *cfx_cpu_empty_strided(cfx_int_list size, cfx_int_list stride, cfx_value dtype, cfx_value layout,
+                                  cfx_value device, cfx_value pin_memory)
+{
+    return empty_strided(CFX_DEVICE_CPU, size, stride, dtype, layout, device, pin_memory);
+}
+
+cfx_tensor *cfx_meta_empty_strided(cfx_int_list size, cfx_int_list stride, cfx_value dtype, cfx_value layout,
+                                   cfx_value device, cfx_value pin_memory)
+{
+    return empty_strided(CFX_DEVICE_META, size, stride, dtype, layout, device, pin_memory);
+}
+
+/* BackendSelect: computeDispatchKey(dtype, layout, device) -> the backend's key alone. */
+static cfx_keyset backend_of(cfx_value device)
+{
+    cfx_device d = cfx_device_make(CFX_DEVICE_CPU);
+    cfx_geom_opt_device(device, &d);
+    return cfx_keyset_of(d.type == CFX_DEVICE_META ? CFX_KEY_Meta : CFX_KEY_CPU);
+}
+
+static cfx_tensor *empty_backend_select(cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
+                                        cfx_value pin_memory, cfx_value memory_format)
+{
+    return cfx_op_empty_memory_format_redispatch(backend_of(device), size, dtype, layout, device, pin_memory,
+                                                 memory_format);
+}
+
+static cfx_tensor *empty_strided_backend_select(cfx_int_list size, cfx_int_list stride, cfx_value dtype,
+                                                cfx_value layout, cfx_value device, cfx_value pin_memory)
+{
+    return cfx_op_empty_strided_redispatch(backend_of(device), size, stride, dtype, layout, device, pin_memory);
+}
+
+/* The strides of empty_like(self, memory_format) / clone's output. */
+static bool like_strides(const char *op, const cfx_tensor *self, bool has_mf, cfx_memory_format mf,
+                         int64_t *out)
+{
+    if (!has_mf || mf == CFX_PRESERVE_FORMAT) {
+        cfx_geom_preserve_strides(self->sizes, self->strides, self->ndim, out);
+        return true;
+    }
+    return cfx_geom_memory_format_strides(self->sizes, self->ndim, mf, out, op);
+}
+
+cfx_tensor *cfx_kernel_empty_like(cfx_tensor *self, cfx_value dtype, cfx_value layout, cfx_value device,
+                                  cfx_value pin_memory, cfx_value memory_format)
+{
+    const char *op = "aten::empty_like";
+    options o;
+    if (!parse_options(op, dtype, layout, device, pin_memory, memory_format, &o))
+        return NULL;
+    cfx_dtype dt = o.has_dtype ? o.dtype : (cfx_dtype)self->dtype;
+    cfx_device_type dev = (cfx_device_type)(o.has_device ? o.device : self->device).type;
+    if (dev == CFX_DEVICE_CPU && o.pinned) {
+        cfx_error_set_text(CFX_ERR, op, pinned_error);
+        return NULL;
+    }
+    int64_t strides[CFX_MAX_DIMS];
+    if (!like_strides(op, self, o.has_memory_format, o.memory_format, strides))
+        return NULL;
+    return cfx_tensor_new_strided(self->sizes, strides, self->ndim, dt, cfx_device_make(dev));
+}
+
+cfx_tensor *cfx_kernel_clone(cfx_tensor *self, cfx_value memory_format)
+{
+    const char *op = "aten::clone";
+    int64_t v;
+    bool has_mf = cfx_geom_opt_int(memory_format, &v);
+    if (has_mf && (v < CFX_CONTIGUOUS_FORMAT || v > CFX_CHANNELS_LAST_3D)) {
+        cfx_error_set(CFX_ERR, op, "%s: invalid memory format code %lld", op, (long long)v);
+        return NULL;
+    }
+    int64_t strides[CFX_MAX_DIMS];
+    if (!like_strides(op, self, has_mf, (cfx_memory_format)v, strides))
+        return NULL;
+    cfx_tensor *out = cfx_tensor_new_strided(self->sizes, strides, self->ndim, (cfx_dtype)self->dtype,
+                                             cfx_device_make((cfx_device_type)self->device.type));
+    if (out && self->device.type == CFX_DEVICE_CPU)
+        cfx_cpu_copy(out, self);
+    return out;
+}
+
+int cfx_kernels_register_factory(const cfx_kernel_libs *L)
+{
+    int rc = CFX_OK;
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->backend_select, empty_memory_format, empty_backend_select));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, empty_memory_format, cfx_cpu_empty_memory_format));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, empty_memory_format, cfx_meta_empty_memory_format));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->backend_select, empty_strided, empty_strided_backend_select));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, empty_strided, cfx_cpu_empty_strided));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, empty_strided, cfx_meta_empty_strided));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cea, empty_like, cfx_kernel_empty_like));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cea, clone, cfx_kernel_clone));
+    return rc;
+}

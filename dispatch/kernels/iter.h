@@ -1,0 +1,76 @@
+/* iter.h - TensorIterator's metadata half: broadcast shape, common dtype and device, and the
+ * strides of a freshly allocated output.
+ *
+ * PyTorch's elementwise kernels all go through TensorIterator::build, whose observable
+ * results are (1) the errors it raises, in its order: memory overlap, broadcasting, device
+ * mixing, unsafe casts into an in-place output; (2) the result dtype (result_type rules:
+ * dimensioned tensors > zero-dim tensors, by category bool < integral < floating); and (3) the
+ * output layout, which follows the inputs' memory order (fast paths for all-contiguous,
+ * all-channels-last and identically-strided dense inputs; otherwise an insertion sort of the
+ * dimensions by stride, see reorder_dimensions). cfx_iter_build computes exactly these, and
+ * both the CPU and the Meta kernels call it, so they always agree on metadata.
+ *
+ * One CPU-only quirk is kept: on CPU, TensorIterator replaces an input whose dtype differs from
+ * the common dtype with a converted temporary laid out like empty_like(input), which can
+ * change the output layout of a mixed-dtype op on a non-dense input. Meta skips it. */
+#ifndef CFX_KERNELS_ITER_H
+#define CFX_KERNELS_ITER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dispatch/tensor.h"
+
+typedef struct cfx_iter_config {
+    const char *op;          /* operator name for error records */
+    bool promote_inputs;     /* promote_inputs_to_common_dtype */
+    bool int_to_float;       /* promote_integer_inputs_to_float (div, sin, ...) */
+    bool allow_cpu_scalars;  /* a 0-dim CPU input may join a Meta computation */
+    bool check_mem_overlap;
+} cfx_iter_config;
+
+typedef struct cfx_iter {
+    int ndim;
+    int ninputs;
+    bool all_same_shape;
+    cfx_dtype common_dtype;
+    cfx_device device;       /* the common device */
+    int64_t shape[CFX_MAX_DIMS];
+    int64_t out_strides[CFX_MAX_DIMS]; /* for a new output (not computed for in-place) */
+} cfx_iter;
+
+/* TensorIterator::build for out = f(in[0], ..., in[nin-1]), nin <= 2. out is the in-place
+ * output (also one of the inputs) or NULL for a new output, whose strides are then computed.
+ * Returns false with the error recorded. */
+bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *out,
+                    const cfx_tensor *const *in, int nin);
+
+/* Allocates the output described by it (dtype it->common_dtype unless out_dtype >= 0) on
+ * device dev. */
+cfx_tensor *cfx_iter_new_output(const cfx_iter *it, int out_dtype, cfx_device dev);
+
+/* TensorIterator's reorder_dimensions + allocate_or_resize_outputs on explicit stride lists
+ * (already broadcast to shape; 0 = broadcast dim), without the fast paths. */
+void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *const *strides,
+                             int nstrides, int64_t *out);
+
+/* The Meta output strides of aten::relu in PyTorch 1.13, whose Meta kernel is the Python
+ * reference where(le(a, 0), 0, a): prims' compute_elementwise_output_strides over (a, the
+ * TensorIterator layout of le(a, 0)), sorted the way CPython's sort orders them. */
+void cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *out);
+
+/* c10 type-promotion helpers. */
+typedef struct cfx_result_type_state {
+    int dim_result, zero_result; /* -1 = undefined */
+} cfx_result_type_state;
+void cfx_result_type_update(cfx_result_type_state *s, const cfx_tensor *t);
+cfx_dtype cfx_result_type(const cfx_result_type_state *s);
+bool cfx_dtype_can_cast(cfx_dtype from, cfx_dtype to);
+/* c10's ScalarType names as printed in messages: "Float", "Long", "Bool". */
+const char *cfx_dtype_scalar_name(cfx_dtype t);
+static inline bool cfx_dtype_is_integral(cfx_dtype t, bool include_bool)
+{
+    return t == CFX_INT32 || t == CFX_INT64 || (include_bool && t == CFX_BOOL);
+}
+
+#endif

@@ -1,0 +1,90 @@
+/* kernels.h - the built-in kernels as plain C functions, and their registration hooks.
+ *
+ * Kernels have exactly their operator's unboxed signature (cfx_kfn_<id> in ops.h) and are
+ * callable directly, without the dispatcher (the benchmarks compare against that). Each
+ * kernel file registers its own kernels with CFX_IMPL_OP into the IMPL libraries that
+ * cfx_builtin_ops_init creates, one per dispatch key as PyTorch's TORCH_LIBRARY_IMPL blocks,
+ * so a dump shows the file and line of each kernel. Which keys an op gets follows PyTorch
+ * 1.13's registrations (see ops.c). */
+#ifndef CFX_KERNELS_KERNELS_H
+#define CFX_KERNELS_KERNELS_H
+
+#include "dispatch/ops.h"
+#include "dispatch/scope.h"
+
+typedef struct cfx_kernel_libs {
+    cfx_library *cpu;            /* CPU */
+    cfx_library *meta;           /* Meta */
+    cfx_library *backend_select; /* BackendSelect */
+    cfx_library *cea;            /* CompositeExplicitAutograd */
+    cfx_library *ceanf;          /* CompositeExplicitAutogradNonFunctional */
+} cfx_kernel_libs;
+
+/* Keeps the first failing status of a sequence of registrations. */
+#define CFX_KEEP_FIRST(rc, call)        \
+    do {                                \
+        int rc_ = (call);               \
+        if ((rc) == CFX_OK && rc_ < 0)  \
+            (rc) = rc_;                 \
+    } while (0)
+
+/* Drops a tensor a kernel made but will not return: released unless a scope owns it. */
+static inline void cfx_kernel_discard(cfx_tensor *t)
+{
+    if (t && cfx_scope_depth() == 0)
+        cfx_tensor_release(t);
+}
+
+int cfx_kernels_register_cpu_binary(const cfx_kernel_libs *L);
+int cfx_kernels_register_cpu_unary(const cfx_kernel_libs *L);
+int cfx_kernels_register_cpu_reduce(const cfx_kernel_libs *L);
+int cfx_kernels_register_cpu_mm(const cfx_kernel_libs *L);
+int cfx_kernels_register_meta(const cfx_kernel_libs *L);
+int cfx_kernels_register_views(const cfx_kernel_libs *L);
+int cfx_kernels_register_factory(const cfx_kernel_libs *L);
+int cfx_kernels_register_composite(const cfx_kernel_libs *L);
+
+/* CPU */
+cfx_tensor *cfx_cpu_add_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha);
+cfx_tensor *cfx_cpu_sub_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha);
+cfx_tensor *cfx_cpu_mul_Tensor(cfx_tensor *self, cfx_tensor *other);
+cfx_tensor *cfx_cpu_div_Tensor(cfx_tensor *self, cfx_tensor *other);
+cfx_tensor *cfx_cpu_add__Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha);
+cfx_tensor *cfx_cpu_neg(cfx_tensor *self);
+cfx_tensor *cfx_cpu_relu(cfx_tensor *self);
+cfx_tensor *cfx_cpu_sin(cfx_tensor *self);
+cfx_tensor *cfx_cpu_cos(cfx_tensor *self);
+cfx_tensor *cfx_cpu_exp(cfx_tensor *self);
+cfx_tensor *cfx_cpu_sum_dim_IntList(cfx_tensor *self, cfx_int_list dim, bool keepdim, cfx_value dtype);
+cfx_tensor *cfx_cpu_mm(cfx_tensor *self, cfx_tensor *mat2);
+
+/* Meta */
+cfx_tensor *cfx_meta_add_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha);
+cfx_tensor *cfx_meta_sub_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha);
+cfx_tensor *cfx_meta_mul_Tensor(cfx_tensor *self, cfx_tensor *other);
+cfx_tensor *cfx_meta_div_Tensor(cfx_tensor *self, cfx_tensor *other);
+cfx_tensor *cfx_meta_add__Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha);
+cfx_tensor *cfx_meta_neg(cfx_tensor *self);
+cfx_tensor *cfx_meta_relu(cfx_tensor *self);
+cfx_tensor *cfx_meta_sin(cfx_tensor *self);
+cfx_tensor *cfx_meta_cos(cfx_tensor *self);
+cfx_tensor *cfx_meta_exp(cfx_tensor *self);
+cfx_tensor *cfx_meta_sum_dim_IntList(cfx_tensor *self, cfx_int_list dim, bool keepdim, cfx_value dtype);
+cfx_tensor *cfx_meta_mm(cfx_tensor *self, cfx_tensor *mat2);
+
+/* Device-independent (views.c, factory.c) */
+cfx_tensor *cfx_kernel_view(cfx_tensor *self, cfx_int_list size);
+cfx_tensor *cfx_kernel_t(cfx_tensor *self);
+cfx_tensor *cfx_kernel_clone(cfx_tensor *self, cfx_value memory_format);
+cfx_tensor *cfx_kernel_empty_like(cfx_tensor *self, cfx_value dtype, cfx_value layout, cfx_value device,
+                                  cfx_value pin_memory, cfx_value memory_format);
+cfx_tensor *cfx_cpu_empty_memory_format(cfx_int_list size, cfx_value dtype, cfx_value layout,
+                                        cfx_value device, cfx_value pin_memory, cfx_value memory_format);
+cfx_tensor *cfx_meta_empty_memory_format(cfx_int_list size, cfx_value dtype, cfx_value layout,
+                                         cfx_value device, cfx_value pin_memory, cfx_value memory_format);
+cfx_tensor *cfx_cpu_empty_strided(cfx_int_list size, cfx_int_list stride, cfx_value dtype,
+                                  cfx_value layout, cfx_value device, cfx_value pin_memory);
+cfx_tensor *cfx_meta_empty_strided(cfx_int_list size, cfx_int_list stride, cfx_value dtype,
+                                   cfx_value layout, cfx_value device, cfx_value pin_memory);
+
+#endif

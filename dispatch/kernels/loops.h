@@ -1,0 +1,57 @@
+/* loops.h - strided elementwise iteration for the CPU kernels.
+ *
+ * A loop walks an output and up to two inputs broadcast to the output's shape. Dimensions are
+ * ordered by the output's strides (innermost = smallest) and adjacent ones are merged when
+ * every operand steps through them as one (TensorIterator's coalesce_dimensions), so a
+ * contiguous or uniformly transposed operation becomes a single inner run. The inner run is a
+ * typed function given byte strides, PyTorch's loop2d shape without the second dimension.
+ *
+ * Also here: the dtype conversions (c10::convert / static_cast semantics, with the UB cases
+ * pinned to x86's results) and a strided copy-with-cast, which clone and the mixed-dtype
+ * paths of the arithmetic kernels use. */
+#ifndef CFX_KERNELS_LOOPS_H
+#define CFX_KERNELS_LOOPS_H
+
+#include <stdint.h>
+
+#include "dispatch/tensor.h"
+
+enum { CFX_LOOP_MAX_OPERANDS = 3 };
+
+typedef struct cfx_loop {
+    int ndim, ntensors;
+    char *ptr[CFX_LOOP_MAX_OPERANDS];
+    int64_t shape[CFX_MAX_DIMS];
+    int64_t stride[CFX_MAX_DIMS][CFX_LOOP_MAX_OPERANDS]; /* bytes, per dim per operand */
+} cfx_loop;
+
+/* ptrs/strides indexed by operand (0 = output); n elements along the inner dimension. */
+typedef void (*cfx_loop_fn)(char **ptrs, const int64_t *strides, int64_t n, const void *ctx);
+
+/* Plans out = f(in[0..nin)) with the inputs broadcast to out's sizes. */
+void cfx_loop_init(cfx_loop *l, cfx_tensor *out, const cfx_tensor *const *in, int nin);
+void cfx_loop_run(const cfx_loop *l, cfx_loop_fn fn, const void *ctx);
+
+/* dst[...] = (dst dtype) src[...] for tensors of the same shape (CPU). */
+void cfx_cpu_copy(cfx_tensor *dst, const cfx_tensor *src);
+
+/* A CPU tensor with src's values converted to dtype, laid out like empty_like(src); src
+ * itself (not a new reference) when it already has that dtype. Autoreleased like any new
+ * tensor. */
+cfx_tensor *cfx_cpu_to_dtype(const cfx_tensor *src, cfx_dtype dtype);
+
+/* Scalar conversions as c10 performs them on x86-64 (float -> int saturates to INT_MIN). */
+static inline int64_t cfx_conv_f64_i64(double v)
+{
+    if (!(v > -9223372036854775809.0 && v < 9223372036854775808.0))
+        return INT64_MIN;
+    return (int64_t)v;
+}
+static inline int32_t cfx_conv_f64_i32(double v)
+{
+    if (!(v > -2147483649.0 && v < 2147483648.0))
+        return INT32_MIN;
+    return (int32_t)v;
+}
+
+#endif

@@ -1,0 +1,180 @@
+/* structured.c - meta functions of the structured built-ins (ATen's TORCH_META_FUNCs).
+ *
+ * Each function is the checks and output metadata of one PyTorch meta function, in its order:
+ * sub's bool checks come before broadcasting, alpha's checks after it (they need the result
+ * dtype), mm checks ranks before shapes, sum wraps every dim before looking for repeats. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/boxing.h"
+#include "dispatch/dispatcher.h"
+#include "dispatch/error.h"
+#include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/structured.h"
+#include "dispatch/ops.h"
+
+static const cfx_iter_config binary_cfg = {
+    .promote_inputs = true, .allow_cpu_scalars = true, .check_mem_overlap = true};
+static const cfx_iter_config binary_float_cfg = {
+    .promote_inputs = true, .int_to_float = true, .allow_cpu_scalars = true, .check_mem_overlap = true};
+static const cfx_iter_config unary_cfg = {.check_mem_overlap = true};
+static const cfx_iter_config unary_float_cfg = {
+    .promote_inputs = true, .int_to_float = true, .check_mem_overlap = true};
+
+/* The argument-binding error PyTorch raises when alpha is not a number (boxing.c has the text). */
+static void alpha_type_error(const char *op, cfx_value alpha)
+{
+    cfx_op *h = cfx_op_find(op);
+    const cfx_schema *sc = h ? cfx_op_schema(h) : NULL;
+    int i = sc ? cfx_schema_find_arg(sc, "alpha") : -1;
+    if (i < 0)
+        cfx_error_set(CFX_ERR, op, "%s: alpha must be a number", op);
+    else
+        cfx_argument_type_error(sc, op, i, alpha);
+}
+
+bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
+                     const cfx_tensor *a, const cfx_tensor *b, cfx_value alpha)
+{
+    bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
+    if (has_alpha && !cfx_value_is_number(alpha)) {
+        alpha_type_error(op, alpha);
+        return false;
+    }
+    if (kind == CFX_BINOP_SUB) {
+        if (a->dtype == CFX_BOOL && b->dtype == CFX_BOOL) {
+            cfx_error_set(CFX_ERR, op,
+                          "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                          "`logical_xor()` operator instead.");
+            return false;
+        }
+        if (a->dtype == CFX_BOOL || b->dtype == CFX_BOOL) {
+            cfx_error_set(CFX_ERR, op,
+                          "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                          "to invert a mask, use the `~` or `logical_not()` operator instead.");
+            return false;
+        }
+    }
+    cfx_iter_config cfg = kind == CFX_BINOP_DIV ? binary_float_cfg : binary_cfg;
+    cfg.op = op;
+    const cfx_tensor *in[2] = {a, b};
+    if (!cfx_iter_build(it, &cfg, out, in, 2))
+        return false;
+    if (has_alpha) {
+        cfx_dtype dt = it->common_dtype;
+        if (alpha.kind == CFX_V_BOOL && dt != CFX_BOOL) {
+            cfx_error_set(CFX_ERR, op, "Boolean alpha only supported for Boolean results.");
+            return false;
+        }
+        if (dt != CFX_FLOAT32 && dt != CFX_FLOAT64 && alpha.kind == CFX_V_DOUBLE) {
+            cfx_error_set(CFX_ERR, op,
+                          "For integral input tensors, argument alpha must not be a floating point number.");
+            return false;
+        }
+    }
+    return true;
+}
+
+bool cfx_structured_unary(cfx_iter *it, cfx_unop kind, const char *op, const cfx_tensor *a)
+{
+    if (kind == CFX_UNOP_NEG && a->dtype == CFX_BOOL) {
+        cfx_error_set(CFX_ERR, op,
+                      "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+                      "invert a mask, use the `~` or `logical_not()` operator instead.");
+        return false;
+    }
+    if (kind == CFX_UNOP_RELU && a->dtype == CFX_BOOL) {
+        cfx_error_set(CFX_ERR, op, "Boolean inputs not supported for relu");
+        return false;
+    }
+    bool fl = kind == CFX_UNOP_SIN || kind == CFX_UNOP_COS || kind == CFX_UNOP_EXP;
+    cfx_iter_config cfg = fl ? unary_float_cfg : unary_cfg;
+    cfg.op = op;
+    const cfx_tensor *in[1] = {a};
+    return cfx_iter_build(it, &cfg, NULL, in, 1);
+}
+
+bool cfx_structured_sum(cfx_reduce_shape *r, const char *op, const cfx_tensor *self, cfx_int_list dim,
+                  bool keepdim, cfx_value dtype)
+{
+    int n = self->ndim;
+    int64_t dt;
+    if (cfx_geom_opt_int(dtype, &dt)) {
+        if (!cfx_dtype_valid(dt)) {
+            cfx_error_set(CFX_ERR, op, "sum: unsupported dtype code %lld", (long long)dt);
+            return false;
+        }
+        r->dtype = (cfx_dtype)dt;
+    } else {
+        r->dtype = cfx_dtype_is_floating((cfx_dtype)self->dtype) ? (cfx_dtype)self->dtype : CFX_INT64;
+    }
+    for (int i = 0; i < n; i++)
+        r->reduced[i] = dim.len <= 0; /* None or [] reduces everything */
+    if (dim.len > 0) {
+        /* maybe_wrap_dims over the whole list first, then dim_list_to_bitset's repeat check */
+        for (int64_t i = 0; i < dim.len; i++) {
+            int64_t w;
+            if (!cfx_geom_wrap_dim(dim.data[i], n, &w, op))
+                return false;
+        }
+        uint64_t seen = 0;
+        for (int64_t i = 0; i < dim.len; i++) {
+            int64_t w;
+            cfx_geom_wrap_dim(dim.data[i], n, &w, op);
+            if (seen >> w & 1) {
+                cfx_error_set(CFX_ERR, op, "dim %lld appears multiple times in the list of dims", (long long)w);
+                return false;
+            }
+            seen |= 1ull << w;
+            if (w < n)
+                r->reduced[w] = true;
+        }
+    }
+    r->ndim = 0;
+    for (int i = 0; i < n; i++) {
+        if (!r->reduced[i])
+            r->sizes[r->ndim++] = self->sizes[i];
+        else if (keepdim)
+            r->sizes[r->ndim++] = 1;
+    }
+    return true;
+}
+
+bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b)
+{
+    if (a->ndim != 2) {
+        cfx_error_set(CFX_ERR, op, "self must be a matrix");
+        return false;
+    }
+    if (b->ndim != 2) {
+        cfx_error_set(CFX_ERR, op, "mat2 must be a matrix");
+        return false;
+    }
+    if (a->sizes[1] != b->sizes[0]) {
+        cfx_error_set(CFX_ERR, op, "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                      (long long)a->sizes[0], (long long)a->sizes[1], (long long)b->sizes[0],
+                      (long long)b->sizes[1]);
+        return false;
+    }
+    return true;
+}
+
+double cfx_scalar_to_double(cfx_value v)
+{
+    switch (v.kind) {
+    case CFX_V_DOUBLE: return v.u.d;
+    case CFX_V_INT: return (double)v.u.i;
+    case CFX_V_BOOL: return v.u.b ? 1.0 : 0.0;
+    default: return 0.0;
+    }
+}
+
+int64_t cfx_scalar_to_int64(cfx_value v)
+{
+    switch (v.kind) {
+    case CFX_V_INT: return v.u.i;
+    case CFX_V_BOOL: return v.u.b;
+    case CFX_V_DOUBLE: return (int64_t)v.u.d;
+    default: return 0;
+    }
+}

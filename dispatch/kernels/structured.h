@@ -1,0 +1,48 @@
+/* structured.h - the "meta functions" of the built-in structured operators.
+ *
+ * PyTorch splits a structured kernel into a meta function (checks + output metadata, shared
+ * by every backend: TORCH_META_FUNC) and per-backend impls. These are the meta functions; the
+ * CPU kernels run them and then compute, the Meta kernels run them and stop, so both report
+ * the same errors in the same order and produce the same sizes, strides and dtype. */
+#ifndef CFX_KERNELS_STRUCTURED_H
+#define CFX_KERNELS_STRUCTURED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dispatch/boxing.h"
+#include "dispatch/kernels/iter.h"
+
+typedef enum cfx_binop { CFX_BINOP_ADD, CFX_BINOP_SUB, CFX_BINOP_MUL, CFX_BINOP_DIV } cfx_binop;
+typedef enum cfx_unop {
+    CFX_UNOP_NEG, CFX_UNOP_RELU, CFX_UNOP_SIN, CFX_UNOP_COS, CFX_UNOP_EXP
+} cfx_unop;
+
+/* add/sub/mul/div (+ the in-place add_ when out != NULL): sub_check, TensorIterator build,
+ * alpha_check. */
+bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
+                     const cfx_tensor *a, const cfx_tensor *b, cfx_value alpha);
+/* neg/relu/sin/cos/exp on CPU. (relu's Meta kernel has its own rules: cfx_meta_relu.) */
+bool cfx_structured_unary(cfx_iter *it, cfx_unop kind, const char *op, const cfx_tensor *a);
+
+typedef struct cfx_reduce_shape {
+    int ndim;                      /* of the output */
+    cfx_dtype dtype;               /* of the output (and of the accumulation input) */
+    int64_t sizes[CFX_MAX_DIMS];
+    bool reduced[CFX_MAX_DIMS];    /* per input dim */
+} cfx_reduce_shape;
+/* sum.dim_IntList: dims wrapped then checked for repeats; dtype = dtype arg, else int64 for
+ * integral/bool inputs, else the input's; output contiguous. */
+bool cfx_structured_sum(cfx_reduce_shape *r, const char *op, const cfx_tensor *self, cfx_int_list dim,
+                  bool keepdim, cfx_value dtype);
+
+/* mm: "self must be a matrix", "mat2 must be a matrix", "mat1 and mat2 shapes cannot be
+ * multiplied (2x3 and 4x5)". */
+bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b);
+
+/* The typed C value of a Scalar argument in dtype t (Scalar::to<scalar_t>()), as a double
+ * for floating t, else int64 (bool -> 0/1). */
+double cfx_scalar_to_double(cfx_value v);
+int64_t cfx_scalar_to_int64(cfx_value v);
+
+#endif

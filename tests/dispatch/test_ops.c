@@ -1,0 +1,451 @@
+/* test_ops.c - the built-in op table: registrations, wrappers, layouts, meta dispatch.
+ *
+ * Goldens (tools/interop/dump_ops.py, PyTorch 1.13):
+ *   tests/data/ops_keys.txt     schema and kernel keys of the 18 built-ins, compared with
+ *                               cfx's registry and dumps;
+ *   tests/data/ops_strides.json 4000 random layouts / dtype mixes through the elementwise ops,
+ *                               clone and empty_like: output strides (or the error) on CPU and
+ *                               on meta, the bulk check of the TensorIterator layout port.
+ * The rest checks the wrapper machinery itself: call sites, NULL propagation, the boxed-only
+ * kernel path, redispatch, BackendSelect, version counters and the Meta kernel choice. */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfx.h"
+#include "dispatch/kernels/kernels.h"
+
+static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
+static const cfx_device META = {CFX_DEVICE_META, -1};
+
+static void setup(void)
+{
+    cfx_error_clear();
+    cr_assert_eq(cfx_builtin_ops_init(), CFX_OK, "%s", cfx_error_message());
+}
+
+TestSuite(ops, .init = setup);
+
+/* ---- registry vs PyTorch ------------------------------------------------------------------- */
+
+Test(ops, table_matches_registry_and_pytorch_schemas)
+{
+    FILE *f = fopen("tests/data/ops_keys.txt", "r");
+    cr_assert_not_null(f, "missing tests/data/ops_keys.txt");
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        line[strcspn(line, "\n")] = 0;
+        char *id = strtok(line, "\t"), *name = strtok(NULL, "\t"), *keys = strtok(NULL, "\t"),
+             *schema = strtok(NULL, "\t");
+        cr_assert(id && name && keys && schema);
+        int i = 0;
+        while (i < CFX_OPID_COUNT && strcmp(cfx_builtin_ops[i].id, id))
+            i++;
+        cr_assert_lt(i, CFX_OPID_COUNT, "%s is not a built-in", id);
+        cr_expect_str_eq(cfx_builtin_ops[i].name, name);
+        cr_expect_str_eq(cfx_builtin_ops[i].schema, schema);
+        cfx_op *op = cfx_op_find(name);
+        cr_assert_not_null(op, "%s not registered", name);
+        cr_expect_eq(op, cfx_builtin_op((cfx_opid)i));
+        char *printed = cfx_schema_to_string(cfx_op_schema(op));
+        cr_expect_str_eq(printed, schema, "schema of %s re-prints differently", name);
+        free(printed);
+        cr_expect_eq(cfx_op_schema(op)->n_args, cfx_builtin_ops[i].n_args);
+
+        /* the dump's kernel keys, in dump order, must be PyTorch's (restricted to our keys) */
+        char *dump = cfx_op_dump_state(op);
+        cfx_buf got;
+        cfx_buf_init(&got);
+        for (char *l = strtok(dump, "\n"); l; l = strtok(NULL, "\n")) {
+            if (!strstr(l, ": registered at"))
+                continue;
+            if (!strncmp(l, "debug: ", 7)) {
+                cr_expect(strstr(l, "dispatch/ops.def:") != NULL, "schema debug of %s: %s", name, l);
+                continue;
+            }
+            size_t k = strcspn(l, ":[ ");
+            cfx_buf_printf(&got, "%s%.*s", got.len ? " " : "", (int)k, l);
+        }
+        char *gs = cfx_buf_take(&got);
+        cr_expect_str_eq(gs, keys, "kernel keys of %s", name);
+        free(gs);
+        free(dump);
+        n++;
+    }
+    fclose(f);
+    cr_expect_eq(n, CFX_OPID_COUNT, "ops_keys.txt lists %d ops, ops.def %d", n, CFX_OPID_COUNT);
+}
+
+Test(ops, invariants_hold)
+{
+    for (int i = 0; i < CFX_OPID_COUNT; i++)
+        cr_expect_eq(cfx_op_check_invariants(cfx_builtin_op((cfx_opid)i)), CFX_OK, "%s: %s",
+                     cfx_builtin_ops[i].name, cfx_error_message());
+}
+
+Test(ops, kernel_debug_points_at_the_kernel_file)
+{
+    char *t = cfx_op_dump_computed_table(cfx_op_find("aten::add.Tensor"));
+    cr_assert_not_null(t);
+    cr_expect(strstr(t, "CPU: registered at dispatch/kernels/cpu/binary.c:") != NULL, "%s", t);
+    cr_expect(strstr(t, "Meta: registered at dispatch/kernels/meta/meta.c:") != NULL, "%s", t);
+    /* CompositeExplicitAutogradNonFunctional fills Undefined and the other backends, as in 1.13 */
+    cr_expect(strstr(t, "Undefined: registered at dispatch/kernels/composite.c:") != NULL, "%s", t);
+    cr_expect(strstr(t, "[default backend kernel]") != NULL, "%s", t);
+    free(t);
+}
+
+/* ---- layouts: 4000 random cases ------------------------------------------------------------ */
+
+static cfx_opid opid_named(const char *id)
+{
+    for (int i = 0; i < CFX_OPID_COUNT; i++)
+        if (!strcmp(cfx_builtin_ops[i].id, id))
+            return (cfx_opid)i;
+    cr_assert_fail("unknown op %s", id);
+    return CFX_OPID_COUNT;
+}
+
+static int ints_of(const cJSON *arr, int64_t *out)
+{
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr) out[n++] = (int64_t)e->valuedouble;
+    return n;
+}
+
+static cfx_tensor *call_layout_op(cfx_opid id, cfx_tensor *const *t)
+{
+    switch (id) {
+    case CFX_OPID_add_Tensor: return cfx_add(t[0], t[1]);
+    case CFX_OPID_sub_Tensor: return cfx_sub(t[0], t[1]);
+    case CFX_OPID_mul_Tensor: return cfx_mul(t[0], t[1]);
+    case CFX_OPID_div_Tensor: return cfx_div(t[0], t[1]);
+    case CFX_OPID_neg: return cfx_neg(t[0]);
+    case CFX_OPID_relu: return cfx_relu(t[0]);
+    case CFX_OPID_sin: return cfx_sin(t[0]);
+    case CFX_OPID_exp: return cfx_exp(t[0]);
+    case CFX_OPID_clone: return cfx_clone(t[0]);
+    case CFX_OPID_empty_like: return cfx_empty_like(t[0]);
+    default: cr_assert_fail("op %d not in the layout set", id);
+    }
+    return NULL;
+}
+
+Test(ops, output_layouts_random)
+{
+    FILE *f = fopen("tests/data/ops_strides.json", "rb");
+    cr_assert_not_null(f, "missing tests/data/ops_strides.json");
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)len + 1);
+    cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+    text[len] = 0;
+    fclose(f);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(root);
+    int n = 0, bad = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
+    {
+        cfx_opid id = opid_named(cJSON_GetArrayItem(c, 0)->valuestring);
+        for (int run = 0; run < 2; run++) {
+            cfx_error_clear();
+            cfx_scope s = cfx_scope_begin();
+            cfx_tensor *t[2] = {NULL, NULL};
+            int k = 0;
+            const cJSON *o;
+            cJSON_ArrayForEach(o, cJSON_GetArrayItem(c, 1))
+            {
+                int64_t sizes[8], strides[8];
+                int nd = ints_of(cJSON_GetArrayItem(o, 0), sizes);
+                ints_of(cJSON_GetArrayItem(o, 1), strides);
+                cfx_dtype dt;
+                cr_assert(cfx_dtype_parse(cJSON_GetArrayItem(o, 2)->valuestring, &dt));
+                t[k] = cfx_tensor_new_strided(sizes, strides, nd, dt, run ? META : CPU);
+                cr_assert_not_null(t[k], "%s", cfx_error_message());
+                k++;
+            }
+            cfx_tensor *r = call_layout_op(id, t);
+            const cJSON *want = cJSON_GetArrayItem(c, 2 + run);
+            bool ok;
+            if (cJSON_IsString(want)) {
+                ok = !r && cfx_error_message() && !strcmp(cfx_error_message(), want->valuestring);
+            } else {
+                int64_t ws[8];
+                int nd = ints_of(want, ws);
+                ok = r && r->ndim == nd && !memcmp(r->strides, ws, (size_t)nd * 8) &&
+                     r->device.type == (run ? CFX_DEVICE_META : CFX_DEVICE_CPU);
+            }
+            if (!ok && bad++ < 20) {
+                char *js = cJSON_PrintUnformatted(c);
+                fprintf(stderr, "layout case %d (%s): %s\n  got: ", n, run ? "meta" : "cpu", js);
+                if (r)
+                    for (int i = 0; i < r->ndim; i++)
+                        fprintf(stderr, "%lld ", (long long)r->strides[i]);
+                else
+                    fprintf(stderr, "%s", cfx_error_message() ? cfx_error_message() : "NULL");
+                fputc('\n', stderr);
+                free(js);
+            }
+            cfx_scope_end(s);
+        }
+        n++;
+    }
+    cJSON_Delete(root);
+    cr_expect_eq(n, 4000);
+    cr_expect_eq(bad, 0, "%d of %d layout runs differ from PyTorch", bad, 2 * n);
+}
+
+/* ---- the wrapper machinery ---------------------------------------------------------------- */
+
+static cfx_tensor *floats(const float *v, int64_t n)
+{
+    return cfx_tensor_from_floats(v, &n, 1);
+}
+
+Test(ops, meta_tensors_dispatch_to_the_meta_kernel)
+{
+    cfx_op *op = cfx_op_find("aten::add.Tensor");
+    cr_assert_eq(op->table[cfx_key_table_index(CFX_KEY_Meta)].unboxed, (cfx_fnptr)cfx_meta_add_Tensor);
+    cr_assert_eq(op->table[cfx_key_table_index(CFX_KEY_CPU)].unboxed, (cfx_fnptr)cfx_cpu_add_Tensor);
+    cfx_scope s = cfx_scope_begin();
+    int64_t sz[2] = {1000, 1000};
+    cfx_tensor *a = cfx_tensor_new(sz, 2, CFX_FLOAT32, META), *b = cfx_tensor_new(sz + 1, 1, CFX_FLOAT64, META);
+    cfx_tensor *y = cfx_mm(cfx_relu(cfx_add(a, b)), cfx_t(a));
+    cr_assert_not_null(y, "%s", cfx_error_message());
+    cr_expect_eq(y->device.type, CFX_DEVICE_META);
+    cr_expect_null(cfx_tensor_data(y), "the Meta kernel makes no data");
+    cr_expect_eq(y->dtype, CFX_FLOAT64);
+    cr_expect_eq(y->sizes[0], 1000);
+    cr_expect_eq(y->sizes[1], 1000);
+    /* 0-dim CPU scalars may join a meta computation; the result is meta */
+    float one = 1;
+    cfx_tensor *cpu0 = cfx_tensor_from_floats(&one, NULL, 0);
+    cfx_tensor *z = cfx_add(a, cpu0);
+    cr_assert_not_null(z, "%s", cfx_error_message());
+    cr_expect_eq(z->device.type, CFX_DEVICE_META);
+    cfx_scope_end(s);
+}
+
+Test(ops, errors_record_the_call_site_and_op)
+{
+    cfx_scope s = cfx_scope_begin();
+    float v[5] = {1, 2, 3, 4, 5};
+    cfx_tensor *a = floats(v, 2), *b = floats(v, 5);
+    int line = __LINE__ + 1;
+    cfx_tensor *y = cfx_add(a, b);
+    cr_assert_null(y);
+    cr_expect_str_eq(cfx_error_message(), "The size of tensor a (2) must match the size of tensor b (5) at non-singleton dimension 0");
+    cr_expect_str_eq(cfx_error_op(), "aten::add.Tensor");
+    cfx_site site = cfx_error_site();
+    cr_expect_str_eq(site.file, __FILE__);
+    cr_expect_eq(site.line, line);
+    cr_expect_null(cfx_current_site(), "the wrapper restores the previous site");
+    cfx_scope_end(s);
+}
+
+Test(ops, null_propagates_without_a_new_error)
+{
+    cfx_scope s = cfx_scope_begin();
+    float v[2] = {1, 2};
+    cfx_tensor *a = floats(v, 2);
+    cr_expect_null(cfx_add(a, NULL));
+    cr_expect_null(cfx_relu(NULL));
+    cr_expect_null(cfx_sum(NULL, NULL, 0, false));
+    cr_expect_null(cfx_view(NULL, (int64_t[]){2}, 1));
+    cr_expect_not(cfx_error_occurred(), "%s", cfx_error_message());
+    cfx_scope_end(s);
+}
+
+Test(ops, add_inplace_bumps_version_and_returns_self)
+{
+    cfx_scope s = cfx_scope_begin();
+    float v[3] = {1, 2, 3};
+    cfx_tensor *a = floats(v, 3), *b = floats(v, 3);
+    cfx_tensor *view = cfx_view_dims(a, 3, 1);
+    uint32_t v0 = cfx_tensor_version(view);
+    cfx_tensor *r = cfx_add_alpha_(a, b, cfx_double(0.5));
+    cr_assert_eq(r, a);
+    cr_expect_eq(cfx_tensor_version(view), v0 + 1, "views share the version counter");
+    cr_expect_eq(cfx_tensor_get_double(view, 2), 4.5);
+    /* the meta twin bumps too */
+    int64_t three = 3;
+    cfx_tensor *m = cfx_tensor_new(&three, 1, CFX_FLOAT32, META);
+    uint32_t mv = cfx_tensor_version(m);
+    cr_expect_eq(cfx_add_(m, m), m);
+    cr_expect_eq(cfx_tensor_version(m), mv + 1);
+    cfx_scope_end(s);
+}
+
+Test(ops, convenience_macros)
+{
+    cfx_scope s = cfx_scope_begin();
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    int64_t sz[2] = {2, 3};
+    cfx_tensor *x = cfx_tensor_from_floats(v, sz, 2);
+    cfx_tensor *rows = cfx_sum(x, (int64_t[]){1}, 1, false);
+    cr_assert_not_null(rows, "%s", cfx_error_message());
+    cr_expect_eq(cfx_tensor_get_double(rows, 0), 6);
+    cr_expect_eq(cfx_tensor_get_double(rows, 1), 15);
+    cfx_tensor *all = cfx_sum_all(x);
+    cr_expect_eq(all->ndim, 0);
+    cr_expect_eq(cfx_tensor_get_double(all, 0), 21);
+    cfx_tensor *d = cfx_sum_dtype(x, NULL, 0, true, CFX_FLOAT64);
+    cr_expect_eq(d->dtype, CFX_FLOAT64);
+    cr_expect_eq(d->ndim, 2);
+    cfx_tensor *v2 = cfx_view_dims(x, 3, -1);
+    cr_expect_eq(v2->sizes[1], 2);
+    cr_expect_eq(v2->storage, x->storage);
+    cfx_tensor *e = cfx_empty(sz, 2, CFX_INT32, META);
+    cr_expect_eq(e->device.type, CFX_DEVICE_META);
+    cr_expect_eq(e->dtype, CFX_INT32);
+    cfx_tensor *es = cfx_empty_strided(sz, ((int64_t[]){1, 2}), 2, CFX_FLOAT32, CPU);
+    cr_expect_eq(es->strides[1], 2);
+    cfx_tensor *cl = cfx_clone_format(cfx_t(x), CFX_CONTIGUOUS_FORMAT);
+    cr_expect_eq(cl->strides[0], 2);
+    cr_expect_eq(cfx_tensor_get_double(cl, 1), 4);
+    cfx_tensor *y = cfx_div(cfx_sub_alpha(cfx_mul(x, x), x, cfx_int(2)), cfx_exp(cfx_neg(x)));
+    cr_assert_not_null(y, "%s", cfx_error_message());
+    cfx_tensor *sc = cfx_cos(cfx_sin(x));
+    cr_assert_not_null(sc);
+    cfx_scope_end(s);
+}
+
+Test(ops, long_int_lists_box_on_the_heap)
+{
+    cfx_scope s = cfx_scope_begin();
+    float v = 7;
+    cfx_tensor *x = cfx_tensor_from_floats(&v, NULL, 0);
+    int64_t ones[40];
+    for (int i = 0; i < 40; i++)
+        ones[i] = 1;
+    cfx_tensor *y = cfx_view(x, ones, 40);
+    cr_assert_not_null(y, "%s", cfx_error_message());
+    cr_expect_eq(y->ndim, 40);
+    int64_t dims[40];
+    for (int i = 0; i < 40; i++)
+        dims[i] = i;
+    cfx_tensor *z = cfx_sum(y, dims, 40, false);
+    cr_assert_not_null(z, "%s", cfx_error_message());
+    cr_expect_eq(z->ndim, 0);
+    cr_expect_eq(cfx_tensor_get_double(z, 0), 7);
+    cfx_scope_end(s);
+}
+
+Test(ops, factories_go_through_backend_select)
+{
+    cfx_op *op = cfx_op_find("aten::empty.memory_format");
+    cr_expect(cfx_kernel_is_valid(&op->table[cfx_key_table_index(CFX_KEY_BackendSelect)]));
+    cfx_scope s = cfx_scope_begin();
+    int64_t sz[4] = {2, 3, 4, 5};
+    cfx_tensor *c = cfx_op_empty_memory_format(CFX_HERE, cfx_ints(sz, 4), cfx_none(), cfx_none(), cfx_none(),
+                                               cfx_none(), cfx_memory_format_value(CFX_CHANNELS_LAST));
+    cr_assert_not_null(c, "%s", cfx_error_message());
+    cr_expect_eq(c->device.type, CFX_DEVICE_CPU, "no device: CPU");
+    cr_expect_eq(c->strides[1], 1);
+    cr_expect_eq(c->strides[3], 3);
+    cfx_tensor *m = cfx_op_empty_strided(CFX_HERE, cfx_ints(sz, 2), CFX_DIMS(1, 2), cfx_none(), cfx_none(),
+                                         cfx_device_value(META), cfx_none());
+    cr_assert_not_null(m, "%s", cfx_error_message());
+    cr_expect_eq(m->device.type, CFX_DEVICE_META);
+    /* redispatch straight to a backend key */
+    cfx_tensor *r = cfx_op_empty_memory_format_redispatch(cfx_keyset_of(CFX_KEY_Meta), cfx_ints(sz, 2), cfx_none(),
+                                                          cfx_none(), cfx_none(), cfx_none(), cfx_none());
+    cr_assert_not_null(r);
+    cr_expect_eq(r->device.type, CFX_DEVICE_META);
+    cfx_scope_end(s);
+}
+
+static int boxed_neg_calls;
+
+static int boxed_neg(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx;
+    (void)op;
+    (void)ks;
+    boxed_neg_calls++;
+    cfx_tensor *r = cfx_cpu_neg(stack[0].u.t);
+    if (!r)
+        return CFX_ERR;
+    stack[0] = cfx_tensor_value(r);
+    return CFX_OK;
+}
+
+static void quiet(const char *message, void *ctx)
+{
+    (void)message;
+    (void)ctx;
+}
+
+Test(ops, boxed_only_kernels_are_called_boxed)
+{
+    cfx_set_warning_handler(quiet, NULL); /* "Overriding a previously registered kernel" */
+    cfx_library *lib = CFX_LIBRARY_IMPL("aten", CFX_KEY_CPU);
+    cr_assert_not_null(lib, "%s", cfx_error_message());
+    cr_assert_eq(CFX_IMPL_BOXED(lib, "neg", CFX_KEY_Undefined, boxed_neg, NULL), CFX_OK, "%s",
+                 cfx_error_message());
+    cfx_scope s = cfx_scope_begin();
+    float v[2] = {1, -2};
+    cfx_tensor *y = cfx_neg(floats(v, 2));
+    cr_assert_not_null(y, "%s", cfx_error_message());
+    cr_expect_eq(boxed_neg_calls, 1);
+    cr_expect_eq(cfx_tensor_get_double(y, 1), 2);
+    cfx_scope_end(s);
+    cfx_library_free(lib);
+    s = cfx_scope_begin();
+    cr_assert_not_null(cfx_neg(floats(v, 2)));
+    cr_expect_eq(boxed_neg_calls, 1, "the C kernel is back after the library is freed");
+    cfx_scope_end(s);
+    cfx_set_warning_handler(NULL, NULL);
+}
+
+Test(ops, no_scope_means_the_caller_owns_results)
+{
+    float v[3] = {1, 2, 3};
+    int64_t n = 3;
+    cfx_tensor *a = cfx_tensor_from_floats(v, &n, 1);
+    cfx_tensor *b = cfx_add(a, a);
+    cfx_tensor *c = cfx_view_dims(b, 1, 3);
+    cr_assert_not_null(c);
+    cr_expect_eq(cfx_tensor_get_double(c, 2), 6);
+    cfx_tensor_release(c);
+    cfx_tensor_release(b);
+    cfx_tensor_release(a);
+}
+
+/* `cfx ops --list` prints every defined operator's schema: the built-ins must all be there,
+ * which needs only cfx_dispatcher_init() (it registers the built-in table). */
+Test(ops, driver_lists_the_builtins)
+{
+    const char *bin = getenv("CFX_BIN");
+    if (!bin || !*bin)
+        cr_skip_test("CFX_BIN not set");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s ops --list", bin);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    cfx_buf out;
+    cfx_buf_init(&out);
+    char line[1024];
+    while (fgets(line, sizeof line, p))
+        cfx_buf_puts(&out, line);
+    cr_expect_eq(pclose(p), 0);
+    char *text = cfx_buf_take(&out);
+    cr_assert_not_null(text);
+    for (int i = 0; i < CFX_OPID_COUNT; i++) {
+        char want[400];
+        snprintf(want, sizeof want, "%s\n", cfx_builtin_ops[i].schema);
+        cr_expect(strstr(text, want) != NULL,
+                  "`cfx ops --list` lacks %s (does cfx_dispatcher_init call cfx_builtin_ops_init?)",
+                  cfx_builtin_ops[i].name);
+    }
+    free(text);
+}

@@ -1,0 +1,350 @@
+/* test_ops_golden.c - every built-in operator against PyTorch 1.13, case by case.
+ *
+ * tests/data/ops_cases.json (tools/interop/dump_ops.py) holds ~2100 calls of the 18 built-in
+ * ops with what PyTorch returned: result dtype, device, sizes, strides, storage offset,
+ * aliasing and version-counter bumps, values for CPU results, or the exact error text. Each
+ * case runs on CPU and on meta tensors (and "mixed" device cases as written), twice: through
+ * the typed wrapper cfx_op_<id> (unboxed fast path) and through cfx_op_call (boxed, via the
+ * libffi adapter). One Criterion test per operator. */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfx.h"
+
+static const char *golden_path = "tests/data/ops_cases.json";
+
+static cJSON *load_cases(void)
+{
+    FILE *f = fopen(golden_path, "rb");
+    cr_assert_not_null(f, "missing %s (run tools/interop/dump_ops.py)", golden_path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    cr_assert_not_null(text);
+    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
+    text[n] = 0;
+    fclose(f);
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(root, "bad JSON in %s", golden_path);
+    return root;
+}
+
+/* ---- arguments ---------------------------------------------------------------------------- */
+
+enum { MAXA = 8, MAXL = 64 };
+
+typedef struct args {
+    int n;
+    cfx_value v[MAXA];
+    cfx_tensor *base[MAXA];
+    int64_t ints[MAXA][MAXL];
+    cfx_value items[MAXA][MAXL];
+    cfx_int_list lists[MAXA];
+} args;
+
+static bool parse_dtype(const char *s, cfx_dtype *out) { return cfx_dtype_parse(s, out); }
+
+static int ints_of(const cJSON *arr, int64_t *out, int cap)
+{
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        cr_assert(n < cap);
+        out[n++] = (int64_t)e->valuedouble;
+    }
+    return n;
+}
+
+static double number_of(const cJSON *e)
+{
+    if (cJSON_IsString(e)) {
+        if (!strcmp(e->valuestring, "nan"))
+            return NAN;
+        return e->valuestring[0] == '-' ? -INFINITY : INFINITY;
+    }
+    return e->valuedouble;
+}
+
+static cfx_device device_named(const char *name, const char *run)
+{
+    if (!strcmp(name, "auto"))
+        name = run;
+    return cfx_device_make(!strcmp(name, "meta") ? CFX_DEVICE_META : CFX_DEVICE_CPU);
+}
+
+static void fill(cfx_tensor *t, const cJSON *values)
+{
+    void *p = cfx_tensor_data(t);
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, values)
+    {
+        double v = number_of(e);
+        switch ((cfx_dtype)t->dtype) {
+        case CFX_FLOAT32: ((float *)p)[i] = (float)v; break;
+        case CFX_FLOAT64: ((double *)p)[i] = v; break;
+        case CFX_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+        case CFX_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+        case CFX_BOOL: ((bool *)p)[i] = v != 0; break;
+        }
+        i++;
+    }
+}
+
+/* Builds the case's arguments for a run; tensors are autoreleased into the caller's scope. */
+static void build(const cJSON *jargs, const char *run, args *a)
+{
+    memset(a, 0, sizeof *a);
+    const cJSON *ja;
+    cJSON_ArrayForEach(ja, jargs)
+    {
+        int i = a->n++;
+        cr_assert(i < MAXA);
+        const char *k = cJSON_GetObjectItem(ja, "k")->valuestring;
+        const cJSON *v = cJSON_GetObjectItem(ja, "v");
+        if (!strcmp(k, "tensor")) {
+            cfx_dtype dt;
+            cr_assert(parse_dtype(cJSON_GetObjectItem(ja, "dtype")->valuestring, &dt));
+            int64_t sizes[MAXL], strides[MAXL];
+            int nd = ints_of(cJSON_GetObjectItem(ja, "sizes"), sizes, MAXL);
+            ints_of(cJSON_GetObjectItem(ja, "strides"), strides, MAXL);
+            int64_t off = (int64_t)cJSON_GetObjectItem(ja, "offset")->valuedouble;
+            const cJSON *share = cJSON_GetObjectItem(ja, "share");
+            cfx_tensor *base;
+            if (share) {
+                base = a->base[share->valueint];
+            } else {
+                const cJSON *storage = cJSON_GetObjectItem(ja, "storage");
+                int64_t len = cJSON_GetArraySize(storage);
+                cfx_device dev = device_named(cJSON_GetObjectItem(ja, "dev")->valuestring, run);
+                base = cfx_tensor_new(&len, 1, dt, dev);
+                cr_assert_not_null(base, "%s", cfx_error_message());
+                if (dev.type == CFX_DEVICE_CPU)
+                    fill(base, storage);
+            }
+            a->base[i] = base;
+            cfx_tensor *t = cfx_tensor_new_view(base, sizes, strides, nd, off);
+            cr_assert_not_null(t, "%s", cfx_error_message());
+            a->v[i] = cfx_tensor_value(t);
+        } else if (!strcmp(k, "int")) {
+            a->v[i] = cfx_int((int64_t)v->valuedouble);
+        } else if (!strcmp(k, "double")) {
+            a->v[i] = cfx_double(v->valuedouble);
+        } else if (!strcmp(k, "bool")) {
+            a->v[i] = cfx_bool(cJSON_IsTrue(v));
+        } else if (!strcmp(k, "none")) {
+            a->v[i] = cfx_none();
+        } else if (!strcmp(k, "ints")) {
+            int n = ints_of(v, a->ints[i], MAXL);
+            for (int j = 0; j < n; j++)
+                a->items[i][j] = cfx_int(a->ints[i][j]);
+            a->v[i] = cfx_list(a->items[i], (uint32_t)n);
+            a->lists[i] = cfx_ints(a->ints[i], n);
+        } else if (!strcmp(k, "dtype")) {
+            a->v[i] = cfx_dtype_value((cfx_dtype)v->valueint);
+        } else if (!strcmp(k, "device")) {
+            a->v[i] = cfx_device_value(device_named(v->valuestring, run));
+        } else if (!strcmp(k, "memfmt")) {
+            a->v[i] = cfx_memory_format_value((cfx_memory_format)v->valueint);
+        } else if (!strcmp(k, "layout")) {
+            a->v[i] = cfx_layout_value(v->valueint);
+        } else {
+            cr_assert_fail("unknown argument kind %s", k);
+        }
+        if (a->v[i].kind != CFX_V_LIST)
+            a->lists[i] = (cfx_int_list){NULL, -1};
+    }
+}
+
+/* ---- calling ---------------------------------------------------------------------------------- */
+
+#define ARG_TENSOR(i) a->v[i].u.t
+#define ARG_SCALAR(i) a->v[i]
+#define ARG_OPT(i) a->v[i]
+#define ARG_INTLIST(i) a->lists[i]
+#define ARG_BOOL(i) a->v[i].u.b
+#define ARG_BY(k, i) ARG_BY_(k, i)
+#define ARG_BY_(k, i) ARG_##k(i)
+#define UNBOXED_ARG(i, p) ARG_BY(CFX_PARAM_KIND(p), i)
+
+static cfx_tensor *call_typed(cfx_opid id, args *a)
+{
+    switch (id) {
+#define CFX_OP(id, name, schema, params) \
+    case CFX_OPID_##id: return cfx_op_##id(CFX_HERE, CFX_PARAMS_I(UNBOXED_ARG, CFX_PP_COMMA, params));
+#include "dispatch/ops.def"
+#undef CFX_OP
+    case CFX_OPID_COUNT: break;
+    }
+    return NULL;
+}
+
+static cfx_tensor *call_boxed(cfx_opid id, args *a)
+{
+    cfx_value stack[MAXA];
+    memcpy(stack, a->v, sizeof stack);
+    if (cfx_op_call(cfx_builtin_op(id), stack, a->n) != CFX_OK)
+        return NULL;
+    cr_assert_eq(stack[0].kind, CFX_V_TENSOR);
+    return stack[0].u.t;
+}
+
+/* ---- checking --------------------------------------------------------------------------------- */
+
+static int failures;
+
+#define FAIL(...)                                              \
+    do {                                                       \
+        if (failures++ < 40) {                                 \
+            fprintf(stderr, "  %s [%s, %s]: ", name, run, how); \
+            fprintf(stderr, __VA_ARGS__);                      \
+            fputc('\n', stderr);                               \
+        }                                                      \
+        return;                                                \
+    } while (0)
+
+static bool close_enough(double got, double want, cfx_dtype dt)
+{
+    if (isnan(want))
+        return isnan(got);
+    if (isinf(want))
+        return got == want;
+    if (dt == CFX_FLOAT32)
+        return fabs(got - want) <= 1e-6 + 2e-6 * fabs(want);
+    if (dt == CFX_FLOAT64)
+        return fabs(got - want) <= 1e-12 + 1e-12 * fabs(want);
+    return got == want;
+}
+
+static void check(const char *name, const char *run, const char *how, const cJSON *want, cfx_tensor *r,
+                  const args *a, const uint32_t *versions)
+{
+    const cJSON *err = cJSON_GetObjectItem(want, "error");
+    if (err) {
+        if (r)
+            FAIL("expected error '%s', got a result", err->valuestring);
+        const char *msg = cfx_error_message();
+        const char *want_msg = err->valuestring;
+        if (!msg || strcmp(msg, want_msg))
+            FAIL("error\n    want: %s\n    got:  %s", want_msg, msg ? msg : "(none)");
+        return;
+    }
+    if (!r)
+        FAIL("unexpected error: %s", cfx_error_message() ? cfx_error_message() : "(NULL without error)");
+    cfx_dtype dt;
+    parse_dtype(cJSON_GetObjectItem(want, "dtype")->valuestring, &dt);
+    if ((cfx_dtype)r->dtype != dt)
+        FAIL("dtype %s, want %s", cfx_dtype_name((cfx_dtype)r->dtype), cfx_dtype_name(dt));
+    const char *dev = cJSON_GetObjectItem(want, "device")->valuestring;
+    if (strcmp(cfx_device_type_name((cfx_device_type)r->device.type), dev))
+        FAIL("device %s, want %s", cfx_device_type_name((cfx_device_type)r->device.type), dev);
+    int64_t sizes[MAXL], strides[MAXL];
+    int nd = ints_of(cJSON_GetObjectItem(want, "sizes"), sizes, MAXL);
+    ints_of(cJSON_GetObjectItem(want, "strides"), strides, MAXL);
+    if (r->ndim != nd || memcmp(r->sizes, sizes, (size_t)nd * 8))
+        FAIL("sizes differ (ndim %d, want %d)", r->ndim, nd);
+    if (memcmp(r->strides, strides, (size_t)nd * 8)) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        for (int i = 0; i < nd; i++)
+            cfx_buf_printf(&b, "%lld/%lld ", (long long)r->strides[i], (long long)strides[i]);
+        char *s = cfx_buf_take(&b);
+        fprintf(stderr, "  %s [%s, %s]: strides got/want: %s\n", name, run, how, s);
+        free(s);
+        failures++;
+        return;
+    }
+    int64_t off = (int64_t)cJSON_GetObjectItem(want, "offset")->valuedouble;
+    if (r->storage_offset != off)
+        FAIL("storage offset %lld, want %lld", (long long)r->storage_offset, (long long)off);
+    int alias = cJSON_GetObjectItem(want, "alias")->valueint;
+    for (int i = 0; i < a->n; i++) {
+        if (a->v[i].kind != CFX_V_TENSOR)
+            continue;
+        bool shares = a->v[i].u.t->storage == r->storage;
+        if (alias >= 0 && i == alias && !shares)
+            FAIL("result should share argument %d's storage", i);
+        if (alias < 0 && shares)
+            FAIL("result shares argument %d's storage", i);
+    }
+    if (alias >= 0) {
+        bool bumped = cJSON_IsTrue(cJSON_GetObjectItem(want, "version_bumped"));
+        if ((cfx_tensor_version(a->v[alias].u.t) != versions[alias]) != bumped)
+            FAIL("version counter %s", bumped ? "not bumped" : "bumped");
+    }
+    if (r->device.type == CFX_DEVICE_META && cfx_tensor_data(r))
+        FAIL("a meta result has data");
+    const cJSON *values = cJSON_GetObjectItem(want, "values");
+    if (!cJSON_IsArray(values))
+        return;
+    int64_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, values)
+    {
+        double got = cfx_tensor_get_double(r, i), w = number_of(e);
+        if (!close_enough(got, w, dt))
+            FAIL("value[%lld] = %.17g, want %.17g", (long long)i, got, w);
+        i++;
+    }
+    if (i != cfx_tensor_numel(r))
+        FAIL("numel %lld, want %lld", (long long)cfx_tensor_numel(r), (long long)i);
+}
+
+static void run_once(const char *name, cfx_opid id, const cJSON *jargs, const char *run, const cJSON *want,
+                     bool boxed)
+{
+    cfx_error_clear();
+    cfx_scope s = cfx_scope_begin();
+    args a;
+    build(jargs, run, &a);
+    uint32_t versions[MAXA] = {0};
+    for (int i = 0; i < a.n; i++)
+        if (a.v[i].kind == CFX_V_TENSOR)
+            versions[i] = cfx_tensor_version(a.v[i].u.t);
+    cfx_tensor *r = boxed ? call_boxed(id, &a) : call_typed(id, &a);
+    check(name, run, boxed ? "boxed" : "typed", want, r, &a, versions);
+    cfx_scope_end(s);
+    cfx_error_clear();
+}
+
+static void run_op(cfx_opid id)
+{
+    cr_assert_eq(cfx_builtin_ops_init(), CFX_OK, "%s", cfx_error_message());
+    cJSON *root = load_cases();
+    const char *opname = cfx_builtin_ops[id].id;
+    int ncases = 0, nruns = 0;
+    failures = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
+    {
+        if (strcmp(cJSON_GetObjectItem(c, "op")->valuestring, opname))
+            continue;
+        ncases++;
+        const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
+        const cJSON *jargs = cJSON_GetObjectItem(c, "args");
+        const cJSON *run;
+        cJSON_ArrayForEach(run, cJSON_GetObjectItem(c, "runs"))
+        {
+            run_once(name, id, jargs, run->string, run, false);
+            run_once(name, id, jargs, run->string, run, true);
+            nruns++;
+        }
+    }
+    cJSON_Delete(root);
+    cr_log_info("%s: %d cases, %d runs, %d failures", opname, ncases, nruns, failures);
+    cr_expect_gt(ncases, 0, "no golden cases for %s", opname);
+    cr_expect_eq(failures, 0, "%s: %d of %d runs differ from PyTorch (details on stderr)", opname, failures,
+                 2 * nruns);
+}
+
+#define CFX_OP(id, name, schema, params) \
+    Test(ops_golden, id) { run_op(CFX_OPID_##id); }
+#include "dispatch/ops.def"
+#undef CFX_OP

@@ -1,0 +1,621 @@
+#!/usr/bin/python3
+"""Generates the golden data of the built-in operators (tests/dispatch/test_ops*.c).
+
+Run from the repo root:  /usr/bin/python3 tools/interop/dump_ops.py
+
+Outputs:
+  tests/data/ops_cases.json   operator calls and what PyTorch 1.13 returned for each
+  tests/data/ops_keys.txt     per built-in op: its schema and the dispatch keys PyTorch
+                              registers kernels on, among the keys cfx has kernels for
+
+ops_cases.json = {"cases": [case, ...]}; a case is
+  {"name": str, "op": cfx op id ("add_Tensor"), "args": [arg, ...], "runs": {run: result}}
+Every call is made through torch.ops.aten.<name>.<overload>, arguments in schema order
+(kwarg-only ones passed by keyword). Runs: "cpu" and "meta" replay the case with every
+"auto" device set to that device; "mixed" uses the devices as written.
+  arg = {"k": "tensor", "dtype": "float32", "sizes": [...], "strides": [...], "offset": n,
+         "storage": [values], "dev": "auto" | "cpu" | "meta", "share": j (optional: view the
+         storage of argument j instead of a new one)}
+      | {"k": "int"|"double"|"bool", "v": ...} | {"k": "none"} | {"k": "ints", "v": [...]}
+      | {"k": "dtype", "v": code} | {"k": "device", "v": "auto"|"cpu"|"meta"}
+      | {"k": "memfmt", "v": code} | {"k": "layout", "v": code}
+  result = {"error": message}
+         | {"dtype", "device", "sizes", "strides", "offset",
+            "values": row-major values (CPU only; null for uninitialised memory),
+            "alias": index of the argument whose storage the result shares, or -1,
+            "version_bumped": whether that argument's version counter moved}
+Float values that JSON cannot hold are the strings "nan", "inf", "-inf"; bools are 0/1.
+
+ops_strides.json = {"cases": [[op, [[sizes, strides, dtype], ...], cpu, meta], ...]}: random
+layouts (broadcast, permuted, gapped, zero-stride, size-0/1 dims) and dtype mixes through the
+elementwise ops, clone and empty_like, recording only the result's strides (cpu / meta: a
+strides list or the error text). This is the bulk check of the TensorIterator layout port.
+"""
+import json
+import math
+import os
+import random
+import sys
+
+import torch
+
+OUT_CASES = "tests/data/ops_cases.json"
+OUT_KEYS = "tests/data/ops_keys.txt"
+OUT_STRIDES = "tests/data/ops_strides.json"
+
+OPS = [
+    ("add_Tensor", "add", "Tensor"), ("sub_Tensor", "sub", "Tensor"),
+    ("mul_Tensor", "mul", "Tensor"), ("div_Tensor", "div", "Tensor"),
+    ("neg", "neg", "default"), ("relu", "relu", "default"), ("sin", "sin", "default"),
+    ("cos", "cos", "default"), ("exp", "exp", "default"),
+    ("sum_dim_IntList", "sum", "dim_IntList"), ("mm", "mm", "default"), ("t", "t", "default"),
+    ("view", "view", "default"), ("clone", "clone", "default"), ("add__Tensor", "add_", "Tensor"),
+    ("empty_memory_format", "empty", "memory_format"), ("empty_strided", "empty_strided", "default"),
+    ("empty_like", "empty_like", "default"),
+]
+OPMAP = {cid: getattr(getattr(torch.ops.aten, n), o) for cid, n, o in OPS}
+KEYS_OF_INTEREST = ["CPU", "Meta", "BackendSelect", "CompositeExplicitAutograd",
+                    "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd"]
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64,
+          "int32": torch.int32, "bool": torch.bool}
+DTYPE_NAME = {v: k for k, v in DTYPES.items()}
+DTYPE_CODE = {"int32": 3, "int64": 4, "float32": 6, "float64": 7, "bool": 11}
+MEMFMT = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last,
+          3: torch.channels_last_3d}
+
+rng = random.Random(1313)
+cases = []
+
+
+# ---- argument builders -----------------------------------------------------------------------
+
+def contiguous_strides(sizes):
+    st, z = [0] * len(sizes), 1
+    for d in reversed(range(len(sizes))):
+        st[d] = z
+        z *= max(sizes[d], 1)
+    return st
+
+
+def storage_len(sizes, strides, offset):
+    if any(s == 0 for s in sizes):
+        return offset
+    return offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
+
+
+def values_for(dtype, n, kind="default"):
+    if dtype == "bool":
+        return [rng.randint(0, 1) for _ in range(n)]
+    if dtype in ("int64", "int32"):
+        return [rng.randint(-5, 5) for _ in range(n)]
+    if kind == "small":
+        return [rng.randint(-8, 8) / 4.0 for _ in range(n)]
+    return [rng.randint(-16, 16) / 4.0 for _ in range(n)]
+
+
+def T(sizes, strides=None, dtype="float32", offset=0, dev="auto", kind="default", share=None):
+    sizes = list(sizes)
+    strides = contiguous_strides(sizes) if strides is None else list(strides)
+    a = {"k": "tensor", "dtype": dtype, "sizes": sizes, "strides": strides, "offset": offset, "dev": dev}
+    if share is None:
+        a["storage"] = values_for(dtype, storage_len(sizes, strides, offset), kind)
+    else:
+        a["share"] = share
+    return a
+
+
+def perm_strides(sizes, order):
+    """Strides of a contiguous tensor of the permuted shape, permuted back: order lists the
+    dims from outermost to innermost in memory."""
+    st, z = [0] * len(sizes), 1
+    for d in reversed(order):
+        st[d] = z
+        z *= max(sizes[d], 1)
+    return st
+
+
+def I(v): return {"k": "int", "v": v}
+def D(v): return {"k": "double", "v": v}
+def B(v): return {"k": "bool", "v": v}
+def NONE(): return {"k": "none"}
+def INTS(v): return {"k": "ints", "v": list(v)}
+def DT(name): return {"k": "dtype", "v": DTYPE_CODE[name]}
+def DEV(d="auto"): return {"k": "device", "v": d}
+def MF(code): return {"k": "memfmt", "v": code}
+def LAYOUT(code=0): return {"k": "layout", "v": code}
+
+
+# ---- running a case on PyTorch ---------------------------------------------------------------
+
+def encode_value(v):
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+    return v
+
+
+def flatten(x):
+    if isinstance(x, list):
+        out = []
+        for e in x:
+            out.extend(flatten(e))
+        return out
+    return [x]
+
+
+def build_args(args, run):
+    built, bases = [], []
+    for a in args:
+        k = a["k"]
+        base = None
+        if k == "tensor":
+            dev = a["dev"] if a["dev"] != "auto" else run
+            dt = DTYPES[a["dtype"]]
+            if "share" in a:
+                base = bases[a["share"]]
+            elif dev == "cpu":
+                base = torch.tensor(a["storage"], dtype=dt) if a["storage"] else torch.empty(0, dtype=dt)
+            else:
+                base = torch.empty(len(a["storage"]), dtype=dt, device="meta")
+            built.append(base.as_strided(a["sizes"], a["strides"], a["offset"]))
+        elif k in ("int", "double", "bool"):
+            built.append(a["v"])
+        elif k == "none":
+            built.append(None)
+        elif k == "ints":
+            built.append(list(a["v"]))
+        elif k == "dtype":
+            built.append({v: DTYPES[n] for n, v in DTYPE_CODE.items()}[a["v"]])
+        elif k == "device":
+            built.append(torch.device(a["v"] if a["v"] != "auto" else run))
+        elif k == "memfmt":
+            built.append(MEMFMT[a["v"]])
+        elif k == "layout":
+            built.append(torch.strided)
+        else:
+            raise ValueError(k)
+        bases.append(base)
+    return built, bases
+
+
+def call(op_id, built):
+    op = OPMAP[op_id]
+    if op_id in ("add_Tensor", "sub_Tensor", "add__Tensor") and isinstance(built[2], bool):
+        # torch.ops turns a Python bool Scalar into an int; the Python binding keeps it a
+        # bool Scalar, which is what cfx's BOOL value is
+        fn = {"add_Tensor": torch.add, "sub_Tensor": torch.sub, "add__Tensor": torch.Tensor.add_}[op_id]
+        return fn(built[0], built[1], alpha=built[2])
+    pos, kw = [], {}
+    for arg, v in zip(op._schema.arguments, built):
+        if arg.kwarg_only:
+            kw[arg.name] = v
+        else:
+            pos.append(v)
+    return op(*pos, **kw)
+
+
+def run_case(op_id, args, run, nondeterministic):
+    built, bases = build_args(args, run)
+    versions = [b._version if isinstance(b, torch.Tensor) else None for b in built]
+    try:
+        r = call(op_id, built)
+    except Exception as e:  # noqa: BLE001 - every error text is data here
+        return {"error": str(e)}
+    alias, bumped = -1, False
+    for i, b in enumerate(built):
+        # every tensor argument is an as_strided view of a base, so a result sharing its
+        # storage is either the argument itself (in-place) or another view of that base
+        if isinstance(b, torch.Tensor) and (r is b or (r._base is not None and r._base is b._base)):
+            alias = i
+            bumped = b._version != versions[i]
+            break
+    res = {"dtype": DTYPE_NAME[r.dtype], "device": r.device.type, "sizes": list(r.shape),
+           "strides": list(r.stride()), "offset": r.storage_offset(), "alias": alias,
+           "version_bumped": bumped}
+    if r.device.type == "cpu" and not nondeterministic:
+        res["values"] = [encode_value(v) for v in flatten(r.tolist())]
+    else:
+        res["values"] = None
+    return res
+
+
+def add_case(name, op_id, args, runs=("cpu", "meta"), nondeterministic=False):
+    c = {"name": name, "op": op_id, "args": args,
+         "runs": {run: run_case(op_id, args, run, nondeterministic) for run in runs}}
+    cases.append(c)
+
+
+# ---- the cases -------------------------------------------------------------------------------
+
+SHAPE_PAIRS = [
+    ("same", [2, 3], None, [2, 3], None),
+    ("row_bcast", [2, 3], None, [3], None),
+    ("outer", [2, 1], None, [1, 3], None),
+    ("col_bcast", [3, 1], None, [3], None),
+    ("rank3_bcast", [2, 3, 4], None, [3, 1], None),
+    ("two_way", [4, 1, 3], None, [1, 2, 1], None),
+    ("scalar_right", [2, 3], None, [], None),
+    ("scalar_left", [], None, [2, 3], None),
+    ("scalars", [], None, [], None),
+    ("one_vs_n", [1], None, [5], None),
+    ("empty_rows", [0, 3], None, [3], None),
+    ("empty_cols", [2, 0], None, [2, 1], None),
+    ("empty_scalar", [0], None, [], None),
+    ("a_transposed", [3, 4], [1, 3], [3, 4], None),
+    ("b_transposed", [3, 4], None, [3, 4], [1, 3]),
+    ("both_transposed", [3, 4], [1, 3], [3, 4], [1, 3]),
+    ("transposed_bcast_row", [3, 4], [1, 3], [4], None),
+    ("transposed_bcast_col", [3, 4], [1, 3], [3, 1], None),
+    ("permuted3d", [2, 3, 4], perm_strides([2, 3, 4], [2, 0, 1]), [2, 3, 4], None),
+    ("permuted3d_both", [2, 3, 4], perm_strides([2, 3, 4], [1, 2, 0]), [2, 3, 4],
+     perm_strides([2, 3, 4], [1, 2, 0])),
+    ("nondense_a", [3, 4], [1, 6], [3, 4], None),
+    ("nondense_both_same", [3, 4], [8, 2], [3, 4], [8, 2]),
+    ("expanded_a", [3, 4], [0, 1], [3, 4], None),
+    ("expanded_b_col", [3, 4], None, [3, 4], [1, 0]),
+    ("channels_last_both", [2, 3, 2, 2], [12, 1, 6, 3], [2, 3, 2, 2], [12, 1, 6, 3]),
+    ("channels_last_a", [2, 3, 2, 2], [12, 1, 6, 3], [2, 3, 2, 2], None),
+    ("nc11", [2, 3, 1, 1], [3, 1, 3, 3], [2, 3, 1, 1], [3, 1, 3, 3]),
+    ("size1_perm", [2, 1, 3], [1, 6, 2], [2, 1, 3], [1, 6, 2]),
+    ("offset", [2, 3], None, [2, 3], None),
+    ("mismatch", [2, 3], None, [2, 5], None),
+    ("mismatch_1d", [5], None, [3], None),
+]
+
+BIN_OPS = ["add_Tensor", "sub_Tensor", "mul_Tensor", "div_Tensor"]
+
+
+def binary_cases():
+    for op in BIN_OPS:
+        for name, sa, sta, sb, stb in SHAPE_PAIRS:
+            off = 2 if name == "offset" else 0
+            args = [T(sa, sta, offset=off), T(sb, stb, offset=off)]
+            if op in ("add_Tensor", "sub_Tensor"):
+                args.append(I(1))
+            add_case(f"{op}/{name}", op, args)
+        for da in DTYPES:
+            for db in DTYPES:
+                for lname, sa, sta, sb, stb in [("flat", [5], None, [5], None),
+                                                ("t_nondense", [3, 4], [1, 6], [3, 4], [4, 1]),
+                                                ("zero_dim_b", [2, 3], None, [], None)]:
+                    args = [T(sa, sta, da), T(sb, stb, db)]
+                    if op in ("add_Tensor", "sub_Tensor"):
+                        args.append(I(1))
+                    add_case(f"{op}/{da}_{db}/{lname}", op, args)
+    for op in ("add_Tensor", "sub_Tensor"):
+        for dt in DTYPES:
+            for alpha in (I(2), I(-3), D(0.5), B(True), B(False)):
+                add_case(f"{op}/alpha_{alpha['k']}_{alpha['v']}/{dt}", op,
+                         [T([2, 3], dtype=dt), T([2, 3], dtype=dt), alpha])
+        add_case(f"{op}/alpha_none", op, [T([3]), T([3]), NONE()])
+        add_case(f"{op}/alpha_mixed_int_float", op, [T([3], dtype="int64"), T([3]), D(0.5)])
+        add_case(f"{op}/alpha_after_bcast_error", op, [T([2], dtype="int64"), T([3], dtype="int64"), D(0.5)])
+    # devices
+    for op in BIN_OPS:
+        extra = [I(1)] if op in ("add_Tensor", "sub_Tensor") else []
+        add_case(f"{op}/dev_cpu_meta", op, [T([3], dev="cpu"), T([3], dev="meta")] + extra, runs=("mixed",))
+        add_case(f"{op}/dev_meta_cpu", op, [T([3], dev="meta"), T([3], dev="cpu")] + extra, runs=("mixed",))
+        add_case(f"{op}/dev_meta_cpu0d", op, [T([2, 3], dev="meta"), T([], dev="cpu")] + extra, runs=("mixed",))
+        add_case(f"{op}/dev_cpu0d_meta", op, [T([], dev="cpu", dtype="float64"), T([3], dev="meta")] + extra,
+                 runs=("mixed",))
+        add_case(f"{op}/dev_cpu0d_meta0d", op, [T([], dev="cpu"), T([], dev="meta")] + extra, runs=("mixed",))
+    # random layouts: output strides of the TensorIterator sort
+    for i in range(150):
+        sizes, strides = random_layout(4)
+        sb = list(sizes)
+        stb = list(strides)
+        mode = rng.randint(0, 3)
+        if mode == 0:
+            rng.shuffle(stb)
+        elif mode == 1 and sizes:
+            d = rng.randrange(len(sizes))
+            sb[d] = 1
+            stb = contiguous_strides(sb)
+        elif mode == 2:
+            sb, stb = random_layout_like(sizes)
+        da = rng.choice(list(DTYPES))
+        db = rng.choice(list(DTYPES))
+        add_case(f"add_Tensor/random{i}", "add_Tensor", [T(sizes, strides, da), T(sb, stb, db), I(1)])
+
+
+def random_layout(maxdim):
+    nd = rng.randint(0, maxdim)
+    sizes = [rng.choice([0, 1, 1, 2, 3, 4]) if rng.random() < 0.15 else rng.choice([1, 2, 3, 4]) for _ in range(nd)]
+    return sizes, random_strides(sizes)
+
+
+def random_strides(sizes):
+    nd = len(sizes)
+    order = list(range(nd))
+    rng.shuffle(order)
+    strides, acc = [0] * nd, 1
+    for d in reversed(order):
+        r = rng.random()
+        strides[d] = acc if r > 0.2 else rng.choice([0, acc * 2, 1])
+        acc *= max(sizes[d], 1) * rng.choice([1, 1, 2])
+    return strides
+
+
+def random_layout_like(sizes):
+    return list(sizes), random_strides(sizes)
+
+
+UNARY_LAYOUTS = [
+    ("contig", [2, 3], None),
+    ("transposed", [3, 4], [1, 3]),
+    ("nondense", [3, 4], [1, 6]),
+    ("expanded", [3, 4], [0, 1]),
+    ("nc11", [2, 3, 1, 1], [3, 1, 3, 3]),
+    ("size1_perm", [2, 1, 3], [1, 6, 2]),
+    ("channels_last", [2, 3, 2, 2], [12, 1, 6, 3]),
+    ("scalar", [], None),
+    ("empty", [0, 3], None),
+    ("permuted3d", [2, 3, 4], perm_strides([2, 3, 4], [2, 0, 1])),
+]
+
+
+def unary_cases():
+    for op in ("neg", "relu", "sin", "cos", "exp"):
+        for dt in DTYPES:
+            for lname, s, st in UNARY_LAYOUTS:
+                add_case(f"{op}/{dt}/{lname}", op, [T(s, st, dt, kind="small" if op == "exp" else "default")])
+        for i in range(40 if op in ("relu", "sin") else 10):
+            sizes, strides = random_layout(5)
+            dt = rng.choice(["float32", "float64", "int64", "int32"])
+            add_case(f"{op}/random{i}", op, [T(sizes, strides, dt, kind="small")])
+
+
+def sum_cases():
+    layouts = [("contig", [2, 3, 4], None), ("permuted", [2, 3, 4], perm_strides([2, 3, 4], [2, 0, 1])),
+               ("nondense", [3, 4], [1, 6]), ("scalar", [], None), ("empty", [2, 0, 3], None),
+               ("expanded", [3, 4], [0, 1])]
+    dim_sets = [None, [], [0], [-1], [1], [0, 2], [2, 0], [0, 1, 2], [-1, 0], [0, 0], [1, -2], [3], [-4],
+                [0, 0, 5]]
+    for lname, s, st in layouts:
+        for dims in dim_sets:
+            for keep in (False, True):
+                for dt in ("float32", "int32", "bool"):
+                    args = [T(s, st, dt), NONE() if dims is None else INTS(dims), B(keep), NONE()]
+                    add_case(f"sum/{lname}/{dims}/{keep}/{dt}", "sum_dim_IntList", args)
+    for din in DTYPES:
+        for dout in DTYPES:
+            add_case(f"sum/dtype_{din}_{dout}", "sum_dim_IntList",
+                     [T([2, 3], dtype=din), INTS([1]), B(False), DT(dout)])
+        add_case(f"sum/default_dtype_{din}", "sum_dim_IntList", [T([4], dtype=din), INTS([0]), B(False), NONE()])
+    add_case("sum/int32_wrap", "sum_dim_IntList",
+             [{"k": "tensor", "dtype": "int32", "sizes": [2], "strides": [1], "offset": 0,
+               "storage": [2 ** 31 - 1, 5], "dev": "auto"}, INTS([0]), B(False), DT("int32")])
+    add_case("sum/float_to_int32", "sum_dim_IntList",
+             [{"k": "tensor", "dtype": "float32", "sizes": [3], "strides": [1], "offset": 0,
+               "storage": [1.75, -2.75, 3.5], "dev": "auto"}, INTS([0]), B(False), DT("int32")])
+
+
+def mm_cases():
+    shapes = [("basic", [2, 3], None, [3, 4], None), ("a_t", [2, 3], [1, 2], [3, 4], None),
+              ("b_t", [2, 3], None, [3, 4], [1, 3]), ("both_t", [2, 3], [1, 2], [3, 4], [1, 3]),
+              ("vec_like", [1, 5], None, [5, 1], None), ("empty_n", [0, 3], None, [3, 4], None),
+              ("empty_k", [2, 0], None, [0, 4], None), ("empty_m", [2, 3], None, [3, 0], None),
+              ("offset_nondense", [2, 3], [6, 2], [3, 2], [4, 1]),
+              ("bad_inner", [2, 3], None, [4, 5], None), ("self_1d", [3], None, [3, 3], None),
+              ("mat2_1d", [3, 3], None, [3], None), ("self_3d", [2, 3, 4], None, [4, 5], None),
+              ("self_0d", [], None, [3, 3], None)]
+    for name, sa, sta, sb, stb in shapes:
+        for dt in DTYPES:
+            add_case(f"mm/{name}/{dt}", "mm", [T(sa, sta, dt), T(sb, stb, dt)])
+    for da in DTYPES:
+        for db in DTYPES:
+            if da != db:
+                add_case(f"mm/mixed_{da}_{db}", "mm", [T([2, 3], dtype=da), T([3, 2], dtype=db)])
+                add_case(f"mm/mixed_empty_{da}_{db}", "mm", [T([2, 0], dtype=da), T([0, 2], dtype=db)])
+    add_case("mm/dev_cpu_meta", "mm", [T([2, 3], dev="cpu"), T([3, 2], dev="meta")], runs=("mixed",))
+    add_case("mm/dev_meta_cpu", "mm", [T([2, 3], dev="meta"), T([3, 2], dev="cpu")], runs=("mixed",))
+
+
+def t_view_cases():
+    for name, s, st, off in [("0d", [], None, 1), ("1d", [5], None, 0), ("2d", [2, 3], None, 0),
+                             ("2d_t", [2, 3], [1, 2], 0), ("2d_offset", [2, 3], [4, 1], 3),
+                             ("3d", [2, 3, 4], None, 0), ("empty", [0, 3], None, 0)]:
+        add_case(f"t/{name}", "t", [T(s, st, offset=off)])
+    views = [
+        ("flatten", [2, 3], None, [6]), ("unflatten", [6], None, [2, 3]), ("infer", [2, 3, 4], None, [-1, 4]),
+        ("infer_mid", [2, 3, 4], None, [2, -1, 2]), ("same", [2, 3], None, [2, 3]),
+        ("add_ones", [2, 3], None, [1, 2, 1, 3, 1]), ("drop_ones", [1, 2, 1, 3], None, [2, 3]),
+        ("scalar_to_11", [], None, [1, 1]), ("11_to_scalar", [1, 1], None, []),
+        ("scalar_to_m1", [], None, [-1]), ("transposed_ok", [3, 4], [1, 3], [3, 4]),
+        ("transposed_split_ok", [4, 6], [1, 4], [2, 2, 6]), ("transposed_bad", [3, 4], [1, 3], [12]),
+        ("transposed_ones", [3, 4], [1, 3], [3, 1, 4]), ("nondense_split", [4, 3], [6, 1], [2, 2, 3]),
+        ("nondense_merge_bad", [4, 3], [6, 1], [12]), ("offset", [2, 3], None, [3, 2]),
+        ("empty_same", [0, 3], [5, 7], [0, 3]), ("empty_reshape", [0, 3], None, [3, 0]),
+        ("empty_infer", [0], None, [-1]), ("empty_infer_bad", [0, 3], None, [0, -1]),
+        ("two_infer", [6], None, [-1, -1]), ("neg_dim", [6], None, [-2, 3]), ("wrong_numel", [6], None, [2, 5]),
+        ("expanded_ok", [3, 4], [0, 1], [3, 2, 2]), ("expanded_bad", [3, 4], [0, 1], [12]),
+        ("channels_last", [2, 3, 2, 2], [12, 1, 6, 3], [2, 3, 4]),
+    ]
+    for name, s, st, new in views:
+        add_case(f"view/{name}", "view", [T(s, st, offset=2 if name == "offset" else 0), INTS(new)])
+
+
+LIKE_LAYOUTS = [
+    ("contig", [2, 3], None), ("transposed", [3, 4], [1, 3]), ("nondense", [3, 4], [1, 6]),
+    ("expanded", [3, 4], [0, 1]), ("expanded3d", [3, 4, 5], [1, 0, 3]),
+    ("channels_last", [2, 3, 4, 5], [60, 1, 15, 3]), ("channels_last_nondense", [2, 3, 4, 5], [120, 1, 30, 6]),
+    ("cl3d", [2, 3, 2, 2, 2], [24, 1, 12, 6, 3]), ("nc11", [2, 3, 1, 1], [3, 1, 3, 3]),
+    ("n111", [2, 1, 1, 1], [1, 1, 1, 1]), ("scalar", [], None), ("empty", [2, 0, 3], None),
+    ("permuted5d", [2, 4, 5, 6, 3], [360, 30, 6, 1, 120]), ("offset", [2, 3], None),
+]
+
+
+def clone_like_cases():
+    for name, s, st in LIKE_LAYOUTS:
+        off = 3 if name == "offset" else 0
+        for mf in (None, 0, 1, 2, 3):
+            add_case(f"clone/{name}/{mf}", "clone", [T(s, st, offset=off), NONE() if mf is None else MF(mf)])
+            add_case(f"empty_like/{name}/{mf}", "empty_like",
+                     [T(s, st, offset=off), NONE(), NONE(), NONE(), NONE(), NONE() if mf is None else MF(mf)],
+                     nondeterministic=True)
+    for dt in DTYPES:
+        add_case(f"clone/dtype_{dt}", "clone", [T([3, 2], [1, 3], dt), NONE()])
+        add_case(f"empty_like/dtype_{dt}", "empty_like",
+                 [T([3, 4], [1, 3]), DT(dt), NONE(), NONE(), NONE(), NONE()], nondeterministic=True)
+    add_case("empty_like/all_options", "empty_like",
+             [T([3, 4], [1, 3], "int32"), DT("float64"), LAYOUT(0), DEV("auto"), B(False), MF(0)],
+             nondeterministic=True)
+    add_case("empty_like/to_meta", "empty_like",
+             [T([3, 4], [1, 3], dev="cpu"), NONE(), NONE(), DEV("meta"), NONE(), NONE()],
+             runs=("mixed",), nondeterministic=True)
+    add_case("empty_like/to_cpu", "empty_like",
+             [T([3, 4], [1, 3], dev="meta"), NONE(), NONE(), DEV("cpu"), NONE(), NONE()],
+             runs=("mixed",), nondeterministic=True)
+
+
+def inplace_cases():
+    op = "add__Tensor"
+    for da in DTYPES:
+        for db in DTYPES:
+            add_case(f"{op}/{da}_{db}", op, [T([2, 3], dtype=da), T([2, 3], dtype=db), I(1)])
+    for name, sa, sta, sb, stb in [("bcast_row", [2, 3], None, [3], None), ("self_t", [3, 4], [1, 3], [4], None),
+                                   ("other_t", [3, 4], None, [3, 4], [1, 3]), ("scalar_other", [2, 3], None, [], None),
+                                   ("self_nondense", [3, 4], [1, 6], [3, 4], None),
+                                   ("shape_mismatch", [3], None, [2, 3], None),
+                                   ("scalar_self", [], None, [3], None), ("bcast_error", [2, 3], None, [2, 5], None)]:
+        add_case(f"{op}/{name}", op, [T(sa, sta), T(sb, stb), I(1)])
+    add_case(f"{op}/alpha2", op, [T([4], dtype="int32"), T([4], dtype="int64"), I(2)])
+    add_case(f"{op}/alpha_float_int", op, [T([4], dtype="int64"), T([4], dtype="int64"), D(0.5)])
+    add_case(f"{op}/alpha_float", op, [T([4]), T([4]), D(0.5)])
+    add_case(f"{op}/alpha_none", op, [T([4]), T([4]), NONE()])
+    add_case(f"{op}/self_self", op, [T([2, 2]), {"k": "tensor", "dtype": "float32", "sizes": [2, 2],
+                                                "strides": [2, 1], "offset": 0, "dev": "auto", "share": 0}, I(1)])
+    add_case(f"{op}/self_transposed_self", op,
+             [T([3, 3]), {"k": "tensor", "dtype": "float32", "sizes": [3, 3], "strides": [1, 3], "offset": 0,
+                          "dev": "auto", "share": 0}, I(1)])
+    add_case(f"{op}/partial_overlap", op,
+             [T([3], [1], offset=1), {"k": "tensor", "dtype": "float32", "sizes": [3], "strides": [1],
+                                      "offset": 0, "dev": "auto", "share": 0}, I(1)])
+    add_case(f"{op}/disjoint_same_storage", op,
+             [T([2], [1], offset=2), {"k": "tensor", "dtype": "float32", "sizes": [2], "strides": [1],
+                                      "offset": 0, "dev": "auto", "share": 0}, I(1)])
+    add_case(f"{op}/internal_overlap", op, [T([3], [0]), T([3]), I(1)])
+    add_case(f"{op}/dev_cpu_meta", op, [T([3], dev="cpu"), T([3], dev="meta"), I(1)], runs=("mixed",))
+    add_case(f"{op}/dev_meta_cpu", op, [T([3], dev="meta"), T([3], dev="cpu"), I(1)], runs=("mixed",))
+    add_case(f"{op}/dev_meta_cpu0d", op, [T([3], dev="meta"), T([], dev="cpu"), I(1)], runs=("mixed",))
+    add_case(f"{op}/dev_cpu0d_meta", op, [T([], dev="cpu"), T([3], dev="meta"), I(1)], runs=("mixed",))
+
+
+def factory_cases():
+    sizes_list = [[2, 3], [], [0], [2, 0, 3], [2, 1, 3], [2, 3, 4, 5], [2, 3, 4, 5, 6], [2, 0, 4, 5],
+                  [1, 1, 1, 1], [-1, 2], [2, -3, 1, 1]]
+    for sizes in sizes_list:
+        for mf in (None, 0, 1, 2, 3):
+            for dt in (None, "float64", "int64", "bool"):
+                add_case(f"empty/{sizes}/{mf}/{dt}", "empty_memory_format",
+                         [INTS(sizes), NONE() if dt is None else DT(dt), NONE(), DEV(), NONE(),
+                          NONE() if mf is None else MF(mf)], nondeterministic=True)
+    add_case("empty/no_device", "empty_memory_format", [INTS([2, 3]), NONE(), NONE(), NONE(), NONE(), NONE()],
+             runs=("mixed",), nondeterministic=True)
+    add_case("empty/pin", "empty_memory_format", [INTS([2, 3]), NONE(), NONE(), DEV(), B(True), NONE()],
+             nondeterministic=True)
+    add_case("empty/pin_false_layout", "empty_memory_format",
+             [INTS([2, 3]), DT("int32"), LAYOUT(0), DEV(), B(False), MF(0)], nondeterministic=True)
+    strided = [([2, 3], [3, 1]), ([2, 3], [1, 2]), ([2, 3], [0, 0]), ([2, 0], [5, 7]), ([], []), ([4], [2]),
+               ([2, 3], [1]), ([2, -3], [1, 2]), ([2, -3], [1]), ([2, 3], [1, -2]), ([2, 3], [-1, 2]),
+               ([2, 3, 4], [-1, -1, -1]), ([2, 0, 4], [-1, 5, -3]), ([3, 4], [1, 6])]
+    for sizes, strides in strided:
+        for dt in (None, "int32"):
+            add_case(f"empty_strided/{sizes}/{strides}/{dt}", "empty_strided",
+                     [INTS(sizes), INTS(strides), NONE() if dt is None else DT(dt), NONE(), DEV(), NONE()],
+                     nondeterministic=True)
+    add_case("empty_strided/pin", "empty_strided", [INTS([2, 3]), INTS([3, 1]), NONE(), NONE(), DEV(), B(True)],
+             nondeterministic=True)
+
+
+def strides_cases():
+    out = []
+    unary = ["neg", "relu", "sin", "exp", "clone", "empty_like"]
+    binary = ["add_Tensor", "mul_Tensor", "div_Tensor", "sub_Tensor"]
+    for i in range(4000):
+        op = rng.choice(binary + unary)
+        sizes, strides = random_layout(5)
+        dts = ["float32", "float64", "int64", "int32", "bool"]
+        operands = [[sizes, strides, rng.choice(dts)]]
+        if op in binary:
+            mode = rng.randint(0, 3)
+            sb = list(sizes)
+            if mode == 0:
+                stb = list(strides)
+                rng.shuffle(stb)
+            elif mode == 1:
+                sb = [s if rng.random() < 0.6 else 1 for s in sizes][rng.randint(0, len(sizes)):] if sizes else []
+                stb = random_strides(sb)
+            else:
+                stb = random_strides(sb)
+            operands.append([sb, stb, rng.choice(dts)])
+            if op == "sub_Tensor":
+                operands = [[o[0], o[1], o[2] if o[2] != "bool" else "int32"] for o in operands]
+        rec = [op, operands]
+        for dev in ("cpu", "meta"):
+            ts = [torch.empty_strided(o[0], o[1], dtype=DTYPES[o[2]], device=dev) for o in operands]
+            try:
+                if op in binary:
+                    r = OPMAP[op](*ts)
+                elif op == "empty_like":
+                    r = torch.empty_like(ts[0])
+                else:
+                    r = OPMAP[op](ts[0])
+                rec.append(list(r.stride()))
+            except Exception as e:  # noqa: BLE001
+                rec.append(str(e))
+        out.append(rec)
+    with open(OUT_STRIDES, "w") as f:
+        json.dump({"cases": out}, f, separators=(",", ":"))
+        f.write("\n")
+    return len(out)
+
+
+def write_keys():
+    lines = []
+    schemas = {}
+    for s in torch._C._jit_get_all_schemas():
+        schemas[s.name + ("." + s.overload_name if s.overload_name else "")] = str(s)
+    for cid, n, o in OPS:
+        qual = "aten::" + n + ("" if o == "default" else "." + o)
+        dump = torch._C._dispatch_dump(qual)
+        keys = []
+        for line in dump.splitlines():
+            head = line.split(":", 1)[0]
+            key = head.replace("[alias]", "").strip()
+            if key in KEYS_OF_INTEREST and key not in keys:
+                keys.append(key)
+        lines.append(f"{cid}\t{qual}\t{' '.join(keys)}\t{schemas[qual]}")
+    with open(OUT_KEYS, "w") as f:
+        f.write("# op-id <TAB> name <TAB> PyTorch 1.13 kernel keys (among CPU, Meta, BackendSelect, "
+                "Composite*) <TAB> schema\n")
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    if not os.path.isdir("tests/data"):
+        sys.exit("run from the repository root")
+    torch.manual_seed(0)
+    binary_cases()
+    unary_cases()
+    sum_cases()
+    mm_cases()
+    t_view_cases()
+    clone_like_cases()
+    inplace_cases()
+    factory_cases()
+    with open(OUT_CASES, "w") as f:
+        json.dump({"torch_version": torch.__version__, "cases": cases}, f, separators=(",", ":"))
+        f.write("\n")
+    write_keys()
+    n = strides_cases()
+    print(f"{len(cases)} cases -> {OUT_CASES}; keys -> {OUT_KEYS}; {n} layouts -> {OUT_STRIDES}")
+
+
+if __name__ == "__main__":
+    main()
