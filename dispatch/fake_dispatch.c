@@ -1,0 +1,557 @@
+/* fake_dispatch.c - FakeTensorMode.__torch_dispatch__ (torch/_subclasses/fake_tensor.py,
+ * fake_impls.py, PyTorch 2.x), i.e. what the fake mode does with every call that reaches it.
+ *
+ * In the order _dispatch_impl does it:
+ *  1. validate_and_convert_non_fake_tensors: every tensor argument must be a fake tensor of
+ *     this mode. A fake tensor of another mode is "Mixing fake modes NYI"; a real one is "Please
+ *     convert all Tensors to FakeTensors first or instantiate FakeTensorMode with
+ *     'allow_non_fake_inputs'. Found in <the call>", unless allow_non_fake_inputs, in which case
+ *     it is converted with from_tensor.
+ *  2. op_implementations_checks: data-dependent ops raise DataDependentOutputException or
+ *     DynamicOutputShapeException (str(e) is the op); tensor constructors (no tensor arguments,
+ *     one Tensor return) run on meta and come back fake on their `device` argument (cpu when
+ *     None).
+ *  3. an op with no Meta kernel runs its real kernel on zero-filled inputs when fallback
+ *     kernels are allowed and its namespace is a built-in one (run_fallback_kernel), else
+ *     fails with UnsupportedOperatorException (str(e) is the op);
+ *  4. otherwise the Meta kernel runs (in_kernel_invocation_manager: Python and
+ *     PythonTLSSnapshot excluded, so the call goes straight to Meta), and every output is
+ *     wrapped into a fake tensor of this mode on `device` (if the op has that argument) or the
+ *     common device of the inputs (wrap_meta_outputs_with_default_device_logic).
+ * Fresh Meta-kernel outputs are turned into fake tensors in place (they are meta tensors no one
+ * else holds), so a view keeps sharing its input's fake storage.
+ *
+ * Ownership follows the kernels' convention: a returned tensor that is not one of the inputs
+ * carries one reference, owned by the innermost scope or, with no scope open, by the caller;
+ * an input returned as is (in-place ops return self) carries none. Inputs converted here and
+ * the zero-filled stand-ins of a fallback kernel are this file's to drop. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/error.h"
+#include "dispatch/fake_internal.h"
+#include "dispatch/scope.h"
+
+/* PyTorch tags these data_dependent_output / dynamic_output_shape; cfx has no tags. */
+static const char *const data_dependent_ops[] = {"aten::_local_scalar_dense", "aten::equal",
+                                                 "aten::allclose", "aten::is_nonzero"};
+static const char *const dynamic_shape_ops[] = {
+    "aten::nonzero", "aten::masked_select", "aten::_unique2", "aten::unique_dim",
+    "aten::unique_consecutive", "aten::repeat_interleave.Tensor"};
+
+/* FakeTensorMode._can_run_unsafe_fallback_allowed_namespaces */
+static const char *const fallback_namespaces[] = {"debugprims", "prims", "aten", "xla", "vision",
+                                                  "torchtext", "torchaudio", "quantized"};
+
+/* torch._C._should_allow_numbers_as_tensors */
+static const char *const numbers_as_tensors[] = {
+    "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
+    "mul", "mul_", "mul_out", "multiply", "multiply_", "multiply_out", "sub", "sub_", "sub_out",
+    "subtract", "subtract_", "subtract_out", "true_divide", "true_divide_", "true_divide_out",
+    "to", "_to_copy", "copy_", "floor_divide", "floor_divide_", "floor_divide_out", "_conj"};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static bool in_list(const char *name, const char *const *list, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, list[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Raises the error whose message is str(OpOverload), as the three fake exceptions print. */
+static int op_exception(const cfx_op *op)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_fake_put_op_name(op, &b);
+    char *msg = cfx_buf_take(&b);
+    int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(op), msg ? msg : "fake tensor error");
+    free(msg);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ argument walking */
+
+/* Calls fn on every tensor argument (tensor lists included), with its address in the stack
+ * (NULL for list items, which live in arrays the stack does not own). Stops at a non-zero
+ * return. */
+typedef int (*tensor_fn)(void *ctx, cfx_tensor *t);
+
+static int each_tensor_arg(const cfx_schema *s, const cfx_value *stack, tensor_fn fn, void *ctx)
+{
+    for (int i = 0; i < s->n_args; i++) {
+        const cfx_value *v = &stack[i];
+        if (v->kind == CFX_V_TENSOR && v->u.t) {
+            int rc = fn(ctx, v->u.t);
+            if (rc)
+                return rc;
+        } else if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
+            for (uint32_t j = 0; j < v->len; j++)
+                if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t) {
+                    int rc = fn(ctx, v->u.items[j].u.t);
+                    if (rc)
+                        return rc;
+                }
+        }
+    }
+    return 0;
+}
+
+/* Stand-ins for tensor arguments, for the duration of one call: replaced list arrays and the
+ * references this file owns. */
+typedef struct swap_state {
+    cfx_value *lists[8]; /* copies of list item arrays put on the stack */
+    int n_lists;
+    cfx_tensor **owned;  /* references to drop at the end */
+    int n_owned, cap_owned;
+} swap_state;
+
+static void swap_free(swap_state *w)
+{
+    for (int i = 0; i < w->n_lists; i++)
+        free(w->lists[i]);
+    for (int i = 0; i < w->n_owned; i++)
+        cfx_tensor_release(w->owned[i]);
+    free(w->owned);
+}
+
+/* Keeps a reference to t, made by a constructor (scope-owned or ours), until swap_free. */
+static int keep(swap_state *w, cfx_tensor *t)
+{
+    if (cfx_scope_depth() > 0)
+        cfx_tensor_retain(t);
+    if (w->n_owned == w->cap_owned) {
+        int cap = w->cap_owned ? 2 * w->cap_owned : 8;
+        cfx_tensor **o = realloc(w->owned, (size_t)cap * sizeof *o);
+        if (!o) {
+            cfx_tensor_release(t);
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        }
+        w->owned = o;
+        w->cap_owned = cap;
+    }
+    w->owned[w->n_owned++] = t;
+    return CFX_OK;
+}
+
+/* Replaces every tensor argument t by map(ctx, t) (NULL = error). */
+typedef cfx_tensor *(*map_fn)(void *ctx, cfx_tensor *t);
+
+static int map_tensor_args(const cfx_schema *s, cfx_value *stack, swap_state *w, map_fn map, void *ctx)
+{
+    for (int i = 0; i < s->n_args; i++) {
+        cfx_value *v = &stack[i];
+        if (v->kind == CFX_V_TENSOR && v->u.t) {
+            cfx_tensor *r = map(ctx, v->u.t);
+            if (!r)
+                return CFX_ERR;
+            v->u.t = r;
+        } else if ((v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) && v->len > 0) {
+            bool any = false;
+            for (uint32_t j = 0; j < v->len; j++)
+                any |= v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t;
+            if (!any)
+                continue;
+            if (w->n_lists == COUNT(w->lists))
+                return cfx_error_set(CFX_ERR, NULL, "fake tensor mode: too many tensor-list arguments");
+            cfx_value *copy = malloc(v->len * sizeof *copy);
+            if (!copy)
+                return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            memcpy(copy, v->u.items, v->len * sizeof *copy);
+            w->lists[w->n_lists++] = copy;
+            v->u.items = copy;
+            for (uint32_t j = 0; j < v->len; j++)
+                if (copy[j].kind == CFX_V_TENSOR && copy[j].u.t) {
+                    cfx_tensor *r = map(ctx, copy[j].u.t);
+                    if (!r)
+                        return CFX_ERR;
+                    copy[j].u.t = r;
+                }
+        }
+    }
+    return CFX_OK;
+}
+
+/* ------------------------------------------------------------------ 1. validation */
+
+typedef struct validate_ctx {
+    cfx_fake_mode *m;
+    const cfx_op *op;
+    const cfx_value *stack;
+    bool needs_conversion;
+} validate_ctx;
+
+static int validate_one(void *vctx, cfx_tensor *t)
+{
+    validate_ctx *c = vctx;
+    if (cfx_fake_is_ours(c->m, t))
+        return 0;
+    if (c->m->opts.allow_non_fake_inputs) {
+        c->needs_conversion = true;
+        return 0;
+    }
+    if (cfx_tensor_is_fake(t))
+        return cfx_error_set(CFX_ERR, cfx_op_name(c->op), "Mixing fake modes NYI");
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode "
+                     "with 'allow_non_fake_inputs'. Found in ");
+    cfx_fake_render_call(c->op, c->stack, &b);
+    char *msg = cfx_buf_take(&b);
+    int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(c->op), msg ? msg : "non-fake tensor input");
+    free(msg);
+    return rc;
+}
+
+typedef struct convert_ctx {
+    cfx_fake_mode *m;
+    swap_state *w;
+} convert_ctx;
+
+static cfx_tensor *convert_one(void *vctx, cfx_tensor *t)
+{
+    convert_ctx *c = vctx;
+    if (cfx_fake_is_ours(c->m, t))
+        return t;
+    cfx_tensor *f = cfx_fake_from_tensor(c->m, t);
+    if (!f || keep(c->w, f) != CFX_OK)
+        return NULL;
+    return f;
+}
+
+/* ------------------------------------------------------------------ device logic */
+
+typedef struct device_ctx {
+    bool found, is_cpu_zero_dim;
+    cfx_device common, other; /* other: the conflicting device, when conflict */
+    bool conflict;
+} device_ctx;
+
+static bool cpu_zero_dim(const cfx_tensor *t)
+{
+    return cfx_tensor_fake_device(t).type == CFX_DEVICE_CPU && t->ndim == 0;
+}
+
+/* FakeTensor._find_common_device's merge_devices, over fake tensor arguments. */
+static int merge_device(void *vctx, cfx_tensor *t)
+{
+    device_ctx *c = vctx;
+    if (!cfx_tensor_is_fake(t))
+        return 0;
+    cfx_device d = cfx_tensor_fake_device(t);
+    bool zd = cpu_zero_dim(t);
+    if (!c->found) {
+        c->found = true;
+        c->common = d;
+        c->is_cpu_zero_dim = zd;
+        return 0;
+    }
+    if (cfx_device_eq(d, c->common)) {
+        if (c->is_cpu_zero_dim)
+            c->is_cpu_zero_dim = zd;
+        return 0;
+    }
+    if (zd)
+        return 0;
+    if (c->is_cpu_zero_dim) {
+        c->common = d;
+        c->is_cpu_zero_dim = zd;
+        return 0;
+    }
+    c->conflict = true;
+    c->other = d;
+    return 1;
+}
+
+/* Computes the common device. On failure returns PyTorch's message (malloc'd) instead, to be
+ * raised only if an output is a tensor: PyTorch computes it lazily. */
+static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device *out)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    device_ctx c = {0};
+    each_tensor_arg(s, stack, merge_device, &c);
+    if (c.found && !c.conflict) {
+        *out = c.common;
+        return NULL;
+    }
+    if (!c.found) {
+        const char *name = s->name, *sep = strstr(name, "::");
+        if (in_list(sep ? sep + 2 : name, numbers_as_tensors, COUNT(numbers_as_tensors))) {
+            *out = cfx_device_make(CFX_DEVICE_CPU); /* scalar-only inputs compute on cpu */
+            return NULL;
+        }
+    }
+    cfx_buf b;
+    cfx_buf_init(&b);
+    if (c.conflict) {
+        cfx_buf_puts(&b, "Unhandled FakeTensor Device Propagation for ");
+        cfx_fake_put_op_name(op, &b);
+        cfx_buf_puts(&b, ", found two different devices ");
+        cfx_fake_put_device(c.common, &b);
+        cfx_buf_puts(&b, ", ");
+        cfx_fake_put_device(c.other, &b);
+    } else {
+        cfx_buf_puts(&b, "Could not find common device for ");
+        cfx_fake_put_op_name(op, &b);
+    }
+    char *msg = cfx_buf_take(&b);
+    return msg ? msg : strdup("fake tensor device error");
+}
+
+/* ------------------------------------------------------------------ output wrapping */
+
+/* Makes return value v a fake tensor of m on dev (fresh meta outputs in place). */
+static int wrap_output(cfx_fake_mode *m, const cfx_op *op, cfx_value *v, cfx_device dev)
+{
+    cfx_tensor *t = v->u.t;
+    if (cfx_fake_is_ours(m, t)) {
+        if (!cfx_device_eq(cfx_tensor_fake_device(t), dev)) {
+            cfx_buf b;
+            cfx_buf_init(&b);
+            cfx_buf_puts(&b, "FakeTensor is wrapped to wrong device, found ");
+            cfx_fake_put_device(cfx_tensor_fake_device(t), &b);
+            cfx_buf_puts(&b, ", expected ");
+            cfx_fake_put_device(dev, &b);
+            char *msg = cfx_buf_take(&b);
+            int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(op), msg ? msg : "wrong device");
+            free(msg);
+            return rc;
+        }
+        return CFX_OK;
+    }
+    if (cfx_tensor_is_meta(t) && !cfx_tensor_is_fake(t))
+        return cfx_fake_mark(m, t, dev);
+    /* A real output (scalar-only inputs computed on cpu): from_tensor, as PyTorch does. */
+    cfx_tensor *f = cfx_fake_from_real_unmemoized(m, t);
+    if (!f)
+        return CFX_ERR;
+    if (cfx_scope_depth() == 0)
+        cfx_tensor_release(t);
+    v->u.t = f;
+    return CFX_OK;
+}
+
+/* dev_err: the common-device failure to raise at the first tensor output, or NULL. */
+static int wrap_outputs(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, int n_returns,
+                        const char *dev_err, cfx_device dev)
+{
+    for (int i = 0; i < n_returns; i++) {
+        cfx_value *v = &stack[i];
+        int rc = CFX_OK;
+        if (v->kind == CFX_V_TENSOR && v->u.t) {
+            if (dev_err)
+                return cfx_error_set_text(CFX_ERR, cfx_op_name(op), dev_err);
+            rc = wrap_output(m, op, v, dev);
+        } else if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
+            for (uint32_t j = 0; j < v->len && rc == CFX_OK; j++) {
+                cfx_value it = v->u.items[j];
+                if (it.kind != CFX_V_TENSOR || !it.u.t)
+                    continue;
+                if (dev_err)
+                    return cfx_error_set_text(CFX_ERR, cfx_op_name(op), dev_err);
+                rc = wrap_output(m, op, &it, dev);
+                if (rc == CFX_OK && it.u.t != v->u.items[j].u.t)
+                    rc = cfx_error_set(CFX_ERR, cfx_op_name(op),
+                                       "fake tensor mode: cannot rewrap a real tensor inside a list output");
+            }
+        }
+        if (rc != CFX_OK)
+            return rc;
+    }
+    return CFX_OK;
+}
+
+/* ------------------------------------------------------------------ kernels */
+
+/* Redispatches op below the Python key: the Meta kernel for fake inputs (no_dispatch /
+ * in_kernel_invocation_manager both exclude Python and PythonTLSSnapshot). */
+static int call_below_python(const cfx_op *op, cfx_value *stack)
+{
+    cfx_key_guard g;
+    cfx_exclude_keys_begin(&g, cfx_keyset_add(cfx_keyset_of(CFX_KEY_Python), CFX_KEY_PythonTLSSnapshot));
+    int rc = cfx_mode_redispatch(op, stack);
+    cfx_key_guard_end(&g);
+    return rc;
+}
+
+static bool has_meta_kernel(const cfx_op *op)
+{
+    return cfx_kernel_is_valid(&op->table[cfx_key_table_index(CFX_KEY_Meta)]);
+}
+
+typedef struct fallback_ctx {
+    cfx_fake_mode *m;
+    swap_state *w;
+    cfx_tensor **fakes, **reals; /* parallel: the stand-in real for each fake argument */
+    int n, cap;
+} fallback_ctx;
+
+static cfx_tensor *to_real(void *vctx, cfx_tensor *t)
+{
+    fallback_ctx *c = vctx;
+    for (int i = 0; i < c->n; i++)
+        if (c->fakes[i] == t)
+            return c->reals[i];
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 8;
+        cfx_tensor **f = realloc(c->fakes, (size_t)cap * sizeof *f);
+        if (f)
+            c->fakes = f;
+        cfx_tensor **r = f ? realloc(c->reals, (size_t)cap * sizeof *r) : NULL;
+        if (r)
+            c->reals = r;
+        if (!f || !r) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            return NULL;
+        }
+        c->cap = cap;
+    }
+    /* torch.zeros_like(e, device=e.fake_device) */
+    cfx_tensor *r = cfx_tensor_new_strided(t->sizes, t->strides, t->ndim, (cfx_dtype)t->dtype,
+                                           cfx_tensor_fake_device(t));
+    if (!r || keep(c->w, r) != CFX_OK)
+        return NULL;
+    c->fakes[c->n] = t;
+    c->reals[c->n] = r;
+    c->n++;
+    return r;
+}
+
+/* run_fallback_kernel: the real kernel on zero-filled inputs, outputs made fake. */
+static int run_fallback_kernel(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    swap_state w = {0};
+    fallback_ctx c = {m, &w, NULL, NULL, 0, 0};
+    int rc = map_tensor_args(s, stack, &w, to_real, &c);
+    if (rc == CFX_OK)
+        rc = call_below_python(op, stack);
+    for (int i = 0; rc == CFX_OK && i < s->n_returns; i++) {
+        cfx_value *v = &stack[i];
+        if (v->kind != CFX_V_TENSOR || !v->u.t) {
+            if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE)
+                for (uint32_t j = 0; j < v->len; j++)
+                    if (v->u.items[j].kind == CFX_V_TENSOR)
+                        rc = cfx_error_set(CFX_ERR, cfx_op_name(op),
+                                           "fake tensor fallback kernel: tensor-list outputs are not supported");
+            continue;
+        }
+        cfx_tensor *e = v->u.t, *mapped = NULL;
+        bool aliases = false;
+        for (int k = 0; k < c.n; k++) {
+            if (c.reals[k] == e)
+                mapped = c.fakes[k];
+            else if (c.reals[k]->storage == e->storage)
+                aliases = true;
+        }
+        if (!mapped && aliases) {
+            /* an output aliasing an input cannot be expressed on the fakes */
+            rc = op_exception(op);
+            break;
+        }
+        if (mapped) {
+            v->u.t = mapped; /* an input returned (in-place op) is not a new reference */
+            continue;
+        }
+        cfx_tensor *f = cfx_fake_from_real_unmemoized(m, e);
+        if (!f) {
+            rc = CFX_ERR;
+            break;
+        }
+        if (cfx_scope_depth() == 0)
+            cfx_tensor_release(e);
+        v->u.t = f;
+    }
+    free(c.fakes);
+    free(c.reals);
+    swap_free(&w);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ the handler */
+
+static bool is_tensor_constructor(const cfx_schema *s)
+{
+    return s->tensor_arg_mask == 0 && s->n_returns == 1 && s->returns[0].type->kind == CFX_TYPE_TENSOR;
+}
+
+static bool namespace_allows_fallback(const cfx_schema *s)
+{
+    const char *sep = strstr(s->name, "::");
+    if (!sep)
+        return false;
+    for (int i = 0; i < COUNT(fallback_namespaces); i++)
+        if (strlen(fallback_namespaces[i]) == (size_t)(sep - s->name) &&
+            strncmp(s->name, fallback_namespaces[i], (size_t)(sep - s->name)) == 0)
+            return true;
+    return false;
+}
+
+static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, swap_state *w)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+
+    validate_ctx vc = {m, op, stack, false};
+    int rc = each_tensor_arg(s, stack, validate_one, &vc);
+    if (rc)
+        return rc;
+    if (vc.needs_conversion) {
+        convert_ctx cc = {m, w};
+        if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
+            return rc;
+    }
+
+    char qname[256];
+    snprintf(qname, sizeof qname, "%s%s%s", s->name, s->overload[0] ? "." : "", s->overload);
+    if (in_list(qname, data_dependent_ops, COUNT(data_dependent_ops)) ||
+        in_list(qname, dynamic_shape_ops, COUNT(dynamic_shape_ops)) ||
+        in_list(s->name, dynamic_shape_ops, COUNT(dynamic_shape_ops)))
+        return op_exception(op);
+
+    /* The `device` argument, replaced by meta for the kernel (the meta kernel must not
+     * allocate); the output is faked onto the device asked for. */
+    int dev_idx = cfx_schema_find_arg(s, "device");
+    bool has_dev_arg = dev_idx >= 0 && stack[dev_idx].kind == CFX_V_DEVICE;
+    cfx_device dev_arg = has_dev_arg ? stack[dev_idx].u.device : cfx_device_make(CFX_DEVICE_CPU);
+    if (has_dev_arg)
+        stack[dev_idx] = cfx_device_value(cfx_device_make(CFX_DEVICE_META));
+
+    if (is_tensor_constructor(s)) {
+        if ((rc = call_below_python(op, stack)) != CFX_OK)
+            return rc;
+        return wrap_outputs(m, op, stack, s->n_returns, NULL, dev_arg);
+    }
+
+    if (!has_meta_kernel(op)) {
+        if (!m->opts.allow_fallback_kernels || !namespace_allows_fallback(s))
+            return op_exception(op); /* UnsupportedOperatorException */
+        if (has_dev_arg)
+            stack[dev_idx] = cfx_device_value(dev_arg); /* the real kernel runs for real */
+        return run_fallback_kernel(m, op, stack);
+    }
+
+    /* Computed before the kernel overwrites the arguments; reported only if an output is a
+     * tensor, as PyTorch computes it lazily. */
+    cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
+    char *dev_err = common_device(op, stack, &common);
+    rc = call_below_python(op, stack);
+    if (rc == CFX_OK)
+        rc = wrap_outputs(m, op, stack, s->n_returns, dev_err, has_dev_arg ? dev_arg : common);
+    free(dev_err);
+    return rc;
+}
+
+int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ks;
+    cfx_fake_mode *m = (cfx_fake_mode *)self;
+    if (!cfx_op_schema(op))
+        return cfx_error_set(CFX_ERR, cfx_op_name(op), "fake tensor mode: operator has no schema");
+    swap_state w = {0};
+    int rc = dispatch_impl(m, op, stack, &w);
+    swap_free(&w);
+    return rc;
+}

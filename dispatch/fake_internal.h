@@ -1,0 +1,59 @@
+/* fake_internal.h - what fake.c, fake_dispatch.c and fake_render.c share; not public.
+ *
+ * fake.c owns the mode object and the conversions real -> fake; fake_dispatch.c is the mode's
+ * __torch_dispatch__; fake_render.c prints calls and tensors the way PyTorch's error messages
+ * do. */
+#ifndef CFX_FAKE_INTERNAL_H
+#define CFX_FAKE_INTERNAL_H
+
+#include "dispatch/fake.h"
+#include "dispatch/operator.h"
+
+typedef struct fake_memo_entry {
+    cfx_tensor *real; /* a reference: the address cannot be reused while memoized */
+    cfx_tensor *fake; /* a reference */
+} fake_memo_entry;
+
+typedef struct fake_storage_entry {
+    const cfx_storage *real; /* kept alive by a memoized real tensor */
+    cfx_tensor *base;        /* a reference: 1-d meta tensor owning the fake storage */
+} fake_storage_entry;
+
+typedef struct fake_enter_entry {
+    bool live;     /* this enter set the slot (false: it was already this mode) */
+    cfx_mode *prev; /* the fake mode stashed by this enter, or NULL */
+} fake_enter_entry;
+
+struct cfx_fake_mode {
+    cfx_mode base;
+    cfx_fake_mode_options opts;
+    fake_memo_entry *memo;
+    int n_memo, cap_memo;
+    fake_storage_entry *smemo;
+    int n_smemo, cap_smemo;
+    fake_enter_entry *enters;
+    int n_enters, cap_enters;
+};
+
+/* fake.c */
+/* Makes t (a fresh meta tensor nobody else holds) a fake tensor of m on device, in place. */
+int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device);
+/* A new fake tensor with real's metadata on a fresh fake storage, not memoized (outputs of
+ * fallback kernels). Returned like a newly made tensor (autoreleased if a scope is open). */
+cfx_tensor *cfx_fake_from_real_unmemoized(cfx_fake_mode *m, cfx_tensor *real);
+bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t);
+
+/* fake_dispatch.c */
+int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+
+/* fake_render.c */
+/* str(OpOverload): "aten.add.Tensor", "aten.nonzero.default". */
+void cfx_fake_put_op_name(const cfx_op *op, cfx_buf *b);
+/* torch._utils.render_call(func, args, kwargs) as the dispatcher hands them to
+ * __torch_dispatch__: trailing defaulted positionals dropped, kwarg-only ones by name unless
+ * defaulted; tensors printed with threshold=0, edgeitems=0. */
+void cfx_fake_render_call(const cfx_op *op, const cfx_value *stack, cfx_buf *b);
+/* str(torch.device): "cpu", "meta", "cpu:0". */
+void cfx_fake_put_device(cfx_device d, cfx_buf *b);
+
+#endif

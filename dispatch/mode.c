@@ -1,0 +1,250 @@
+/* mode.c - the thread's dispatch mode stack (c10::impl::TorchDispatchModeTLS, PyTorch 2.x).
+ *
+ * The state is three infra slots (FAKE, PROXY, FUNCTIONAL) and a bounded array of user modes,
+ * all thread-local, so two threads each tracing under their own modes never see each other's.
+ * The logical stack a handler sees is the occupied slots in slot order followed by the user
+ * modes; the generic pop takes the user top first and then the highest occupied slot, which
+ * is what keeps "proxy above fake" true whatever order they were pushed in.
+ *
+ * The Python and PythonTLSSnapshot keys are put in the thread's included set when the first
+ * mode is set and taken out when the last one goes, exactly on those transitions as c10 does
+ * (not re-synchronised on every change, so a guard that excludes Python keeps working).
+ *
+ * Invoking the top mode pops it for the duration of its handler: a handler's own calls then
+ * dispatch to the modes below, and a handler that fails still leaves the stack as it found
+ * it. */
+#include <stdlib.h>
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/error.h"
+#include "dispatch/mode.h"
+#include "dispatch/operator.h"
+
+typedef struct mode_state {
+    cfx_mode *infra[CFX_MODE_NUM_KEYS];
+    cfx_mode *user[CFX_MODE_STACK_MAX];
+    int n_user;
+} mode_state;
+
+static _Thread_local mode_state st;
+
+/* ------------------------------------------------------------------ refcounting */
+
+void cfx_mode_init(cfx_mode *m, const cfx_mode_vtable *vt, cfx_mode_key key)
+{
+    m->vt = vt;
+    m->key = key;
+    atomic_init(&m->refcount, 1);
+}
+
+cfx_mode *cfx_mode_retain(cfx_mode *m)
+{
+    if (m)
+        atomic_fetch_add_explicit(&m->refcount, 1, memory_order_relaxed);
+    return m;
+}
+
+void cfx_mode_release(cfx_mode *m)
+{
+    if (!m)
+        return;
+    if (atomic_fetch_sub_explicit(&m->refcount, 1, memory_order_acq_rel) == 1 && m->vt->destroy)
+        m->vt->destroy(m);
+}
+
+/* ------------------------------------------------------------------ the stack */
+
+const char *cfx_mode_key_name(cfx_mode_key key)
+{
+    /* c10's to_string never learnt FUNCTIONAL's name; the message says what PyTorch says. */
+    switch (key) {
+    case CFX_MODE_PROXY: return "ProxyTorchDispatchMode";
+    case CFX_MODE_FAKE: return "FakeTensorMode";
+    default: return "UNKNOWN_MODE";
+    }
+}
+
+bool cfx_mode_any_set(void)
+{
+    if (st.n_user > 0)
+        return true;
+    for (int i = 0; i < CFX_MODE_NUM_KEYS; i++)
+        if (st.infra[i])
+            return true;
+    return false;
+}
+
+static cfx_keyset python_keys(void)
+{
+    return cfx_keyset_add(cfx_keyset_of(CFX_KEY_Python), CFX_KEY_PythonTLSSnapshot);
+}
+
+static void set_python_included(bool on)
+{
+    cfx_local_keys k = cfx_local_keys_get();
+    if (on)
+        k.included = cfx_keyset_or(k.included, python_keys());
+    else
+        k.included = cfx_keyset_minus(k.included, python_keys());
+    cfx_local_keys_set(k);
+}
+
+static bool valid_key(int key) { return key >= 0 && key < CFX_MODE_NUM_KEYS; }
+
+static int set_slot(cfx_mode *m, cfx_mode_key key)
+{
+    if (st.infra[key])
+        return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
+                             cfx_mode_key_name(key));
+    if (!cfx_mode_any_set())
+        set_python_included(true);
+    st.infra[key] = m;
+    return CFX_OK;
+}
+
+int cfx_mode_set(cfx_mode *m, cfx_mode_key key)
+{
+    if (!m || !valid_key(key))
+        return cfx_error_set(CFX_ERR, NULL, "cfx_mode_set: invalid mode or mode key %d", (int)key);
+    cfx_dispatcher_init();
+    return set_slot(m, key);
+}
+
+cfx_mode *cfx_mode_unset(cfx_mode_key key)
+{
+    if (!valid_key(key))
+        return NULL;
+    cfx_mode *out = st.infra[key];
+    st.infra[key] = NULL;
+    if (out && !cfx_mode_any_set())
+        set_python_included(false);
+    return out;
+}
+
+cfx_mode *cfx_mode_get(cfx_mode_key key) { return valid_key(key) ? st.infra[key] : NULL; }
+
+static int push_user(cfx_mode *m)
+{
+    if (st.n_user >= CFX_MODE_STACK_MAX)
+        return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed",
+                             CFX_MODE_STACK_MAX);
+    if (!cfx_mode_any_set())
+        set_python_included(true);
+    st.user[st.n_user++] = m;
+    return CFX_OK;
+}
+
+int cfx_mode_push(cfx_mode *m)
+{
+    if (!m || !m->vt || !m->vt->dispatch)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_mode_push: a mode needs a vtable with dispatch");
+    cfx_dispatcher_init();
+    if (valid_key(m->key))
+        return set_slot(m, (cfx_mode_key)m->key);
+    return push_user(m);
+}
+
+/* Removes and returns the top of the logical stack; *slot gets its infra key or -1. */
+static cfx_mode *pop_top(int *slot)
+{
+    cfx_mode *out = NULL;
+    *slot = CFX_MODE_USER;
+    if (st.n_user > 0) {
+        out = st.user[--st.n_user];
+        st.user[st.n_user] = NULL;
+    } else {
+        for (int i = CFX_MODE_NUM_KEYS - 1; i >= 0; i--) {
+            if (st.infra[i]) {
+                out = st.infra[i];
+                st.infra[i] = NULL;
+                *slot = i;
+                break;
+            }
+        }
+    }
+    if (out && !cfx_mode_any_set())
+        set_python_included(false);
+    return out;
+}
+
+cfx_mode *cfx_mode_pop(void)
+{
+    int slot;
+    cfx_mode *m = pop_top(&slot);
+    if (!m)
+        cfx_error_set(CFX_ERR, NULL, "trying to pop from empty mode stack");
+    return m;
+}
+
+int cfx_mode_exit(cfx_mode *m)
+{
+    if (!m)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_mode_exit: NULL mode");
+    if (valid_key(m->key)) {
+        if (st.infra[m->key] != m)
+            return cfx_error_set(CFX_ERR, NULL, "cfx_mode_exit: %s is not the current %s",
+                                 cfx_mode_name(m), cfx_mode_key_name((cfx_mode_key)m->key));
+        cfx_mode_unset((cfx_mode_key)m->key);
+        return CFX_OK;
+    }
+    if (st.n_user == 0 || st.user[st.n_user - 1] != m)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_mode_exit: %s is not the top user mode",
+                             cfx_mode_name(m));
+    int slot;
+    pop_top(&slot);
+    return CFX_OK;
+}
+
+int cfx_mode_stack_len(void)
+{
+    int n = st.n_user;
+    for (int i = 0; i < CFX_MODE_NUM_KEYS; i++)
+        n += st.infra[i] != NULL;
+    return n;
+}
+
+cfx_mode *cfx_mode_stack_at(int idx)
+{
+    if (idx < 0 || idx >= cfx_mode_stack_len()) {
+        cfx_error_set(CFX_ERR, NULL, "Tried to get stack at idx that's too big");
+        return NULL;
+    }
+    for (int i = 0; i < CFX_MODE_NUM_KEYS; i++) {
+        if (st.infra[i]) {
+            if (idx == 0)
+                return st.infra[i];
+            idx--;
+        }
+    }
+    return st.user[idx];
+}
+
+cfx_mode *cfx_mode_top(void)
+{
+    if (st.n_user > 0)
+        return st.user[st.n_user - 1];
+    for (int i = CFX_MODE_NUM_KEYS - 1; i >= 0; i--)
+        if (st.infra[i])
+            return st.infra[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ invoking modes */
+
+int cfx_mode_call_top(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. */
+    int slot;
+    cfx_mode *m = pop_top(&slot);
+    if (!m)
+        return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
+    int rc = m->vt->dispatch(m, op, ks, stack);
+    int prc = slot >= 0 ? set_slot(m, (cfx_mode_key)slot) : push_user(m);
+    return rc < 0 ? rc : prc;
+}
+
+int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)
+{
+    cfx_keyset ks = cfx_op_dispatch_keyset(op, stack);
+    return cfx_op_redispatch(op, ks, stack);
+}

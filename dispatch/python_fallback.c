@@ -1,0 +1,128 @@
+/* python_fallback.c - the backend fallbacks of the Python and PythonTLSSnapshot keys
+ * (aten/src/ATen/core/PythonFallbackKernel.cpp), i.e. where a call is handed to the modes.
+ *
+ * PythonTLSSnapshot sits above autograd; its fallback records the thread's local key sets as
+ * they were when the call entered (once per entry from user code) and redispatches below
+ * itself. A handler may later restore that snapshot (cfx_tls_snapshot_restore_begin).
+ *
+ * Python sits just above the backends; its fallback is pythonFallback:
+ *  1. for the duration, exclude every key strictly above Python except PythonDispatcher, so
+ *     whatever a handler calls starts at Python or below (autograd and friends already ran);
+ *     1.13 excludes Conjugate/Negative/ZeroTensor too (2.x leaves them), and cfx follows 1.13;
+ *  2. with a mode set, run the top mode's handler with it popped (mode.c);
+ *  3. else, the first tensor argument that belongs to a mode (a fake tensor, tensor_ext.h)
+ *     enters that mode for one call: `with fake_mode: return func(*args)`;
+ *  4. else fail with PyTorch's internal-assert message.
+ *
+ * Both are registered with the dispatcher's default fallbacks (fallbacks.c). */
+#include <stdlib.h>
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/error.h"
+#include "dispatch/library.h"
+#include "dispatch/mode.h"
+#include "dispatch/operator.h"
+#include "dispatch/tensor_ext.h"
+
+/* tls_on_entry: the local key sets when the outermost call entered PythonTLSSnapshot. */
+static _Thread_local cfx_local_keys tls_on_entry;
+static _Thread_local bool tls_on_entry_set;
+
+static cfx_keyset above_python(void)
+{
+    cfx_keyset s = cfx_keyset_empty();
+    for (int k = CFX_KEY_Python + 1; k < CFX_KEY_EndOfFunctionalityKeys; k++)
+        if (k != CFX_KEY_PythonDispatcher)
+            s = cfx_keyset_add(s, (cfx_dispatch_key)k);
+    return s;
+}
+
+/* The mode of the first tensor (or tensor-list element) argument that has one. */
+static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    if (!s)
+        return NULL;
+    for (int i = 0; i < s->n_args; i++) {
+        const cfx_value *v = &stack[i];
+        if (v->kind == CFX_V_TENSOR) {
+            if (cfx_tensor_mode(v->u.t))
+                return cfx_tensor_mode(v->u.t);
+        } else if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
+            for (uint32_t j = 0; j < v->len; j++)
+                if (v->u.items[j].kind == CFX_V_TENSOR && cfx_tensor_mode(v->u.items[j].u.t))
+                    return cfx_tensor_mode(v->u.items[j].u.t);
+        }
+    }
+    return NULL;
+}
+
+int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx;
+    cfx_key_guard g;
+    cfx_exclude_keys_begin(&g, above_python());
+    int rc;
+    if (cfx_mode_stack_len() > 0) {
+        rc = cfx_mode_call_top(op, ks, stack);
+    } else {
+        cfx_mode *m = tensor_arg_mode(op, stack);
+        if (!m) {
+            rc = cfx_error_set(CFX_ERR, cfx_op_name(op),
+                               "Hit Python dispatch key but no arguments had PyInterpreter (no tensor args?)");
+        } else {
+            /* The tensor holds m alive; pushing cannot collide since the stack is empty. */
+            rc = cfx_mode_push(m);
+            if (rc == CFX_OK) {
+                rc = cfx_mode_redispatch(op, stack);
+                int erc = cfx_mode_exit(m);
+                if (rc == CFX_OK)
+                    rc = erc;
+            }
+        }
+    }
+    cfx_key_guard_end(&g);
+    return rc;
+}
+
+int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
+                                        cfx_value *stack)
+{
+    (void)ctx;
+    /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot. */
+    bool set_here = !tls_on_entry_set;
+    if (set_here) {
+        tls_on_entry = cfx_local_keys_get();
+        tls_on_entry_set = true;
+    }
+    int rc = cfx_op_redispatch(op, cfx_keyset_and(ks, cfx_keyset_full_after(CFX_KEY_PythonTLSSnapshot)),
+                               stack);
+    if (set_here)
+        tls_on_entry_set = false;
+    return rc;
+}
+
+int cfx_tls_snapshot_restore_begin(cfx_tls_snapshot_guard *g)
+{
+    g->active = false;
+    if (!tls_on_entry_set)
+        return cfx_error_set(CFX_ERR, NULL,
+                             "Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.");
+    g->saved_keys = cfx_local_keys_get();
+    g->saved_entry = tls_on_entry;
+    g->active = true;
+    /* The snapshot is consumed while restored, so calls made now record their own. */
+    tls_on_entry_set = false;
+    cfx_local_keys_set(g->saved_entry);
+    return CFX_OK;
+}
+
+void cfx_tls_snapshot_restore_end(cfx_tls_snapshot_guard *g)
+{
+    if (!g->active)
+        return;
+    cfx_local_keys_set(g->saved_keys);
+    tls_on_entry = g->saved_entry;
+    tls_on_entry_set = true;
+    g->active = false;
+}
