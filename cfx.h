@@ -1,0 +1,23 @@
+/* cfx.h - the one header a cfx user includes.
+ *
+ * cfx records C calls to tensor operators into an FX-style graph. This header pulls in the
+ * public surface, layer by layer: values, tensors and scopes; schemas; the dispatcher
+ * (operators, libraries, dispatch keys); the built-in operators. */
+#ifndef CFX_H
+#define CFX_H
+
+#include "dispatch/dtype.h"
+#include "dispatch/error.h"
+#include "dispatch/value.h"
+#include "dispatch/tensor.h"
+#include "dispatch/scope.h"
+#include "dispatch/keys.h"
+#include "dispatch/schema.h"
+#include "dispatch/kernel.h"
+#include "dispatch/boxing.h"
+#include "dispatch/operator.h"
+#include "dispatch/dispatcher.h"
+#include "dispatch/library.h"
+#include "dispatch/ops.h"
+
+#endif

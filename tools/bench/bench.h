@@ -1,0 +1,24 @@
+/* bench.h - tiny benchmark harness for `make bench`.
+ *
+ * Figures are printed, never asserted: machines are noisy, so compare ratios printed by one
+ * run. Each benchmark takes the best of several repetitions (least disturbed by the rest of
+ * the machine). */
+#ifndef CFX_BENCH_H
+#define CFX_BENCH_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline double bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Keeps the compiler from deleting a computation. */
+static inline void bench_keep(const void *p) { __asm__ volatile("" : : "g"(p) : "memory"); }
+
+void bench_dispatch(void);
+
+#endif

@@ -1,0 +1,44 @@
+/* main.c - the cfx driver: dispatches to a subcommand.
+ *
+ *   cfx ops --list | --dump NAME | --dump-table NAME | --dangling | --check
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cfx.h"
+#include "tools/cli/cli.h"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *help;
+} commands[] = {
+    {"ops", cfx_cmd_ops, "inspect the operator registry (--list, --dump, --dump-table, --dangling, --check)"},
+};
+
+static int usage(FILE *f)
+{
+    fprintf(f, "usage: cfx <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+    return f == stdout ? 0 : 2;
+}
+
+void cli_report_error(const char *fallback)
+{
+    const char *msg = cfx_error_message();
+    fprintf(stderr, "cfx: %s\n", msg ? msg : fallback);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(stderr);
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+        return usage(stdout);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "cfx: unknown command '%s'\n", argv[1]);
+    return usage(stderr);
+}
