@@ -1,0 +1,45 @@
+/* arena.h - a chunked bump allocator.
+ *
+ * A graph allocates everything it owns (nodes, argument arrays, use records, names, meta) from
+ * one arena and releases it all at once when the graph is freed, so building a million-node
+ * graph costs a few hundred mallocs, not millions. Nothing is freed individually: erased
+ * nodes and replaced argument arrays stay until the arena dies (QBE's tombstones). Chunks grow
+ * geometrically up to a cap; a request larger than the cap gets a chunk of its own. */
+#ifndef CFX_IR_ARENA_H
+#define CFX_IR_ARENA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cfx_arena_chunk cfx_arena_chunk;
+
+typedef struct cfx_arena {
+    char *cur, *end;        /* free space in the current chunk */
+    cfx_arena_chunk *chunks; /* newest first */
+    size_t next_size;       /* size of the next regular chunk */
+    size_t total;           /* bytes obtained from malloc, for statistics */
+} cfx_arena;
+
+void cfx_arena_init(cfx_arena *a);
+void cfx_arena_free(cfx_arena *a);
+/* Slow path of cfx_arena_alloc: a new chunk. NULL on allocation failure (no error set). */
+void *cfx_arena_alloc_slow(cfx_arena *a, size_t size);
+
+/* size bytes aligned to 8 (16 when size >= 16, so cfx_value arrays are naturally aligned);
+ * NOT zeroed. NULL on allocation failure. */
+static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
+{
+    size_t align = size >= 16 ? 16 : 8;
+    uintptr_t p = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
+    if (a->cur && p + size <= (uintptr_t)a->end) {
+        a->cur = (char *)(p + size);
+        return (void *)p;
+    }
+    return cfx_arena_alloc_slow(a, size);
+}
+
+void *cfx_arena_zalloc(cfx_arena *a, size_t size);
+/* A NUL-terminated copy of s[0..len). */
+char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len);
+
+#endif

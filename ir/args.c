@@ -1,0 +1,457 @@
+/* args.c - argument values and the def-use links they imply.
+ *
+ * A node's args and kwargs are copied into the graph's arena when set: nested lists and
+ * tuples and strings get their own arena copies, so the node owns its values outright and
+ * later rewrites (replace_all_uses_with, erase) can patch node references in place. Nesting
+ * depth is user-sized, so every walk here keeps an explicit stack of frames instead of
+ * recursing.
+ *
+ * The node references found in args then kwargs, deduplicated in first-seen order, are the
+ * node's inputs. Deduplication is a linear scan while there are few of them (the common case:
+ * one to three) and switches to a reusable pointer hash set past 16, so a node with a million
+ * inputs is built in linear time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/internal.h"
+
+/* ---- an explicit stack of value arrays -------------------------------------------------- */
+
+typedef struct frame {
+    cfx_value *items;
+    uint32_t n, i;
+} frame;
+
+typedef struct vstack {
+    frame *f;
+    uint32_t len, cap;
+    frame inline_frames[16];
+} vstack;
+
+static void vstack_init(vstack *s)
+{
+    s->f = s->inline_frames;
+    s->len = 0;
+    s->cap = 16;
+}
+
+static void vstack_free(vstack *s)
+{
+    if (s->f != s->inline_frames)
+        free(s->f);
+}
+
+static bool vstack_push(vstack *s, cfx_value *items, uint32_t n)
+{
+    if (s->len == s->cap) {
+        uint32_t cap = s->cap * 2;
+        frame *f = malloc(cap * sizeof *f);
+        if (!f)
+            return false;
+        memcpy(f, s->f, s->len * sizeof *f);
+        if (s->f != s->inline_frames)
+            free(s->f);
+        s->f = f;
+        s->cap = cap;
+    }
+    s->f[s->len++] = (frame){items, n, 0};
+    return true;
+}
+
+/* ---- copying ---------------------------------------------------------------------------- */
+
+static bool needs_fixup(const cfx_value *v, uint32_t n, bool map)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = v[i].kind;
+        if (k == CFX_V_STRING || k == CFX_V_LIST || k == CFX_V_TUPLE)
+            return true;
+        if (k == CFX_V_NODE && (map || !v[i].u.node))
+            return true;
+    }
+    return false;
+}
+
+int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx)
+{
+    if (!needs_fixup(vals, n, map != NULL))
+        return CFX_OK;
+    vstack st;
+    vstack_init(&st);
+    int rc = CFX_OK;
+    if (!vstack_push(&st, vals, n))
+        goto oom;
+    while (st.len) {
+        frame *f = &st.f[st.len - 1];
+        if (f->i == f->n) {
+            st.len--;
+            continue;
+        }
+        cfx_value *v = &f->items[f->i++];
+        switch (v->kind) {
+        case CFX_V_STRING:
+            if (v->u.s) {
+                char *s = cfx_arena_strndup(&g->arena, v->u.s, v->len);
+                if (!s)
+                    goto oom;
+                v->u.s = s;
+            }
+            break;
+        case CFX_V_LIST:
+        case CFX_V_TUPLE:
+            if (v->len) {
+                cfx_value *copy = cfx_arena_alloc(&g->arena, (size_t)v->len * sizeof *copy);
+                if (!copy)
+                    goto oom;
+                memcpy(copy, v->u.items, (size_t)v->len * sizeof *copy);
+                v->u.items = copy;
+                if (!vstack_push(&st, copy, v->len)) /* f is invalid from here */
+                    goto oom;
+            } else {
+                v->u.items = NULL;
+            }
+            break;
+        case CFX_V_NODE:
+            if (v->u.node && map)
+                v->u.node = map(v->u.node, ctx);
+            if (!v->u.node) {
+                rc = CFX_ERR; /* an earlier call failed and recorded why */
+                goto done;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+done:
+    vstack_free(&st);
+    return rc;
+oom:
+    vstack_free(&st);
+    return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+}
+
+int ir_copy_args(cfx_graph *g, const cfx_value *src, uint32_t n, cfx_node_map_fn map, void *ctx,
+                 cfx_value **out)
+{
+    *out = NULL;
+    if (n == 0)
+        return CFX_OK;
+    if (!src)
+        return cfx_error_set(CFX_ERR, NULL, "args is NULL but its count is %u", n);
+    cfx_value *dst = cfx_arena_alloc(&g->arena, (size_t)n * sizeof *dst);
+    if (!dst)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    memcpy(dst, src, (size_t)n * sizeof *dst);
+    int rc = ir_fixup_values(g, dst, n, map, ctx);
+    if (rc == CFX_OK)
+        *out = dst;
+    return rc;
+}
+
+int ir_copy_kwargs(cfx_graph *g, const cfx_kwarg *src, uint32_t n, cfx_node_map_fn map, void *ctx,
+                   cfx_kwarg **out)
+{
+    *out = NULL;
+    if (n == 0)
+        return CFX_OK;
+    if (!src)
+        return cfx_error_set(CFX_ERR, NULL, "kwargs is NULL but its count is %u", n);
+    cfx_kwarg *dst = cfx_arena_alloc(&g->arena, (size_t)n * sizeof *dst);
+    if (!dst)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        if (!src[i].name)
+            return cfx_error_set(CFX_ERR, NULL, "kwarg %u has no name", i);
+        dst[i].name = cfx_names_intern(g->names, src[i].name, strlen(src[i].name));
+        if (!dst[i].name)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        dst[i].value = src[i].value;
+        int rc = ir_fixup_values(g, &dst[i].value, 1, map, ctx);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    *out = dst;
+    return CFX_OK;
+}
+
+bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx)
+{
+    /* flat arrays (the common case) need no stack */
+    bool nested = false;
+    for (uint32_t i = 0; i < n && !nested; i++)
+        nested = (vals[i].kind == CFX_V_LIST || vals[i].kind == CFX_V_TUPLE) && vals[i].len;
+    if (!nested) {
+        for (uint32_t i = 0; i < n; i++)
+            if (vals[i].kind == CFX_V_NODE)
+                fn(&vals[i], ctx);
+        return true;
+    }
+    /* depth first, in order: FX's map_arg order */
+    vstack st;
+    vstack_init(&st);
+    vstack_push(&st, vals, n); /* fits the inline frames */
+    while (st.len) {
+        frame *f = &st.f[st.len - 1];
+        if (f->i == f->n) {
+            st.len--;
+            continue;
+        }
+        cfx_value *v = &f->items[f->i++];
+        if (v->kind == CFX_V_NODE) {
+            fn(v, ctx);
+        } else if ((v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) && v->len) {
+            if (!vstack_push(&st, (cfx_value *)v->u.items, v->len)) {
+                vstack_free(&st);
+                return false;
+            }
+        }
+    }
+    vstack_free(&st);
+    return true;
+}
+
+/* ---- uses -------------------------------------------------------------------------------- */
+
+static inline void link_use(cfx_use *u)
+{
+    cfx_node *p = u->producer;
+    u->next_user = NULL;
+    u->prev_user = p->users_tail;
+    if (p->users_tail)
+        p->users_tail->next_user = u;
+    else
+        p->users_head = u;
+    p->users_tail = u;
+    p->n_users++;
+}
+
+static inline void unlink_use(cfx_use *u)
+{
+    cfx_node *p = u->producer;
+    if (u->prev_user)
+        u->prev_user->next_user = u->next_user;
+    else
+        p->users_head = u->next_user;
+    if (u->next_user)
+        u->next_user->prev_user = u->prev_user;
+    else
+        p->users_tail = u->prev_user;
+    p->n_users--;
+}
+
+void ir_unlink_inputs(cfx_node *n)
+{
+    for (uint32_t i = 0; i < n->n_inputs; i++)
+        unlink_use(&n->inputs[i]);
+    n->n_inputs = 0;
+}
+
+/* Collecting distinct producers in first-seen order. */
+typedef struct collector {
+    cfx_graph *g;
+    uint32_t count;
+    uint32_t hmask;   /* 0: linear mode */
+    bool oom;
+} collector;
+
+enum { LINEAR_MAX = 16 };
+
+static inline uint32_t ptr_hash(const void *p)
+{
+    return (uint32_t)(((uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+static bool hset_insert(cfx_graph *g, uint32_t mask, cfx_node *p)
+{
+    uint32_t j = ptr_hash(p) & mask;
+    while (g->hset[j]) {
+        if (g->hset[j] == p)
+            return false;
+        j = (j + 1) & mask;
+    }
+    g->hset[j] = p;
+    return true;
+}
+
+/* Removes items[0..n), which were inserted in that order. Deleting in reverse insertion order
+ * keeps linear probing sound without tombstones: every item still present was inserted
+ * before the one being looked up, so its probe path is intact. */
+static void hset_clear(cfx_graph *g, uint32_t mask, cfx_node **items, uint32_t n)
+{
+    for (uint32_t i = n; i-- > 0;) {
+        uint32_t j = ptr_hash(items[i]) & mask;
+        while (g->hset[j] != items[i])
+            j = (j + 1) & mask;
+        g->hset[j] = NULL;
+    }
+}
+
+/* Sizes the hash set to 4x the collected count, rehashing what is collected. */
+static bool hset_resize(collector *c, uint32_t want)
+{
+    cfx_graph *g = c->g;
+    uint32_t cap = 64;
+    while (cap < want * 4)
+        cap *= 2;
+    if (c->hmask)
+        hset_clear(g, c->hmask, g->scratch, c->count);
+    if (cap > g->hset_cap) {
+        cfx_node **t = calloc(cap, sizeof *t);
+        if (!t) {
+            c->hmask = 0; /* the set is empty now: nothing for the caller to clear */
+            return false;
+        }
+        free(g->hset);
+        g->hset = t;
+        g->hset_cap = cap;
+    }
+    c->hmask = cap - 1;
+    for (uint32_t i = 0; i < c->count; i++)
+        hset_insert(g, c->hmask, g->scratch[i]);
+    return true;
+}
+
+static bool hset_contains(const cfx_graph *g, uint32_t mask, const cfx_node *p)
+{
+    for (uint32_t j = ptr_hash(p) & mask; g->hset[j]; j = (j + 1) & mask)
+        if (g->hset[j] == p)
+            return true;
+    return false;
+}
+
+static void collect(cfx_value *slot, void *ctx)
+{
+    collector *c = ctx;
+    cfx_graph *g = c->g;
+    cfx_node *p = slot->u.node;
+    if (c->oom || !p)
+        return;
+    if (!c->hmask) {
+        for (uint32_t i = 0; i < c->count; i++)
+            if (g->scratch[i] == p)
+                return;
+    } else if (hset_contains(g, c->hmask, p)) {
+        return;
+    }
+    if (c->count == g->scratch_cap) { /* grown before hashing so scratch[] stays in sync */
+        uint32_t cap = g->scratch_cap ? g->scratch_cap * 2 : 64;
+        cfx_node **s = realloc(g->scratch, cap * sizeof *s);
+        if (!s) {
+            c->oom = true;
+            return;
+        }
+        g->scratch = s;
+        g->scratch_cap = cap;
+    }
+    if (c->hmask) {
+        if ((c->count + 1) * 2 > c->hmask + 1 && !hset_resize(c, c->count + 1)) {
+            c->oom = true;
+            return;
+        }
+        hset_insert(g, c->hmask, p);
+    }
+    g->scratch[c->count++] = p;
+    if (!c->hmask && c->count == LINEAR_MAX && !hset_resize(c, c->count))
+        c->oom = true;
+}
+
+static int collect_inputs(cfx_node *n, collector *c)
+{
+    c->g = n->graph;
+    c->count = 0;
+    c->hmask = 0;
+    c->oom = false;
+    bool ok = ir_walk_node_refs(n->args, n->n_args, collect, c);
+    for (uint32_t i = 0; ok && i < n->n_kwargs; i++)
+        ok = ir_walk_node_refs(&n->kwargs[i].value, 1, collect, c);
+    if (c->hmask)
+        hset_clear(c->g, c->hmask, c->g->scratch, c->count);
+    if (!ok || c->oom)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    return CFX_OK;
+}
+
+int ir_rebuild_inputs(cfx_node *n)
+{
+    cfx_graph *g = n->graph;
+    ir_unlink_inputs(n);
+    collector c;
+    int rc = collect_inputs(n, &c);
+    if (rc != CFX_OK)
+        return rc;
+    if (c.count > n->inputs_cap) {
+        cfx_use *u = cfx_arena_alloc(&g->arena, (size_t)c.count * sizeof *u);
+        if (!u)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        n->inputs = u;
+        n->inputs_cap = c.count;
+    }
+    for (uint32_t i = 0; i < c.count; i++) {
+        cfx_use *u = &n->inputs[i];
+        u->producer = g->scratch[i];
+        u->user = n;
+        if (u->producer->graph != g)
+            g->has_foreign_uses = true;
+        link_use(u);
+    }
+    n->n_inputs = c.count;
+    return CFX_OK;
+}
+
+/* insert_arg's input update: producers of the new value not yet among the inputs are
+ * appended (2.x: `if new_use not in self._input_nodes`), existing uses stay where they are. */
+int ir_add_inputs_from(cfx_node *n, cfx_value *v)
+{
+    cfx_graph *g = n->graph;
+    /* collect the value's producers into scratch[], then filter out existing inputs */
+    collector c = {g, 0, 0, false};
+    if (!ir_walk_node_refs(v, 1, collect, &c) || c.oom) {
+        if (c.hmask)
+            hset_clear(g, c.hmask, g->scratch, c.count);
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    }
+    if (c.hmask)
+        hset_clear(g, c.hmask, g->scratch, c.count);
+    uint32_t add = 0;
+    for (uint32_t i = 0; i < c.count; i++) {
+        bool have = false;
+        for (uint32_t j = 0; j < n->n_inputs && !have; j++)
+            have = n->inputs[j].producer == g->scratch[i];
+        if (!have)
+            g->scratch[add++] = g->scratch[i];
+    }
+    if (!add)
+        return CFX_OK;
+    uint32_t total = n->n_inputs + add;
+    if (total > n->inputs_cap) {
+        cfx_use *u = cfx_arena_alloc(&g->arena, (size_t)total * sizeof *u);
+        if (!u)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        /* move the records and repoint their neighbours */
+        for (uint32_t i = 0; i < n->n_inputs; i++) {
+            cfx_use *old = &n->inputs[i], *nu = &u[i];
+            *nu = *old;
+            if (nu->prev_user)
+                nu->prev_user->next_user = nu;
+            else
+                nu->producer->users_head = nu;
+            if (nu->next_user)
+                nu->next_user->prev_user = nu;
+            else
+                nu->producer->users_tail = nu;
+        }
+        n->inputs = u;
+        n->inputs_cap = total;
+    }
+    for (uint32_t i = 0; i < add; i++) {
+        cfx_use *u = &n->inputs[n->n_inputs + i];
+        u->producer = g->scratch[i];
+        u->user = n;
+        if (u->producer->graph != g)
+            g->has_foreign_uses = true;
+        link_use(u);
+    }
+    n->n_inputs = total;
+    return CFX_OK;
+}

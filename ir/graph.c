@@ -1,0 +1,403 @@
+/* graph.c - graph lifecycle, node creation, the insertion point, erasing, walking.
+ *
+ * The node list is circular through a sentinel embedded in the graph, as FX's `_root`. A new
+ * node takes its name first (so, as in FX, a name is consumed even when the node is then
+ * refused), then its target is checked, its args are copied and its uses linked, and only
+ * then is it spliced in at the insertion point. Erasing unlinks and tombstones: the node
+ * keeps its own prev/next so an iterator standing on it can still move on. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/internal.h"
+
+cfx_graph *cfx_graph_new(void)
+{
+    cfx_graph *g = calloc(1, sizeof *g);
+    if (!g) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    cfx_arena_init(&g->arena);
+    g->names = cfx_names_new(&g->arena);
+    if (!g->names) {
+        free(g);
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    g->root.prev = g->root.next = &g->root;
+    g->root.graph = g;
+    g->root.op = CFX_NODE_ROOT;
+    g->root.name_base = cfx_names_intern(g->names, "", 0);
+    g->root.name_suffix = CFX_NAME_NO_SUFFIX;
+    g->insert = (cfx_insert_point){&g->root, false};
+    /* node references inside cfx_values print as node names */
+    cfx_value_set_node_printer(cfx_node_print_name);
+    return g;
+}
+
+void cfx_graph_free(cfx_graph *g)
+{
+    if (!g)
+        return;
+    if (g->has_foreign_uses) {
+        /* our use records sit in other graphs' users lists: take them out */
+        for (cfx_node *n = g->root.next; n != &g->root; n = n->next)
+            for (uint32_t i = 0; i < n->n_inputs; i++)
+                if (n->inputs[i].producer->graph != g) {
+                    ir_unlink_inputs(n);
+                    break;
+                }
+    }
+    cfx_names_free(g->names);
+    ir_target_cache_free(g);
+    free(g->scratch);
+    free(g->hset);
+    cfx_arena_free(&g->arena);
+    free(g);
+}
+
+/* ---- creation ---------------------------------------------------------------------------- */
+
+static void link_before(cfx_node *at, cfx_node *x)
+{
+    cfx_node *p = at->prev;
+    p->next = x;
+    x->prev = p;
+    x->next = at;
+    at->prev = x;
+}
+
+static void unlink_node(cfx_node *x)
+{
+    x->prev->next = x->next;
+    x->next->prev = x->prev;
+}
+
+/* torch.typename(target): module + "." + qualname. An OpOverload's module is torch._ops.<ns>
+ * and its qualname the full "ns::name.overload"; operator.* functions live in _operator. */
+static void print_target_typename(const cfx_target_info *t, cfx_buf *b)
+{
+    if (t->kind == CFX_TARGET_STRING) {
+        cfx_buf_puts(b, "str");
+    } else if (t->kind == CFX_TARGET_OP) {
+        const char *qn = ((const cfx_op *)t->ptr)->qualified_name;
+        const char *colons = strstr(qn, "::");
+        cfx_buf_puts(b, "torch._ops.");
+        if (colons) {
+            cfx_buf_putn(b, qn, (size_t)(colons - qn));
+            cfx_buf_putc(b, '.');
+        }
+        cfx_buf_puts(b, qn);
+    } else {
+        const char *qn = ((const cfx_builtin_fn *)t->ptr)->qualified_name;
+        if (strncmp(qn, "operator.", 9) == 0)
+            cfx_buf_putc(b, '_');
+        cfx_buf_puts(b, qn);
+    }
+}
+
+/* str(target) for the ValueError text. */
+static void print_target_str(const cfx_target_info *t, cfx_buf *b)
+{
+    if (t->kind == CFX_TARGET_STRING) {
+        cfx_buf_puts(b, t->printed);
+    } else if (t->kind == CFX_TARGET_OP) {
+        cfx_buf_puts(b, t->printed + strlen("torch.ops."));
+    } else {
+        const cfx_builtin_fn *fn = t->ptr;
+        cfx_buf_printf(b, "<built-in function %s>", fn->name);
+    }
+}
+
+static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
+                             uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs,
+                             const char *name, cfx_node_map_fn map, void *ctx)
+{
+    if (!g)
+        return NULL;
+    if ((unsigned)op >= CFX_NODE_OP_COUNT) {
+        cfx_error_set(CFX_ERR, NULL, "Node opcode %d is not one of placeholder, get_attr, "
+                      "call_function, call_method, call_module, output", (int)op);
+        return NULL;
+    }
+    cfx_node *at = g->insert.at;
+    if (at->graph != g) {
+        cfx_error_set(CFX_ERR, NULL, "Node to insert before is not in graph.");
+        return NULL;
+    }
+    if (at != &g->root && cfx_node_is_erased(at)) {
+        cfx_error_set(CFX_ERR, NULL, "the insertion point node was erased");
+        return NULL;
+    }
+    const cfx_target_info *info = ir_target_info(g, target);
+    if (!info)
+        return NULL;
+    cfx_name nm;
+    int rc;
+    if (name) {
+        cfx_name_candidate c;
+        rc = cfx_names_prepare(g->names, name, strlen(name), &c);
+        if (rc == CFX_OK)
+            rc = cfx_names_create_prepared(g->names, &c, CFX_NAME_FOR_NONE, &nm);
+    } else {
+        rc = cfx_names_create_prepared(g->names, &info->cand, CFX_NAME_FOR_NONE, &nm);
+    }
+    if (rc != CFX_OK)
+        return NULL;
+    bool want_fn = op == CFX_NODE_CALL_FUNCTION;
+    if (want_fn == (info->kind == CFX_TARGET_STRING)) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_buf_puts(&b, "Node [graph = ");
+        cfx_graph_print(g, &b);
+        cfx_buf_puts(&b, ", name = '");
+        cfx_name_print(nm, &b);
+        cfx_buf_puts(&b, "'] target ");
+        print_target_str(info, &b);
+        cfx_buf_puts(&b, " has type ");
+        print_target_typename(info, &b);
+        cfx_buf_puts(&b, want_fn ? " but a Callable is expected" : " but a str is expected");
+        char *msg = cfx_buf_take(&b);
+        cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "invalid node target");
+        free(msg);
+        return NULL;
+    }
+    cfx_node *n = cfx_arena_alloc(&g->arena, sizeof *n);
+    if (!n) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    memset(n, 0, sizeof *n);
+    n->graph = g;
+    n->target = info;
+    n->op = (uint8_t)op;
+    n->name_base = nm.base;
+    n->name_suffix = nm.suffix;
+    if (ir_copy_args(g, args, n_args, map, ctx, &n->args) != CFX_OK ||
+        ir_copy_kwargs(g, kwargs, n_kwargs, map, ctx, &n->kwargs) != CFX_OK)
+        return NULL;
+    n->n_args = n_args;
+    n->n_kwargs = n_kwargs;
+    if (ir_rebuild_inputs(n) != CFX_OK)
+        return NULL;
+    n->seq = g->n_created++;
+    if (g->insert.after)
+        link_before(at->next, n);
+    else
+        link_before(at, n);
+    g->len++;
+    return n;
+}
+
+cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
+                                const cfx_value *args, uint32_t n_args,
+                                const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name)
+{
+    return create_node(g, op, target, args, n_args, kwargs, n_kwargs, name, NULL, NULL);
+}
+
+cfx_node *cfx_graph_placeholder(cfx_graph *g, const char *name)
+{
+    return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), NULL, 0, NULL, 0, NULL, NULL, NULL);
+}
+
+cfx_node *cfx_graph_placeholder_default(cfx_graph *g, const char *name, cfx_value default_value)
+{
+    return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), &default_value, 1, NULL, 0,
+                       NULL, NULL, NULL);
+}
+
+cfx_node *cfx_graph_get_attr(cfx_graph *g, const char *qualified_name)
+{
+    return create_node(g, CFX_NODE_GET_ATTR, cfx_target_str(qualified_name), NULL, 0, NULL, 0,
+                       NULL, NULL, NULL);
+}
+
+cfx_node *cfx_graph_call_op(cfx_graph *g, const cfx_op *op, const cfx_value *args, uint32_t n_args,
+                            const cfx_kwarg *kwargs, uint32_t n_kwargs)
+{
+    return create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(op), args, n_args, kwargs, n_kwargs,
+                       NULL, NULL, NULL);
+}
+
+cfx_node *cfx_graph_call_fn(cfx_graph *g, const cfx_builtin_fn *fn, const cfx_value *args,
+                            uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
+{
+    return create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_fn(fn), args, n_args, kwargs, n_kwargs,
+                       NULL, NULL, NULL);
+}
+
+cfx_node *cfx_graph_call_method(cfx_graph *g, const char *method, const cfx_value *args,
+                                uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
+{
+    return create_node(g, CFX_NODE_CALL_METHOD, cfx_target_str(method), args, n_args, kwargs,
+                       n_kwargs, NULL, NULL, NULL);
+}
+
+cfx_node *cfx_graph_call_module(cfx_graph *g, const char *module_path, const cfx_value *args,
+                                uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
+{
+    return create_node(g, CFX_NODE_CALL_MODULE, cfx_target_str(module_path), args, n_args, kwargs,
+                       n_kwargs, NULL, NULL, NULL);
+}
+
+cfx_node *cfx_graph_output(cfx_graph *g, cfx_value result)
+{
+    return create_node(g, CFX_NODE_OUTPUT, cfx_target_str("output"), &result, 1, NULL, 0, NULL,
+                       NULL, NULL);
+}
+
+cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_fn map, void *ctx)
+{
+    if (!g || !node)
+        return NULL;
+    char small[128];
+    cfx_name nm = cfx_node_name(node);
+    size_t len = cfx_name_length(nm);
+    char *name = len < sizeof small ? small : malloc(len + 1);
+    if (!name) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    *cfx_name_write(nm, name) = '\0';
+    cfx_node *n = create_node(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
+                              node->kwargs, node->n_kwargs, name, map, ctx);
+    if (name != small)
+        free(name);
+    if (n && node->meta && cfx_node_meta_copy(n, node) != CFX_OK)
+        return NULL;
+    return n;
+}
+
+/* ---- insertion point ---------------------------------------------------------------------- */
+
+cfx_insert_point cfx_graph_inserting_before(cfx_graph *g, cfx_node *n)
+{
+    cfx_insert_point old = g->insert;
+    g->insert = n ? (cfx_insert_point){n, false} : (cfx_insert_point){&g->root, true};
+    return old;
+}
+
+cfx_insert_point cfx_graph_inserting_after(cfx_graph *g, cfx_node *n)
+{
+    cfx_insert_point old = g->insert;
+    g->insert = n ? (cfx_insert_point){n, true} : (cfx_insert_point){&g->root, false};
+    return old;
+}
+
+void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p) { g->insert = p; }
+
+/* ---- erasing ------------------------------------------------------------------------------ */
+
+static void null_node_ref(cfx_value *slot, void *ctx)
+{
+    (void)ctx;
+    *slot = cfx_none();
+}
+
+int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
+{
+    if (!g || !n)
+        return CFX_ERR;
+    if (n->n_users > 0) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_buf_puts(&b, "Tried to erase Node ");
+        ir_print_name(n, &b);
+        cfx_buf_printf(&b, " but it still had %u users in the graph: {", n->n_users);
+        for (const cfx_use *u = n->users_head; u; u = u->next_user) {
+            ir_print_name(u->user, &b);
+            cfx_buf_puts(&b, u->next_user ? ": None, " : ": None");
+        }
+        cfx_buf_puts(&b, "}!");
+        char *msg = cfx_buf_take(&b);
+        int rc = cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "Tried to erase Node with users");
+        free(msg);
+        return rc;
+    }
+    if (n->graph != g) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_buf_puts(&b, "Attempting to remove ");
+        ir_print_name(n, &b);
+        cfx_buf_puts(&b, " from wrong graph!");
+        char *msg = cfx_buf_take(&b);
+        int rc = cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "Attempting to remove from wrong graph!");
+        free(msg);
+        return rc;
+    }
+    if (cfx_node_is_erased(n)) {
+        char *s = cfx_node_name_string(n);
+        cfx_warn("erase_node(%s) on an already erased node", s ? s : "?");
+        free(s);
+        return CFX_OK;
+    }
+    unlink_node(n);
+    n->flags |= CFX_NODE_ERASED;
+    g->len--;
+    /* null out node arguments so producers drop n from their users */
+    if (n->n_inputs) {
+        ir_walk_node_refs(n->args, n->n_args, null_node_ref, NULL);
+        for (uint32_t i = 0; i < n->n_kwargs; i++)
+            ir_walk_node_refs(&n->kwargs[i].value, 1, null_node_ref, NULL);
+        ir_unlink_inputs(n);
+    }
+    return CFX_OK;
+}
+
+/* ---- walking ------------------------------------------------------------------------------ */
+
+cfx_node *cfx_node_next(const cfx_node *n)
+{
+    cfx_node *p = n->next;
+    while (p->op != CFX_NODE_ROOT && (p->flags & CFX_NODE_ERASED))
+        p = p->next;
+    return p->op == CFX_NODE_ROOT ? NULL : p;
+}
+
+cfx_node *cfx_node_prev(const cfx_node *n)
+{
+    cfx_node *p = n->prev;
+    while (p->op != CFX_NODE_ROOT && (p->flags & CFX_NODE_ERASED))
+        p = p->prev;
+    return p->op == CFX_NODE_ROOT ? NULL : p;
+}
+
+cfx_node *cfx_graph_first(const cfx_graph *g) { return g ? cfx_node_next(&g->root) : NULL; }
+cfx_node *cfx_graph_last(const cfx_graph *g) { return g ? cfx_node_prev(&g->root) : NULL; }
+uint32_t cfx_graph_num_nodes(const cfx_graph *g) { return g ? g->len : 0; }
+uint32_t cfx_graph_num_created(const cfx_graph *g) { return g ? g->n_created : 0; }
+
+cfx_node *cfx_graph_output_node(const cfx_graph *g)
+{
+    cfx_node *n = cfx_graph_last(g);
+    return n && n->op == CFX_NODE_OUTPUT ? n : NULL;
+}
+
+cfx_node *cfx_graph_find_node(const cfx_graph *g, const char *name)
+{
+    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n))
+        if (cfx_node_name_is(n, name))
+            return n;
+    return NULL;
+}
+
+uint32_t cfx_graph_new_stamp(cfx_graph *g)
+{
+    if (++g->stamp == 0) {
+        for (cfx_node *n = g->root.next; n != &g->root; n = n->next)
+            n->mark = 0;
+        g->stamp = 1;
+    }
+    return g->stamp;
+}
+
+cfx_names *cfx_graph_names(cfx_graph *g) { return g->names; }
+cfx_arena *cfx_graph_arena(cfx_graph *g) { return &g->arena; }
+size_t cfx_graph_arena_bytes(const cfx_graph *g) { return g->arena.total; }
+
+void cfx_graph_set_module_impure_fn(cfx_graph *g, cfx_module_impure_fn fn, void *ctx)
+{
+    g->module_impure = fn;
+    g->module_impure_ctx = ctx;
+}

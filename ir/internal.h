@@ -1,0 +1,75 @@
+/* internal.h - what the ir/ sources share and nobody else may touch.
+ *
+ * The graph record, the target cache, and the helpers that copy and walk argument values.
+ * Only files under ir/ include this header; the public surface is graph.h. */
+#ifndef CFX_IR_INTERNAL_H
+#define CFX_IR_INTERNAL_H
+
+#include "ir/arena.h"
+#include "ir/graph.h"
+
+struct cfx_graph {
+    cfx_node root;              /* sentinel of the circular node list */
+    cfx_arena arena;
+    cfx_names *names;           /* node names + interned strings */
+    cfx_insert_point insert;    /* where create_node puts nodes */
+    uint32_t len;               /* live nodes */
+    uint32_t n_created;         /* next seq */
+    uint32_t stamp;             /* last value handed out by cfx_graph_new_stamp */
+    cfx_target_info **tinfo;    /* target cache: open addressing on (kind, ptr) */
+    uint32_t tinfo_cap, tinfo_count;
+    cfx_node **scratch;         /* reusable node array (input collection) */
+    uint32_t scratch_cap;
+    cfx_node **hset;            /* reusable pointer set for deduplicating many inputs */
+    uint32_t hset_cap;
+    bool has_foreign_uses;      /* some use links a node of another graph */
+    bool names_unchecked;       /* cfx_node_set_name_unchecked was used: lint checks names */
+    cfx_module_impure_fn module_impure;
+    void *module_impure_ctx;
+};
+
+/* The graph's record for a target (created on first use). NULL + error on OOM / bad target. */
+cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t);
+/* Frees the target cache's side tables (records live in the arena). */
+void ir_target_cache_free(cfx_graph *g);
+
+/* Deep-copies values already memcpy'd into arena memory: strings and nested lists/tuples
+ * get arena copies; node references go through map (if non-NULL). Iterative. Returns CFX_OK,
+ * CFX_ERR_NOMEM (error set), or CFX_ERR without a message when a node reference is NULL. */
+int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx);
+/* Arena copies of an args array / kwargs array (NULL for n == 0). */
+int ir_copy_args(cfx_graph *g, const cfx_value *src, uint32_t n, cfx_node_map_fn map, void *ctx,
+                 cfx_value **out);
+int ir_copy_kwargs(cfx_graph *g, const cfx_kwarg *src, uint32_t n, cfx_node_map_fn map, void *ctx,
+                   cfx_kwarg **out);
+
+/* Calls fn on every node reference in args then kwargs, in order (duplicates included),
+ * nested lists and tuples walked with an explicit stack. fn may rewrite the slot. Returns
+ * false on OOM of the walk stack. */
+typedef void (*ir_value_fn)(cfx_value *slot, void *ctx);
+bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx);
+
+/* Recomputes n's input nodes from its args and kwargs: n leaves all old producers' users and
+ * is appended to each new producer's users (FX's _update_args_kwargs). */
+int ir_rebuild_inputs(cfx_node *n);
+/* insert_arg: adds the producers of *v that are not inputs yet, after the existing ones. */
+int ir_add_inputs_from(cfx_node *n, cfx_value *v);
+/* Drops all of n's uses. */
+void ir_unlink_inputs(cfx_node *n);
+
+/* Printing (print.c). A name printer replaces node names (python_code's own name space). */
+typedef struct ir_name_printer {
+    void (*fn)(const cfx_node *n, cfx_buf *b, void *ctx);
+    void *ctx;
+} ir_name_printer;
+/* vals[0..n) as a tuple or list in the given style (containers nested iteratively). */
+void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_style style,
+                     const ir_name_printer *np, cfx_buf *b);
+void ir_print_value(const cfx_value *v, cfx_arg_style style, const ir_name_printer *np, cfx_buf *b);
+/* python_code's statement form of a builtin function (pycode.c). */
+uint8_t ir_pycode_form(const cfx_builtin_fn *fn);
+
+/* Node rendered into a message: str(node) = its name. */
+void ir_print_name(const cfx_node *n, cfx_buf *b);
+
+#endif

@@ -1,0 +1,91 @@
+/* meta.h - node.meta: what tracing learned about a node's value.
+ *
+ * FX keeps a string-keyed dict per node. The entries every layer relies on get typed slots:
+ *   val          the fake value: tensor metadata (dtype, shape, stride, device, storage offset),
+ *                a scalar (int / double / bool), a tuple of those, or a script object's class;
+ *   tensor_meta  FX's TensorMetadata (shape, dtype, requires_grad, stride, memory_format,
+ *                is_quantized, qparams) as ShapeProp / make_fx compute it;
+ *   stack_trace  the C call site (file:line, function) of the model's op call.
+ * Anything else is a free-form entry: string key -> cfx_value. Meta lives out of line in the
+ * graph's arena and is allocated only when first set; setting copies (deeply) into the arena. */
+#ifndef CFX_IR_META_H
+#define CFX_IR_META_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dispatch/error.h"
+#include "dispatch/tensor.h"
+#include "dispatch/value.h"
+#include "ir/node.h"
+
+typedef enum cfx_meta_val_kind {
+    CFX_MVAL_NONE = 0,
+    CFX_MVAL_TENSOR,
+    CFX_MVAL_INT,
+    CFX_MVAL_DOUBLE,
+    CFX_MVAL_BOOL,
+    CFX_MVAL_TUPLE,
+    CFX_MVAL_OBJECT, /* a script object: class name ("__torch__.torch.classes.ns.Cls") */
+} cfx_meta_val_kind;
+
+typedef struct cfx_meta_val {
+    uint8_t kind;                  /* cfx_meta_val_kind */
+    int8_t dtype;                  /* TENSOR: cfx_dtype */
+    cfx_device device;             /* TENSOR */
+    int32_t n;                     /* TENSOR: ndim; TUPLE: item count */
+    const int64_t *sizes, *strides; /* TENSOR: n entries each */
+    int64_t storage_offset;        /* TENSOR */
+    union {
+        int64_t i;
+        double d;
+        bool b;
+        const struct cfx_meta_val *items; /* TUPLE */
+        const char *class_name;           /* OBJECT */
+    } u;
+} cfx_meta_val;
+
+/* -1 in memory_format means None. */
+typedef struct cfx_tensor_meta {
+    int32_t ndim;
+    int8_t dtype;           /* cfx_dtype */
+    int8_t memory_format;   /* cfx_memory_format, or -1 */
+    bool requires_grad;
+    bool is_quantized;      /* cfx has no quantized tensors: false, qparams {} */
+    const int64_t *shape, *stride;
+} cfx_tensor_meta;
+
+/* The first of contiguous_format, channels_last, channels_last_3d the strides are contiguous
+ * in (PyTorch's is_contiguous(memory_format=...)), or -1 for None. */
+int cfx_memory_format_of(const int64_t *sizes, const int64_t *strides, int ndim);
+
+/* val */
+int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v);              /* deep copy */
+int cfx_node_set_val_tensor(cfx_node *n, const cfx_tensor *t);          /* from a (fake) tensor */
+const cfx_meta_val *cfx_node_val(const cfx_node *n);                    /* NULL if unset */
+
+/* tensor_meta */
+int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm);  /* deep copy */
+int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad);
+const cfx_tensor_meta *cfx_node_tensor_meta(const cfx_node *n);         /* NULL if unset */
+/* "TensorMetadata(shape=torch.Size([2, 3]), dtype=torch.float32, requires_grad=False,
+ *  stride=(3, 1), memory_format=torch.contiguous_format, is_quantized=False, qparams={})" */
+void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b);
+
+/* stack_trace: the site is copied (strings interned in the graph). */
+int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site);
+const cfx_site *cfx_node_stack_trace(const cfx_node *n);                /* NULL if unset */
+
+/* Free-form entries, in insertion order; setting an existing key replaces its value in place.
+ * Node references inside entry values are not uses (as in FX). */
+int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v);
+const cfx_value *cfx_node_meta_get(const cfx_node *n, const char *key);
+bool cfx_node_meta_remove(cfx_node *n, const char *key);
+uint32_t cfx_node_meta_count(const cfx_node *n);
+const char *cfx_node_meta_key(const cfx_node *n, uint32_t i);
+const cfx_value *cfx_node_meta_value(const cfx_node *n, uint32_t i);
+
+/* copy.copy(src.meta) into dst (dst may be in another graph): replaces dst's meta. */
+int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src);
+
+#endif

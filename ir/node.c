@@ -1,0 +1,262 @@
+/* node.c - changing a node: its args, its uses, its place, its name.
+ *
+ * Every change to args or kwargs goes through FX's one rule (_update_args_kwargs): the node
+ * leaves the users of every old producer and is appended to the users of every new one, so
+ * user order after a rewrite is exactly FX's. New values are copied into the arena before the
+ * old ones are let go, so a caller may pass a node's own args back in. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/internal.h"
+
+static const char *const op_names[CFX_NODE_OP_COUNT] = {
+    "placeholder", "get_attr", "call_function", "call_method", "call_module", "output",
+};
+
+const char *cfx_node_op_name(int op)
+{
+    if (op >= 0 && op < CFX_NODE_OP_COUNT)
+        return op_names[op];
+    return op == CFX_NODE_ROOT ? "root" : NULL;
+}
+
+int cfx_node_op_from_name(const char *s)
+{
+    for (int i = 0; i < CFX_NODE_OP_COUNT; i++)
+        if (strcmp(s, op_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+const cfx_value *cfx_node_kwarg(const cfx_node *n, const char *name)
+{
+    for (uint32_t i = 0; i < n->n_kwargs; i++)
+        if (strcmp(n->kwargs[i].name, name) == 0)
+            return &n->kwargs[i].value;
+    return NULL;
+}
+
+/* ---- names -------------------------------------------------------------------------------- */
+
+void cfx_node_print_name(const cfx_node *n, cfx_buf *b) { cfx_name_print(cfx_node_name(n), b); }
+void ir_print_name(const cfx_node *n, cfx_buf *b) { cfx_name_print(cfx_node_name(n), b); }
+char *cfx_node_name_string(const cfx_node *n) { return cfx_name_to_string(cfx_node_name(n)); }
+
+bool cfx_node_name_is(const cfx_node *n, const char *s)
+{
+    size_t blen = cfx_istr_len(n->name_base);
+    if (strncmp(s, n->name_base, blen) != 0)
+        return false;
+    s += blen;
+    if (n->name_suffix < 0)
+        return *s == '\0';
+    char tmp[24];
+    size_t k = cfx_fmt_u64((uint64_t)n->name_suffix, tmp);
+    return s[0] == '_' && strncmp(s + 1, tmp, k) == 0 && s[1 + k] == '\0';
+}
+
+int cfx_node_set_name_unchecked(cfx_node *n, const char *name)
+{
+    if (!n || !name)
+        return CFX_ERR;
+    cfx_name nm;
+    int rc = cfx_names_key(n->graph->names, name, strlen(name), &nm);
+    if (rc != CFX_OK)
+        return rc;
+    n->name_base = nm.base;
+    n->name_suffix = nm.suffix;
+    n->graph->names_unchecked = true;
+    return CFX_OK;
+}
+
+/* ---- args / kwargs ------------------------------------------------------------------------ */
+
+int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args,
+                             const cfx_kwarg *kwargs, uint32_t n_kwargs)
+{
+    if (!n)
+        return CFX_ERR;
+    cfx_value *a;
+    cfx_kwarg *k;
+    int rc = ir_copy_args(n->graph, args, n_args, NULL, NULL, &a);
+    if (rc == CFX_OK)
+        rc = ir_copy_kwargs(n->graph, kwargs, n_kwargs, NULL, NULL, &k);
+    if (rc != CFX_OK)
+        return rc;
+    n->args = a;
+    n->n_args = n_args;
+    n->kwargs = k;
+    n->n_kwargs = n_kwargs;
+    return ir_rebuild_inputs(n);
+}
+
+int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
+{
+    if (!n)
+        return CFX_ERR;
+    return cfx_node_set_args_kwargs(n, args, n_args, n->kwargs, n->n_kwargs);
+}
+
+int cfx_node_set_kwargs(cfx_node *n, const cfx_kwarg *kwargs, uint32_t n_kwargs)
+{
+    if (!n)
+        return CFX_ERR;
+    return cfx_node_set_args_kwargs(n, n->args, n->n_args, kwargs, n_kwargs);
+}
+
+int cfx_node_update_arg(cfx_node *n, uint32_t idx, cfx_value v)
+{
+    if (!n)
+        return CFX_ERR;
+    if (idx >= n->n_args)
+        return cfx_error_set(CFX_ERR, NULL, "list assignment index out of range");
+    int rc = ir_fixup_values(n->graph, &v, 1, NULL, NULL);
+    if (rc != CFX_OK)
+        return rc;
+    n->args[idx] = v;
+    return ir_rebuild_inputs(n);
+}
+
+int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v)
+{
+    if (!n || !key)
+        return CFX_ERR;
+    cfx_graph *g = n->graph;
+    int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
+    if (rc != CFX_OK)
+        return rc;
+    for (uint32_t i = 0; i < n->n_kwargs; i++)
+        if (strcmp(n->kwargs[i].name, key) == 0) {
+            n->kwargs[i].value = v;
+            return ir_rebuild_inputs(n);
+        }
+    cfx_kwarg *k = cfx_arena_alloc(&g->arena, (size_t)(n->n_kwargs + 1) * sizeof *k);
+    const char *name = cfx_names_intern(g->names, key, strlen(key));
+    if (!k || !name)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    if (n->n_kwargs)
+        memcpy(k, n->kwargs, n->n_kwargs * sizeof *k);
+    k[n->n_kwargs] = (cfx_kwarg){name, v};
+    n->kwargs = k;
+    n->n_kwargs++;
+    return ir_rebuild_inputs(n);
+}
+
+int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v)
+{
+    if (!n)
+        return CFX_ERR;
+    if (idx > n->n_args)
+        return cfx_error_set(CFX_ERR, NULL, "insert_args index must be between 0 and len(self.args)");
+    cfx_graph *g = n->graph;
+    int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
+    if (rc != CFX_OK)
+        return rc;
+    cfx_value *a = cfx_arena_alloc(&g->arena, (size_t)(n->n_args + 1) * sizeof *a);
+    if (!a)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    if (idx)
+        memcpy(a, n->args, idx * sizeof *a);
+    a[idx] = v;
+    if (n->n_args > idx)
+        memcpy(a + idx + 1, n->args + idx, (n->n_args - idx) * sizeof *a);
+    n->args = a;
+    n->n_args++;
+    return ir_add_inputs_from(n, &a[idx]);
+}
+
+typedef struct replace_ctx {
+    cfx_node *old, *new_;
+} replace_ctx;
+
+static void replace_ref(cfx_value *slot, void *ctx)
+{
+    replace_ctx *r = ctx;
+    if (slot->u.node == r->old)
+        slot->u.node = r->new_;
+}
+
+/* Rewrites n's node references old -> new in place, then re-links n's uses. */
+static int replace_in(cfx_node *n, cfx_node *old, cfx_node *new_)
+{
+    replace_ctx r = {old, new_};
+    bool ok = ir_walk_node_refs(n->args, n->n_args, replace_ref, &r);
+    for (uint32_t i = 0; ok && i < n->n_kwargs; i++)
+        ok = ir_walk_node_refs(&n->kwargs[i].value, 1, replace_ref, &r);
+    if (!ok)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    return ir_rebuild_inputs(n);
+}
+
+int cfx_node_replace_input_with(cfx_node *n, cfx_node *old_input, cfx_node *new_input)
+{
+    if (!n || !old_input || !new_input)
+        return CFX_ERR;
+    return replace_in(n, old_input, new_input);
+}
+
+int64_t cfx_node_replace_all_uses_with(cfx_node *old, cfx_node *replacement, cfx_node_filter_fn filter,
+                                       void *ctx, cfx_node ***changed)
+{
+    if (changed)
+        *changed = NULL;
+    if (!old || !replacement)
+        return CFX_ERR;
+    uint32_t k = old->n_users;
+    if (k == 0)
+        return 0;
+    /* to_process = list(self.users): the users list changes under us */
+    cfx_node **users = malloc(k * sizeof *users);
+    if (!users)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    uint32_t i = 0;
+    for (const cfx_use *u = old->users_head; u; u = u->next_user)
+        users[i++] = u->user;
+    uint32_t done = 0;
+    for (i = 0; i < k; i++) {
+        if (filter && !filter(users[i], ctx))
+            continue;
+        int rc = replace_in(users[i], old, replacement);
+        if (rc != CFX_OK) {
+            free(users);
+            return rc;
+        }
+        users[done++] = users[i];
+    }
+    if (changed && done)
+        *changed = users;
+    else
+        free(users);
+    return done;
+}
+
+/* ---- moving ------------------------------------------------------------------------------- */
+
+int cfx_node_prepend(cfx_node *n, cfx_node *x)
+{
+    if (!n || !x)
+        return CFX_ERR;
+    if (n->graph != x->graph)
+        return cfx_error_set(CFX_ERR, NULL, "Attempting to move a Node into a different Graph");
+    if (cfx_node_is_erased(x) || (n->op != CFX_NODE_ROOT && cfx_node_is_erased(n)))
+        return cfx_error_set(CFX_ERR, NULL, "Attempting to move an erased Node");
+    if (n == x)
+        return CFX_OK; /* FX: "Trying to prepend a node to itself..." has no effect */
+    x->prev->next = x->next;
+    x->next->prev = x->prev;
+    cfx_node *p = n->prev;
+    p->next = x;
+    x->prev = p;
+    x->next = n;
+    n->prev = x;
+    return CFX_OK;
+}
+
+int cfx_node_append(cfx_node *n, cfx_node *x)
+{
+    if (!n || !x)
+        return CFX_ERR;
+    if (n == x)
+        return CFX_OK;
+    return cfx_node_prepend(n->next, x);
+}

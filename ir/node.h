@@ -1,0 +1,163 @@
+/* node.h - a graph node: one FX Node.
+ *
+ * A node is a call site (or a function input, an attribute fetch, the return) in a graph:
+ * op kind, target, positional args, ordered kwargs, a unique name, meta, and the def-use
+ * links FX keeps in `_input_nodes` and `users`. Args are cfx_values that may reference other
+ * nodes (CFX_V_NODE), nested in lists and tuples; the graph deep-copies them into its arena.
+ *
+ * Def-use links are use records (cfx_use), one per (user, distinct input) pair, owned by the
+ * user in an array (its `_input_nodes`, in args-then-kwargs order) and threaded into the
+ * producer's doubly linked `users` list (insertion ordered). Adding or dropping a use is O(1),
+ * so a node with a million users costs no more per use than one with two. Exactly as in FX,
+ * changing a node's args or kwargs removes the node from all its old producers' users and
+ * re-appends it to each new producer's users.
+ *
+ * The record is public so accessors inline; mutate it only through the functions here and in
+ * graph.h (the one exception is what lint exists to catch). Node memory belongs to the graph:
+ * an erased node is a tombstone that stays readable until the graph is freed. */
+#ifndef CFX_IR_NODE_H
+#define CFX_IR_NODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dispatch/value.h"
+#include "ir/names.h"
+#include "ir/target.h"
+
+typedef struct cfx_graph cfx_graph;
+typedef struct cfx_node cfx_node;
+typedef struct cfx_meta cfx_meta;
+
+/* FX's six opcodes (and the sentinel). Values index cfx_node_op_name(). */
+typedef enum cfx_node_op {
+    CFX_NODE_PLACEHOLDER = 0,
+    CFX_NODE_GET_ATTR,
+    CFX_NODE_CALL_FUNCTION,
+    CFX_NODE_CALL_METHOD,
+    CFX_NODE_CALL_MODULE,
+    CFX_NODE_OUTPUT,
+    CFX_NODE_OP_COUNT,
+    CFX_NODE_ROOT = 255, /* the graph's list sentinel, never yielded */
+} cfx_node_op;
+
+/* "placeholder", "get_attr", "call_function", "call_method", "call_module", "output";
+ * "root" for the sentinel, NULL for anything else. */
+const char *cfx_node_op_name(int op);
+/* Inverse of cfx_node_op_name for the six opcodes; -1 if unknown. */
+int cfx_node_op_from_name(const char *s);
+
+typedef struct cfx_kwarg {
+    const char *name;
+    cfx_value value;
+} cfx_kwarg;
+
+/* One use: `user` has `producer` among its input nodes. */
+typedef struct cfx_use {
+    cfx_node *producer;
+    cfx_node *user;
+    struct cfx_use *prev_user, *next_user; /* producer's users list */
+} cfx_use;
+
+enum {
+    CFX_NODE_ERASED = 1 << 0,
+};
+
+struct cfx_node {
+    cfx_node *prev, *next;          /* graph order (circular, through the sentinel) */
+    cfx_graph *graph;
+    const cfx_target_info *target;
+    cfx_value *args;                /* n_args values, arena-owned */
+    cfx_kwarg *kwargs;              /* n_kwargs pairs, names interned */
+    uint32_t n_args, n_kwargs;
+    const char *name_base;          /* name = cfx_name{name_base, name_suffix} */
+    int32_t name_suffix;
+    uint32_t n_users;
+    cfx_use *users_head, *users_tail;
+    cfx_use *inputs;                /* n_inputs distinct producers, in order */
+    uint32_t n_inputs, inputs_cap;
+    cfx_meta *meta;                 /* NULL until some meta is set */
+    uint32_t mark;                  /* scratch for passes (see cfx_graph_new_stamp) */
+    uint32_t seq;                   /* creation index, dense and unique in the graph */
+    uint8_t op;                     /* cfx_node_op */
+    uint8_t flags;
+};
+
+_Static_assert(sizeof(struct cfx_node) <= 128, "cfx_node must stay within 128 bytes");
+
+/* ---- reading ---------------------------------------------------------------------------- */
+
+static inline cfx_node_op cfx_node_opcode(const cfx_node *n) { return (cfx_node_op)n->op; }
+static inline cfx_graph *cfx_node_graph(const cfx_node *n) { return n->graph; }
+static inline cfx_name cfx_node_name(const cfx_node *n) { cfx_name r = {n->name_base, n->name_suffix}; return r; }
+static inline bool cfx_node_is_erased(const cfx_node *n) { return (n->flags & CFX_NODE_ERASED) != 0; }
+static inline uint32_t cfx_node_num_args(const cfx_node *n) { return n->n_args; }
+static inline const cfx_value *cfx_node_args(const cfx_node *n) { return n->args; }
+static inline cfx_value cfx_node_arg(const cfx_node *n, uint32_t i) { return n->args[i]; }
+static inline uint32_t cfx_node_num_kwargs(const cfx_node *n) { return n->n_kwargs; }
+static inline const cfx_kwarg *cfx_node_kwargs(const cfx_node *n) { return n->kwargs; }
+static inline uint32_t cfx_node_num_users(const cfx_node *n) { return n->n_users; }
+/* Users in insertion order: for (const cfx_use *u = cfx_node_users(n); u; u = u->next_user) */
+static inline const cfx_use *cfx_node_users(const cfx_node *n) { return n->users_head; }
+/* all_input_nodes: distinct node references of args then kwargs, first occurrence order. */
+static inline uint32_t cfx_node_num_inputs(const cfx_node *n) { return n->n_inputs; }
+static inline cfx_node *cfx_node_input(const cfx_node *n, uint32_t i) { return n->inputs[i].producer; }
+static inline const cfx_target_info *cfx_node_target_info(const cfx_node *n) { return n->target; }
+static inline cfx_target cfx_node_target(const cfx_node *n) { return cfx_target_from_info(n->target); }
+/* The operator of a call_function node with an operator target, else NULL. */
+static inline const cfx_op *cfx_node_operator(const cfx_node *n) { return cfx_target_info_op(n->target); }
+/* The string target of placeholder / get_attr / call_method / call_module / output, else NULL. */
+static inline const char *cfx_node_target_str(const cfx_node *n)
+{
+    return n->target->kind == CFX_TARGET_STRING ? (const char *)n->target->ptr : NULL;
+}
+/* The value of kwarg `name`, or NULL. */
+const cfx_value *cfx_node_kwarg(const cfx_node *n, const char *name);
+
+/* The next / previous live node in graph order, skipping erased ones; NULL at the end. Safe
+ * while the graph is being mutated: the current node may be erased (it keeps its links). */
+cfx_node *cfx_node_next(const cfx_node *n);
+cfx_node *cfx_node_prev(const cfx_node *n);
+
+/* Node names: `add_1`. cfx_node_print_name is installed as cfx_value's node printer. */
+void cfx_node_print_name(const cfx_node *n, cfx_buf *b);
+/* malloc'd name. */
+char *cfx_node_name_string(const cfx_node *n);
+/* True if the node's rendered name equals s. */
+bool cfx_node_name_is(const cfx_node *n, const char *s);
+
+/* ---- changing args (FX: node.args = ..., node.kwargs = ...) ------------------------------ */
+
+/* All return CFX_OK or a negative status (error recorded). Values are deep-copied. A NULL
+ * node reference in the values returns CFX_ERR without a new message (an earlier call failed). */
+int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args);
+int cfx_node_set_kwargs(cfx_node *n, const cfx_kwarg *kwargs, uint32_t n_kwargs);
+int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args,
+                             const cfx_kwarg *kwargs, uint32_t n_kwargs);
+/* node.update_arg(idx, v) / update_kwarg(key, v) (adds the key at the end if absent). */
+int cfx_node_update_arg(cfx_node *n, uint32_t idx, cfx_value v);
+int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v);
+/* node.insert_arg(idx, v): as 2.x, new input nodes are appended, existing uses stay put. */
+int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v);
+/* node.replace_input_with(old, new). */
+int cfx_node_replace_input_with(cfx_node *n, cfx_node *old_input, cfx_node *new_input);
+
+/* node.replace_all_uses_with(new, delete_user_cb): rewrites every user of `old` for which
+ * filter (NULL = all) returns true, in users order. Returns the number of rewritten users
+ * (negative status on error); if changed is non-NULL it receives a malloc'd array of them
+ * (free() it; NULL when none). */
+typedef bool (*cfx_node_filter_fn)(cfx_node *user, void *ctx);
+int64_t cfx_node_replace_all_uses_with(cfx_node *old, cfx_node *replacement, cfx_node_filter_fn filter,
+                                       void *ctx, cfx_node ***changed);
+
+/* ---- moving (FX: n.prepend(x), n.append(x)) ---------------------------------------------- */
+
+/* Moves x to just before / after n (same graph). */
+int cfx_node_prepend(cfx_node *n, cfx_node *x);
+int cfx_node_append(cfx_node *n, cfx_node *x);
+
+/* Sets the name without the name space, as assigning `node.name` in Python does: nothing
+ * checks uniqueness (lint does). For tests and for passes that restore names. */
+int cfx_node_set_name_unchecked(cfx_node *n, const char *name);
+
+#endif

@@ -1,0 +1,190 @@
+/* side_effects.c - the side-effect registry and Node.is_impure.
+ *
+ * The registry maps a target's name to flags (side-effectful, nondeterministic_seeded). It is
+ * process-wide and rarely written (library set-up, HOP registration), so a mutex guards it
+ * and a version counter tells each graph's target cache when its answers went stale: a pass
+ * asking about a million nodes that call a handful of targets takes the lock a handful of
+ * times. Operator keys are normalized so "aten::relu.default" and "aten::relu" are one key.
+ *
+ * The built-in entries are FX 2.x's _side_effectful_functions (torch/fx/node.py, the version
+ * with is_impure(impure_random)): the OpOverload and builtin-function members. Its three
+ * OpOverloadPacket members (profiler._record_function_enter[_new], _record_function_exit)
+ * never match an overload target in FX either, so they are left out. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/internal.h"
+
+enum { EFFECT_SIDE = 1, EFFECT_NONDET = 2 };
+
+static const char *const builtin_side_effects[] = {
+    "torch._assert",
+    "torch._assert_async",
+    "aten::_assert_async.msg",
+    "aten::_assert_scalar",
+    "aten::_assert_tensor_metadata",
+    "aten::sym_constrain_range",
+    "aten::sym_constrain_range_for_size",
+    "inductor::accumulate_grad_",
+    "inductor::resize_storage_bytes_",
+    "operator.setitem",
+    "torch._C._set_grad_enabled",
+    "torch.amp._enter_autocast",
+    "torch.amp._exit_autocast",
+};
+
+typedef struct entry {
+    char *key;
+    unsigned flags;
+} entry;
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static entry *reg;
+static size_t reg_len, reg_cap;
+static atomic_uint reg_version = 1;
+
+/* "ns::name.default" -> "ns::name" (length of the normalized key). */
+static size_t norm_len(const char *key)
+{
+    size_t n = strlen(key);
+    if (strstr(key, "::") && n > 8 && strcmp(key + n - 8, ".default") == 0)
+        return n - 8;
+    return n;
+}
+
+static bool key_eq(const char *a, size_t alen, const char *b)
+{
+    return norm_len(b) == alen && strncmp(a, b, alen) == 0;
+}
+
+/* Called with the lock held. */
+static unsigned lookup_flags(const char *key)
+{
+    size_t len = norm_len(key);
+    unsigned f = 0;
+    for (size_t i = 0; i < sizeof builtin_side_effects / sizeof *builtin_side_effects; i++)
+        if (key_eq(key, len, builtin_side_effects[i]))
+            f |= EFFECT_SIDE;
+    for (size_t i = 0; i < reg_len; i++)
+        if (key_eq(key, len, reg[i].key))
+            f |= reg[i].flags;
+    return f;
+}
+
+static int register_key(const char *key, unsigned flags)
+{
+    if (!key)
+        return CFX_ERR;
+    pthread_mutex_lock(&reg_lock);
+    size_t len = norm_len(key);
+    for (size_t i = 0; i < reg_len; i++)
+        if (key_eq(key, len, reg[i].key)) {
+            reg[i].flags |= flags;
+            atomic_fetch_add(&reg_version, 1);
+            pthread_mutex_unlock(&reg_lock);
+            return CFX_OK;
+        }
+    if (reg_len == reg_cap) {
+        size_t cap = reg_cap ? reg_cap * 2 : 16;
+        entry *e = realloc(reg, cap * sizeof *e);
+        if (!e) {
+            pthread_mutex_unlock(&reg_lock);
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        }
+        reg = e;
+        reg_cap = cap;
+    }
+    char *k = malloc(len + 1);
+    if (!k) {
+        pthread_mutex_unlock(&reg_lock);
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    }
+    memcpy(k, key, len);
+    k[len] = '\0';
+    reg[reg_len++] = (entry){k, flags};
+    atomic_fetch_add(&reg_version, 1);
+    pthread_mutex_unlock(&reg_lock);
+    return CFX_OK;
+}
+
+/* The registry lives for the process; free it at exit so leak checkers stay quiet. */
+__attribute__((destructor)) static void registry_free(void)
+{
+    for (size_t i = 0; i < reg_len; i++)
+        free(reg[i].key);
+    free(reg);
+    reg = NULL;
+    reg_len = reg_cap = 0;
+}
+
+const char *cfx_side_effect_key(cfx_target t)
+{
+    switch (t.kind) {
+    case CFX_TARGET_OP: return t.u.op ? t.u.op->qualified_name : NULL;
+    case CFX_TARGET_FN: return t.u.fn ? t.u.fn->qualified_name : NULL;
+    default: return NULL;
+    }
+}
+
+int cfx_side_effect_register(cfx_target t) { return register_key(cfx_side_effect_key(t), EFFECT_SIDE); }
+int cfx_side_effect_register_name(const char *key) { return register_key(key, EFFECT_SIDE); }
+int cfx_side_effect_register_nondeterministic(const char *key) { return register_key(key, EFFECT_NONDET); }
+
+bool cfx_side_effect_is_registered(cfx_target t)
+{
+    if (t.kind == CFX_TARGET_FN && t.u.fn && t.u.fn->side_effect)
+        return true;
+    const char *key = cfx_side_effect_key(t);
+    if (!key)
+        return false;
+    pthread_mutex_lock(&reg_lock);
+    unsigned f = lookup_flags(key);
+    pthread_mutex_unlock(&reg_lock);
+    return (f & EFFECT_SIDE) != 0;
+}
+
+/* Refreshes a target's cached registry answers if the registry changed since. */
+static void refresh(cfx_target_info *info)
+{
+    unsigned v = atomic_load_explicit(&reg_version, memory_order_acquire);
+    if (info->impure_version == v)
+        return;
+    unsigned f = 0;
+    if (info->effect_key) {
+        pthread_mutex_lock(&reg_lock);
+        f = lookup_flags(info->effect_key);
+        pthread_mutex_unlock(&reg_lock);
+    }
+    const cfx_builtin_fn *fn = cfx_target_info_fn(info);
+    info->impure = (f & EFFECT_SIDE) || (fn && fn->side_effect);
+    info->nondeterministic = (f & EFFECT_NONDET) != 0;
+    info->impure_version = v;
+}
+
+bool cfx_node_is_impure_ex(const cfx_node *n, bool impure_random)
+{
+    switch (n->op) {
+    case CFX_NODE_PLACEHOLDER:
+    case CFX_NODE_OUTPUT:
+        return true;
+    case CFX_NODE_CALL_FUNCTION: {
+        /* the cache belongs to the graph, which belongs to this thread */
+        cfx_target_info *info = (cfx_target_info *)n->target;
+        const cfx_op *op = cfx_target_info_op(info);
+        if (op && op->schema && op->schema->is_mutable)
+            return true; /* impure since it mutates inputs */
+        refresh(info);
+        return info->impure || (impure_random && info->nondeterministic);
+    }
+    case CFX_NODE_CALL_MODULE: {
+        const cfx_graph *g = n->graph;
+        return g->module_impure ? g->module_impure(g, cfx_node_target_str(n), g->module_impure_ctx) : false;
+    }
+    default:
+        return false;
+    }
+}
+
+bool cfx_node_is_impure(const cfx_node *n) { return cfx_node_is_impure_ex(n, true); }

@@ -1,0 +1,93 @@
+/* ir_test_util.h - helpers shared by the tests of ir/.
+ *
+ * Operator targets are hand-made cfx_op records (the IR reads only qualified_name and schema),
+ * so these tests do not depend on the dispatcher's operator table. Graph builders mirror the
+ * Python in tools/interop/dump_fx.py line for line. */
+#ifndef CFX_TESTS_IR_UTIL_H
+#define CFX_TESTS_IR_UTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/schema.h"
+#include "ir/graph.h"
+
+/* A pool of fake operators, looked up by name; a schema is parsed when given. */
+typedef struct test_op_rec {
+    cfx_op op;
+    char name[96];
+} test_op_rec;
+
+static test_op_rec test_ops[64];
+static int n_test_ops;
+
+static inline const cfx_op *test_op_schema(const char *qn, const char *schema)
+{
+    for (int i = 0; i < n_test_ops; i++)
+        if (strcmp(test_ops[i].name, qn) == 0)
+            return &test_ops[i].op;
+    if (n_test_ops == 64)
+        return NULL;
+    test_op_rec *t = &test_ops[n_test_ops++];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", qn);
+    t->op.qualified_name = t->name;
+    if (schema)
+        t->op.schema = cfx_schema_parse(schema, NULL);
+    return &t->op;
+}
+
+static inline const cfx_op *test_op(const char *qn) { return test_op_schema(qn, NULL); }
+
+/* Frees parsed schemas (call at the end of a test that used test_op_schema). */
+static inline void test_ops_free(void)
+{
+    for (int i = 0; i < n_test_ops; i++)
+        cfx_schema_free((cfx_schema *)test_ops[i].op.schema);
+    n_test_ops = 0;
+}
+
+#define NV(n) cfx_node_value(n)
+#define VALS(...) ((cfx_value[]){__VA_ARGS__})
+#define NVALS(...) ((uint32_t)(sizeof((cfx_value[]){__VA_ARGS__}) / sizeof(cfx_value)))
+#define LIST(...) cfx_list(VALS(__VA_ARGS__), NVALS(__VA_ARGS__))
+#define TUPLE(...) cfx_tuple(VALS(__VA_ARGS__), NVALS(__VA_ARGS__))
+#define KW(k, v) ((cfx_kwarg){(k), (v)})
+
+/* call_function on an operator with make_fx's default name (or `name`). */
+static inline cfx_node *op_call(cfx_graph *g, const char *qn, const char *name, const cfx_value *args,
+                                uint32_t n, const cfx_kwarg *kw, uint32_t nk)
+{
+    return cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(test_op(qn)), args, n, kw, nk, name);
+}
+
+#define OP(g, qn, ...) op_call((g), (qn), NULL, VALS(__VA_ARGS__), NVALS(__VA_ARGS__), NULL, 0)
+#define OPN(g, qn, name, ...) op_call((g), (qn), (name), VALS(__VA_ARGS__), NVALS(__VA_ARGS__), NULL, 0)
+#define OPK(g, qn, kw, nk, ...) op_call((g), (qn), NULL, VALS(__VA_ARGS__), NVALS(__VA_ARGS__), (kw), (nk))
+#define FN(g, fn, ...) cfx_graph_call_fn((g), (fn), VALS(__VA_ARGS__), NVALS(__VA_ARGS__), NULL, 0)
+
+/* The whole file as a string (NULL if missing). */
+static inline char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* A node's name as a malloc'd string. */
+static inline char *nname(const cfx_node *n) { return cfx_node_name_string(n); }
+
+#endif

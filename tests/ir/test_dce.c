@@ -1,0 +1,223 @@
+/* test_dce.c - eliminate_dead_code and the purity oracle (ir/passes/dce.h, ir/side_effects.h).
+ *
+ * The pure-graph case is PyTorch's own result (tests/data/ir_dce_*.txt); the 2.x-only rules
+ * (mutable schemas are impure, the is_impure_node override) are checked against 2.x's source. */
+#include <criterion/criterion.h>
+
+#include "ir/passes/dce.h"
+#include "tests/ir/ir_test_util.h"
+
+static void collect_removed(const cfx_node *n, void *ctx)
+{
+    cfx_buf *b = ctx;
+    if (b->len)
+        cfx_buf_puts(b, ", ");
+    cfx_node_print_name(n, b);
+}
+
+static char *read_golden(const char *name)
+{
+    char path[128];
+    snprintf(path, sizeof path, "tests/data/%s", name);
+    char *s = read_file(path);
+    cr_assert(s, "missing %s", path);
+    return s;
+}
+
+Test(ir_dce, golden)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::add.Tensor", NV(x), NV(x));
+    cfx_node *b = OP(g, "aten::mul.Tensor", NV(a), NV(a));
+    OP(g, "aten::relu", NV(b));
+    FN(g, &cfx_fn_torch_assert, cfx_bool(true), cfx_string("msg"));
+    FN(g, &cfx_fn_getitem, NV(x), cfx_int(0));
+    cfx_node *cos = OP(g, "aten::cos", NV(x));
+    cfx_graph_output(g, NV(cos));
+    char *s = cfx_graph_to_string(g), *want = read_golden("ir_dce_before.graph.txt");
+    cr_expect_str_eq(s, want);
+    free(s);
+    free(want);
+
+    cfx_buf removed;
+    cfx_buf_init(&removed);
+    cfx_dce_options opts = {.on_removed = collect_removed, .on_removed_ctx = &removed};
+    bool changed = false;
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, &opts, &changed), CFX_OK);
+    cr_expect(changed);
+    cr_expect_str_eq(removed.data, "getitem, relu, mul, add"); /* reverse order, one pass */
+    cfx_buf_free(&removed);
+    s = cfx_graph_to_string(g);
+    want = read_golden("ir_dce_after.graph.txt");
+    cr_expect_str_eq(s, want);
+    free(s);
+    free(want);
+    s = cfx_graph_python_code_string(g, "self");
+    want = read_golden("ir_dce_after.code.txt");
+    cr_expect_str_eq(s, want);
+    free(s);
+    free(want);
+    /* a second run changes nothing */
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, NULL, &changed), CFX_OK);
+    cr_expect(!changed);
+    cfx_graph_free(g);
+}
+
+Test(ir_dce, mutable_schema_is_impure)
+{
+    /* spec 2.5's hazard: x.add_(1) with an unused result. 1.13 deletes it; 2.x keeps it because
+     * the schema writes to self. Without a schema only the name is known: it goes. */
+    const cfx_op *add_ = test_op_schema("aten::add_.Tensor",
+                                        "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
+    const cfx_op *out = test_op_schema("aten::add.out",
+                                       "aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
+    cr_assert(add_ && add_->schema && add_->schema->is_mutable);
+    cr_assert(out->schema && out->schema->is_mutable);
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *z = cfx_graph_placeholder(g, "z");
+    cfx_node *m = cfx_graph_call_op(g, add_, VALS(NV(x), cfx_int(1)), 2, NULL, 0);
+    cfx_kwarg kw[] = {KW("out", NV(z))};
+    cfx_node *o = cfx_graph_call_op(g, out, VALS(NV(x), NV(x)), 2, kw, 1);
+    cfx_node *nameonly = OP(g, "aten::mul_.Tensor", NV(x), cfx_int(2)); /* no schema */
+    cfx_graph_output(g, NV(OP(g, "aten::cos", NV(z))));
+    cr_expect(cfx_node_is_impure(m));
+    cr_expect(cfx_node_is_impure(o));
+    cr_expect(!cfx_node_is_impure(nameonly));
+    bool changed;
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, NULL, &changed), CFX_OK);
+    cr_expect(changed);
+    cr_expect(!cfx_node_is_erased(m));
+    cr_expect(!cfx_node_is_erased(o));
+    cr_expect(cfx_node_is_erased(nameonly));
+    cfx_graph_free(g);
+    test_ops_free();
+}
+
+Test(ir_dce, registry)
+{
+    static const cfx_builtin_fn my_print = {"builtins.print", "print", true};
+    static const cfx_builtin_fn my_pure = {"mylib.pure_fn", "pure_fn", false};
+    cr_expect(cfx_side_effect_is_registered(cfx_target_fn(&cfx_fn_torch_assert)));
+    cr_expect(cfx_side_effect_is_registered(cfx_target_fn(&my_print)));
+    cr_expect(!cfx_side_effect_is_registered(cfx_target_fn(&my_pure)));
+    cr_expect(cfx_side_effect_is_registered(cfx_target_op(test_op("aten::_assert_async.msg"))));
+    cr_expect(cfx_side_effect_is_registered(cfx_target_op(test_op("aten::_assert_scalar"))));
+    cr_expect(cfx_side_effect_is_registered(cfx_target_fn(&cfx_fn_setitem)));
+    cr_expect(!cfx_side_effect_is_registered(cfx_target_op(test_op("aten::relu"))));
+    cr_expect_str_eq(cfx_side_effect_key(cfx_target_op(test_op("aten::relu"))), "aten::relu");
+    cr_expect_null(cfx_side_effect_key(cfx_target_str("x")));
+    /* descriptors by name, for graph readers */
+    cr_expect_eq(cfx_builtin_fn_find("operator.getitem"), &cfx_fn_getitem);
+    cr_expect_null(cfx_builtin_fn_find("mylib.pure_fn"));
+    cr_assert_eq(cfx_builtin_fn_register(&my_pure), CFX_OK);
+    cr_assert_eq(cfx_builtin_fn_register(&my_pure), CFX_OK);
+    cr_expect_eq(cfx_builtin_fn_find("mylib.pure_fn"), &my_pure);
+
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *r = OP(g, "aten::relu", NV(x));
+    cfx_node *later = OP(g, "myns::log", NV(x));
+    cfx_node *pf = FN(g, &my_pure, NV(x));
+    cfx_node *rnd = OP(g, "aten::rand_like", NV(x));
+    cfx_node *pr = FN(g, &my_print, NV(x));
+    cfx_graph_output(g, NV(x));
+    cr_expect(!cfx_node_is_impure(r));
+    /* registration after the graph cached its answer still counts (has_side_effect) */
+    cr_assert_eq(cfx_side_effect_register(cfx_target_op(test_op("aten::relu.default"))), CFX_OK);
+    cr_expect(cfx_node_is_impure(r));
+    cr_assert_eq(cfx_side_effect_register_name("myns::log"), CFX_OK);
+    cr_expect(cfx_node_is_impure(later));
+    cr_assert_eq(cfx_side_effect_register_nondeterministic("aten::rand_like"), CFX_OK);
+    cr_expect(cfx_node_is_impure(rnd));
+    cr_expect(!cfx_node_is_impure_ex(rnd, false));
+    cr_expect(cfx_node_is_impure(pr));
+    cr_expect(cfx_node_is_impure(x));
+    cr_expect(cfx_node_is_impure(cfx_graph_output_node(g)));
+    bool changed;
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, NULL, &changed), CFX_OK);
+    cr_expect(changed);
+    cr_expect(cfx_node_is_erased(pf));
+    cr_expect(!cfx_node_is_erased(r));
+    cr_expect(!cfx_node_is_erased(later));
+    cr_expect(!cfx_node_is_erased(rnd));
+    cr_expect(!cfx_node_is_erased(pr));
+    cfx_graph_free(g);
+}
+
+static bool keep_named_keep(const cfx_node *n, void *ctx)
+{
+    (*(int *)ctx)++;
+    return cfx_node_opcode(n) == CFX_NODE_OUTPUT || cfx_node_name_is(n, "keep");
+}
+
+Test(ir_dce, override_callback)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *unused = cfx_graph_placeholder(g, "unused");
+    cfx_node *k = OPN(g, "aten::relu", "keep", NV(x));
+    cfx_node *a = FN(g, &cfx_fn_torch_assert, cfx_bool(true), cfx_string("m")); /* impure by default */
+    cfx_graph_output(g, NV(x));
+    int calls = 0;
+    cfx_dce_options opts = {.is_impure = keep_named_keep, .is_impure_ctx = &calls};
+    bool changed;
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, &opts, &changed), CFX_OK);
+    cr_expect(changed);
+    cr_expect_eq(calls, 5); /* asked about every node, as FX asks is_impure_node */
+    cr_expect(!cfx_node_is_erased(k));
+    cr_expect(cfx_node_is_erased(a));      /* the oracle said pure */
+    cr_expect(cfx_node_is_erased(unused)); /* even a placeholder, if the oracle says so */
+    cr_expect(!cfx_node_is_erased(x));     /* used */
+    cfx_graph_free(g);
+}
+
+static bool module_impure(const cfx_graph *g, const char *path, void *ctx)
+{
+    (void)g;
+    (void)ctx;
+    return strcmp(path, "logger") == 0;
+}
+
+Test(ir_dce, call_module_hook)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *lg = cfx_graph_call_module(g, "logger", VALS(NV(x)), 1, NULL, 0);
+    cfx_node *lin = cfx_graph_call_module(g, "linear", VALS(NV(x)), 1, NULL, 0);
+    cfx_node *meth = cfx_graph_call_method(g, "relu", VALS(NV(x)), 1, NULL, 0);
+    cfx_node *attr = cfx_graph_get_attr(g, "weight");
+    cfx_graph_output(g, NV(x));
+    cr_expect(!cfx_node_is_impure(lg)); /* no owner: modules are pure */
+    cfx_graph_set_module_impure_fn(g, module_impure, NULL);
+    cr_expect(cfx_node_is_impure(lg));
+    cr_expect(!cfx_node_is_impure(lin));
+    cr_expect(!cfx_node_is_impure(meth));
+    cr_expect(!cfx_node_is_impure(attr));
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, NULL, NULL), CFX_OK);
+    cr_expect(!cfx_node_is_erased(lg));
+    cr_expect(cfx_node_is_erased(lin));
+    cr_expect(cfx_node_is_erased(meth));
+    cr_expect(cfx_node_is_erased(attr));
+    cfx_graph_free(g);
+}
+
+Test(ir_dce, lint_failure_stops_dce)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::relu", NV(x));
+    cfx_node *b = OP(g, "aten::cos", NV(a));
+    cfx_node *dead = OP(g, "aten::sin", NV(x));
+    cfx_graph_output(g, NV(b));
+    cr_assert_eq(cfx_node_prepend(a, b), CFX_OK);
+    cfx_error_clear();
+    bool changed = true;
+    cr_expect_eq(cfx_pass_eliminate_dead_code(g, NULL, &changed), CFX_ERR);
+    cr_expect(!changed);
+    cr_expect(!cfx_node_is_erased(dead));
+    cr_expect(strncmp(cfx_error_message(), "Argument 'relu' of Node 'cos'", 29) == 0);
+    cfx_error_clear();
+    cfx_graph_free(g);
+}

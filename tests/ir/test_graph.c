@@ -1,0 +1,408 @@
+/* test_graph.c - building graphs and keeping users / inputs in sync (ir/graph.h, ir/node.h).
+ *
+ * The def-use scenario replays tests/data/ir_users.txt, recorded from torch.fx 1.13 (whose
+ * _update_args_kwargs rule 2.x keeps): after every args/kwargs change the users lists and
+ * input lists must be in FX's exact order. */
+#include <criterion/criterion.h>
+
+#include "ir/meta.h"
+#include "tests/ir/ir_test_util.h"
+
+static void show(cfx_buf *b, const char *tag, const cfx_node *n)
+{
+    cfx_buf_printf(b, "%s ", tag);
+    cfx_node_print_name(n, b);
+    cfx_buf_puts(b, " users=[");
+    for (const cfx_use *u = cfx_node_users(n); u; u = u->next_user) {
+        cfx_node_print_name(u->user, b);
+        if (u->next_user)
+            cfx_buf_puts(b, ", ");
+    }
+    cfx_buf_puts(b, "] inputs=[");
+    for (uint32_t i = 0; i < cfx_node_num_inputs(n); i++) {
+        if (i)
+            cfx_buf_puts(b, ", ");
+        cfx_node_print_name(cfx_node_input(n, i), b);
+    }
+    cfx_buf_puts(b, "]\n");
+}
+
+static bool not_sub(cfx_node *user, void *ctx)
+{
+    (void)ctx;
+    return !cfx_node_name_is(user, "sub");
+}
+
+static void show_list(cfx_buf *b, const char *tag, cfx_node **nodes, int64_t n)
+{
+    cfx_buf_printf(b, "%s ", tag);
+    for (int64_t i = 0; i < n; i++) {
+        if (i)
+            cfx_buf_puts(b, ", ");
+        cfx_node_print_name(nodes[i], b);
+    }
+    cfx_buf_putc(b, '\n');
+}
+
+Test(ir_graph, users_scenario_golden)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *y = cfx_graph_placeholder(g, "y");
+    cfx_node *a = OP(g, "aten::add.Tensor", NV(x), NV(y));
+    cfx_node *b = OP(g, "aten::mul.Tensor", NV(x), NV(x));
+    cfx_kwarg kw[] = {KW("alpha", NV(a))};
+    cfx_node *c = OPK(g, "aten::sub.Tensor", kw, 1, NV(y), NV(x));
+    cfx_graph_output(g, TUPLE(NV(a), NV(b), NV(c)));
+    cfx_buf out;
+    cfx_buf_init(&out);
+    show(&out, "built", x);
+    show(&out, "built", y);
+    show(&out, "built", a);
+    show(&out, "built", b);
+    show(&out, "built", c);
+    cr_assert_eq(cfx_node_set_args(a, VALS(NV(y), NV(b)), 2), CFX_OK);
+    show(&out, "set_args", x);
+    show(&out, "set_args", y);
+    show(&out, "set_args", a);
+    show(&out, "set_args", b);
+    cr_assert_eq(cfx_node_set_kwargs(c, NULL, 0), CFX_OK);
+    show(&out, "set_kwargs", a);
+    show(&out, "set_kwargs", c);
+    cfx_node **changed;
+    int64_t k = cfx_node_replace_all_uses_with(x, y, not_sub, NULL, &changed);
+    show_list(&out, "rauw", changed, k);
+    free(changed);
+    show(&out, "rauw", x);
+    show(&out, "rauw", y);
+    show(&out, "rauw", b);
+    show(&out, "rauw", c);
+    k = cfx_node_replace_all_uses_with(y, x, NULL, NULL, &changed);
+    show_list(&out, "rauw2", changed, k);
+    free(changed);
+    show(&out, "rauw2", x);
+    show(&out, "rauw2", y);
+    cr_assert_eq(cfx_node_update_arg(c, 0, LIST(NV(b), TUPLE(NV(a), NV(b)))), CFX_OK);
+    show(&out, "update_arg", a);
+    show(&out, "update_arg", b);
+    show(&out, "update_arg", c);
+    cfx_error_clear();
+    cr_assert_eq(cfx_graph_erase_node(g, x), CFX_ERR);
+    cfx_buf_printf(&out, "erase_refused %s\n", cfx_error_message());
+    cfx_error_clear();
+    cfx_buf_puts(&out, "graph\n");
+    cfx_graph_print(g, &out);
+    cfx_buf_putc(&out, '\n');
+    char *want = read_file("tests/data/ir_users.txt");
+    cr_assert(want);
+    cr_expect_str_eq(out.data, want);
+    free(want);
+    cfx_buf_free(&out);
+
+    /* insert_arg (2.x only): new inputs are appended; existing uses keep their place */
+    cr_assert_eq(cfx_node_insert_arg(c, 0, NV(y)), CFX_OK);
+    cr_expect_eq(cfx_node_num_args(c), 3);
+    cr_expect_eq(cfx_node_num_inputs(c), 4);
+    cr_expect_eq(cfx_node_input(c, 3), y);
+    cr_expect_eq(cfx_node_users(y)->user, c);
+    cr_expect_eq(cfx_node_input(c, 0), b);
+    cr_assert_eq(cfx_node_insert_arg(c, 3, NV(a)), CFX_OK); /* already an input: nothing moves */
+    cr_expect_eq(cfx_node_num_inputs(c), 4);
+    cr_expect_eq(cfx_node_insert_arg(c, 9, NV(a)), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(), "insert_args index must be between 0 and len(self.args)");
+    cfx_error_clear();
+    /* a.args = (y, b) made add use mul, which comes later: lint says so */
+    cr_expect_eq(cfx_graph_lint(g), CFX_ERR);
+    cr_expect(strncmp(cfx_error_message(), "Argument 'mul' of Node 'add' was used before it has been defined!", 65) == 0,
+              "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_graph_free(g);
+}
+
+static void capture_warning(const char *message, void *ctx)
+{
+    cfx_buf *b = ctx;
+    cfx_buf_puts(b, message);
+}
+
+Test(ir_graph, build_and_read)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_kwarg kw[] = {KW("alpha", cfx_int(2)), KW("tag", cfx_string("t"))};
+    cfx_node *a = OPK(g, "aten::add.Tensor", kw, 2, NV(x), LIST(NV(x), TUPLE(NV(x), cfx_int(3))));
+    cr_assert(a);
+    cr_expect_eq(cfx_node_opcode(a), CFX_NODE_CALL_FUNCTION);
+    cr_expect_str_eq(cfx_node_op_name(cfx_node_opcode(a)), "call_function");
+    cr_expect_eq(cfx_node_op_from_name("get_attr"), CFX_NODE_GET_ATTR);
+    cr_expect_eq(cfx_node_op_from_name("root"), -1);
+    cr_expect_eq(cfx_node_operator(a), test_op("aten::add.Tensor"));
+    cr_expect_null(cfx_node_target_str(a));
+    cr_expect_str_eq(cfx_node_target_str(x), "x");
+    cr_expect_eq(cfx_node_target(a).kind, CFX_TARGET_OP);
+    cr_expect_eq(cfx_node_num_args(a), 2);
+    cr_expect_eq(cfx_node_num_kwargs(a), 2);
+    cr_expect_eq(cfx_node_kwarg(a, "alpha")->u.i, 2);
+    cr_expect_str_eq(cfx_node_kwarg(a, "tag")->u.s, "t");
+    cr_expect_null(cfx_node_kwarg(a, "nope"));
+    /* x appears three times (nested), is one input, and a is one user of x */
+    cr_expect_eq(cfx_node_num_inputs(a), 1);
+    cr_expect_eq(cfx_node_num_users(x), 1);
+    cr_expect_eq(cfx_graph_num_nodes(g), 2);
+    cr_expect_eq(cfx_graph_first(g), x);
+    cr_expect_eq(cfx_graph_last(g), a);
+    cr_expect_null(cfx_graph_output_node(g));
+    cfx_node *o = cfx_graph_output(g, NV(a));
+    cr_expect_eq(cfx_graph_output_node(g), o);
+    cr_expect_eq(cfx_graph_find_node(g, "add"), a);
+    cr_expect_null(cfx_graph_find_node(g, "ad"));
+    cr_expect_eq(x->seq, 0);
+    cr_expect_eq(a->seq, 1);
+    cr_expect_eq(cfx_graph_num_created(g), 3);
+    cfx_graph_free(g);
+}
+
+Test(ir_graph, args_are_copied)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    char text[8] = "hello";
+    cfx_value inner[2] = {cfx_int(1), cfx_string(text)};
+    cfx_value args[2] = {NV(x), cfx_list(inner, 2)};
+    cfx_node *a = OP(g, "aten::foo", args[0], args[1]);
+    inner[0] = cfx_int(99);
+    text[0] = 'j';
+    cfx_value l = cfx_node_arg(a, 1);
+    cr_expect_eq(l.kind, CFX_V_LIST);
+    cr_expect_eq(l.u.items[0].u.i, 1);
+    cr_expect_str_eq(l.u.items[1].u.s, "hello");
+    /* a node's own args may be passed back in */
+    cr_assert_eq(cfx_node_set_args(a, cfx_node_args(a), cfx_node_num_args(a)), CFX_OK);
+    cr_expect_eq(cfx_node_arg(a, 1).u.items[0].u.i, 1);
+    cr_expect_eq(cfx_node_num_users(x), 1);
+    cfx_graph_free(g);
+}
+
+Test(ir_graph, erase)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::add.Tensor", NV(x), NV(x));
+    cfx_node *b = OP(g, "aten::mul.Tensor", NV(x), NV(a));
+    cfx_graph_output(g, NV(b));
+    cfx_error_clear();
+    cr_expect_eq(cfx_graph_erase_node(g, x), CFX_ERR);
+    char *want = read_file("tests/data/ir_lint_erase_refused.txt");
+    cr_assert(want);
+    cr_expect_str_eq(cfx_error_message(), want);
+    free(want);
+    cfx_error_clear();
+    /* erase the output, then b, then a: users drop as we go */
+    cfx_node *o = cfx_graph_output_node(g);
+    cr_assert_eq(cfx_graph_erase_node(g, o), CFX_OK);
+    cr_expect(cfx_node_is_erased(o));
+    cr_expect_eq(cfx_node_arg(o, 0).kind, CFX_V_NONE); /* args nulled out */
+    cr_expect_eq(cfx_node_num_users(b), 0);
+    cr_assert_eq(cfx_graph_erase_node(g, b), CFX_OK);
+    cr_expect_eq(cfx_node_num_users(a), 0);
+    cr_expect_eq(cfx_node_num_users(x), 1);
+    cr_assert_eq(cfx_graph_erase_node(g, a), CFX_OK);
+    cr_expect_eq(cfx_node_num_users(x), 0);
+    cr_expect_eq(cfx_graph_num_nodes(g), 1);
+    /* erasing again only warns */
+    cfx_buf warn;
+    cfx_buf_init(&warn);
+    cfx_set_warning_handler(capture_warning, &warn);
+    cr_expect_eq(cfx_graph_erase_node(g, a), CFX_OK);
+    cfx_set_warning_handler(NULL, NULL);
+    cr_expect(!cfx_error_occurred());
+    cr_expect_str_eq(warn.data, "erase_node(add) on an already erased node");
+    cfx_buf_free(&warn);
+    /* names stay taken after erase (FX never frees a name) */
+    cfx_node *a2 = OP(g, "aten::add.Tensor", NV(x), NV(x));
+    cr_expect(cfx_node_name_is(a2, "add_1"));
+    /* wrong graph */
+    cfx_graph *h = cfx_graph_new();
+    cfx_node *z = cfx_graph_placeholder(h, "z");
+    cr_expect_eq(cfx_graph_erase_node(g, z), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(), "Attempting to remove z from wrong graph!");
+    cfx_error_clear();
+    cfx_graph_free(h);
+    cfx_graph_free(g);
+}
+
+Test(ir_graph, iteration_under_mutation)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *nodes[6];
+    for (int i = 0; i < 6; i++)
+        nodes[i] = OP(g, "aten::relu", NV(x)); /* all dead */
+    int seen = 0;
+    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
+        seen++;
+        if (n == nodes[1]) {
+            /* erase this one and the next one while standing on it */
+            cr_assert_eq(cfx_graph_erase_node(g, nodes[1]), CFX_OK);
+            cr_assert_eq(cfx_graph_erase_node(g, nodes[2]), CFX_OK);
+        }
+        if (n == nodes[3]) {
+            /* a node inserted right after the current one is visited */
+            cfx_insert_point p = cfx_graph_inserting_after(g, n);
+            OP(g, "aten::cos", NV(x));
+            cfx_graph_set_insert_point(g, p);
+        }
+    }
+    cr_expect_eq(seen, 1 + 6 - 1 + 1); /* x, relu, relu_1, (relu_2 skipped), relu_3, cos, relu_4, relu_5 */
+    int back = 0;
+    for (cfx_node *n = cfx_graph_last(g), *p; n; n = p) {
+        p = cfx_node_prev(n);
+        back++;
+        if (cfx_node_num_users(n) == 0 && cfx_node_opcode(n) != CFX_NODE_PLACEHOLDER)
+            cr_assert_eq(cfx_graph_erase_node(g, n), CFX_OK);
+    }
+    cr_expect_eq(back, 6);
+    cr_expect_eq(cfx_graph_num_nodes(g), 1);
+    cr_expect_eq(cfx_node_num_users(x), 0);
+    cfx_graph_free(g);
+}
+
+Test(ir_graph, insertion_point_and_moves)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::relu", NV(x));
+    cfx_node *b = OP(g, "aten::cos", NV(x));
+    cr_assert_eq(cfx_node_prepend(a, b), CFX_OK); /* x, cos, relu */
+    cr_expect_eq(cfx_node_next(x), b);
+    cr_expect_eq(cfx_node_next(b), a);
+    cr_assert_eq(cfx_node_append(a, b), CFX_OK); /* x, relu, cos */
+    cr_expect_eq(cfx_node_next(a), b);
+    cr_expect_null(cfx_node_next(b));
+    cr_assert_eq(cfx_node_append(a, b), CFX_OK); /* already there */
+    cr_expect_eq(cfx_node_next(a), b);
+    cr_assert_eq(cfx_node_prepend(a, a), CFX_OK);
+    /* an erased insertion point is refused */
+    cfx_insert_point p = cfx_graph_inserting_before(g, b);
+    cr_assert_eq(cfx_graph_erase_node(g, b), CFX_OK);
+    cfx_error_clear();
+    cr_expect_null(OP(g, "aten::sin", NV(x)));
+    cr_expect(cfx_error_occurred());
+    cfx_error_clear();
+    cfx_graph_set_insert_point(g, p);
+    cr_expect(OP(g, "aten::sin", NV(x)));
+    cfx_graph *h = cfx_graph_new();
+    cfx_node *z = cfx_graph_placeholder(h, "z");
+    p = cfx_graph_inserting_after(g, z); /* a node of another graph */
+    cr_expect_null(OP(g, "aten::sin", NV(x)));
+    cr_expect_str_eq(cfx_error_message(), "Node to insert before is not in graph.");
+    cfx_error_clear();
+    cfx_graph_set_insert_point(g, p);
+    cr_expect_eq(cfx_node_prepend(a, z), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(), "Attempting to move a Node into a different Graph");
+    cfx_error_clear();
+    cfx_graph_free(h);
+    cfx_graph_free(g);
+}
+
+Test(ir_graph, bad_targets_and_null_propagation)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_error_clear();
+    cr_expect_null(cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_str("foo"), VALS(NV(x)), 1, NULL, 0, NULL));
+    cr_expect_str_eq(cfx_error_message(), "Node [graph = graph():\n    %x : [num_users=0] = placeholder[target=x], "
+                                          "name = 'foo'] target foo has type str but a Callable is expected");
+    cfx_error_clear();
+    cr_expect_null(cfx_graph_create_node(g, CFX_NODE_CALL_METHOD, cfx_target_op(test_op("aten::add.Tensor")),
+                                         VALS(NV(x)), 1, NULL, 0, "add_tensor"));
+    cr_expect_str_eq(cfx_error_message(), "Node [graph = graph():\n    %x : [num_users=0] = placeholder[target=x], "
+                                          "name = 'add_tensor'] target aten.add.Tensor has type "
+                                          "torch._ops.aten.aten::add.Tensor but a str is expected");
+    cfx_error_clear();
+    cr_expect_null(cfx_graph_create_node(g, CFX_NODE_GET_ATTR, cfx_target_fn(&cfx_fn_getitem), VALS(NV(x)), 1, NULL, 0, NULL));
+    cr_expect_str_eq(cfx_error_message(), "Node [graph = graph():\n    %x : [num_users=0] = placeholder[target=x], "
+                                          "name = 'getitem'] target <built-in function getitem> has type "
+                                          "_operator.getitem but a str is expected");
+    cfx_error_clear();
+    /* the refused nodes consumed their names, as in FX */
+    cr_expect(cfx_names_is_used_str(cfx_graph_names(g), "foo"));
+    cr_expect_eq(cfx_graph_num_nodes(g), 1);
+    cr_expect_eq(cfx_node_num_users(x), 0);
+    /* NULL in, NULL out, no new message */
+    cr_expect_null(OP(g, "aten::relu", NV(NULL)));
+    cr_expect(!cfx_error_occurred());
+    cr_expect_null(OP(NULL, "aten::relu", NV(x)));
+    cr_expect_null(cfx_graph_call_op(g, NULL, VALS(NV(x)), 1, NULL, 0));
+    cr_expect_eq(cfx_node_set_args(NULL, NULL, 0), CFX_ERR);
+    cr_expect_eq(cfx_graph_erase_node(g, NULL), CFX_ERR);
+    cr_expect(!cfx_error_occurred());
+    cr_expect_null(cfx_graph_create_node(g, (cfx_node_op)9, cfx_target_str("x"), NULL, 0, NULL, 0, NULL));
+    cr_expect(cfx_error_occurred());
+    cfx_error_clear();
+    cfx_graph_free(g);
+    cfx_graph_free(NULL);
+}
+
+static cfx_node *map_to(cfx_node *n, void *ctx)
+{
+    cfx_node **table = ctx;
+    return table[n->seq];
+}
+
+Test(ir_graph, node_copy_between_graphs)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_kwarg kw[] = {KW("alpha", cfx_double(0.5))};
+    cfx_node *a = OPK(g, "aten::add.Tensor", kw, 1, NV(x), LIST(NV(x), cfx_string("s")));
+    cfx_node_meta_set(a, "custom", cfx_string("tag"));
+    cfx_site site = {"model.c", 42, "forward"};
+    cfx_node_set_stack_trace(a, &site);
+    cfx_node *o = cfx_graph_output(g, NV(a));
+    cfx_graph *h = cfx_graph_new();
+    cfx_node *table[3] = {0};
+    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n))
+        table[n->seq] = cfx_graph_node_copy(h, n, map_to, table);
+    cr_assert(table[o->seq]);
+    char *s1 = cfx_graph_to_string(g), *s2 = cfx_graph_to_string(h);
+    cr_expect_str_eq(s1, s2);
+    free(s1);
+    free(s2);
+    cfx_node *a2 = table[a->seq];
+    cr_expect_str_eq(cfx_node_meta_get(a2, "custom")->u.s, "tag");
+    cr_expect_eq(cfx_node_stack_trace(a2)->line, 42);
+    cr_expect_eq(cfx_node_num_users(x), 1);
+    cr_expect_eq(cfx_node_num_users(table[x->seq]), 1);
+    cfx_graph_free(g); /* h owns its copies: freeing g first is fine */
+    cr_expect_eq(cfx_graph_lint(h), CFX_OK);
+    cfx_graph_free(h);
+}
+
+Test(ir_graph, large_fan_out_and_fan_in)
+{
+    /* one placeholder used by 300k nodes, then one node using all of them, then rewiring */
+    enum { N = 300000 };
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_value *vals = malloc(N * sizeof *vals);
+    for (int i = 0; i < N; i++)
+        vals[i] = NV(OP(g, "aten::relu", NV(x)));
+    cr_expect_eq(cfx_node_num_users(x), N);
+    cfx_node *cat = OP(g, "aten::cat", cfx_list(vals, N));
+    cr_expect_eq(cfx_node_num_inputs(cat), N);
+    cfx_node *y = cfx_graph_placeholder(g, "y");
+    int64_t k = cfx_node_replace_all_uses_with(x, y, NULL, NULL, NULL);
+    cr_expect_eq(k, N);
+    cr_expect_eq(cfx_node_num_users(x), 0);
+    cr_expect_eq(cfx_node_num_users(y), N);
+    /* duplicates in a big list are one input each */
+    for (int i = 0; i < N; i++)
+        vals[i] = vals[i % 1000];
+    cr_assert_eq(cfx_node_set_args(cat, VALS(cfx_list(vals, N)), 1), CFX_OK);
+    cr_expect_eq(cfx_node_num_inputs(cat), 1000);
+    cfx_node *first = cfx_node_input(cat, 0);
+    cr_expect_eq(cfx_node_users(first)->user, cat);
+    free(vals);
+    cfx_graph_free(g);
+}

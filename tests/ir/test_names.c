@@ -1,0 +1,193 @@
+/* test_names.c - FX's name space (ir/names.h) against PyTorch 2.x's create_name.
+ *
+ * tests/data/ir_names.tsv (tools/interop/dump_fx.py) replays request sequences through a port
+ * of torch/fx/graph.py @0031cb7b's _Namespace and through 1.13's; cfx must give the 2.x column
+ * everywhere, and the table of spec 1.3 is checked on top. */
+#include <criterion/criterion.h>
+
+#include "tests/ir/ir_test_util.h"
+
+static char *name_of(cfx_name n)
+{
+    char *s = cfx_name_to_string(n);
+    cr_assert(s);
+    return s;
+}
+
+static void expect_create(cfx_names *ns, const char *cand, const char *want)
+{
+    cfx_name n;
+    cr_assert_eq(cfx_names_create(ns, cand, CFX_NAME_FOR_NONE, &n), CFX_OK);
+    char *got = name_of(n);
+    cr_expect_str_eq(got, want, "create_name(%s): got %s, want %s", cand, got, want);
+    cr_expect(cfx_names_is_used(ns, n));
+    cr_expect(cfx_names_is_used_str(ns, want));
+    free(got);
+}
+
+Test(ir_names, golden_table_2x)
+{
+    char *text = read_file("tests/data/ir_names.tsv");
+    cr_assert(text, "missing tests/data/ir_names.tsv");
+    cfx_names *ns = NULL;
+    int seq = -1, rows = 0, differ_113 = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        char *f[4];
+        char *p = line;
+        for (int i = 0; i < 4; i++) {
+            f[i] = p;
+            p = strchr(p, '\t');
+            if (i < 3) {
+                cr_assert(p, "bad row");
+                *p++ = '\0';
+            }
+        }
+        int s = atoi(f[0]);
+        if (s != seq) {
+            cfx_names_free(ns);
+            ns = cfx_names_new(NULL);
+            cr_assert(ns);
+            seq = s;
+        }
+        expect_create(ns, f[1], f[2]);
+        differ_113 += strcmp(f[2], f[3]) != 0;
+        rows++;
+    }
+    cfx_names_free(ns);
+    free(text);
+    cr_expect_geq(rows, 90);
+    cr_expect_geq(differ_113, 10, "the table should exercise 2.x-only behaviour");
+}
+
+Test(ir_names, spec_table)
+{
+    /* spec 1.3: the 2.x column */
+    const char *seqs[][2][6] = {
+        {{"add", "add", "add_1", "add_5", "add", NULL}, {"add", "add_1", "add_2", "add_5", "add_6", NULL}},
+        {{"sum", "sum", NULL}, {"sum_1", "sum_2", NULL}},
+        {{"1abc", "foo.bar", "if", "print", "torch", NULL}, {"_1abc", "foo_bar", "if_1", "print_1", "torch_1", NULL}},
+        {{"x_0", "x_0", "x__3", "Tensor", "relu", NULL}, {"x_0", "x_1", "x__3", "Tensor", "relu", NULL}},
+    };
+    for (size_t s = 0; s < sizeof seqs / sizeof *seqs; s++) {
+        cfx_names *ns = cfx_names_new(NULL);
+        for (int i = 0; seqs[s][0][i]; i++)
+            expect_create(ns, seqs[s][0][i], seqs[s][1][i]);
+        cfx_names_free(ns);
+    }
+}
+
+Test(ir_names, reserved_words)
+{
+    const char *reserved[] = {"if", "None", "True", "sum", "print", "getattr", "torch", "inf", "nan", "NoneType",
+                              "device", "fx_pytree", "pytree", "__name__", "copyright", "ExceptionGroup", "yield"};
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        cr_expect(cfx_name_is_reserved(reserved[i]), "%s should be reserved", reserved[i]);
+    const char *free_[] = {"match", "case", "_", "x", "relu", "Tensor", "add", "sum_1", "self"};
+    for (size_t i = 0; i < sizeof free_ / sizeof *free_; i++)
+        cr_expect(!cfx_name_is_reserved(free_[i]), "%s should not be reserved", free_[i]);
+
+    /* obj decides: a node (obj None) may be named None in 2.x; a python_code local may not;
+     * a builtin may keep its own name */
+    cfx_names *ns = cfx_names_new(NULL);
+    cfx_name n;
+    cr_assert_eq(cfx_names_create(ns, "None", CFX_NAME_FOR_OBJECT, &n), CFX_OK);
+    char *s = name_of(n);
+    cr_expect_str_eq(s, "None_1");
+    free(s);
+    cr_assert_eq(cfx_names_create(ns, "getattr", CFX_NAME_FOR_BUILTIN, &n), CFX_OK);
+    s = name_of(n);
+    cr_expect_str_eq(s, "getattr");
+    free(s);
+    cr_assert_eq(cfx_names_create(ns, "getattr", CFX_NAME_FOR_OBJECT, &n), CFX_OK);
+    s = name_of(n);
+    cr_expect_str_eq(s, "getattr_1");
+    free(s);
+    cr_assert_eq(cfx_names_create(ns, "if", CFX_NAME_FOR_BUILTIN, &n), CFX_OK); /* keyword: never */
+    s = name_of(n);
+    cr_expect_str_eq(s, "if_1");
+    free(s);
+    cfx_names_free(ns);
+}
+
+Test(ir_names, target_to_str_golden)
+{
+    char *text = read_file("tests/data/ir_target_to_str.tsv");
+    cr_assert(text);
+    int rows = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        char *tab = strchr(line, '\t');
+        cr_assert(tab);
+        *tab = '\0';
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_names_target_to_str(line, &b);
+        char *got = cfx_buf_take(&b);
+        cr_expect_str_eq(got, tab + 1, "_target_to_str(%s)", line);
+        free(got);
+        rows++;
+    }
+    free(text);
+    cr_expect_eq(rows, 14);
+}
+
+Test(ir_names, interning_and_keys)
+{
+    cfx_names *ns = cfx_names_new(NULL);
+    const char *a = cfx_names_intern(ns, "hello", 5);
+    const char *b = cfx_names_intern(ns, "hello world", 5);
+    cr_expect_eq(a, b);
+    cr_expect_str_eq(a, "hello");
+    cr_expect_eq(cfx_istr_len(a), 5);
+    cr_expect_eq(cfx_names_find(ns, "hello", 5), a);
+    cr_expect_null(cfx_names_find(ns, "nope", 4));
+    /* canonical keys: one per spelling */
+    cfx_name k1, k2, k3;
+    cr_assert_eq(cfx_names_key(ns, "add_12", 6, &k1), CFX_OK);
+    cr_expect_eq(k1.suffix, 12);
+    cr_expect_str_eq(k1.base, "add");
+    cr_assert_eq(cfx_names_key(ns, "add_012", 7, &k2), CFX_OK);
+    cr_expect_eq(k2.suffix, CFX_NAME_NO_SUFFIX);
+    cr_expect_str_eq(k2.base, "add_012");
+    cr_assert_eq(cfx_names_key(ns, "_5", 2, &k3), CFX_OK);
+    cr_expect_eq(k3.suffix, CFX_NAME_NO_SUFFIX);
+    cr_expect_eq(cfx_name_length(k1), 6);
+    char buf[16];
+    *cfx_name_write(k1, buf) = '\0';
+    cr_expect_str_eq(buf, "add_12");
+    cr_expect(!cfx_names_is_used(ns, k1));
+    cfx_names_free(ns);
+}
+
+Test(ir_names, high_water_counter_scales)
+{
+    /* a million `add`s: add, add_1, ..., add_999999 - in linear time (bitset, no hashing) */
+    cfx_names *ns = cfx_names_new(NULL);
+    cfx_name_candidate c;
+    cr_assert_eq(cfx_names_prepare(ns, "add", 3, &c), CFX_OK);
+    cfx_name n = {NULL, 0};
+    for (int i = 0; i < 1000000; i++)
+        cr_assert_eq(cfx_names_create_prepared(ns, &c, CFX_NAME_FOR_NONE, &n), CFX_OK);
+    cr_expect_eq(n.suffix, 999999);
+    /* an explicit far suffix goes to the overflow set and is still honoured */
+    expect_create(ns, "add_5000000", "add_5000000");
+    expect_create(ns, "add_5000000", "add_1000000");
+    expect_create(ns, "add", "add_1000001");
+    cfx_names_free(ns);
+}
+
+Test(ir_names, fmt_integers)
+{
+    char buf[32];
+    buf[cfx_fmt_u64(0, buf)] = '\0';
+    cr_expect_str_eq(buf, "0");
+    buf[cfx_fmt_u64(18446744073709551615ull, buf)] = '\0';
+    cr_expect_str_eq(buf, "18446744073709551615");
+    buf[cfx_fmt_i64(INT64_MIN, buf)] = '\0';
+    cr_expect_str_eq(buf, "-9223372036854775808");
+    buf[cfx_fmt_i64(-42, buf)] = '\0';
+    cr_expect_str_eq(buf, "-42");
+}
