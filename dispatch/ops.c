@@ -10,12 +10,18 @@
  *   view                   CPU, Meta
  *   t, clone, empty_like   CompositeExplicitAutograd
  *   empty.memory_format, empty_strided   CPU, Meta, BackendSelect
+ *   max.dim                CPU, Meta, CompositeExplicitAutogradNonFunctional (structured)
+ *   native_layer_norm      CPU, CompositeExplicitAutograd (no Meta kernel: meta tensors run
+ *                          the composite math_native_layer_norm)
+ *   lift_fresh, lift_fresh_copy   CompositeExplicitAutograd
  * PyTorch's other registrations on these ops (autograd, tracer, functionalize, named,
  * batching, sparse, quantized, mkldnn, ...) belong to subsystems cfx does not have.
  *
  * A wrapper's fast path boxes its arguments into a stack array (int lists into a small
  * inline array, heap only past 16 entries), lets the dispatcher pick the kernel from the
- * tensors' key sets, and calls the kernel's C function directly when it has one. */
+ * tensors' key sets, and calls the kernel's C function directly when it has one. Single- and
+ * multi-return operators share one generator, parameterised by the return marker of ops.h
+ * (RTensor, RTensor2, RTensor3): a boxed kernel's returns are gathered from the stack. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -26,8 +32,12 @@
 #include "dispatch/ops.h"
 
 const cfx_builtin_op_info cfx_builtin_ops[CFX_OPID_COUNT] = {
-#define CFX_OP(id, name, schema, params) {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params)},
+#define CFX_OP(id, name, schema, params) \
+    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), 1},
+#define CFX_OP_MULTI(id, name, schema, params, rets) \
+    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), CFX_RET_COUNT(rets)},
 #include "dispatch/ops.def"
+#undef CFX_OP_MULTI
 #undef CFX_OP
 };
 
@@ -78,6 +88,9 @@ static void do_init(void)
     CFX_KEEP_FIRST(rc, cfx_kernels_register_views(&L));
     CFX_KEEP_FIRST(rc, cfx_kernels_register_factory(&L));
     CFX_KEEP_FIRST(rc, cfx_kernels_register_composite(&L));
+    CFX_KEEP_FIRST(rc, cfx_kernels_register_cpu_layer_norm(&L));
+    CFX_KEEP_FIRST(rc, cfx_kernels_register_norm(&L));
+    CFX_KEEP_FIRST(rc, cfx_kernels_register_lift(&L));
     for (int i = 0; i < CFX_OPID_COUNT; i++) {
         cfx_op *op = cfx_op_find(cfx_builtin_ops[i].name);
         if (!op && rc == CFX_OK)
@@ -135,21 +148,30 @@ static bool box_ints(cfx_int_list l, cfx_value *buf, cfx_value **heap, cfx_value
     return true;
 }
 
-static cfx_tensor *call_boxed(const cfx_op *op, const cfx_kernel *k, cfx_keyset ks, cfx_value *stack)
+/* Runs a boxed-only kernel and takes its nret tensor returns from the stack into out. */
+static bool call_boxed(const cfx_op *op, const cfx_kernel *k, cfx_keyset ks, cfx_value *stack, int nret,
+                       cfx_tensor **out)
 {
     if (!k->boxed) {
         cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel has neither a C nor a boxed entry",
                       op->qualified_name);
-        return NULL;
+        return false;
     }
     if (k->boxed(k->ctx, op, ks, stack) != CFX_OK)
-        return NULL;
-    if (stack[0].kind != CFX_V_TENSOR) {
-        cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s, expected a Tensor",
-                      op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[0].kind));
-        return NULL;
-    }
-    return stack[0].u.t;
+        return false;
+    for (int i = 0; i < nret; i++)
+        if (stack[i].kind != CFX_V_TENSOR) {
+            if (nret == 1)
+                cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s, expected a Tensor",
+                              op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind));
+            else
+                cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s as return %d, expected a Tensor",
+                              op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind), i);
+            return false;
+        }
+    for (int i = 0; i < nret; i++)
+        out[i] = stack[i].u.t;
+    return true;
 }
 
 /* The kernel for an explicit key set: masked like cfx_op_redispatch, error if missing. */
@@ -172,68 +194,84 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
 
 #define BOX(p) CFX_PP_CAT(BOX_, p)
 #define BOX_ATensor(x) stack[i_++] = cfx_tensor_value(x);
+#define BOX_ATensorOpt(x) stack[i_++] = (x) ? cfx_tensor_value(x) : cfx_none();
 #define BOX_AScalar(x) stack[i_++] = x;
 #define BOX_AOpt(x) stack[i_++] = x;
+#define BOX_AInt(x) stack[i_++] = cfx_int(x);
+#define BOX_ADouble(x) stack[i_++] = cfx_double(x);
 #define BOX_ABool(x) stack[i_++] = cfx_bool(x);
 #define BOX_AIntList(x) ok_ = ok_ && box_ints(x, x##_buf_, &x##_heap_, &stack[i_++]);
 #define LISTBUF(p) CFX_PP_CAT(LISTBUF_, p)
 #define LISTBUF_ATensor(x)
+#define LISTBUF_ATensorOpt(x)
 #define LISTBUF_AScalar(x)
 #define LISTBUF_AOpt(x)
+#define LISTBUF_AInt(x)
+#define LISTBUF_ADouble(x)
 #define LISTBUF_ABool(x)
 #define LISTBUF_AIntList(x) \
     cfx_value x##_buf_[INLINE_LIST]; \
     cfx_value *x##_heap_ = NULL;
 #define LISTFREE(p) CFX_PP_CAT(LISTFREE_, p)
 #define LISTFREE_ATensor(x)
+#define LISTFREE_ATensorOpt(x)
 #define LISTFREE_AScalar(x)
 #define LISTFREE_AOpt(x)
+#define LISTFREE_AInt(x)
+#define LISTFREE_ADouble(x)
 #define LISTFREE_ABool(x)
 #define LISTFREE_AIntList(x) free(x##_heap_);
 
 /* The body shared by a wrapper and its _redispatch twin: box, pick, call, unbox. SELECT is
- * the statement that sets k_ (and ks_). */
-#define CALL_BODY(id, params, SELECT)                                                        \
-    cfx_value stack[CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params)];                      \
+ * the statement that sets k_ (and ks_). The stack also receives the returns of a boxed
+ * kernel, so it has room for the larger of the two counts. */
+#define CALL_BODY(id, params, ret, SELECT)                                                   \
+    enum { NARGS_ = CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params),                       \
+           NRET_ = CFX_RET_COUNT(ret) };                                                     \
+    cfx_value stack[NARGS_ > NRET_ ? NARGS_ : NRET_];                                        \
     CFX_PARAMS(LISTBUF, CFX_PP_NOSEP, params)                                                \
     int i_ = 0;                                                                              \
     bool ok_ = true;                                                                         \
     CFX_PARAMS(BOX, CFX_PP_NOSEP, params)                                                    \
     (void)i_;                                                                                \
-    cfx_tensor *r_ = NULL;                                                                   \
+    CFX_RET_TYPE(ret) r_ = CFX_RET_NULL(ret);                                                \
     if (ok_) {                                                                               \
         const cfx_kernel *k_;                                                                \
         SELECT                                                                               \
         if (k_) {                                                                            \
+            cfx_tensor *outs_[NRET_];                                                        \
             if (k_->unboxed)                                                                 \
                 r_ = ((cfx_kfn_##id)k_->unboxed)(CFX_PARAMS(CFX_PARAM_NAME, CFX_PP_COMMA, params)); \
-            else                                                                             \
-                r_ = call_boxed(op, k_, ks_, stack);                                         \
+            else if (call_boxed(op, k_, ks_, stack, NRET_, outs_))                           \
+                CFX_RET_PACK(ret, r_, outs_);                                                \
         }                                                                                    \
     }                                                                                        \
     CFX_PARAMS(LISTFREE, CFX_PP_NOSEP, params)
 
-#define CFX_OP(id, name, schema, params)                                                     \
-    cfx_tensor *cfx_op_##id(const cfx_site *site, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)) \
+#define WRAPPERS(id, params, ret)                                                            \
+    CFX_RET_TYPE(ret) cfx_op_##id(const cfx_site *site, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)) \
     {                                                                                        \
         cfx_op *op = __atomic_load_n(&handles[CFX_OPID_##id], __ATOMIC_ACQUIRE);             \
         if (__builtin_expect(!op, 0) && !(op = cfx_builtin_op(CFX_OPID_##id)))               \
-            return NULL;                                                                     \
+            return CFX_RET_NULL(ret);                                                        \
         const cfx_site *prev_ = site ? cfx_set_current_site(site) : NULL;                    \
         cfx_keyset ks_;                                                                      \
-        CALL_BODY(id, params, k_ = cfx_dispatch_select(op, stack, &ks_);)                    \
+        CALL_BODY(id, params, ret, k_ = cfx_dispatch_select(op, stack, &ks_);)               \
         if (site)                                                                            \
             cfx_set_current_site(prev_);                                                     \
         return r_;                                                                           \
     }                                                                                        \
-    cfx_tensor *cfx_op_##id##_redispatch(cfx_keyset ks, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)) \
+    CFX_RET_TYPE(ret) cfx_op_##id##_redispatch(cfx_keyset ks, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)) \
     {                                                                                        \
         cfx_op *op = cfx_builtin_op(CFX_OPID_##id);                                          \
         if (!op)                                                                             \
-            return NULL;                                                                     \
+            return CFX_RET_NULL(ret);                                                        \
         cfx_keyset ks_ = ks;                                                                 \
-        CALL_BODY(id, params, k_ = redispatch_kernel(op, &ks_);)                             \
+        CALL_BODY(id, params, ret, k_ = redispatch_kernel(op, &ks_);)                        \
         return r_;                                                                           \
     }
+#define CFX_OP(id, name, schema, params) WRAPPERS(id, params, RTensor)
+#define CFX_OP_MULTI(id, name, schema, params, rets) WRAPPERS(id, params, rets)
 #include "dispatch/ops.def"
+#undef CFX_OP_MULTI
 #undef CFX_OP

@@ -11,11 +11,15 @@
  *     that redispatch below themselves, such as BackendSelect's);
  *   - cfx_kfn_<id>, the kernel's C function type, and CFX_IMPL_OP, which registers a kernel
  *     after checking its signature at compile time.
+ * An operator with several returns (CFX_OP_MULTI) has the same three, returning its struct
+ * (cfx_tensor2, cfx_tensor3) instead of one tensor: all members NULL on error. Its boxed
+ * kernels leave the returns at stack[0..n), which the wrapper gathers into the struct.
  * The convenience macros at the end fill in PyTorch's defaults and capture the call site:
  *
  *     cfx_tensor *y = cfx_relu(cfx_add(x, cfx_mul(x, w)));
  *     cfx_tensor *s = cfx_sum(y, (int64_t[]){1}, 1, false);
  *     cfx_tensor *v = cfx_view_dims(s, 2, -1);
+ *     cfx_tensor2 m = cfx_max_dim(y, 1, false);          (m.a values, m.b indices)
  */
 #ifndef CFX_OPS_H
 #define CFX_OPS_H
@@ -65,25 +69,58 @@
 /* Per-marker expansions: a marker such as ATensor(self) is pasted onto a prefix. */
 #define CFX_PARAM_DECL(p) CFX_PP_CAT(CFX_DECL_, p)
 #define CFX_DECL_ATensor(x) cfx_tensor *x
+#define CFX_DECL_ATensorOpt(x) cfx_tensor *x
 #define CFX_DECL_AScalar(x) cfx_value x
 #define CFX_DECL_AOpt(x) cfx_value x
 #define CFX_DECL_AIntList(x) cfx_int_list x
+#define CFX_DECL_AInt(x) int64_t x
+#define CFX_DECL_ADouble(x) double x
 #define CFX_DECL_ABool(x) bool x
 #define CFX_PARAM_NAME(p) CFX_PP_CAT(CFX_NAME_, p)
 #define CFX_NAME_ATensor(x) x
+#define CFX_NAME_ATensorOpt(x) x
 #define CFX_NAME_AScalar(x) x
 #define CFX_NAME_AOpt(x) x
 #define CFX_NAME_AIntList(x) x
+#define CFX_NAME_AInt(x) x
+#define CFX_NAME_ADouble(x) x
 #define CFX_NAME_ABool(x) x
 #define CFX_PARAM_COUNT(p) +1
-/* The marker's kind as a bare token (TENSOR, SCALAR, OPT, INTLIST, BOOL), for dispatching on
- * it with one more paste: CFX_PARAM_KIND(ATensor(self)) -> TENSOR. */
+/* The marker's kind as a bare token (TENSOR, TENSOROPT, SCALAR, OPT, INTLIST, INT, DOUBLE,
+ * BOOL), for dispatching on it with one more paste: CFX_PARAM_KIND(ATensor(self)) -> TENSOR. */
 #define CFX_PARAM_KIND(p) CFX_PP_CAT(CFX_KIND_, p)
 #define CFX_KIND_ATensor(x) TENSOR
+#define CFX_KIND_ATensorOpt(x) TENSOROPT
 #define CFX_KIND_AScalar(x) SCALAR
 #define CFX_KIND_AOpt(x) OPT
 #define CFX_KIND_AIntList(x) INTLIST
+#define CFX_KIND_AInt(x) INT
+#define CFX_KIND_ADouble(x) DOUBLE
 #define CFX_KIND_ABool(x) BOOL
+
+/* Return markers: RTensor (one Tensor, CFX_OP) and RTensor2/RTensor3 (CFX_OP_MULTI). For each,
+ * the C type, the number of tensors, the all-NULL value, and conversions between the C value
+ * v and an array o of that many tensor pointers. */
+#define CFX_RET_TYPE(r) CFX_PP_CAT(CFX_RTYPE_, r)
+#define CFX_RTYPE_RTensor cfx_tensor *
+#define CFX_RTYPE_RTensor2 cfx_tensor2
+#define CFX_RTYPE_RTensor3 cfx_tensor3
+#define CFX_RET_COUNT(r) CFX_PP_CAT(CFX_RCOUNT_, r)
+#define CFX_RCOUNT_RTensor 1
+#define CFX_RCOUNT_RTensor2 2
+#define CFX_RCOUNT_RTensor3 3
+#define CFX_RET_NULL(r) CFX_PP_CAT(CFX_RNULL_, r)
+#define CFX_RNULL_RTensor NULL
+#define CFX_RNULL_RTensor2 ((cfx_tensor2){NULL, NULL})
+#define CFX_RNULL_RTensor3 ((cfx_tensor3){NULL, NULL, NULL})
+#define CFX_RET_UNPACK(r, v, o) CFX_PP_CAT(CFX_RUNPACK_, r)(v, o)
+#define CFX_RUNPACK_RTensor(v, o) ((o)[0] = (v))
+#define CFX_RUNPACK_RTensor2(v, o) ((o)[0] = (v).a, (o)[1] = (v).b)
+#define CFX_RUNPACK_RTensor3(v, o) ((o)[0] = (v).a, (o)[1] = (v).b, (o)[2] = (v).c)
+#define CFX_RET_PACK(r, v, o) CFX_PP_CAT(CFX_RPACK_, r)(v, o)
+#define CFX_RPACK_RTensor(v, o) ((v) = (o)[0])
+#define CFX_RPACK_RTensor2(v, o) ((v).a = (o)[0], (v).b = (o)[1])
+#define CFX_RPACK_RTensor3(v, o) ((v).a = (o)[0], (v).b = (o)[1], (v).c = (o)[2])
 
 /* ---- the table ----------------------------------------------------------------------------- */
 
@@ -99,6 +136,7 @@ typedef struct cfx_builtin_op_info {
     const char *name;   /* "aten::add.Tensor" */
     const char *schema; /* as torch 1.13 prints it */
     int n_args;
+    int n_returns;      /* tensors returned: 1 for CFX_OP, N for CFX_OP_MULTI */
 } cfx_builtin_op_info;
 
 extern const cfx_builtin_op_info cfx_builtin_ops[CFX_OPID_COUNT];
@@ -113,13 +151,17 @@ cfx_op *cfx_builtin_op(cfx_opid id);
 
 /* ---- typed entry points -------------------------------------------------------------------- */
 
-#define CFX_OP(id, name, schema, params)                                                       \
-    typedef cfx_tensor *(*cfx_kfn_##id)(CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params));      \
-    cfx_tensor *cfx_op_##id(const cfx_site *site, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)); \
-    cfx_tensor *cfx_op_##id##_redispatch(cfx_keyset ks, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)); \
+#define CFX_OP_DECLARE(id, params, ret)                                                        \
+    typedef CFX_RET_TYPE(ret) (*cfx_kfn_##id)(CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params));  \
+    CFX_RET_TYPE(ret) cfx_op_##id(const cfx_site *site, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)); \
+    CFX_RET_TYPE(ret) cfx_op_##id##_redispatch(cfx_keyset ks, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)); \
     static inline cfx_fnptr cfx_kfn_check_##id(cfx_kfn_##id fn) { return (cfx_fnptr)fn; }
+#define CFX_OP(id, name, schema, params) CFX_OP_DECLARE(id, params, RTensor)
+#define CFX_OP_MULTI(id, name, schema, params, rets) CFX_OP_DECLARE(id, params, rets)
 #include "dispatch/ops.def"
+#undef CFX_OP_MULTI
 #undef CFX_OP
+#undef CFX_OP_DECLARE
 
 /* Registers fn (which must have the C signature cfx_kfn_<id>) for built-in op id in lib, on
  * lib's dispatch key; the debug location is the caller's file and line. */
@@ -168,5 +210,28 @@ static inline cfx_int_list cfx_ints(const int64_t *data, int64_t n) { return (cf
                          cfx_dtype_value(dtype), cfx_none(), cfx_device_value(device), cfx_none())
 #define cfx_empty_like(x) \
     cfx_op_empty_like(CFX_HERE, (x), cfx_none(), cfx_none(), cfx_none(), cfx_none(), cfx_none())
+/* (values, indices) of the maximum along dim: a cfx_tensor2, .a values, .b int64 indices */
+#define cfx_max_dim(x, dim, keepdim) cfx_op_max_dim(CFX_HERE, (x), (dim), (keepdim))
+/* (output, mean, rstd) over the trailing dims shape[0..n); weight and bias may be NULL */
+#define cfx_native_layer_norm(x, shape, n, weight, bias, eps) \
+    cfx_op_native_layer_norm(CFX_HERE, (x), cfx_ints((shape), (n)), (weight), (bias), (eps))
+#define cfx_lift_fresh(x) cfx_op_lift_fresh(CFX_HERE, (x))
+#define cfx_lift_fresh_copy(x) cfx_op_lift_fresh_copy(CFX_HERE, (x))
+
+/* ---- tensor literals ----------------------------------------------------------------------- */
+
+/* torch.tensor(data, dtype=dtype): a CPU tensor of the given sizes holding data (row-major,
+ * numel(sizes) values, converted to dtype as c10 converts a double), made outside the
+ * dispatcher and then passed through aten::lift_fresh, as torch.tensor does. A mode or tracer
+ * therefore sees one lift_fresh call on a tensor it has never seen (make_fx interns it as
+ * _tensor_constantN and records lift_fresh_copy). Ownership as for an operator result; NULL
+ * with the error recorded on bad sizes or if lift_fresh fails. The macro records the caller's
+ * line as the call site; the function keeps the thread's current one. */
+cfx_tensor *cfx_tensor_literal(const double *data, const int64_t *sizes, int ndim, cfx_dtype dtype);
+cfx_tensor *cfx_tensor_literal_at(const cfx_site *site, const double *data, const int64_t *sizes, int ndim,
+                                  cfx_dtype dtype);
+/* variadic, so that a sizes compound literal needs no extra parentheses:
+ * cfx_tensor_literal(v, (int64_t[]){2, 3}, 2, CFX_FLOAT32) */
+#define cfx_tensor_literal(...) cfx_tensor_literal_at(CFX_HERE, __VA_ARGS__)
 
 #endif

@@ -1,7 +1,7 @@
 /* composite.c - the CompositeExplicitAutogradNonFunctional kernels of the structured ops.
  *
  * PyTorch 1.13 registers every structured operator (add, sub, mul, div, neg, sin, cos, exp,
- * sum.dim_IntList, mm, add_) a third time, on CompositeExplicitAutogradNonFunctional: a
+ * sum.dim_IntList, mm, add_, max.dim) a third time, on CompositeExplicitAutogradNonFunctional: a
  * backend-generic kernel that allocates the output on the inputs' device and runs that
  * device's implementation. It fills the Undefined slot and every backend without its own
  * kernel in the computed dispatch table. Ours picks the Meta kernel when any input is a meta
@@ -55,6 +55,11 @@ static cfx_tensor *sum_generic(cfx_tensor *self, cfx_int_list dim, bool keepdim,
                          : cfx_cpu_sum_dim_IntList(self, dim, keepdim, dtype);
 }
 
+static cfx_tensor2 max_dim_generic(cfx_tensor *self, int64_t dim, bool keepdim)
+{
+    return is_meta(self) ? cfx_meta_max_dim(self, dim, keepdim) : cfx_cpu_max_dim(self, dim, keepdim);
+}
+
 int cfx_kernels_register_composite(const cfx_kernel_libs *L)
 {
     int rc = CFX_OK;
@@ -69,5 +74,6 @@ int cfx_kernels_register_composite(const cfx_kernel_libs *L)
     CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, sum_dim_IntList, sum_generic));
     CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, mm, mm_generic));
     CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, add__Tensor, add__generic));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, max_dim, max_dim_generic));
     return rc;
 }

@@ -228,8 +228,8 @@ static void layout(cfx_iter *it, const cfx_tensor *const *in, int nin, const int
             }
         }
     }
-    int64_t bs[2][CFX_MAX_DIMS];
-    const int64_t *lists[2];
+    int64_t bs[CFX_ITER_MAX_INPUTS][CFX_MAX_DIMS];
+    const int64_t *lists[CFX_ITER_MAX_INPUTS];
     for (int i = 0; i < nin; i++) {
         broadcast_strides(it->shape, n, in[i]->sizes, eff[i], in[i]->ndim, bs[i]);
         lists[i] = bs[i];
@@ -396,8 +396,8 @@ bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *
         return true;
 
     /* the new output's strides; on CPU a promoted input is first copied like empty_like */
-    int64_t tmp[2][CFX_MAX_DIMS];
-    const int64_t *eff[2];
+    int64_t tmp[CFX_ITER_MAX_INPUTS][CFX_MAX_DIMS];
+    const int64_t *eff[CFX_ITER_MAX_INPUTS];
     for (int i = 0; i < nin; i++) {
         eff[i] = in[i]->strides;
         if (dev.type == CFX_DEVICE_CPU && cfg->promote_inputs && (cfx_dtype)in[i]->dtype != common) {

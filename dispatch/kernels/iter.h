@@ -39,7 +39,9 @@ typedef struct cfx_iter {
     int64_t out_strides[CFX_MAX_DIMS]; /* for a new output (not computed for in-place) */
 } cfx_iter;
 
-/* TensorIterator::build for out = f(in[0], ..., in[nin-1]), nin <= 2. out is the in-place
+enum { CFX_ITER_MAX_INPUTS = 3 }; /* binary ops, and addcmul's ternary one */
+
+/* TensorIterator::build for out = f(in[0], ..., in[nin-1]), nin <= 3. out is the in-place
  * output (also one of the inputs) or NULL for a new output, whose strides are then computed.
  * Returns false with the error recorded. */
 bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *out,

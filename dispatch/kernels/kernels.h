@@ -43,6 +43,9 @@ int cfx_kernels_register_meta(const cfx_kernel_libs *L);
 int cfx_kernels_register_views(const cfx_kernel_libs *L);
 int cfx_kernels_register_factory(const cfx_kernel_libs *L);
 int cfx_kernels_register_composite(const cfx_kernel_libs *L);
+int cfx_kernels_register_cpu_layer_norm(const cfx_kernel_libs *L);
+int cfx_kernels_register_norm(const cfx_kernel_libs *L);
+int cfx_kernels_register_lift(const cfx_kernel_libs *L);
 
 /* CPU */
 cfx_tensor *cfx_cpu_add_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha);
@@ -57,6 +60,9 @@ cfx_tensor *cfx_cpu_cos(cfx_tensor *self);
 cfx_tensor *cfx_cpu_exp(cfx_tensor *self);
 cfx_tensor *cfx_cpu_sum_dim_IntList(cfx_tensor *self, cfx_int_list dim, bool keepdim, cfx_value dtype);
 cfx_tensor *cfx_cpu_mm(cfx_tensor *self, cfx_tensor *mat2);
+cfx_tensor2 cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim);
+cfx_tensor3 cfx_cpu_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
+                                      cfx_tensor *bias, double eps);
 
 /* Meta */
 cfx_tensor *cfx_meta_add_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha);
@@ -71,8 +77,15 @@ cfx_tensor *cfx_meta_cos(cfx_tensor *self);
 cfx_tensor *cfx_meta_exp(cfx_tensor *self);
 cfx_tensor *cfx_meta_sum_dim_IntList(cfx_tensor *self, cfx_int_list dim, bool keepdim, cfx_value dtype);
 cfx_tensor *cfx_meta_mm(cfx_tensor *self, cfx_tensor *mat2);
+cfx_tensor2 cfx_meta_max_dim(cfx_tensor *self, int64_t dim, bool keepdim);
 
-/* Device-independent (views.c, factory.c) */
+/* Device-independent (views.c, factory.c, norm.c, lift.c) */
+/* math_native_layer_norm, native_layer_norm's CompositeExplicitAutograd kernel: what meta
+ * tensors run (1.13 has no Meta kernel for it); all-CPU arguments go to the CPU kernel. */
+cfx_tensor3 cfx_kernel_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
+                                         cfx_tensor *bias, double eps);
+cfx_tensor *cfx_kernel_lift_fresh(cfx_tensor *self);
+cfx_tensor *cfx_kernel_lift_fresh_copy(cfx_tensor *self);
 cfx_tensor *cfx_kernel_view(cfx_tensor *self, cfx_int_list size);
 cfx_tensor *cfx_kernel_t(cfx_tensor *self);
 cfx_tensor *cfx_kernel_clone(cfx_tensor *self, cfx_value memory_format);

@@ -2,7 +2,9 @@
  *
  * Each function is the checks and output metadata of one PyTorch meta function, in its order:
  * sub's bool checks come before broadcasting, alpha's checks after it (they need the result
- * dtype), mm checks ranks before shapes, sum wraps every dim before looking for repeats. */
+ * dtype), mm checks ranks before shapes, sum wraps every dim before looking for repeats, max
+ * wraps its dim before the empty-dim check. native_layer_norm is not structured, but its input
+ * checks and stats layout are shared by its CPU and composite kernels the same way. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +140,89 @@ bool cfx_structured_sum(cfx_reduce_shape *r, const char *op, const cfx_tensor *s
             r->sizes[r->ndim++] = 1;
     }
     return true;
+}
+
+bool cfx_structured_max_dim(cfx_reduce_shape *r, int64_t *wrapped, const char *op, const cfx_tensor *self,
+                            int64_t dim, bool keepdim)
+{
+    int n = self->ndim;
+    int64_t w;
+    if (!cfx_geom_wrap_dim(dim, n, &w, op))
+        return false;
+    /* a 0-dim input accepts exactly the dims wrap_dim lets through (0, -1) */
+    if (n > 0 && self->sizes[w] == 0) {
+        cfx_error_set(CFX_ERR, op, "max(): Expected reduction dim %lld to have non-zero size.", (long long)w);
+        return false;
+    }
+    *wrapped = w;
+    r->dtype = (cfx_dtype)self->dtype;
+    r->ndim = 0;
+    for (int i = 0; i < n; i++) {
+        r->reduced[i] = i == w;
+        if (i != w)
+            r->sizes[r->ndim++] = self->sizes[i];
+        else if (keepdim)
+            r->sizes[r->ndim++] = 1;
+    }
+    return true;
+}
+
+bool cfx_check_layer_norm_inputs(const char *op, const cfx_tensor *input, cfx_int_list normalized_shape,
+                                 const cfx_tensor *weight, const cfx_tensor *bias, int64_t *M, int64_t *N)
+{
+    const int64_t *ns = normalized_shape.data;
+    int64_t nn = normalized_shape.len < 0 ? 0 : normalized_shape.len;
+    cfx_buf b;
+    cfx_buf_init(&b);
+    if (nn < 1) {
+        cfx_buf_puts(&b, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                         "element, but got normalized_shape = ");
+        cfx_geom_put_dims(&b, ns, (int)nn);
+        goto fail;
+    }
+    const cfx_tensor *params[2] = {weight, bias};
+    const char *names[2] = {"weight", "bias"};
+    for (int k = 0; k < 2; k++) {
+        const cfx_tensor *p = params[k];
+        if (!p || (p->ndim == nn && !memcmp(p->sizes, ns, (size_t)nn * sizeof *ns)))
+            continue;
+        cfx_buf_printf(&b, "Expected %s to be of same shape as normalized_shape, but got %s of shape ", names[k],
+                       names[k]);
+        cfx_geom_put_dims(&b, p->sizes, p->ndim);
+        cfx_buf_puts(&b, " and normalized_shape = ");
+        cfx_geom_put_dims(&b, ns, (int)nn);
+        goto fail;
+    }
+    int n = input->ndim, axis = (int)(n - nn);
+    if (n < nn || memcmp(input->sizes + axis, ns, (size_t)nn * sizeof *ns)) {
+        cfx_buf_puts(&b, "Given normalized_shape=");
+        cfx_geom_put_dims(&b, ns, (int)nn);
+        cfx_buf_puts(&b, ", expected input with shape [*");
+        for (int64_t i = 0; i < nn; i++)
+            cfx_buf_printf(&b, ", %lld", (long long)ns[i]);
+        cfx_buf_puts(&b, "], but got input of size");
+        cfx_geom_put_dims(&b, input->sizes, n);
+        goto fail;
+    }
+    *M = cfx_geom_numel(input->sizes, axis);
+    *N = cfx_geom_numel(input->sizes + axis, (int)nn);
+    cfx_buf_free(&b);
+    return true;
+fail:;
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, op, msg ? msg : "native_layer_norm: bad normalized_shape");
+    free(msg);
+    return false;
+}
+
+void cfx_layer_norm_stat_layout(const cfx_tensor *input, int axis, int64_t M, int64_t *sizes, int64_t *strides)
+{
+    int n = input->ndim;
+    for (int i = 0; i < n; i++)
+        sizes[i] = i < axis ? input->sizes[i] : 1;
+    int64_t one = 1;
+    /* viewing a [M] tensor never fails: every size is a factor of M */
+    cfx_geom_view_strides(&M, &one, 1, sizes, n, strides);
 }
 
 bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b)

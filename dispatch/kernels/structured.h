@@ -36,6 +36,22 @@ typedef struct cfx_reduce_shape {
 bool cfx_structured_sum(cfx_reduce_shape *r, const char *op, const cfx_tensor *self, cfx_int_list dim,
                   bool keepdim, cfx_value dtype);
 
+/* max.dim: dim wrapped (*wrapped), then zero_numel_check_dims ("max(): Expected reduction dim
+ * 1 to have non-zero size."); r gets the shape of both outputs (size 1 at dim with keepdim)
+ * and the values' dtype (self's); the indices are int64. Both outputs are contiguous. */
+bool cfx_structured_max_dim(cfx_reduce_shape *r, int64_t *wrapped, const char *op, const cfx_tensor *self,
+                            int64_t dim, bool keepdim);
+
+/* _check_layer_norm_inputs (not a structured op, but shared by native_layer_norm's CPU and
+ * composite kernels): normalized_shape non-empty, weight's and bias's shapes equal to it, the
+ * input's trailing dims equal to it, in that order. *M is the product of the leading dims,
+ * *N of the normalized ones. */
+bool cfx_check_layer_norm_inputs(const char *op, const cfx_tensor *input, cfx_int_list normalized_shape,
+                                 const cfx_tensor *weight, const cfx_tensor *bias, int64_t *M, int64_t *N);
+/* The layout of native_layer_norm's mean and rstd: a contiguous [M] viewed as the input's
+ * sizes[0..axis) followed by input->ndim - axis ones (input->ndim entries). */
+void cfx_layer_norm_stat_layout(const cfx_tensor *input, int axis, int64_t M, int64_t *sizes, int64_t *strides);
+
 /* mm: "self must be a matrix", "mat2 must be a matrix", "mat1 and mat2 shapes cannot be
  * multiplied (2x3 and 4x5)". */
 bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b);

@@ -1,11 +1,13 @@
 /* test_ops_golden.c - every built-in operator against PyTorch 1.13, case by case.
  *
- * tests/data/ops_cases.json (tools/interop/dump_ops.py) holds ~2100 calls of the 18 built-in
+ * tests/data/ops_cases.json (tools/interop/dump_ops.py) holds ~3000 calls of the 22 built-in
  * ops with what PyTorch returned: result dtype, device, sizes, strides, storage offset,
- * aliasing and version-counter bumps, values for CPU results, or the exact error text. Each
- * case runs on CPU and on meta tensors (and "mixed" device cases as written), twice: through
- * the typed wrapper cfx_op_<id> (unboxed fast path) and through cfx_op_call (boxed, via the
- * libffi adapter). One Criterion test per operator. */
+ * aliasing and version-counter bumps, values for CPU results, or the exact error text; for
+ * the multi-output ops (max.dim, native_layer_norm) one such record per return. Each case
+ * runs on CPU and on meta tensors (and "mixed" device cases as written), twice: through the
+ * typed wrapper cfx_op_<id> (unboxed fast path) and through cfx_op_call (boxed, via the
+ * libffi adapter). Float values compare within a per-case tolerance when the case gives one
+ * (layer norm: PyTorch accumulates in float, cfx in double). One Criterion test per operator. */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
@@ -166,34 +168,48 @@ static void build(const cJSON *jargs, const char *run, args *a)
 /* ---- calling ---------------------------------------------------------------------------------- */
 
 #define ARG_TENSOR(i) a->v[i].u.t
+#define ARG_TENSOROPT(i) (a->v[i].kind == CFX_V_TENSOR ? a->v[i].u.t : NULL)
 #define ARG_SCALAR(i) a->v[i]
 #define ARG_OPT(i) a->v[i]
 #define ARG_INTLIST(i) a->lists[i]
+#define ARG_INT(j) a->v[j].u.i
+#define ARG_DOUBLE(i) a->v[i].u.d
 #define ARG_BOOL(i) a->v[i].u.b
 #define ARG_BY(k, i) ARG_BY_(k, i)
 #define ARG_BY_(k, i) ARG_##k(i)
 #define UNBOXED_ARG(i, p) ARG_BY(CFX_PARAM_KIND(p), i)
 
-static cfx_tensor *call_typed(cfx_opid id, args *a)
+enum { MAXR = 3 };
+
+/* The returns go to out[0..n_returns); all NULL on error. */
+static void call_typed(cfx_opid id, args *a, cfx_tensor **out)
 {
     switch (id) {
 #define CFX_OP(id, name, schema, params) \
-    case CFX_OPID_##id: return cfx_op_##id(CFX_HERE, CFX_PARAMS_I(UNBOXED_ARG, CFX_PP_COMMA, params));
+    case CFX_OPID_##id: out[0] = cfx_op_##id(CFX_HERE, CFX_PARAMS_I(UNBOXED_ARG, CFX_PP_COMMA, params)); return;
+#define CFX_OP_MULTI(id, name, schema, params, rets)                                                   \
+    case CFX_OPID_##id: {                                                                              \
+        CFX_RET_TYPE(rets) r = cfx_op_##id(CFX_HERE, CFX_PARAMS_I(UNBOXED_ARG, CFX_PP_COMMA, params)); \
+        CFX_RET_UNPACK(rets, r, out);                                                                  \
+        return;                                                                                        \
+    }
 #include "dispatch/ops.def"
+#undef CFX_OP_MULTI
 #undef CFX_OP
     case CFX_OPID_COUNT: break;
     }
-    return NULL;
 }
 
-static cfx_tensor *call_boxed(cfx_opid id, args *a)
+static void call_boxed(cfx_opid id, args *a, cfx_tensor **out)
 {
     cfx_value stack[MAXA];
     memcpy(stack, a->v, sizeof stack);
     if (cfx_op_call(cfx_builtin_op(id), stack, a->n) != CFX_OK)
-        return NULL;
-    cr_assert_eq(stack[0].kind, CFX_V_TENSOR);
-    return stack[0].u.t;
+        return;
+    for (int i = 0; i < cfx_builtin_ops[id].n_returns; i++) {
+        cr_assert_eq(stack[i].kind, CFX_V_TENSOR);
+        out[i] = stack[i].u.t;
+    }
 }
 
 /* ---- checking --------------------------------------------------------------------------------- */
@@ -210,12 +226,17 @@ static int failures;
         return;                                                \
     } while (0)
 
+/* A case's own tolerance for float values: atol + rtol * |want| (atol < 0: none given). */
+static double case_atol = -1, case_rtol;
+
 static bool close_enough(double got, double want, cfx_dtype dt)
 {
     if (isnan(want))
         return isnan(got);
     if (isinf(want))
         return got == want;
+    if (case_atol >= 0 && cfx_dtype_is_floating(dt))
+        return fabs(got - want) <= case_atol + case_rtol * fabs(want);
     if (dt == CFX_FLOAT32)
         return fabs(got - want) <= 1e-6 + 2e-6 * fabs(want);
     if (dt == CFX_FLOAT64)
@@ -223,19 +244,10 @@ static bool close_enough(double got, double want, cfx_dtype dt)
     return got == want;
 }
 
-static void check(const char *name, const char *run, const char *how, const cJSON *want, cfx_tensor *r,
-                  const args *a, const uint32_t *versions)
+/* One result r against its record want (which is not an error). */
+static void check_result(const char *name, const char *run, const char *how, const cJSON *want, cfx_tensor *r,
+                         const args *a, const uint32_t *versions)
 {
-    const cJSON *err = cJSON_GetObjectItem(want, "error");
-    if (err) {
-        if (r)
-            FAIL("expected error '%s', got a result", err->valuestring);
-        const char *msg = cfx_error_message();
-        const char *want_msg = err->valuestring;
-        if (!msg || strcmp(msg, want_msg))
-            FAIL("error\n    want: %s\n    got:  %s", want_msg, msg ? msg : "(none)");
-        return;
-    }
     if (!r)
         FAIL("unexpected error: %s", cfx_error_message() ? cfx_error_message() : "(NULL without error)");
     cfx_dtype dt;
@@ -297,6 +309,43 @@ static void check(const char *name, const char *run, const char *how, const cJSO
         FAIL("numel %lld, want %lld", (long long)cfx_tensor_numel(r), (long long)i);
 }
 
+static void check(const char *name, const char *run, const char *how, const cJSON *want, cfx_tensor **r,
+                  int nret, const args *a, const uint32_t *versions)
+{
+    const cJSON *err = cJSON_GetObjectItem(want, "error");
+    if (err) {
+        for (int i = 0; i < nret; i++)
+            if (r[i])
+                FAIL("expected error '%s', got a result", err->valuestring);
+        const char *msg = cfx_error_message();
+        const char *want_msg = err->valuestring;
+        if (!msg || strcmp(msg, want_msg))
+            FAIL("error\n    want: %s\n    got:  %s", want_msg, msg ? msg : "(none)");
+        return;
+    }
+    const cJSON *rets = cJSON_GetObjectItem(want, "returns");
+    if (!rets) {
+        if (nret != 1)
+            FAIL("the golden has one result, the op %d", nret);
+        check_result(name, run, how, want, r[0], a, versions);
+        return;
+    }
+    if (cJSON_GetArraySize(rets) != nret)
+        FAIL("the golden has %d results, the op %d", cJSON_GetArraySize(rets), nret);
+    int i = 0;
+    const cJSON *w;
+    cJSON_ArrayForEach(w, rets)
+    {
+        int before = failures;
+        check_result(name, run, how, w, r[i], a, versions);
+        if (failures != before) {
+            fprintf(stderr, "    (in return %d)\n", i);
+            return;
+        }
+        i++;
+    }
+}
+
 static void run_once(const char *name, cfx_opid id, const cJSON *jargs, const char *run, const cJSON *want,
                      bool boxed)
 {
@@ -308,8 +357,12 @@ static void run_once(const char *name, cfx_opid id, const cJSON *jargs, const ch
     for (int i = 0; i < a.n; i++)
         if (a.v[i].kind == CFX_V_TENSOR)
             versions[i] = cfx_tensor_version(a.v[i].u.t);
-    cfx_tensor *r = boxed ? call_boxed(id, &a) : call_typed(id, &a);
-    check(name, run, boxed ? "boxed" : "typed", want, r, &a, versions);
+    cfx_tensor *r[MAXR] = {NULL, NULL, NULL};
+    if (boxed)
+        call_boxed(id, &a, r);
+    else
+        call_typed(id, &a, r);
+    check(name, run, boxed ? "boxed" : "typed", want, r, cfx_builtin_ops[id].n_returns, &a, versions);
     cfx_scope_end(s);
     cfx_error_clear();
 }
@@ -329,6 +382,9 @@ static void run_op(cfx_opid id)
         ncases++;
         const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
         const cJSON *jargs = cJSON_GetObjectItem(c, "args");
+        const cJSON *tol = cJSON_GetObjectItem(c, "tol");
+        case_atol = tol ? cJSON_GetArrayItem(tol, 0)->valuedouble : -1;
+        case_rtol = tol ? cJSON_GetArrayItem(tol, 1)->valuedouble : 0;
         const cJSON *run;
         cJSON_ArrayForEach(run, cJSON_GetObjectItem(c, "runs"))
         {

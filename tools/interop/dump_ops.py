@@ -24,6 +24,9 @@ Every call is made through torch.ops.aten.<name>.<overload>, arguments in schema
             "values": row-major values (CPU only; null for uninitialised memory),
             "alias": index of the argument whose storage the result shares, or -1,
             "version_bumped": whether that argument's version counter moved}
+         | {"returns": [one such record per return]}    (ops returning several tensors)
+A Tensor? argument is a tensor arg or {"k": "none"}. A case may carry "tol": [atol, rtol] for its float values (layer norm: PyTorch accumulates
+in float, cfx in double).
 Float values that JSON cannot hold are the strings "nan", "inf", "-inf"; bools are 0/1.
 
 ops_strides.json = {"cases": [[op, [[sizes, strides, dtype], ...], cpu, meta], ...]}: random
@@ -52,6 +55,8 @@ OPS = [
     ("view", "view", "default"), ("clone", "clone", "default"), ("add__Tensor", "add_", "Tensor"),
     ("empty_memory_format", "empty", "memory_format"), ("empty_strided", "empty_strided", "default"),
     ("empty_like", "empty_like", "default"),
+    ("max_dim", "max", "dim"), ("native_layer_norm", "native_layer_norm", "default"),
+    ("lift_fresh", "lift_fresh", "default"), ("lift_fresh_copy", "lift_fresh_copy", "default"),
 ]
 OPMAP = {cid: getattr(getattr(torch.ops.aten, n), o) for cid, n, o in OPS}
 KEYS_OF_INTEREST = ["CPU", "Meta", "BackendSelect", "CompositeExplicitAutograd",
@@ -159,7 +164,8 @@ def build_args(args, run):
             if "share" in a:
                 base = bases[a["share"]]
             elif dev == "cpu":
-                base = torch.tensor(a["storage"], dtype=dt) if a["storage"] else torch.empty(0, dtype=dt)
+                storage = [float(v) if isinstance(v, str) else v for v in a["storage"]]  # "nan", "inf"
+                base = torch.tensor(storage, dtype=dt) if storage else torch.empty(0, dtype=dt)
             else:
                 base = torch.empty(len(a["storage"]), dtype=dt, device="meta")
             built.append(base.as_strided(a["sizes"], a["strides"], a["offset"]))
@@ -206,6 +212,12 @@ def run_case(op_id, args, run, nondeterministic):
         r = call(op_id, built)
     except Exception as e:  # noqa: BLE001 - every error text is data here
         return {"error": str(e)}
+    if isinstance(r, tuple):
+        return {"returns": [describe(x, built, versions, nondeterministic) for x in r]}
+    return describe(r, built, versions, nondeterministic)
+
+
+def describe(r, built, versions, nondeterministic):
     alias, bumped = -1, False
     for i, b in enumerate(built):
         # every tensor argument is an as_strided view of a base, so a result sharing its
@@ -224,9 +236,11 @@ def run_case(op_id, args, run, nondeterministic):
     return res
 
 
-def add_case(name, op_id, args, runs=("cpu", "meta"), nondeterministic=False):
+def add_case(name, op_id, args, runs=("cpu", "meta"), nondeterministic=False, tol=None):
     c = {"name": name, "op": op_id, "args": args,
          "runs": {run: run_case(op_id, args, run, nondeterministic) for run in runs}}
+    if tol is not None:
+        c["tol"] = list(tol)
     cases.append(c)
 
 
@@ -533,6 +547,170 @@ def factory_cases():
              nondeterministic=True)
 
 
+def max_dim_cases():
+    layouts = [("contig", [2, 3, 4], None), ("permuted", [2, 3, 4], perm_strides([2, 3, 4], [2, 0, 1])),
+               ("transposed", [3, 4], [1, 3]), ("nondense", [3, 4], [1, 6]), ("expanded", [3, 4], [0, 1]),
+               ("scalar", [], None), ("vector", [5], None), ("empty_rows", [0, 3], None),
+               ("empty_cols", [3, 0], None), ("size1", [1, 4, 1], None),
+               ("channels_last", [2, 3, 2, 2], [12, 1, 6, 3])]
+    for lname, s, st in layouts:
+        for dim in sorted(set([0, -1, 1, 2, len(s), -len(s) - 1])):
+            for keep in (False, True):
+                for dt in ("float32", "int64", "bool"):
+                    add_case(f"max/{lname}/{dim}/{keep}/{dt}", "max_dim", [T(s, st, dt), I(dim), B(keep)])
+    for dt in ("float64", "int32"):
+        add_case(f"max/dtype_{dt}", "max_dim", [T([3, 5], dtype=dt), I(1), B(False)])
+    add_case("max/offset", "max_dim", [T([2, 3], offset=4), I(0), B(True)])
+    nan, inf = float("nan"), float("inf")
+    rows = {"nan_middle": [1.0, nan, 3.0], "nan_first": [nan, 5.0, 2.0], "nan_last": [1.0, 2.0, nan],
+            "two_nans": [nan, 1.0, nan], "ties": [2.0, 7.0, 7.0], "all_equal": [4.0, 4.0, 4.0],
+            "neg_inf": [-inf, -inf, -inf], "inf": [1.0, inf, inf], "neg_zero": [-0.0, 0.0, -0.0]}
+    for rname, row in rows.items():
+        for dt in ("float32", "float64"):
+            a = {"k": "tensor", "dtype": dt, "sizes": [2, 3], "strides": [3, 1], "offset": 0,
+                 "storage": [encode_value(v) for v in row] + [0.5, -1.0, 0.25], "dev": "auto"}
+            add_case(f"max/{rname}/{dt}/row", "max_dim", [a, I(1), B(False)])
+            at = dict(a, sizes=[3, 2], strides=[1, 3])
+            add_case(f"max/{rname}/{dt}/col", "max_dim", [at, I(0), B(True)])
+    for i in range(100):
+        sizes, strides = random_layout(4)
+        dim = rng.randint(-len(sizes) - 1, len(sizes)) if sizes else rng.choice([0, -1, 1])
+        add_case(f"max/random{i}", "max_dim",
+                 [T(sizes, strides, rng.choice(list(DTYPES)), kind="small"), I(dim), B(rng.random() < 0.5)])
+    add_case("max/bool_ties", "max_dim",
+             [{"k": "tensor", "dtype": "bool", "sizes": [2, 3], "strides": [3, 1], "offset": 0,
+               "storage": [0, 1, 1, 0, 0, 0], "dev": "auto"}, I(1), B(False)])
+
+
+def layer_norm_tol(case):
+    """PyTorch's float arithmetic errs by about ulp * |x| * rstd * |weight| (x * rstd and
+    -rstd * mean cancel for values near the mean); cfx computes in double. The tolerance of a
+    case is that bound, found from its arguments and PyTorch's own rstd."""
+    def biggest(a):
+        vals = [abs(float(v)) for v in a.get("storage", []) if not isinstance(v, str)]
+        return max(vals, default=0.0)
+    x, w, b = case["args"][0], case["args"][2], case["args"][3]
+    dt = x["dtype"]
+    res = case["runs"].get("cpu", {})
+    rstd = 1.0
+    if "returns" in res and res["returns"][2]["values"]:
+        rstd = max([abs(v) for v in res["returns"][2]["values"] if not isinstance(v, str)], default=1.0)
+    amp = max(biggest(x), 1.0) * max(rstd, 1.0) * max(biggest(w), 1.0) + biggest(b)
+    ulp = 2.0 ** -23 if dt == "float32" else 2.0 ** -52
+    return [(1e-6 if dt == "float32" else 1e-12) + 8 * ulp * amp, 8 * ulp]
+
+
+def layer_norm_cases():
+    def ln(name, x, ns, w=None, b=None, eps=1e-5, runs=("cpu", "meta")):
+        add_case(f"layer_norm/{name}", "native_layer_norm",
+                 [x, INTS(ns), NONE() if w is None else w, NONE() if b is None else b, D(eps)], runs=runs)
+        cases[-1]["tol"] = layer_norm_tol(cases[-1])
+    shapes = [("3d_last", [2, 3, 4], [4]), ("3d_two", [2, 3, 4], [3, 4]), ("3d_all", [2, 3, 4], [2, 3, 4]),
+              ("1d", [5], [5]), ("2d", [4, 6], [6]), ("4d", [2, 3, 2, 5], [5]), ("4d_three", [2, 3, 2, 5], [3, 2, 5]),
+              ("size1", [3, 1], [1]), ("row1", [1, 7], [7])]
+    for name, s, ns in shapes:
+        for dt in ("float32", "float64"):
+            ln(f"{name}/{dt}", T(s, dtype=dt), ns)
+            nsz = ns
+            ln(f"{name}/{dt}/weight", T(s, dtype=dt), ns, w=T(nsz, dtype=dt))
+            ln(f"{name}/{dt}/bias", T(s, dtype=dt), ns, b=T(nsz, dtype=dt))
+            ln(f"{name}/{dt}/both", T(s, dtype=dt), ns, w=T(nsz, dtype=dt), b=T(nsz, dtype=dt))
+    layouts = [("transposed", [4, 3], [1, 4], [3]), ("transposed_all", [4, 3], [1, 4], [4, 3]),
+               ("nondense", [4, 3], [6, 2], [3]), ("nondense_inner", [4, 3], [3 * 2, 1], [3]),
+               ("permuted", [2, 3, 4], perm_strides([2, 3, 4], [2, 0, 1]), [4]),
+               ("permuted_two", [2, 3, 4], perm_strides([2, 3, 4], [1, 2, 0]), [3, 4]),
+               ("permuted_mid", [2, 3, 4], perm_strides([2, 3, 4], [0, 2, 1]), [4]),
+               ("channels_last", [2, 3, 2, 2], [12, 1, 6, 3], [2]),
+               ("channels_last_all", [2, 3, 2, 2], [12, 1, 6, 3], [3, 2, 2]),
+               ("expanded", [3, 4], [0, 1], [4]), ("expanded_rows", [3, 4], [1, 0], [4]),
+               ("offset", [2, 3], None, [3])]
+    for name, s, st, ns in layouts:
+        off = 2 if name == "offset" else 0
+        ln(name, T(s, st, offset=off), ns)
+        ln(f"{name}/both", T(s, st, offset=off), ns, w=T(ns), b=T(ns))
+        ln(f"{name}/weight", T(s, st, offset=off), ns, w=T(ns))
+        ln(f"{name}/weight_t", T(s, st, offset=off), ns,
+           w=T(ns, list(reversed(contiguous_strides(list(reversed(ns)))))) if len(ns) == 2 else T(ns))
+    for name, s, ns in [("empty_rows", [0, 4], [4]), ("empty_norm", [2, 0], [0]), ("empty_3d", [0, 3, 4], [3, 4]),
+                        ("empty_mid", [2, 0, 4], [4]), ("empty_t", [3, 0], [0])]:
+        ln(name, T(s), ns)
+        ln(f"{name}/both", T(s), ns, w=T(ns), b=T(ns))
+        ln(f"{name}/int", T(s, dtype="int64"), ns)
+    # errors, in check order
+    x = lambda: T([2, 3, 4])
+    ln("err/empty_shape", x(), [])
+    ln("err/scalar", T([]), [])
+    ln("err/too_many", x(), [1, 2, 3, 4])
+    ln("err/mismatch", x(), [3])
+    ln("err/mismatch2", x(), [2, 4])
+    ln("err/negative", x(), [-4])
+    ln("err/weight_shape", x(), [4], w=T([3]), b=T([4]))
+    ln("err/bias_shape", x(), [4], w=T([4]), b=T([5]))
+    ln("err/weight_2d", x(), [3, 4], w=T([12]))
+    ln("err/weight_first", x(), [3], w=T([4]))
+    ln("err/weight_4x1", x(), [4], w=T([4, 1]))
+    for dt in ("int64", "int32", "bool"):
+        ln(f"err/dtype_{dt}", T([2, 3], dtype=dt), [3])
+        ln(f"err/dtype_{dt}_weight", T([2, 3], dtype=dt), [3], w=T([3], dtype="float64"))
+    for wdt, bdt in [("float64", None), (None, "float64"), ("float64", "int64"), ("float32", "int64"),
+                     ("int32", None), ("bool", "float32")]:
+        ln(f"dtypes/w_{wdt}_b_{bdt}", T([2, 3]), [3], w=None if wdt is None else T([3], dtype=wdt),
+           b=None if bdt is None else T([3], dtype=bdt))
+    ln("dtypes/double_w_float", T([2, 3], dtype="float64"), [3], w=T([3]))
+    ln("dtypes/empty_w_double", T([0, 3]), [3], w=T([3], dtype="float64"))
+    # numerics
+    nan, inf = float("nan"), float("inf")
+    def raw(vals, sizes, dt="float32"):
+        return {"k": "tensor", "dtype": dt, "sizes": sizes, "strides": contiguous_strides(sizes), "offset": 0,
+                "storage": [encode_value(v) for v in vals], "dev": "auto"}
+    for dt in ("float32", "float64"):
+        ln(f"values/const_rows/{dt}", raw([1.0] * 6, [2, 3], dt), [3])
+        ln(f"values/const_eps0/{dt}", raw([1.0] * 6, [2, 3], dt), [3], eps=0.0)
+        ln(f"values/nan/{dt}", raw([1.0, nan, 3.0, 1.0, 2.0, 3.0], [2, 3], dt), [3])
+        ln(f"values/inf_small/{dt}", raw([1.0, inf, 3.0, 1.0, 2.0, 3.0], [2, 3], dt), [3])
+        ln(f"values/neg_eps/{dt}", raw([1.0, 1.0, 1.0], [1, 3], dt), [3], eps=-1.0)
+        ln(f"values/big_eps/{dt}", T([3, 5], dtype=dt), [5], eps=0.5)
+        ln(f"values/wide/{dt}", T([3, 40], dtype=dt), [40], w=T([40], dtype=dt), b=T([40], dtype=dt))
+        ln(f"values/large_offset/{dt}", raw([1000.0 + 0.25 * i for i in range(12)], [3, 4], dt), [4])
+    # devices: PyTorch picks the Meta slot (the composite) as soon as one argument is meta
+    ln("dev/meta_input_cpu_weight", T([2, 3], dev="meta"), [3], w=T([3], dev="cpu"), runs=("mixed",))
+    ln("dev/cpu_input_meta_weight", T([2, 3], dev="cpu"), [3], w=T([3], dev="meta"), runs=("mixed",))
+    ln("dev/cpu_input_meta_both", T([2, 3], dev="cpu"), [3], w=T([3], dev="meta"), b=T([3], dev="meta"),
+       runs=("mixed",))
+    ln("dev/meta_input_cpu_bias", T([2, 3], dev="meta"), [3], b=T([3], dev="cpu"), runs=("mixed",))
+    ln("dev/empty_cpu_input_meta_weight", T([0, 3], dev="cpu"), [3], w=T([3], dev="meta"), runs=("mixed",))
+    # random layouts and parameter dtypes: the composite's strides and promotions on meta
+    for i in range(200):
+        sizes, strides = random_layout(4)
+        if not sizes:
+            sizes, strides = [3], [1]
+        k = rng.randint(1, len(sizes))
+        ns = sizes[len(sizes) - k:]
+        fl = ["float32", "float64"]
+        w = T(ns, random_strides(ns), rng.choice(fl)) if rng.random() < 0.5 else None
+        b = T(ns, random_strides(ns), rng.choice(fl)) if rng.random() < 0.5 else None
+        ln(f"random{i}", T(sizes, strides, rng.choice(fl)), ns, w=w, b=b, runs=("meta",))
+
+
+def lift_cases():
+    for op in ("lift_fresh", "lift_fresh_copy"):
+        for name, s, st in LIKE_LAYOUTS:
+            off = 3 if name == "offset" else 0
+            add_case(f"{op}/{name}", op, [T(s, st, offset=off)])
+        for dt in DTYPES:
+            add_case(f"{op}/dtype_{dt}", op, [T([3, 2], [1, 3], dt)])
+
+
+def new_op_cases():
+    # a generator of their own, so that adding them leaves every older case unchanged
+    global rng
+    saved, rng = rng, random.Random(2113)
+    max_dim_cases()
+    layer_norm_cases()
+    lift_cases()
+    rng = saved
+
+
 def strides_cases():
     out = []
     unary = ["neg", "relu", "sin", "exp", "clone", "empty_like"]
@@ -609,6 +787,7 @@ def main():
     clone_like_cases()
     inplace_cases()
     factory_cases()
+    new_op_cases()
     with open(OUT_CASES, "w") as f:
         json.dump({"torch_version": torch.__version__, "cases": cases}, f, separators=(",", ":"))
         f.write("\n")

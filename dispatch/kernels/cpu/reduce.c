@@ -1,11 +1,15 @@
-/* reduce.c - the CPU kernel of sum.dim_IntList.
+/* reduce.c - the CPU kernels of sum.dim_IntList and max.dim.
  *
  * As in ATen (make_reduction_from_out_ty) the input is first converted to the output dtype,
  * then summed: sum(float, dtype=int32) truncates every element before adding. Floating sums
  * accumulate in double and round once, which stays within an ulp of PyTorch's cascade sum;
  * integer sums wrap like the int64 (or int32) hardware sum; a bool sum is a logical or.
  * The input is walked once in its own memory order with an odometer, every element adding into
- * its output slot, whose offset advances by per-dimension steps (0 along reduced dims). */
+ * its output slot, whose offset advances by per-dimension steps (0 along reduced dims).
+ *
+ * max.dim scans each line along dim as ATen's max_kernel_impl does: start from the first
+ * element and take a value when !(value <= max), stopping at the first NaN. So the first of
+ * equal maxima wins and any NaN in the line is the result, with the index of the first one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,7 +131,81 @@ cfx_tensor *cfx_cpu_sum_dim_IntList(cfx_tensor *self, cfx_int_list dim, bool kee
     return out;
 }
 
+/* Walks the lines of in along dim w in row-major order of the other dims (the order of the
+ * contiguous outputs), writing each line's maximum and its index. `v != v` is isnan for the
+ * floating types and false for the others. */
+#define MAX_LINES(NAME, T)                                                                 \
+    static void NAME(const cfx_tensor *in, int w, int64_t nout, T *vals, int64_t *idx)     \
+    {                                                                                      \
+        int n = in->ndim;                                                                  \
+        const T *p = (const T *)cfx_tensor_data(in);                                       \
+        int64_t len = n ? in->sizes[w] : 1, st = n ? in->strides[w] : 0;                   \
+        int64_t pos[CFX_MAX_DIMS];                                                         \
+        memset(pos, 0, (size_t)n * sizeof pos[0]);                                         \
+        for (int64_t o = 0; o < nout; o++) {                                               \
+            T best = p[0];                                                                 \
+            int64_t bi = 0;                                                                \
+            for (int64_t i = 0; i < len; i++) {                                            \
+                T v = p[i * st];                                                           \
+                if (!(v <= best)) {                                                        \
+                    best = v;                                                              \
+                    bi = i;                                                                \
+                    if (v != v)                                                            \
+                        break;                                                             \
+                }                                                                          \
+            }                                                                              \
+            vals[o] = best;                                                                \
+            idx[o] = bi;                                                                   \
+            for (int d = n - 1; d >= 0; d--) {                                             \
+                if (d == w)                                                                \
+                    continue;                                                              \
+                p += in->strides[d];                                                       \
+                if (++pos[d] < in->sizes[d])                                               \
+                    break;                                                                 \
+                p -= in->strides[d] * in->sizes[d];                                        \
+                pos[d] = 0;                                                                \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+MAX_LINES(max_f32, float)
+MAX_LINES(max_f64, double)
+MAX_LINES(max_i64, int64_t)
+MAX_LINES(max_i32, int32_t)
+MAX_LINES(max_b8, bool)
+
+cfx_tensor2 cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
+{
+    cfx_reduce_shape r;
+    int64_t w;
+    if (!cfx_structured_max_dim(&r, &w, "aten::max.dim", self, dim, keepdim))
+        return (cfx_tensor2){NULL, NULL};
+    cfx_device cpu = cfx_device_make(CFX_DEVICE_CPU);
+    cfx_tensor *values = cfx_tensor_new(r.sizes, r.ndim, r.dtype, cpu);
+    cfx_tensor *indices = values ? cfx_tensor_new(r.sizes, r.ndim, CFX_INT64, cpu) : NULL;
+    if (!indices) {
+        cfx_kernel_discard(values);
+        return (cfx_tensor2){NULL, NULL};
+    }
+    int64_t nout = cfx_tensor_numel(values);
+    void *v = cfx_tensor_data(values);
+    int64_t *ix = cfx_tensor_data(indices);
+    if (nout > 0) {
+        switch ((cfx_dtype)self->dtype) {
+        case CFX_FLOAT32: max_f32(self, (int)w, nout, v, ix); break;
+        case CFX_FLOAT64: max_f64(self, (int)w, nout, v, ix); break;
+        case CFX_INT64: max_i64(self, (int)w, nout, v, ix); break;
+        case CFX_INT32: max_i32(self, (int)w, nout, v, ix); break;
+        case CFX_BOOL: max_b8(self, (int)w, nout, v, ix); break;
+        }
+    }
+    return (cfx_tensor2){values, indices};
+}
+
 int cfx_kernels_register_cpu_reduce(const cfx_kernel_libs *L)
 {
-    return CFX_IMPL_OP(L->cpu, sum_dim_IntList, cfx_cpu_sum_dim_IntList);
+    int rc = CFX_OK;
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, sum_dim_IntList, cfx_cpu_sum_dim_IntList));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, max_dim, cfx_cpu_max_dim));
+    return rc;
 }

@@ -87,6 +87,21 @@ cfx_tensor *cfx_meta_mm(cfx_tensor *self, cfx_tensor *mat2)
     return cfx_tensor_new(sizes, 2, (cfx_dtype)self->dtype, meta());
 }
 
+cfx_tensor2 cfx_meta_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
+{
+    cfx_reduce_shape r;
+    int64_t w;
+    if (!cfx_structured_max_dim(&r, &w, "aten::max.dim", self, dim, keepdim))
+        return (cfx_tensor2){NULL, NULL};
+    cfx_tensor *values = cfx_tensor_new(r.sizes, r.ndim, r.dtype, meta());
+    cfx_tensor *indices = values ? cfx_tensor_new(r.sizes, r.ndim, CFX_INT64, meta()) : NULL;
+    if (!indices) {
+        cfx_kernel_discard(values);
+        return (cfx_tensor2){NULL, NULL};
+    }
+    return (cfx_tensor2){values, indices};
+}
+
 int cfx_kernels_register_meta(const cfx_kernel_libs *L)
 {
     int rc = CFX_OK;
@@ -102,5 +117,6 @@ int cfx_kernels_register_meta(const cfx_kernel_libs *L)
     CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, sum_dim_IntList, cfx_meta_sum_dim_IntList));
     CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, mm, cfx_meta_mm));
     CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, add__Tensor, cfx_meta_add__Tensor));
+    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, max_dim, cfx_meta_max_dim));
     return rc;
 }
