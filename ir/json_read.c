@@ -1,0 +1,808 @@
+/* json_read.c - "cfx.graph" JSON text back into a graph (module).
+ *
+ * cJSON parses, but never the whole document at once: a million-node file would become tens
+ * of millions of cJSON items (about a kilobyte per node). The top-level object is walked here
+ * member by member, each member's value parsed with cJSON on its own, and the "nodes" array is
+ * first skipped (a bracket matcher finds its end) and then read one node record at a time, so
+ * memory stays that of one record plus the graph being built. Because "format" and "version"
+ * are checked before any node is read, a file of a newer major version is refused with that
+ * reason even when the rest of it is something this reader cannot parse.
+ *
+ * Nodes are rebuilt in file order with create_node and their recorded names. The name space
+ * keeps every name a graph's own creation could have produced (unique, sanitized, canonical
+ * suffix), so a name that would come out differently means the file was not written from a
+ * cfx graph and is refused. Node references resolve through a hash map (no linear scans), and
+ * operator / builtin-function targets through a cache in front of the registries. Meta entries
+ * may name later nodes (they are not uses); those are filled in once all nodes exist. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/schema.h"
+#include "ir/internal.h"
+#include "ir/json_internal.h"
+
+#define SCRATCH_RESET_BYTES ((size_t)4 << 20)
+
+/* The writer's depth check is what makes everything it writes readable. */
+_Static_assert(CFX_GRAPH_JSON_MAX_DEPTH <= CJSON_NESTING_LIMIT, "the format allows deeper nesting than cJSON");
+
+/* ---- errors -------------------------------------------------------------------------------- */
+
+static int line_of(const jreader *r, size_t offset)
+{
+    int line = 1;
+    for (size_t i = 0; i < offset && i < r->len; i++)
+        line += r->text[i] == '\n';
+    return line;
+}
+
+static int verr(jreader *r, int status, size_t offset, bool exact, const char *fmt, va_list ap)
+{
+    cfx_buf m;
+    cfx_buf_init(&m);
+    cfx_buf_puts(&m, "cannot load graph JSON: ");
+    if (exact) {
+        size_t col = 1;
+        for (size_t i = offset; i > 0 && i <= r->len && r->text[i - 1] != '\n'; i--)
+            col++;
+        cfx_buf_printf(&m, "line %d, column %zu: ", line_of(r, offset), col);
+    } else if (offset != SIZE_MAX) {
+        cfx_buf_printf(&m, "line %d: ", line_of(r, offset));
+    }
+    if (!exact && r->rec_kind) {
+        if (r->rec_name)
+            cfx_buf_printf(&m, "%s '%s'", r->rec_kind, r->rec_name);
+        else
+            cfx_buf_puts(&m, r->rec_kind);
+        if (r->what) {
+            cfx_buf_printf(&m, ", %s", r->what);
+            if (r->key)
+                cfx_buf_printf(&m, " '%s'", r->key);
+        }
+        cfx_buf_puts(&m, ": ");
+    }
+    cfx_buf_vprintf(&m, fmt, ap);
+    char *s = cfx_buf_take(&m);
+    int rc = cfx_error_set_text((cfx_status)status, NULL, s ? s : "cannot load graph JSON");
+    free(s);
+    return rc;
+}
+
+int jr_err(jreader *r, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = verr(r, status, r->rec_offset, false, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int jr_err_at(jreader *r, size_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = verr(r, CFX_ERR_PARSE, offset, true, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* ---- maps ---------------------------------------------------------------------------------- */
+
+static uint32_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+cfx_node *jr_find_node(const jreader *r, const char *s)
+{
+    if (!r->nodes_cap)
+        return NULL;
+    uint32_t h = str_hash(s), mask = r->nodes_cap - 1;
+    for (uint32_t j = h & mask; r->nodes[j].node; j = (j + 1) & mask)
+        if (r->nodes[j].hash == h && cfx_node_name_is(r->nodes[j].node, s))
+            return r->nodes[j].node;
+    return NULL;
+}
+
+static int add_node(jreader *r, const char *name, cfx_node *n)
+{
+    if ((r->nodes_count + 1) * 2 > r->nodes_cap) {
+        uint32_t cap = r->nodes_cap ? r->nodes_cap * 2 : 1024;
+        jr_node_slot *t = calloc(cap, sizeof *t);
+        if (!t)
+            return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+        for (uint32_t i = 0; i < r->nodes_cap; i++) {
+            if (!r->nodes[i].node)
+                continue;
+            uint32_t j = r->nodes[i].hash & (cap - 1);
+            while (t[j].node)
+                j = (j + 1) & (cap - 1);
+            t[j] = r->nodes[i];
+        }
+        free(r->nodes);
+        r->nodes = t;
+        r->nodes_cap = cap;
+    }
+    uint32_t h = str_hash(name), j = h & (r->nodes_cap - 1);
+    while (r->nodes[j].node)
+        j = (j + 1) & (r->nodes_cap - 1);
+    r->nodes[j] = (jr_node_slot){h, n};
+    r->nodes_count++;
+    return CFX_OK;
+}
+
+static jr_target_slot *target_slot(jreader *r, uint32_t kind, const char *key, bool *found)
+{
+    if ((r->targets_count + 1) * 2 > r->targets_cap) {
+        uint32_t cap = r->targets_cap ? r->targets_cap * 2 : 64;
+        jr_target_slot *t = calloc(cap, sizeof *t);
+        if (!t)
+            return NULL;
+        for (uint32_t i = 0; i < r->targets_cap; i++) {
+            if (!r->targets[i].key)
+                continue;
+            uint32_t j = r->targets[i].hash & (cap - 1);
+            while (t[j].key)
+                j = (j + 1) & (cap - 1);
+            t[j] = r->targets[i];
+        }
+        free(r->targets);
+        r->targets = t;
+        r->targets_cap = cap;
+    }
+    uint32_t h = str_hash(key) ^ kind, mask = r->targets_cap - 1, j = h & mask;
+    for (; r->targets[j].key; j = (j + 1) & mask)
+        if (r->targets[j].hash == h && r->targets[j].kind == kind && strcmp(r->targets[j].key, key) == 0) {
+            *found = true;
+            return &r->targets[j];
+        }
+    *found = false;
+    r->targets[j].hash = h;
+    r->targets[j].kind = kind;
+    return &r->targets[j];
+}
+
+/* ---- targets ------------------------------------------------------------------------------- */
+
+static const void *resolve_op(jreader *r, const char *qn)
+{
+    const cJSON *sj = r->schemas ? cJSON_GetObjectItemCaseSensitive(r->schemas, qn) : NULL;
+    const char *file_schema = cJSON_IsString(sj) ? sj->valuestring : NULL;
+    cfx_op *op = cfx_op_find(qn);
+    if (!op) {
+        const char *colons = strstr(qn, "::");
+        int nslen = colons ? (int)(colons - qn) : 0;
+        jr_err(r, CFX_ERR, "unknown operator '%s': nothing registered defines it; register its "
+               "library (namespace '%.*s') before loading the graph%s%s%s", qn, nslen, qn,
+               file_schema ? " (schema in the file: " : "", file_schema ? file_schema : "",
+               file_schema ? ")" : "");
+        return NULL;
+    }
+    if (file_schema) {
+        char *mine = cfx_schema_to_string(op->schema);
+        if (!mine) {
+            jr_err(r, CFX_ERR_NOMEM, "out of memory");
+            return NULL;
+        }
+        bool same = strcmp(mine, file_schema) == 0;
+        if (!same)
+            jr_err(r, CFX_ERR, "operator '%s' is registered with schema '%s' but the file was written "
+                   "against '%s'", qn, mine, file_schema);
+        free(mine);
+        if (!same)
+            return NULL;
+    }
+    return op;
+}
+
+static int read_target(jreader *r, cfx_node_op op, const cJSON *t, cfx_target *out)
+{
+    r->what = "target";
+    if (op != CFX_NODE_CALL_FUNCTION) {
+        if (!cJSON_IsString(t))
+            return jr_err(r, CFX_ERR_PARSE, "a %s node's target must be a string", cfx_node_op_name(op));
+        *out = cfx_target_str(t->valuestring);
+        return CFX_OK;
+    }
+    const cJSON *m = jr_tagged(t);
+    uint32_t kind = !m ? 0 : strcmp(m->string, "op") == 0 ? CFX_TARGET_OP
+                         : strcmp(m->string, "fn") == 0   ? CFX_TARGET_FN : 0;
+    if (!kind || !cJSON_IsString(m))
+        return jr_err(r, CFX_ERR_PARSE, "a call_function target must be {\"op\": \"ns::name.overload\"} "
+                      "or {\"fn\": \"module.function\"}");
+    bool found;
+    jr_target_slot *slot = target_slot(r, kind, m->valuestring, &found);
+    if (!slot)
+        return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+    if (!found) {
+        const void *p;
+        if (kind == CFX_TARGET_OP) {
+            p = resolve_op(r, m->valuestring);
+        } else {
+            p = cfx_builtin_fn_find(m->valuestring);
+            if (!p)
+                jr_err(r, CFX_ERR, "unknown builtin function '%s': register its descriptor "
+                       "(cfx_builtin_fn_register) before loading the graph", m->valuestring);
+        }
+        if (!p) {
+            slot->hash = 0; /* the slot stays empty */
+            slot->kind = 0;
+            return CFX_ERR;
+        }
+        if (!(slot->key = strdup(m->valuestring)))
+            return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+        slot->ptr = p;
+        r->targets_count++;
+    }
+    *out = kind == CFX_TARGET_OP ? cfx_target_op(slot->ptr) : cfx_target_fn(slot->ptr);
+    return CFX_OK;
+}
+
+/* ---- nodes ---------------------------------------------------------------------------------- */
+
+static const char *const node_members[] = {"name", "op", "target", "args", "kwargs", "meta", NULL};
+
+static int read_node(jreader *r, cJSON *j)
+{
+    r->rec_kind = "node";
+    r->rec_name = NULL;
+    r->what = NULL;
+    r->key = NULL;
+    if (!cJSON_IsObject(j))
+        return jr_err(r, CFX_ERR_PARSE, "a node record must be an object");
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
+    if (!cJSON_IsString(nm) || !nm->valuestring[0])
+        return jr_err(r, CFX_ERR_PARSE, "a node record needs a non-empty \"name\"");
+    const char *name = nm->valuestring;
+    r->rec_name = name;
+    cJSON *m[6];
+    if (jr_members(r, j, node_members, m, "node") != CFX_OK)
+        return CFX_ERR_PARSE;
+    int op = cJSON_IsString(m[1]) ? cfx_node_op_from_name(m[1]->valuestring) : -1;
+    if (op < 0)
+        return jr_err(r, CFX_ERR_PARSE, "\"op\" must be one of placeholder, get_attr, call_function, "
+                      "call_method, call_module, output");
+    cfx_target target;
+    if (!m[2])
+        return jr_err(r, CFX_ERR_PARSE, "no \"target\"");
+    if (read_target(r, (cfx_node_op)op, m[2], &target) != CFX_OK)
+        return CFX_ERR;
+
+    const cJSON *aj = m[3], *kj = m[4];
+    r->what = "args";
+    if (!cJSON_IsArray(aj))
+        return jr_err(r, CFX_ERR_PARSE, "\"args\" must be an array");
+    r->what = "kwargs";
+    if (!cJSON_IsArray(kj))
+        return jr_err(r, CFX_ERR_PARSE, "\"kwargs\" must be an array of [name, value] pairs");
+    uint32_t na = 0, nk = 0;
+    for (const cJSON *c = aj->child; c; c = c->next)
+        na++;
+    for (const cJSON *c = kj->child; c; c = c->next)
+        nk++;
+    cfx_value *args = na ? cfx_arena_alloc(&r->scratch, na * sizeof *args) : NULL;
+    cfx_kwarg *kwargs = nk ? cfx_arena_alloc(&r->scratch, nk * sizeof *kwargs) : NULL;
+    if ((na && !args) || (nk && !kwargs))
+        return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+    r->what = "args";
+    uint32_t i = 0;
+    for (const cJSON *c = aj->child; c; c = c->next)
+        if (jr_value(r, c, &args[i++], JR_REF_ARGS) != CFX_OK)
+            return CFX_ERR;
+    r->what = "kwargs";
+    i = 0;
+    for (const cJSON *c = kj->child; c; c = c->next, i++) {
+        r->key = NULL;
+        if (!cJSON_IsArray(c) || !cJSON_IsString(c->child) || !c->child->next || c->child->next->next)
+            return jr_err(r, CFX_ERR_PARSE, "\"kwargs\" must be an array of [name, value] pairs");
+        const char *k = c->child->valuestring;
+        r->key = k;
+        for (uint32_t q = 0; q < i; q++)
+            if (strcmp(kwargs[q].name, k) == 0)
+                return jr_err(r, CFX_ERR_PARSE, "keyword given twice");
+        kwargs[i].name = k;
+        if (jr_value(r, c->child->next, &kwargs[i].value, JR_REF_ARGS) != CFX_OK)
+            return CFX_ERR;
+    }
+    r->what = NULL;
+    r->key = NULL;
+
+    cfx_node *n = cfx_graph_create_node(r->g, (cfx_node_op)op, target, args, na, kwargs, nk, name);
+    if (!n)
+        return CFX_ERR;
+    if (!cfx_node_name_is(n, name)) {
+        /* a name already taken comes out renamed too: say which it is */
+        if (jr_find_node(r, name))
+            return jr_err(r, CFX_ERR, "Node redefined name %s!", name);
+        char *got = cfx_node_name_string(n);
+        int rc = jr_err(r, CFX_ERR, "the graph's name space does not keep this name (it becomes '%s'); "
+                        "names must be unique identifiers as FX creates them", got ? got : "?");
+        free(got);
+        return rc;
+    }
+    if (add_node(r, name, n) != CFX_OK)
+        return CFX_ERR_NOMEM;
+    if (m[5] && jr_meta(r, n, m[5]) != CFX_OK)
+        return CFX_ERR;
+    return CFX_OK;
+}
+
+/* ---- the document --------------------------------------------------------------------------- */
+
+static void skip_ws(const jreader *r, size_t *i)
+{
+    while (*i < r->len) {
+        char c = r->text[*i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            break;
+        (*i)++;
+    }
+}
+
+/* One JSON value at text[*i] (after whitespace) parsed by cJSON; *i moves past it. */
+static cJSON *parse_at(jreader *r, size_t *i, const char *what)
+{
+    skip_ws(r, i);
+    if (*i >= r->len) {
+        jr_err_at(r, *i, "unexpected end of input (expected %s)", what);
+        return NULL;
+    }
+    /* refuse what cJSON would skip silently at the start of a parse (a byte order mark) */
+    if (!strchr("{[\"-0123456789tfn", r->text[*i])) {
+        jr_err_at(r, *i, "expected %s", what);
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *v = cJSON_ParseWithLengthOpts(r->text + *i, r->len - *i, &end, false);
+    if (!v) {
+        size_t at = end && end >= r->text && end <= r->text + r->len ? (size_t)(end - r->text) : *i;
+        /* cJSON gives no reason; the one worth naming is its nesting limit */
+        size_t depth = 0, max = 0;
+        bool in_str = false;
+        for (size_t k = *i; k < at; k++) {
+            char c = r->text[k];
+            if (in_str) {
+                if (c == '\\')
+                    k++;
+                else if (c == '"')
+                    in_str = false;
+            } else if (c == '"') {
+                in_str = true;
+            } else if (c == '[' || c == '{') {
+                if (++depth > max)
+                    max = depth;
+            } else if ((c == ']' || c == '}') && depth) {
+                depth--;
+            }
+        }
+        if (max >= CJSON_NESTING_LIMIT)
+            jr_err_at(r, at, "%s is nested deeper than %d levels (the format's limit)", what,
+                      CJSON_NESTING_LIMIT);
+        else
+            jr_err_at(r, at, "malformed JSON in %s", what);
+        return NULL;
+    }
+    *i = (size_t)(end - r->text);
+    return v;
+}
+
+/* Skips the array at text[*i] without parsing it: the span is read record by record later. */
+static int skip_array(jreader *r, size_t *i, const char *what)
+{
+    size_t depth = 0;
+    bool in_str = false;
+    for (size_t k = *i; k < r->len; k++) {
+        char c = r->text[k];
+        if (in_str) {
+            if (c == '\\')
+                k++;
+            else if (c == '"')
+                in_str = false;
+        } else if (c == '"') {
+            in_str = true;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            if (--depth == 0) {
+                *i = k + 1;
+                return CFX_OK;
+            }
+        }
+    }
+    return jr_err_at(r, r->len, "unexpected end of input inside \"%s\"", what);
+}
+
+typedef struct span {
+    size_t start, end; /* the array's '[' and one past its ']'; start 0 = absent */
+} span;
+
+typedef struct doc {
+    cJSON *format, *version, *name, *schemas;
+    size_t schemas_at;
+    span nodes, attributes;
+    char *unknown; /* first member this reader does not know */
+    size_t unknown_at;
+} doc;
+
+static void doc_free(doc *d)
+{
+    cJSON_Delete(d->format);
+    cJSON_Delete(d->version);
+    cJSON_Delete(d->name);
+    cJSON_Delete(d->schemas);
+    free(d->unknown);
+}
+
+static int check_format(jreader *r, const cJSON *f, size_t at)
+{
+    if (!cJSON_IsString(f) || strcmp(f->valuestring, CFX_GRAPH_JSON_FORMAT) != 0)
+        return jr_err_at(r, at, "not a cfx graph document: \"format\" is %s%s%s, expected \"%s\"",
+                         cJSON_IsString(f) ? "\"" : "", cJSON_IsString(f) ? f->valuestring : "not a string",
+                         cJSON_IsString(f) ? "\"" : "", CFX_GRAPH_JSON_FORMAT);
+    return CFX_OK;
+}
+
+static int check_version(jreader *r, const cJSON *v, size_t at)
+{
+    const cJSON *ma = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "major") : NULL;
+    const cJSON *mi = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, "minor") : NULL;
+    int64_t major, minor;
+    r->rec_offset = at;
+    if (!ma || !mi || jr_int(r, ma, &major, "version") != CFX_OK || jr_int(r, mi, &minor, "version") != CFX_OK ||
+        major < 0 || minor < 0 || major > INT32_MAX || minor > INT32_MAX)
+        return jr_err_at(r, at, "\"version\" must be {\"major\": int, \"minor\": int}");
+    if (major > CFX_GRAPH_JSON_MAJOR)
+        return cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: the file has format version %lld.%lld, "
+                             "newer than this reader's %d.%d; a newer major version cannot be read "
+                             "(upgrade cfx)", (long long)major, (long long)minor,
+                             CFX_GRAPH_JSON_MAJOR, CFX_GRAPH_JSON_MINOR);
+    if (major < CFX_GRAPH_JSON_MAJOR)
+        return cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: format version %lld.%lld is not "
+                             "supported (this reader reads major version %d)", (long long)major,
+                             (long long)minor, CFX_GRAPH_JSON_MAJOR);
+    r->strict = minor <= CFX_GRAPH_JSON_MINOR;
+    static const char *const members[] = {"major", "minor", NULL};
+    cJSON *m[2];
+    int rc = jr_members(r, v, members, m, "version");
+    r->rec_offset = SIZE_MAX;
+    return rc;
+}
+
+/* One top-level member whose name is key and whose value starts at text[*i]. */
+static int scan_member(jreader *r, doc *d, const char *key, size_t key_at, size_t *i)
+{
+    span *sp = strcmp(key, "nodes") == 0 ? &d->nodes : strcmp(key, "attributes") == 0 ? &d->attributes : NULL;
+    if (sp) {
+        if (sp->start)
+            return jr_err_at(r, key_at, "member \"%s\" appears twice", key);
+        if (*i >= r->len || r->text[*i] != '[')
+            return jr_err_at(r, *i, "\"%s\" must be an array", key);
+        sp->start = *i;
+        if (skip_array(r, i, key) != CFX_OK)
+            return CFX_ERR_PARSE;
+        sp->end = *i;
+        return CFX_OK;
+    }
+    cJSON **slot = strcmp(key, "format") == 0    ? &d->format
+                   : strcmp(key, "version") == 0 ? &d->version
+                   : strcmp(key, "name") == 0    ? &d->name
+                   : strcmp(key, "schemas") == 0 ? &d->schemas : NULL;
+    if (slot && *slot)
+        return jr_err_at(r, key_at, "member \"%s\" appears twice", key);
+    size_t val_at = *i;
+    cJSON *v = parse_at(r, i, "a value");
+    if (!v)
+        return CFX_ERR_PARSE;
+    if (!slot) {
+        cJSON_Delete(v);
+        if (!d->unknown) {
+            if (!(d->unknown = strdup(key)))
+                return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+            d->unknown_at = key_at;
+        }
+        return CFX_OK;
+    }
+    *slot = v;
+    if (slot == &d->format)
+        return check_format(r, v, val_at);
+    if (slot == &d->version)
+        return check_version(r, v, val_at);
+    if (slot == &d->schemas)
+        d->schemas_at = val_at;
+    return CFX_OK;
+}
+
+/* The top-level object: every member but "nodes" and "attributes" parsed, those two located. */
+static int scan_doc(jreader *r, doc *d)
+{
+    size_t i = 0;
+    skip_ws(r, &i);
+    if (i >= r->len || r->text[i] != '{')
+        return jr_err_at(r, i, "not a cfx graph document: expected a JSON object");
+    i++;
+    skip_ws(r, &i);
+    if (i < r->len && r->text[i] == '}') {
+        i++;
+    } else {
+        for (;;) {
+            skip_ws(r, &i);
+            size_t key_at = i;
+            if (i >= r->len || r->text[i] != '"')
+                return jr_err_at(r, i, "expected a member name");
+            cJSON *k = parse_at(r, &i, "a member name");
+            if (!k)
+                return CFX_ERR_PARSE;
+            skip_ws(r, &i);
+            int rc;
+            if (i >= r->len || r->text[i] != ':') {
+                rc = jr_err_at(r, i, "expected ':'");
+            } else {
+                i++;
+                skip_ws(r, &i);
+                rc = scan_member(r, d, k->valuestring, key_at, &i);
+            }
+            cJSON_Delete(k);
+            if (rc != CFX_OK)
+                return rc;
+            skip_ws(r, &i);
+            if (i < r->len && r->text[i] == ',') {
+                i++;
+                continue;
+            }
+            if (i < r->len && r->text[i] == '}') {
+                i++;
+                break;
+            }
+            return jr_err_at(r, i, i < r->len ? "expected ',' or '}'" : "unexpected end of input");
+        }
+    }
+    skip_ws(r, &i);
+    if (i != r->len)
+        return jr_err_at(r, i, "unexpected data after the document");
+    if (!d->format)
+        return jr_err_at(r, 0, "not a cfx graph document: no \"format\" member");
+    if (!d->version)
+        return jr_err_at(r, 0, "no \"version\" member");
+    if (!d->nodes.start)
+        return jr_err_at(r, 0, "no \"nodes\" member");
+    if (r->strict && d->unknown)
+        return jr_err_at(r, d->unknown_at, "unknown member \"%s\"", d->unknown);
+    if (d->name && !cJSON_IsString(d->name) && !cJSON_IsNull(d->name))
+        return jr_err_at(r, 0, "\"name\" must be a string or null");
+    if (d->schemas) {
+        if (!cJSON_IsObject(d->schemas))
+            return jr_err_at(r, d->schemas_at, "\"schemas\" must be an object");
+        for (const cJSON *c = d->schemas->child; c; c = c->next)
+            if (!cJSON_IsString(c))
+                return jr_err_at(r, d->schemas_at, "\"schemas\": the schema of '%s' is not a string", c->string);
+        static const char *const none[] = {NULL};
+        bool strict = r->strict;
+        r->strict = false; /* any operator name may appear; only duplicates are refused */
+        r->rec_offset = d->schemas_at;
+        int rc = jr_members(r, d->schemas, none, NULL, "schemas");
+        r->strict = strict;
+        r->rec_offset = SIZE_MAX;
+        if (rc != CFX_OK)
+            return rc;
+    }
+    return CFX_OK;
+}
+
+typedef int (*record_fn)(jreader *r, cJSON *j, void *ctx);
+
+/* The records of an array span, one cJSON parse each. */
+static int read_records(jreader *r, span sp, const char *what, record_fn fn, void *ctx)
+{
+    size_t i = sp.start + 1;
+    skip_ws(r, &i);
+    if (i < r->len && r->text[i] == ']')
+        return CFX_OK;
+    for (;;) {
+        skip_ws(r, &i);
+        r->rec_offset = i;
+        r->rec_kind = NULL;
+        if (i >= sp.end || r->text[i] != '{')
+            return jr_err_at(r, i, "%s must be an object", what);
+        cJSON *j = parse_at(r, &i, what);
+        if (!j)
+            return CFX_ERR_PARSE;
+        int rc = fn(r, j, ctx);
+        cJSON_Delete(j);
+        if (rc != CFX_OK)
+            return rc;
+        if (r->scratch.total > SCRATCH_RESET_BYTES) {
+            cfx_arena_free(&r->scratch);
+            cfx_arena_init(&r->scratch);
+        }
+        r->rec_kind = NULL;
+        skip_ws(r, &i);
+        if (i < sp.end && r->text[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i + 1 == sp.end && r->text[i] == ']')
+            return CFX_OK;
+        return jr_err_at(r, i, "expected ',' or ']' after %s", what);
+    }
+}
+
+static int node_record(jreader *r, cJSON *j, void *ctx)
+{
+    (void)ctx;
+    return read_node(r, j);
+}
+
+static int attribute_record(jreader *r, cJSON *j, void *ctx)
+{
+    return jr_attribute(r, ctx, j);
+}
+
+/* Meta entries that named nodes defined after their node. */
+static int read_pending(jreader *r)
+{
+    for (uint32_t k = 0; k < r->n_pending; k++) {
+        jr_pending *p = &r->pending[k];
+        char *name = cfx_node_name_string(p->node);
+        r->rec_offset = p->offset;
+        r->rec_kind = "node";
+        r->rec_name = name;
+        r->what = "meta";
+        r->key = p->key;
+        cfx_value v;
+        int rc = jr_value(r, p->value, &v, JR_REF_META_FINAL);
+        if (rc == CFX_OK)
+            rc = cfx_node_meta_set(p->node, p->key, v);
+        free(name);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    r->rec_kind = NULL;
+    return CFX_OK;
+}
+
+static void reader_free(jreader *r)
+{
+    free(r->nodes);
+    for (uint32_t i = 0; i < r->targets_cap; i++)
+        free(r->targets[i].key);
+    free(r->targets);
+    for (uint32_t i = 0; i < r->n_pending; i++) {
+        free(r->pending[i].key);
+        cJSON_Delete(r->pending[i].value);
+    }
+    free(r->pending);
+    free(r->stack);
+    cfx_arena_free(&r->scratch);
+}
+
+static int load(const char *text, size_t len, bool module, cfx_graph **gout, cfx_graph_module **mout)
+{
+    *gout = NULL;
+    if (mout)
+        *mout = NULL;
+    if (!text)
+        return cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: no text");
+    cfx_dispatcher_init();
+    jreader r = {.text = text, .len = len, .strict = true, .rec_offset = SIZE_MAX};
+    cfx_arena_init(&r.scratch);
+    doc d = {0};
+    cfx_graph_module *gm = NULL;
+    int rc = scan_doc(&r, &d);
+    if (rc != CFX_OK)
+        goto out;
+    r.schemas = d.schemas;
+    if (!(r.g = cfx_graph_new())) {
+        rc = CFX_ERR_NOMEM;
+        goto out;
+    }
+    if ((rc = read_records(&r, d.nodes, "a node record", node_record, NULL)) != CFX_OK ||
+        (rc = read_pending(&r)) != CFX_OK)
+        goto out;
+    if (module) {
+        gm = cfx_graph_module_new(r.g, cJSON_IsString(d.name) ? d.name->valuestring : NULL);
+        if (!gm) {
+            rc = CFX_ERR_NOMEM;
+            goto out;
+        }
+        r.g = NULL; /* the module owns it */
+        if (d.attributes.start &&
+            (rc = read_records(&r, d.attributes, "an attribute record", attribute_record, gm)) != CFX_OK)
+            goto out;
+        *mout = gm;
+        gm = NULL;
+    } else {
+        *gout = r.g;
+        r.g = NULL;
+    }
+out:
+    cfx_graph_module_free(gm);
+    cfx_graph_free(r.g);
+    reader_free(&r);
+    doc_free(&d);
+    return rc;
+}
+
+cfx_graph *cfx_graph_from_json(const char *text, size_t len)
+{
+    cfx_graph *g;
+    load(text, len, false, &g, NULL);
+    return g;
+}
+
+cfx_graph_module *cfx_graph_module_from_json(const char *text, size_t len)
+{
+    cfx_graph *g;
+    cfx_graph_module *gm;
+    load(text, len, true, &g, &gm);
+    return gm;
+}
+
+static char *read_whole_file(const char *path, size_t *len)
+{
+    if (!path) {
+        cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: no path");
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    /* sized once from the file, grown only if the file grows while being read */
+    struct stat st;
+    size_t cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : (size_t)1 << 16;
+    size_t n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    if (bad) {
+        free(buf);
+        cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: reading '%s' failed", path);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+cfx_graph *cfx_graph_from_json_file(const char *path)
+{
+    size_t len;
+    char *text = read_whole_file(path, &len);
+    cfx_graph *g = text ? cfx_graph_from_json(text, len) : NULL;
+    free(text);
+    return g;
+}
+
+cfx_graph_module *cfx_graph_module_from_json_file(const char *path)
+{
+    size_t len;
+    char *text = read_whole_file(path, &len);
+    cfx_graph_module *gm = text ? cfx_graph_module_from_json(text, len) : NULL;
+    free(text);
+    return gm;
+}
