@@ -99,9 +99,10 @@ struct cfx_adapter {
     cfx_fnptr fn;
     const cfx_schema *schema;
     int n_args, n_returns;
+    bool lead;          /* the C function takes a `void *` before the schema's arguments */
     step steps[MAX_ARGS];
     ret_step rets[MAX_RETURNS];
-    ffi_type *arg_types[MAX_ARGS];
+    ffi_type *arg_types[MAX_ARGS + 1]; /* [0] is the lead pointer's when lead is set */
     ffi_type ret_struct; /* several returns: a struct of their C types */
     ffi_type *ret_elems[MAX_RETURNS + 1];
     char qualname[]; /* "aten::add.Tensor", for error messages */
@@ -417,7 +418,7 @@ static char *qualified_name(const cfx_schema *s, size_t *len)
     return cfx_buf_take(&b);
 }
 
-cfx_adapter *cfx_adapter_new(const cfx_schema *s, cfx_fnptr fn)
+static cfx_adapter *adapter_new(const cfx_schema *s, cfx_fnptr fn, bool lead)
 {
     size_t qlen;
     char *q = qualified_name(s, &qlen);
@@ -441,9 +442,12 @@ cfx_adapter *cfx_adapter_new(const cfx_schema *s, cfx_fnptr fn)
     a->schema = s;
     a->n_args = s->n_args;
     a->n_returns = s->n_returns;
+    a->lead = lead;
+    if (lead)
+        a->arg_types[0] = &ffi_type_pointer;
     for (int i = 0; i < s->n_args; i++) {
         a->steps[i] = arg_step(&s->args[i]);
-        a->arg_types[i] = form_ffi_type((form)a->steps[i].form);
+        a->arg_types[i + lead] = form_ffi_type((form)a->steps[i].form);
     }
 
     ffi_type *rtype = &ffi_type_void;
@@ -474,13 +478,16 @@ cfx_adapter *cfx_adapter_new(const cfx_schema *s, cfx_fnptr fn)
         free(a);
         return NULL;
     }
-    if (ffi_prep_cif(&a->cif, FFI_DEFAULT_ABI, (unsigned)s->n_args, rtype, a->arg_types) != FFI_OK) {
+    if (ffi_prep_cif(&a->cif, FFI_DEFAULT_ABI, (unsigned)(s->n_args + lead), rtype, a->arg_types) != FFI_OK) {
         cfx_error_set(CFX_ERR, a->qualname, "libffi could not prepare a call interface for %s", a->qualname);
         free(a);
         return NULL;
     }
     return a;
 }
+
+cfx_adapter *cfx_adapter_new(const cfx_schema *s, cfx_fnptr fn) { return adapter_new(s, fn, false); }
+cfx_adapter *cfx_adapter_new_lead(const cfx_schema *s, cfx_fnptr fn) { return adapter_new(s, fn, true); }
 
 void cfx_adapter_free(cfx_adapter *a) { free(a); }
 
@@ -740,13 +747,10 @@ static int box_return(const cfx_adapter *a, const ret_step *r, const unsigned ch
     return CFX_OK;
 }
 
-int cfx_adapter_call_boxed(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+static int adapter_call(cfx_adapter *a, void *lead, cfx_value *stack)
 {
-    (void)op;
-    (void)ks;
-    cfx_adapter *a = ctx;
     slot slots[MAX_ARGS];
-    void *avalue[MAX_ARGS];
+    void *avalue[MAX_ARGS + 1];
     scratch sc;
     sc.n_ints = sc.n_tensors = sc.n_heap = 0;
     _Alignas(16) unsigned char rbuf[RET_BYTES];
@@ -756,8 +760,10 @@ int cfx_adapter_call_boxed(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value
         rc = convert_arg(a, i, &a->steps[i], &stack[i], &slots[i], &sc);
         if (rc != CFX_OK)
             goto out;
-        avalue[i] = &slots[i];
+        avalue[i + a->lead] = &slots[i];
     }
+    if (a->lead)
+        avalue[0] = &lead;
     /* A kernel that cannot return NULL (void, int, ...) fails by recording an error. That is
      * only visible if no error was recorded before; the first error wins. */
     bool had_error = cfx_error_occurred();
@@ -779,6 +785,18 @@ out:
     for (int i = 0; i < sc.n_heap; i++)
         free(sc.heap[i]);
     return rc < 0 ? rc : CFX_OK;
+}
+
+int cfx_adapter_call_boxed(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)op;
+    (void)ks;
+    return adapter_call(ctx, NULL, stack);
+}
+
+int cfx_adapter_call_lead(cfx_adapter *a, void *lead, cfx_value *stack)
+{
+    return adapter_call(a, lead, stack);
 }
 
 /* ---- c10's inferred schema ------------------------------------------------------------ */

@@ -62,6 +62,12 @@ int cfx_adapter_call_boxed(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value
 /* c10's inferred-schema text for the C signature: "(Tensor _0, Tensor _1, Scalar _2) -> Tensor _0". */
 char *cfx_adapter_inferred_schema(const cfx_schema *s);
 
+/* For a C function that takes one extra leading `void *` before the schema's arguments
+ * (make_fx passes a model's module this way): fn(lead, args...). Called with
+ * cfx_adapter_call_lead; cfx_adapter_call_boxed passes NULL as lead. */
+cfx_adapter *cfx_adapter_new_lead(const cfx_schema *s, cfx_fnptr fn);
+int cfx_adapter_call_lead(cfx_adapter *a, void *lead, cfx_value *stack);
+
 /* Records torch.ops' argument-binding error for argument i of s given v ("aten::add() Expected
  * a value of type 'number' for argument 'alpha' but instead found type 'str'. ..."). */
 int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cfx_value v);

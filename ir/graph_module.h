@@ -1,0 +1,35 @@
+/* graph_module.h - a graph plus the attributes its get_attr nodes name (torch.fx.GraphModule).
+ *
+ * make_fx returns one: the traced graph, the class name codegen uses (`forward` belongs to a
+ * class named after the traced function), and the tensors behind get_attr nodes: model
+ * parameters under their qualified names ("fc1.weight") and interned constants
+ * ("_tensor_constant0"). The module holds a reference on each tensor. */
+#ifndef CFX_IR_GRAPH_MODULE_H
+#define CFX_IR_GRAPH_MODULE_H
+
+#include <stdbool.h>
+
+#include "dispatch/tensor.h"
+#include "ir/graph.h"
+
+typedef struct cfx_graph_module cfx_graph_module;
+
+/* Takes ownership of g. name may be NULL ("GraphModule"). */
+cfx_graph_module *cfx_graph_module_new(cfx_graph *g, const char *name);
+void cfx_graph_module_free(cfx_graph_module *gm); /* NULL-safe; frees the graph */
+
+cfx_graph *cfx_graph_module_graph(const cfx_graph_module *gm);
+const char *cfx_graph_module_name(const cfx_graph_module *gm);
+
+/* Registers (retains) t under a dotted qualified name; replaces an existing entry. */
+int cfx_graph_module_set_attr(cfx_graph_module *gm, const char *qualname, cfx_tensor *t);
+cfx_tensor *cfx_graph_module_get_attr(const cfx_graph_module *gm, const char *qualname);
+/* Attributes in registration order: returns the count; name/tensor of entry i. */
+int cfx_graph_module_n_attrs(const cfx_graph_module *gm);
+const char *cfx_graph_module_attr_name(const cfx_graph_module *gm, int i);
+cfx_tensor *cfx_graph_module_attr(const cfx_graph_module *gm, int i);
+/* hasattr(gm, path): path is an attribute or a prefix module of one ("fc1" when "fc1.weight"
+ * is registered). Linear in the number of attributes. */
+bool cfx_graph_module_has_path(const cfx_graph_module *gm, const char *path);
+
+#endif

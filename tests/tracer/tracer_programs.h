@@ -1,0 +1,254 @@
+/* tracer_programs.h - C models traced by the tracer tests, twins of the Python programs in
+ * tools/interop/make_fx_goldens.py (same aten operators, same argument values on the boxed
+ * stack), whose make_fx graphs are the goldens in tests/data/tracer_<case>.*.
+ *
+ * Lines marked `@name` are found by the stack_trace test, which expects the node of that call
+ * to point at this file and line. */
+#ifndef CFX_TESTS_TRACER_PROGRAMS_H
+#define CFX_TESTS_TRACER_PROGRAMS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/boxing.h"
+#include "dispatch/error.h"
+#include "dispatch/ops.h"
+#include "dispatch/scope.h"
+#include "ir/graph.h"
+#include "tracer/make_fx.h"
+
+#define PROGRAMS_FILE "tests/tracer/tracer_programs.h"
+
+static cfx_tensor2 prog_basic(cfx_tensor *x, cfx_tensor *y)
+{
+    cfx_tensor *z = cfx_add(x, y); /* @basic_add */
+    cfx_tensor *s = cfx_sum(z, (int64_t[]){1}, 1, false);
+    return (cfx_tensor2){cfx_mul(s, s), cfx_relu(s)}; /* @basic_mul_relu */
+}
+
+static cfx_tensor2 prog_view_inplace(cfx_tensor *x)
+{
+    cfx_tensor *v = cfx_view_dims(x, -1);
+    cfx_add_(v, v);
+    cfx_tensor *t = cfx_t(x);
+    static const double data[6] = {1, 2, 3, 4, 5, 6};
+    static const int64_t six[1] = {6};
+    cfx_tensor *c = cfx_tensor_literal(data, six, 1, CFX_FLOAT32); /* @literal */
+    return (cfx_tensor2){t, cfx_mul(v, c)};
+}
+
+static cfx_tensor2 prog_max_dim(cfx_tensor *x)
+{
+    cfx_tensor2 a = cfx_max_dim(x, 1, false); /* @max_dim */
+    cfx_tensor2 b = cfx_max_dim(x, 0, true);
+    return (cfx_tensor2){cfx_relu(a.a), b.b};
+}
+
+static cfx_tensor2 prog_layer_norm(cfx_tensor *x, cfx_tensor *w, cfx_tensor *b)
+{
+    cfx_tensor3 r = cfx_native_layer_norm(x, (int64_t[]){3}, 1, w, b, 1e-05);
+    cfx_tensor3 q = cfx_native_layer_norm(r.a, (int64_t[]){3}, 1, NULL, NULL, 0.5);
+    return (cfx_tensor2){q.a, cfx_relu(r.c)};
+}
+
+/* C3: a tensor made outside the trace (test setup), as a Python global. */
+static cfx_tensor *C3;
+
+static cfx_tensor2 prog_constants(cfx_tensor *x)
+{
+    cfx_tensor *m = cfx_mul(x, C3);
+    cfx_tensor *a = cfx_add(m, C3);
+    return (cfx_tensor2){a, C3};
+}
+
+static cfx_tensor *prog_mlp(cfx_module *m, cfx_tensor *x)
+{
+    cfx_tensor *h = cfx_relu(cfx_add(cfx_mm(x, cfx_t(cfx_module_get(m, "fc1.weight"))), cfx_module_get(m, "fc1.bias")));
+    return cfx_add(cfx_mm(h, cfx_t(cfx_module_get(m, "fc2.weight"))), cfx_module_get(m, "fc2.bias"));
+}
+
+typedef struct outputs_ret {
+    cfx_tensor *neg;
+    int64_t n;
+    double s;
+    bool b;
+    cfx_tensor *x;
+} outputs_ret;
+
+static outputs_ret prog_outputs(cfx_tensor *x, int64_t n, double s, bool b)
+{
+    return (outputs_ret){cfx_neg(x), n, s, b, x};
+}
+
+static int64_t prog_scalar(cfx_tensor *x)
+{
+    (void)x;
+    return 3;
+}
+
+static void prog_nothing(cfx_tensor *x) { cfx_add_(x, x); }
+
+typedef struct tensor5 {
+    cfx_tensor *a, *b, *c, *d, *e;
+} tensor5;
+
+static tensor5 prog_kwargs(cfx_tensor *x, cfx_tensor *y)
+{
+    cfx_tensor *a = cfx_add_alpha(x, y, cfx_int(2));
+    cfx_tensor *b = cfx_add_alpha(a, y, cfx_double(1.0));
+    cfx_tensor *c = cfx_sub(b, y);
+    cfx_tensor *s = cfx_sum_dtype(c, (int64_t[]){1}, 1, true, CFX_FLOAT64);
+    cfx_tensor *t = cfx_sum_all(c);
+    cfx_tensor *k = cfx_clone_format(x, CFX_CONTIGUOUS_FORMAT);
+    cfx_tensor *e = cfx_empty((int64_t[]){2}, 1, CFX_INT64, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_tensor *el = cfx_empty_like(x);
+    return (tensor5){s, t, k, e, el};
+}
+
+static cfx_tensor *prog_inplace_input(cfx_tensor *x, cfx_tensor *y, cfx_tensor *z)
+{
+    cfx_add_(x, y);
+    cfx_add_(z, z);
+    return cfx_mul(x, x);
+}
+
+static cfx_tensor *prog_dup_input(cfx_tensor *x, cfx_tensor *y) { return cfx_add(x, y); }
+
+static cfx_tensor3 prog_passthrough(cfx_tensor *x, cfx_tensor *y) { return (cfx_tensor3){x, cfx_cos(y), x}; }
+
+/* ---- the table the tests walk ------------------------------------------------------------------ */
+
+enum { MAXA = 4 };
+
+typedef enum arg_kind { A_NONE = 0, A_T23, A_T3, A_INT3, A_F15, A_TRUE, A_SAME } arg_kind;
+
+typedef struct program {
+    const char *name;
+    cfx_fnptr fn;
+    const char *signature;
+    arg_kind args[MAXA];
+    bool module;   /* pass the MLP module */
+    bool meta;     /* has meta goldens */
+    bool fake_113; /* 1.13 traces it in fake mode (else the golden is real mode's) */
+} program;
+
+static const program programs[] = {
+    {"basic", (cfx_fnptr)prog_basic, "(Tensor x, Tensor y) -> (Tensor, Tensor)", {A_T23, A_T23}, false, true, true},
+    {"view_inplace", (cfx_fnptr)prog_view_inplace, "(Tensor x) -> (Tensor, Tensor)", {A_T23}, false, true, true},
+    {"max_dim", (cfx_fnptr)prog_max_dim, "(Tensor x) -> (Tensor, Tensor)", {A_T23}, false, true, true},
+    {"layer_norm", (cfx_fnptr)prog_layer_norm, "(Tensor x, Tensor w, Tensor b) -> (Tensor, Tensor)",
+     {A_T23, A_T3, A_T3}, false, true, true},
+    {"constants", (cfx_fnptr)prog_constants, "(Tensor x) -> (Tensor, Tensor)", {A_T23}, false, false, false},
+    {"mlp", (cfx_fnptr)prog_mlp, "(Tensor x) -> Tensor", {A_T23}, true, false, false},
+    {"outputs", (cfx_fnptr)prog_outputs, "(Tensor x, int n, float s, bool b) -> (Tensor, int, float, bool, Tensor)",
+     {A_T23, A_INT3, A_F15, A_TRUE}, false, true, true},
+    {"scalar", (cfx_fnptr)prog_scalar, "(Tensor x) -> int", {A_T23}, false, false, true},
+    {"nothing", (cfx_fnptr)prog_nothing, "(Tensor x) -> ()", {A_T23}, false, false, true},
+    {"kwargs", (cfx_fnptr)prog_kwargs, "(Tensor x, Tensor y) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
+     {A_T23, A_T23}, false, false, true},
+    {"inplace_input", (cfx_fnptr)prog_inplace_input, "(Tensor x, Tensor y, Tensor z) -> Tensor",
+     {A_T23, A_T23, A_T23}, false, false, true},
+    {"dup_input", (cfx_fnptr)prog_dup_input, "(Tensor x, Tensor y) -> Tensor", {A_T23, A_SAME}, false, false, true},
+    {"passthrough", (cfx_fnptr)prog_passthrough, "(Tensor x, Tensor y) -> (Tensor, Tensor, Tensor)", {A_T23, A_T23},
+     false, false, true},
+};
+
+#define N_PROGRAMS ((int)(sizeof programs / sizeof programs[0]))
+
+static inline const program *find_program(const char *name)
+{
+    for (int i = 0; i < N_PROGRAMS; i++)
+        if (strcmp(programs[i].name, name) == 0)
+            return &programs[i];
+    return NULL;
+}
+
+/* A [2, 3] / [3] float tensor with distinct values (the values do not reach the graph). */
+static inline cfx_tensor *test_tensor(int64_t rows, int64_t cols, float base)
+{
+    float data[6];
+    for (int i = 0; i < 6; i++)
+        data[i] = base + (float)i * 0.25f - 0.5f;
+    int64_t sizes[2] = {rows, cols};
+    return rows ? cfx_tensor_from_floats(data, sizes, 2) : cfx_tensor_from_floats(data, sizes + 1, 1);
+}
+
+/* The MLP's parameters, as the Python twin's holder module: fc1 4x3, fc2 2x4. */
+static inline cfx_module *make_mlp(void)
+{
+    cfx_module *m = cfx_module_new("MLP");
+    const char *names[4] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
+    int64_t shapes[4][2] = {{4, 3}, {4, 0}, {2, 4}, {2, 0}};
+    for (int i = 0; i < 4; i++) {
+        int nd = shapes[i][1] ? 2 : 1;
+        cfx_tensor *t = cfx_tensor_new(shapes[i], nd, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
+        cfx_module_add(m, names[i], t);
+        cfx_tensor_release(t);
+    }
+    return m;
+}
+
+/* Arguments for p: tensors made here (released by free_args). */
+static inline int make_args(const program *p, cfx_value *args)
+{
+    int n = 0;
+    for (int i = 0; i < MAXA && p->args[i]; i++, n++) {
+        switch (p->args[i]) {
+        case A_T23: args[i] = cfx_tensor_value(test_tensor(2, 3, (float)i)); break;
+        case A_T3: args[i] = cfx_tensor_value(test_tensor(0, 3, (float)i)); break;
+        case A_INT3: args[i] = cfx_int(3); break;
+        case A_F15: args[i] = cfx_double(1.5); break;
+        case A_TRUE: args[i] = cfx_bool(true); break;
+        case A_SAME: args[i] = cfx_tensor_value(cfx_tensor_retain(args[i - 1].u.t)); break;
+        default: break;
+        }
+    }
+    return n;
+}
+
+static inline void free_args(cfx_value *args, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (args[i].kind == CFX_V_TENSOR)
+            cfx_tensor_release(args[i].u.t);
+}
+
+static inline char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s)
+        s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static inline char *golden(const char *name, const char *suffix)
+{
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/tracer_%s.%s.txt", name, suffix);
+    return read_text(path);
+}
+
+/* Traces program p in the given mode with fresh arguments (and module, if it takes one). */
+static inline cfx_graph_module *trace_program(const program *p, cfx_tracing_mode mode, cfx_module *module)
+{
+    cfx_value args[MAXA];
+    int n = make_args(p, args);
+    cfx_make_fx_options o = {mode, p->module ? module : NULL, NULL};
+    cfx_graph_module *gm = cfx_make_fx(p->fn, p->signature, args, n, &o);
+    free_args(args, n);
+    return gm;
+}
+
+#endif

@@ -1,0 +1,54 @@
+/* make_fx.h - trace a C function into an FX graph (torch.fx.experimental.proxy_tensor.make_fx).
+ *
+ * The function is an ordinary C function; its signature is given as a schema string such as
+ * "(Tensor x, Tensor w) -> Tensor" or "(Tensor x, int n, float s) -> (Tensor, Tensor)", and
+ * it is called through libffi with the example arguments. If a module is given, it is passed
+ * as an extra FIRST C argument (not part of the schema): `cfx_tensor *f(cfx_module *, ...)`.
+ * While it runs, a proxy mode sits on the dispatch mode stack (above a fake mode in fake
+ * tracing) and records one call_function node per operator call; placeholders are named from
+ * the schema's argument names as make_fx names them (`x` -> `x_1`); the returned tensors,
+ * tuples or scalars become the output node. Tensor parameters of the module become get_attr
+ * nodes with their qualified names; any other tensor the function uses without it being an
+ * input is interned as `_tensor_constantN` (followed by lift_fresh_copy as PyTorch does).
+ *
+ * Tracing is thread-local: two threads may trace at the same time. */
+#ifndef CFX_TRACER_MAKE_FX_H
+#define CFX_TRACER_MAKE_FX_H
+
+#include "dispatch/kernel.h"
+#include "dispatch/value.h"
+#include "ir/graph_module.h"
+#include "tracer/module.h"
+
+typedef enum cfx_tracing_mode { CFX_TRACE_REAL = 0, CFX_TRACE_FAKE = 1 } cfx_tracing_mode;
+
+typedef struct cfx_make_fx_options {
+    cfx_tracing_mode mode;
+    cfx_module *module;     /* passed as the first C argument when non-NULL */
+    const char *name;       /* graph module class name; default: the module's class or "f" */
+} cfx_make_fx_options;
+
+/* Traces fn called with args (boxed, in schema order). Returns the graph module or NULL with
+ * the error recorded (an error raised by the model itself is reported with the model's C
+ * file:line). In fake mode real tensor arguments are converted with from_tensor.
+ *
+ * Details (see tracer/make_fx.c and tracer/proxy.c for the PyTorch rules they follow):
+ *  - signature: "(Tensor x, int n) -> Tensor" (the function is named "f" for messages) or a
+ *    named schema "mlp(Tensor x) -> Tensor"; the class name is options->name, else the
+ *    module's class name, else the schema's name, else "f". Tensor[] arguments (pytree
+ *    inputs) are refused. A C function returning several values returns a struct of their
+ *    C types (boxing.h), e.g. cfx_tensor2 for "-> (Tensor, Tensor)"; "-> ()" is void.
+ *  - every argument gets a placeholder `<name>_1`; non-tensor values are passed to fn as
+ *    given and appear in the graph as literals (make_fx specialises them).
+ *  - errors: argument count ("Tracing expected 2 arguments but got 1 concrete arguments"),
+ *    argument kinds (torch.ops' binding text), the model's own failures. If an error is
+ *    already pending when make_fx is called, it returns NULL at once and keeps that error
+ *    (call cfx_error_clear() first).
+ *  - fake mode: tensors that are not inputs (module parameters, constants) are converted to
+ *    fake tensors where 1.13 would refuse them; the graph module keeps the real tensors.
+ *  - tensors that outlive the trace (inputs, parameters, constants, returned tensors) carry
+ *    no binding of the finished tracer. */
+cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_value *args, int n_args,
+                              const cfx_make_fx_options *options);
+
+#endif

@@ -1,0 +1,33 @@
+/* module.h - a model's parameters: named tensors the traced code reads (nn.Module's state).
+ *
+ * A C model receives its cfx_module as the first C argument (make_fx passes it) and fetches
+ * weights by qualified name. When traced, a parameter used by an op becomes a get_attr node
+ * with that qualified name (`%fc1_weight = get_attr[target=fc1.weight]`), not an anonymous
+ * constant: the tracer asks the module which tensors are its parameters.
+ *
+ *     static cfx_tensor *forward(cfx_module *m, cfx_tensor *x) {
+ *         return cfx_add(cfx_mm(x, cfx_t(cfx_module_get(m, "fc1.weight"))), cfx_module_get(m, "fc1.bias"));
+ *     }
+ */
+#ifndef CFX_TRACER_MODULE_H
+#define CFX_TRACER_MODULE_H
+
+#include "dispatch/tensor.h"
+
+typedef struct cfx_module cfx_module;
+
+cfx_module *cfx_module_new(const char *class_name); /* "MLP"; NULL-safe name */
+void cfx_module_free(cfx_module *m);
+const char *cfx_module_class_name(const cfx_module *m);
+/* Registers (retains) t as a parameter; error on a duplicate or malformed name. */
+int cfx_module_add(cfx_module *m, const char *qualname, cfx_tensor *t);
+/* The parameter, or NULL with an error naming the missing attribute (as nn.Module's
+ * "'MLP' object has no attribute 'fc3'"). */
+cfx_tensor *cfx_module_get(const cfx_module *m, const char *qualname);
+/* The qualified name under which t is registered, or NULL (pointer identity). */
+const char *cfx_module_name_of(const cfx_module *m, const cfx_tensor *t);
+int cfx_module_count(const cfx_module *m);
+const char *cfx_module_name_at(const cfx_module *m, int i);
+cfx_tensor *cfx_module_tensor_at(const cfx_module *m, int i);
+
+#endif

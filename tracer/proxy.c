@@ -1,0 +1,617 @@
+/* proxy.c - the proxy mode: one call_function node per operator call (proxy_call, 1.13).
+ *
+ * This is the tracing hot path: every operator the model calls arrives here once, so the
+ * handler does no per-call allocation of its own and no formatting. What it needs to know
+ * about an operator (where kwarg-only arguments start, which arguments are lists that may
+ * hold tensors or enums given as ints, whether it is lift_fresh or a data-dependent op) is
+ * worked out from the schema the first time the operator is seen and kept in a small
+ * per-mode table keyed by the operator's address. Arguments are mapped into arrays on the C
+ * stack (list arguments holding tensors into one scratch buffer reused across calls); the
+ * graph copies them into its arena when it creates the node.
+ *
+ * The args/kwargs split reproduces what a Python __torch_dispatch__ receives, which is what
+ * make_fx records: torch/csrc's parseIValuesToPyArgsKwargs turns the boxed stack into
+ * (args, kwargs) by dropping kwarg-only arguments equal to their default and cutting the
+ * positional ones after the last non-default. Equality is IValue's: the tags must agree
+ * (an int 1 equals the default 1, a float 1.0 does not: `kwargs = {alpha: 1.0}` in 1.13),
+ * and ScalarType / Layout / MemoryFormat are ints to an IValue. Enum arguments passed as
+ * plain ints are shown as the enum (torch.float32), as schemaAwareToPyObject does.
+ *
+ * Tensors that are not bound to a node are what FX's Tracer.create_arg sees: a module
+ * parameter becomes `get_attr[target=fc1.weight]`, anything else an interned constant
+ * `_tensor_constantN` (one attribute per tensor, the first N not already an attribute).
+ * Like FX, every USE creates its own get_attr node (`_tensor_constant0_1` the second
+ * time), placed just before the node that uses it.
+ *
+ * Not carried over from 1.13: constant propagation of small lift_fresh results (so item()
+ * on a traced literal fails like any other data-dependent call), decomposition tables, and
+ * the getitem nodes the in-place heuristic creates for list-valued first arguments (no cfx
+ * operator has one). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/error.h"
+#include "dispatch/fake.h"
+#include "dispatch/tensor_ext.h"
+#include "ir/graph.h"
+#include "tracer/proxy.h"
+
+enum { MAX_ARGS = 64 };
+
+enum {
+    PLAN_DATA_DEPENDENT = 1 << 0,
+};
+
+/* What the handler needs to know about one operator. */
+typedef struct op_plan {
+    const cfx_op *op;         /* key; NULL = free slot */
+    const cfx_op *target;     /* recorded and run: lift_fresh becomes lift_fresh_copy */
+    const cfx_schema *s;
+    uint16_t n_args;
+    uint16_t kwarg_start;     /* arguments from here on are kwarg-only */
+    uint8_t flags;
+    uint64_t lists;           /* bit i: argument i is a list that may hold tensors */
+    uint64_t enums;           /* bit i: argument i is ScalarType / Layout / MemoryFormat (?) */
+    uint8_t enum_kind[MAX_ARGS]; /* cfx_value_kind an INT there is shown as */
+} op_plan;
+
+typedef struct const_entry {
+    const cfx_tensor *t; /* NULL = free slot */
+    const char *name;    /* owned by the graph module */
+} const_entry;
+
+struct cfx_proxy_mode {
+    cfx_mode base;
+    cfx_graph_module *gm;
+    cfx_graph *g;
+    const cfx_module *module;
+    uint64_t owner;
+    bool fake;
+    op_plan *plans; /* open addressing, plan_cap a power of two */
+    uint32_t plan_cap, n_plans;
+    const_entry *consts;
+    uint32_t const_cap, n_consts;
+    uint32_t next_const; /* `_tensor_constant<next_const>` is the first name to try */
+    bool params_may_clash; /* some parameter name starts with "_tensor_constant" */
+    cfx_value *scratch;  /* list arguments with tensors substituted */
+    uint32_t scratch_cap;
+};
+
+static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+
+static void proxy_destroy(cfx_mode *self)
+{
+    cfx_proxy_mode *pm = (cfx_proxy_mode *)self;
+    free(pm->plans);
+    free(pm->consts);
+    free(pm->scratch);
+    free(pm);
+}
+
+static const cfx_mode_vtable proxy_vtable = {"ProxyTorchDispatchMode", proxy_dispatch, proxy_destroy};
+
+cfx_proxy_mode *cfx_proxy_mode_new(cfx_graph_module *gm, const cfx_module *module, bool fake)
+{
+    if (!gm) {
+        cfx_error_set(CFX_ERR, NULL, "cfx_proxy_mode_new: NULL graph module");
+        return NULL;
+    }
+    cfx_proxy_mode *pm = calloc(1, sizeof *pm);
+    if (!pm) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    cfx_mode_init(&pm->base, &proxy_vtable, CFX_MODE_PROXY);
+    pm->gm = gm;
+    pm->g = cfx_graph_module_graph(gm);
+    pm->module = module;
+    pm->owner = cfx_binding_owner_new();
+    pm->fake = fake;
+    for (int i = 0; i < cfx_module_count(module); i++)
+        if (strncmp(cfx_module_name_at(module, i), "_tensor_constant", 16) == 0)
+            pm->params_may_clash = true;
+    return pm;
+}
+
+cfx_mode *cfx_proxy_mode_base(cfx_proxy_mode *pm) { return pm ? &pm->base : NULL; }
+
+cfx_proxy_mode *cfx_proxy_mode_from_base(cfx_mode *m)
+{
+    return m && m->vt == &proxy_vtable ? (cfx_proxy_mode *)m : NULL;
+}
+
+cfx_graph *cfx_proxy_mode_graph(const cfx_proxy_mode *pm) { return pm ? pm->g : NULL; }
+uint64_t cfx_proxy_mode_owner(const cfx_proxy_mode *pm) { return pm ? pm->owner : 0; }
+
+static uint64_t hash_ptr(const void *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* ---- operator plans ------------------------------------------------------------------------- */
+
+/* PyTorch tags these data_dependent_output (native_functions.yaml, 1.13). */
+static const char *const data_dependent_ops[] = {"aten::_local_scalar_dense", "aten::equal",
+                                                 "aten::allclose", "aten::is_nonzero"};
+
+static bool names_op(const cfx_schema *s, const char *name, const char *overload)
+{
+    return strcmp(s->name, name) == 0 && strcmp(s->overload ? s->overload : "", overload) == 0;
+}
+
+/* The C value kind an enum-typed argument shows an INT as, or NONE. */
+static uint8_t enum_kind_of(const cfx_type *t)
+{
+    if (t->kind == CFX_TYPE_OPTIONAL && t->n_elems > 0)
+        t = t->elems[0];
+    switch (t->kind) {
+    case CFX_TYPE_SCALAR_TYPE: return CFX_V_DTYPE;
+    case CFX_TYPE_LAYOUT: return CFX_V_LAYOUT;
+    case CFX_TYPE_MEMORY_FORMAT: return CFX_V_MEMORY_FORMAT;
+    default: return CFX_V_NONE;
+    }
+}
+
+static bool is_list_type(const cfx_type *t)
+{
+    if (t->kind == CFX_TYPE_OPTIONAL && t->n_elems > 0)
+        t = t->elems[0];
+    return t->kind == CFX_TYPE_LIST || t->kind == CFX_TYPE_TUPLE || t->kind == CFX_TYPE_ANY;
+}
+
+static int build_plan(const cfx_op *op, op_plan *p)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    if (!s)
+        return cfx_error_set(CFX_ERR, cfx_op_name(op), "%s has no schema", cfx_op_name(op));
+    if (s->n_args > MAX_ARGS)
+        return cfx_error_set(CFX_ERR, cfx_op_name(op), "cannot trace %s: it has %d arguments, at most %d are supported",
+                             cfx_op_name(op), s->n_args, MAX_ARGS);
+    memset(p, 0, sizeof *p);
+    p->op = op;
+    p->target = op;
+    p->s = s;
+    p->n_args = s->n_args;
+    uint16_t k = s->n_args;
+    while (k > 0 && s->args[k - 1].kwarg_only)
+        k--;
+    p->kwarg_start = k;
+    for (int i = 0; i < s->n_args; i++) {
+        const cfx_type *t = s->args[i].type;
+        if (is_list_type(t))
+            p->lists |= 1ull << i;
+        uint8_t ek = enum_kind_of(t);
+        if (ek != CFX_V_NONE) {
+            p->enums |= 1ull << i;
+            p->enum_kind[i] = ek;
+        }
+    }
+    for (size_t i = 0; i < sizeof data_dependent_ops / sizeof *data_dependent_ops; i++)
+        if (names_op(s, data_dependent_ops[i], ""))
+            p->flags |= PLAN_DATA_DEPENDENT;
+    /* proxy_call: `if func is torch.ops.aten.lift_fresh.default: func = lift_fresh_copy` */
+    if (names_op(s, "aten::lift_fresh", "")) {
+        p->target = cfx_op_find("aten::lift_fresh_copy");
+        if (!p->target)
+            return cfx_error_set(CFX_ERR, cfx_op_name(op), "aten::lift_fresh_copy is not defined");
+    }
+    return CFX_OK;
+}
+
+static int grow_plans(cfx_proxy_mode *pm)
+{
+    uint32_t cap = pm->plan_cap ? pm->plan_cap * 2 : 32;
+    op_plan *np = calloc(cap, sizeof *np);
+    if (!np)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    for (uint32_t i = 0; i < pm->plan_cap; i++) {
+        if (!pm->plans[i].op)
+            continue;
+        uint32_t j = (uint32_t)hash_ptr(pm->plans[i].op) & (cap - 1);
+        while (np[j].op)
+            j = (j + 1) & (cap - 1);
+        np[j] = pm->plans[i];
+    }
+    free(pm->plans);
+    pm->plans = np;
+    pm->plan_cap = cap;
+    return CFX_OK;
+}
+
+static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
+{
+    if (pm->plan_cap) {
+        uint32_t mask = pm->plan_cap - 1;
+        for (uint32_t i = (uint32_t)hash_ptr(op) & mask;; i = (i + 1) & mask) {
+            if (pm->plans[i].op == op)
+                return &pm->plans[i];
+            if (!pm->plans[i].op)
+                break;
+        }
+    }
+    if (2 * (pm->n_plans + 1) > pm->plan_cap && grow_plans(pm) != CFX_OK)
+        return NULL;
+    uint32_t mask = pm->plan_cap - 1;
+    uint32_t i = (uint32_t)hash_ptr(op) & mask;
+    while (pm->plans[i].op)
+        i = (i + 1) & mask;
+    if (build_plan(op, &pm->plans[i]) != CFX_OK) {
+        pm->plans[i].op = NULL;
+        return NULL;
+    }
+    pm->n_plans++;
+    return &pm->plans[i];
+}
+
+/* ---- argument defaults (IValue ==) ---------------------------------------------------------- */
+
+/* The integer an IValue holds for an int or an int-like enum, or false. */
+static bool int_code(cfx_value v, int64_t *out)
+{
+    switch (v.kind) {
+    case CFX_V_INT: *out = v.u.i; return true;
+    case CFX_V_DTYPE: *out = (int64_t)v.u.dtype; return true;
+    case CFX_V_LAYOUT: *out = v.u.layout; return true;
+    case CFX_V_MEMORY_FORMAT: *out = v.u.memory_format; return true;
+    default: return false;
+    }
+}
+
+static bool is_none(cfx_value v) { return v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t); }
+
+/* IValue equality of a non-list value with a default. */
+static bool scalar_equal(cfx_value d, cfx_value v)
+{
+    int64_t a, b;
+    switch (d.kind) {
+    case CFX_V_NONE: return is_none(v);
+    case CFX_V_BOOL: return v.kind == CFX_V_BOOL && v.u.b == d.u.b;
+    case CFX_V_DOUBLE: return v.kind == CFX_V_DOUBLE && v.u.d == d.u.d;
+    case CFX_V_STRING: return v.kind == CFX_V_STRING && v.len == d.len && memcmp(v.u.s, d.u.s, d.len) == 0;
+    case CFX_V_DEVICE: return v.kind == CFX_V_DEVICE && cfx_device_eq(v.u.device, d.u.device);
+    default:
+        return int_code(d, &a) && int_code(v, &b) && a == b;
+    }
+}
+
+static bool equals_default(const cfx_argument *a, cfx_value v)
+{
+    if (!a->has_default)
+        return false;
+    cfx_value d = a->default_value;
+    if (d.kind != CFX_V_LIST && d.kind != CFX_V_TUPLE)
+        return scalar_equal(d, v);
+    /* default lists are flat ([], [1, 1], [0.5]) */
+    if (v.kind != d.kind || v.len != d.len)
+        return false;
+    for (uint32_t i = 0; i < d.len; i++)
+        if (d.u.items[i].kind == CFX_V_LIST || d.u.items[i].kind == CFX_V_TUPLE ||
+            !scalar_equal(d.u.items[i], v.u.items[i]))
+            return false;
+    return true;
+}
+
+/* ---- tensors to nodes ------------------------------------------------------------------------ */
+
+static int grow_consts(cfx_proxy_mode *pm)
+{
+    uint32_t cap = pm->const_cap ? pm->const_cap * 2 : 16;
+    const_entry *nc = calloc(cap, sizeof *nc);
+    if (!nc)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    for (uint32_t i = 0; i < pm->const_cap; i++) {
+        if (!pm->consts[i].t)
+            continue;
+        uint32_t j = (uint32_t)hash_ptr(pm->consts[i].t) & (cap - 1);
+        while (nc[j].t)
+            j = (j + 1) & (cap - 1);
+        nc[j] = pm->consts[i];
+    }
+    free(pm->consts);
+    pm->consts = nc;
+    pm->const_cap = cap;
+    return CFX_OK;
+}
+
+static const_entry *const_slot(const cfx_proxy_mode *pm, const cfx_tensor *t)
+{
+    uint32_t mask = pm->const_cap - 1;
+    uint32_t i = (uint32_t)hash_ptr(t) & mask;
+    while (pm->consts[i].t && pm->consts[i].t != t)
+        i = (i + 1) & mask;
+    return &pm->consts[i];
+}
+
+/* hasattr(root, name) for a `_tensor_constantN` name, where root holds the graph module's
+ * attributes: interned constants (exact names, found by hash) and module parameters, which
+ * are scanned only if one of them could clash (so many constants stay linear). */
+static bool root_has(const cfx_proxy_mode *pm, const char *name)
+{
+    if (cfx_graph_module_get_attr(pm->gm, name))
+        return true;
+    if (!pm->params_may_clash)
+        return false;
+    size_t n = strlen(name);
+    for (int i = 0; i < cfx_module_count(pm->module); i++) {
+        const char *a = cfx_module_name_at(pm->module, i);
+        if (strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '.'))
+            return true;
+    }
+    return false;
+}
+
+/* The `_tensor_constantN` attribute name of t, registering t the first time. */
+static const char *constant_name(cfx_proxy_mode *pm, cfx_tensor *t)
+{
+    if (pm->const_cap && const_slot(pm, t)->t)
+        return const_slot(pm, t)->name;
+    if (2 * (pm->n_consts + 1) > pm->const_cap && grow_consts(pm) != CFX_OK)
+        return NULL;
+    static const char prefix[] = "_tensor_constant";
+    char name[sizeof prefix + 20];
+    memcpy(name, prefix, sizeof prefix - 1);
+    for (;; pm->next_const++) {
+        name[sizeof prefix - 1 + cfx_fmt_u64(pm->next_const, name + sizeof prefix - 1)] = '\0';
+        if (!root_has(pm, name))
+            break;
+    }
+    if (cfx_graph_module_set_attr(pm->gm, name, t) != CFX_OK)
+        return NULL;
+    const char *stored = cfx_graph_module_attr_name(pm->gm, cfx_graph_module_n_attrs(pm->gm) - 1);
+    *const_slot(pm, t) = (const_entry){t, stored};
+    pm->n_consts++;
+    pm->next_const++;
+    return stored;
+}
+
+cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+{
+    if (!pm || !t)
+        return NULL;
+    cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
+    if (n)
+        return n;
+    const char *name = cfx_module_name_of(pm->module, t);
+    if (name) {
+        /* a parameter: an attribute under its qualified name, registered on first use */
+        if (!cfx_graph_module_get_attr(pm->gm, name) && cfx_graph_module_set_attr(pm->gm, name, t) != CFX_OK)
+            return NULL;
+    } else {
+        name = constant_name(pm, t);
+        if (!name)
+            return NULL;
+    }
+    return cfx_graph_get_attr(pm->g, name);
+}
+
+/* ---- results to nodes -------------------------------------------------------------------------- */
+
+static int set_site(cfx_node *n)
+{
+    const cfx_site *site = cfx_current_site();
+    return site && site->file ? cfx_node_set_stack_trace(n, site) : CFX_OK;
+}
+
+int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
+{
+    if (!pm || !t || !n)
+        return CFX_ERR;
+    int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
+    if (rc != CFX_OK)
+        return rc;
+    /* set_meta: a FakeTensor gets val and tensor_meta, a real tensor tensor_meta only */
+    if (cfx_tensor_is_fake(t)) {
+        cfx_meta_val v = {
+            .kind = CFX_MVAL_TENSOR,
+            .dtype = t->dtype,
+            .device = cfx_tensor_fake_device(t),
+            .n = t->ndim,
+            .sizes = t->sizes,
+            .strides = t->strides,
+            .storage_offset = t->storage_offset,
+        };
+        rc = cfx_node_set_val(n, &v);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    return cfx_node_set_tensor_meta_from_tensor(n, t, false);
+}
+
+void cfx_proxy_untrack(cfx_proxy_mode *pm, cfx_tensor *t)
+{
+    if (pm && t)
+        cfx_tensor_binding_clear(t, pm->owner);
+}
+
+static cfx_node *getitem(cfx_proxy_mode *pm, cfx_node *of, int64_t i)
+{
+    cfx_value a[2] = {cfx_node_value(of), cfx_int(i)};
+    cfx_node *n = cfx_graph_call_fn(pm->g, &cfx_fn_getitem, a, 2, NULL, 0);
+    if (n && set_site(n) != CFX_OK)
+        return NULL;
+    return n;
+}
+
+/* wrap_with_proxy: a tensor is tracked; a list gets a getitem per element, its tensors
+ * tracked (lists inside lists are not walked: no schema returns them). */
+static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy)
+{
+    if (v.kind == CFX_V_TENSOR)
+        return v.u.t ? cfx_proxy_track(pm, v.u.t, proxy) : CFX_OK;
+    if (v.kind != CFX_V_LIST)
+        return CFX_OK;
+    for (uint32_t j = 0; j < v.len; j++) {
+        cfx_node *gi = getitem(pm, proxy, j);
+        if (!gi)
+            return CFX_ERR;
+        cfx_value e = v.u.items[j];
+        if (e.kind == CFX_V_TENSOR && e.u.t) {
+            int rc = cfx_proxy_track(pm, e.u.t, gi);
+            if (rc != CFX_OK)
+                return rc;
+        }
+    }
+    return CFX_OK;
+}
+
+int cfx_proxy_track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs)
+{
+    if (!pm || !n)
+        return CFX_ERR;
+    if (n_outs == 1) {
+        cfx_value v = outs[0];
+        switch (v.kind) {
+        case CFX_V_TENSOR:
+        case CFX_V_LIST:
+            return wrap_value(pm, v, n);
+        case CFX_V_INT:
+            return cfx_node_set_val(n, &(cfx_meta_val){.kind = CFX_MVAL_INT, .u.i = v.u.i});
+        case CFX_V_DOUBLE:
+            return cfx_node_set_val(n, &(cfx_meta_val){.kind = CFX_MVAL_DOUBLE, .u.d = v.u.d});
+        case CFX_V_BOOL:
+            return cfx_node_set_val(n, &(cfx_meta_val){.kind = CFX_MVAL_BOOL, .u.b = v.u.b});
+        default:
+            return CFX_OK;
+        }
+    }
+    /* a tuple: proxy_res[idx] makes a getitem node for every element, whatever it holds */
+    for (int i = 0; i < n_outs; i++) {
+        cfx_node *gi = getitem(pm, n, i);
+        if (!gi)
+            return CFX_ERR;
+        int rc = wrap_value(pm, outs[i], gi);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    return CFX_OK;
+}
+
+/* ---- the handler ----------------------------------------------------------------------------- */
+
+/* One argument as a node argument. List items with tensors are copied into *scratch. */
+static bool map_arg(cfx_proxy_mode *pm, const op_plan *p, int i, cfx_value v, cfx_value **scratch,
+                    cfx_value *out)
+{
+    switch (v.kind) {
+    case CFX_V_TENSOR:
+        if (!v.u.t) {
+            *out = cfx_none();
+            return true;
+        }
+        {
+            cfx_node *n = cfx_proxy_node_of(pm, v.u.t);
+            if (!n)
+                return false;
+            *out = cfx_node_value(n);
+        }
+        return true;
+    case CFX_V_INT:
+        if (p->enums >> i & 1) {
+            if (p->enum_kind[i] == CFX_V_DTYPE)
+                *out = cfx_dtype_value((cfx_dtype)v.u.i);
+            else /* layout and memory_format are int64 in the union */
+                *out = (cfx_value){p->enum_kind[i], 0, {.i = v.u.i}};
+            return true;
+        }
+        break;
+    case CFX_V_LIST:
+    case CFX_V_TUPLE:
+        if (p->lists >> i & 1) {
+            bool any = false;
+            for (uint32_t j = 0; j < v.len && !any; j++)
+                any = v.u.items[j].kind == CFX_V_TENSOR;
+            if (!any)
+                break;
+            cfx_value *items = *scratch;
+            *scratch += v.len;
+            for (uint32_t j = 0; j < v.len; j++) {
+                cfx_value e = v.u.items[j];
+                if (e.kind == CFX_V_TENSOR) {
+                    cfx_node *n = e.u.t ? cfx_proxy_node_of(pm, e.u.t) : NULL;
+                    if (e.u.t && !n)
+                        return false;
+                    e = n ? cfx_node_value(n) : cfx_none();
+                }
+                items[j] = e;
+            }
+            *out = (cfx_value){v.kind, v.len, {.items = items}};
+            return true;
+        }
+        break;
+    default:
+        break;
+    }
+    *out = v;
+    return true;
+}
+
+/* Room for the list items of this call's list arguments. */
+static bool reserve_scratch(cfx_proxy_mode *pm, const op_plan *p, const cfx_value *stack)
+{
+    uint64_t need = 0;
+    for (uint64_t m = p->lists; m; m &= m - 1) {
+        const cfx_value *v = &stack[__builtin_ctzll(m)];
+        if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE)
+            need += v->len;
+    }
+    if (need <= pm->scratch_cap)
+        return true;
+    cfx_value *s = realloc(pm->scratch, need * sizeof *s);
+    if (!s) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return false;
+    }
+    pm->scratch = s;
+    pm->scratch_cap = (uint32_t)need;
+    return true;
+}
+
+static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ks;
+    cfx_proxy_mode *pm = (cfx_proxy_mode *)self;
+    const op_plan *p = plan_for(pm, op);
+    if (!p)
+        return CFX_ERR;
+    if (p->flags & PLAN_DATA_DEPENDENT)
+        return cfx_error_set(CFX_ERR, cfx_op_name(op),
+                             "It appears that you're trying to get value out of a tracing tensor - erroring out! "
+                             "It's likely that this is caused by data-dependent control flow or similar.");
+    const cfx_schema *s = p->s;
+    if (p->lists && !reserve_scratch(pm, p, stack))
+        return CFX_ERR_NOMEM;
+    cfx_value *scratch = pm->scratch;
+
+    /* parseIValuesToPyArgsKwargs */
+    uint32_t n_pos = p->kwarg_start;
+    while (n_pos > 0 && equals_default(&s->args[n_pos - 1], stack[n_pos - 1]))
+        n_pos--;
+    cfx_value args[MAX_ARGS];
+    cfx_kwarg kwargs[MAX_ARGS];
+    uint32_t n_kw = 0;
+    for (uint32_t i = 0; i < n_pos; i++)
+        if (!map_arg(pm, p, (int)i, stack[i], &scratch, &args[i]))
+            return CFX_ERR;
+    for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
+        if (equals_default(&s->args[i], stack[i]))
+            continue;
+        kwargs[n_kw].name = s->args[i].name;
+        if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))
+            return CFX_ERR;
+        n_kw++;
+    }
+    cfx_node *n = cfx_graph_create_node(pm->g, CFX_NODE_CALL_FUNCTION, cfx_target_op(p->target), args, n_pos,
+                                        kwargs, n_kw, NULL);
+    if (!n || set_site(n) != CFX_OK)
+        return CFX_ERR;
+
+    int rc = cfx_mode_redispatch(p->target, stack);
+    if (rc != CFX_OK)
+        return rc;
+    return cfx_proxy_track_outputs(pm, n, stack, s->n_returns);
+}
