@@ -16,11 +16,14 @@ LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 TEST_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null)
 
 LIB_SRC  := $(sort $(wildcard dispatch/*.c dispatch/kernels/*.c dispatch/kernels/*/*.c \
-              ir/*.c ir/passes/*.c tracer/*.c hop/*.c codegen/*.c tools/models/*.c))
-TOOL_SRC := $(sort $(wildcard tools/cli/*.c))
-TEST_SRC := $(sort $(wildcard tests/*.c tests/*/*.c))
-BENCH_SRC:= $(sort $(wildcard tools/bench/*.c))
+              ir/*.c ir/passes/*.c tracer/*.c hop/*.c codegen/*.c))
+# The model zoo is linked into the driver, the tests and the benchmarks, not into libcfx.
+MODEL_SRC:= $(sort $(wildcard tools/models/*.c))
+TOOL_SRC := $(sort $(wildcard tools/cli/*.c)) $(MODEL_SRC)
+TEST_SRC := $(sort $(wildcard tests/*.c tests/*/*.c)) $(MODEL_SRC)
+BENCH_SRC:= $(sort $(wildcard tools/bench/*.c)) $(MODEL_SRC)
 HEADERS  := cfx.h $(wildcard dispatch/*.h dispatch/kernels/*.h ir/*.h ir/passes/*.h tracer/*.h hop/*.h codegen/*.h)
+TOOL_HEADERS := $(wildcard tools/*/*.h)
 
 STATIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/static/%.o)
 PIC_OBJ    := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
@@ -43,7 +46,7 @@ ifeq ($(DEPS_MISSING),yes)
 	sh scripts/install-deps.sh
 endif
 
-$(BUILD)/static/%.o: %.c $(HEADERS)
+$(BUILD)/static/%.o: %.c $(HEADERS) $(TOOL_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -51,7 +54,7 @@ $(BUILD)/pic/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
 
-$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS)
+$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags criterion 2>/dev/null) -c $< -o $@
 

@@ -2,7 +2,8 @@
  *
  * cfx records C calls to tensor operators into an FX-style graph. This header pulls in the
  * public surface, layer by layer: values, tensors and scopes; schemas; the dispatcher
- * (operators, libraries, dispatch keys); the built-in operators. */
+ * (operators, libraries, dispatch keys); the built-in operators; the dispatch mode stack and
+ * fake tensors; the FX graph IR with its passes and JSON; make_fx. */
 #ifndef CFX_H
 #define CFX_H
 
@@ -19,5 +20,13 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/library.h"
 #include "dispatch/ops.h"
+#include "dispatch/mode.h"
+#include "dispatch/fake.h"
+#include "ir/graph.h"
+#include "ir/graph_module.h"
+#include "ir/json.h"
+#include "ir/passes/dce.h"
+#include "tracer/module.h"
+#include "tracer/make_fx.h"
 
 #endif

@@ -73,6 +73,8 @@ void cfx_buf_printf(cfx_buf *b, const char *fmt, ...)
     va_end(ap);
 }
 
+char *cfx_strdup(const char *s) { return s ? strdup(s) : NULL; }
+
 char *cfx_buf_take(cfx_buf *b)
 {
     char *s = NULL;

@@ -22,17 +22,6 @@ typedef struct error_state {
 static _Thread_local error_state err;
 static _Thread_local const cfx_site *current_site;
 
-static char *dup(const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
-
 int cfx_error_set_text(cfx_status status, const char *op, const char *text)
 {
     if (status == CFX_OK)
@@ -40,11 +29,11 @@ int cfx_error_set_text(cfx_status status, const char *op, const char *text)
     if (err.status != CFX_OK)
         return status;
     err.status = status;
-    err.message = dup(text ? text : "unknown error");
-    err.op = dup(op);
+    err.message = cfx_strdup(text ? text : "unknown error");
+    err.op = cfx_strdup(op);
     if (current_site) {
-        err.site_file = dup(current_site->file);
-        err.site_func = dup(current_site->func);
+        err.site_file = cfx_strdup(current_site->file);
+        err.site_func = cfx_strdup(current_site->func);
         err.site = (cfx_site){err.site_file, current_site->line, err.site_func};
     }
     return status;

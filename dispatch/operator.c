@@ -260,21 +260,10 @@ void cfx_opentry_update_fallback(cfx_op *op, cfx_dispatch_key key) { update_tabl
 
 /* ---- registration -------------------------------------------------------------------------- */
 
-static char *dupstr(const char *s)
-{
-    if (!s)
-        return NULL;
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p)
-        memcpy(p, s, n);
-    return p;
-}
-
 cfx_op *cfx_opentry_new(const char *qualified_name)
 {
     cfx_op *op = calloc(1, sizeof *op);
-    if (!op || !(op->qualified_name = dupstr(qualified_name))) {
+    if (!op || !(op->qualified_name = cfx_strdup(qualified_name))) {
         free(op);
         cfx_error_set(CFX_ERR_NOMEM, qualified_name, "out of memory");
         return NULL;
@@ -356,7 +345,7 @@ static uint64_t required_tensors(const cfx_schema *s)
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,
                                 bool alias_is_default)
 {
-    char *d = dupstr(debug);
+    char *d = cfx_strdup(debug);
     if (!d) {
         cfx_schema_free(schema);
         return cfx_error_set(CFX_ERR_NOMEM, cfx_op_name(op), "out of memory");
@@ -434,7 +423,7 @@ cfx_kernel_entry *cfx_opentry_register_kernel(cfx_op *op, bool has_key, cfx_disp
 {
     cfx_dispatch_key slot = has_key ? key : CFX_KEY_CompositeImplicitAutograd;
     cfx_kernel_entry *e = calloc(1, sizeof *e);
-    if (!e || !(e->debug = dupstr(debug))) {
+    if (!e || !(e->debug = cfx_strdup(debug))) {
         free(e);
         cfx_error_set(CFX_ERR_NOMEM, cfx_op_name(op), "out of memory");
         return NULL;
@@ -460,7 +449,7 @@ cfx_kernel_entry *cfx_opentry_register_kernel(cfx_op *op, bool has_key, cfx_disp
     /* c10 records the first C++ signature before it warns, so a first C kernel that overrides
      * a boxed one reports itself as "previous kernel". */
     if (unboxed && !op->cpp_signature_debug)
-        op->cpp_signature_debug = dupstr(debug);
+        op->cpp_signature_debug = cfx_strdup(debug);
     if (op->kernels[slot])
         warn_override(op, has_key, key, debug);
     e->next = op->kernels[slot];

@@ -114,6 +114,8 @@ void cfx_schema_print(const cfx_schema *s, cfx_buf *b);
 char *cfx_schema_to_string(const cfx_schema *s); /* malloc'd */
 /* Just a type, as c10 prints it inside a schema ("Tensor(a!)", "int[]?", "Tensor?[]"). */
 void cfx_type_print(const cfx_type *t, cfx_buf *b);
+/* A string as c10 quotes it in schemas (printQuotedString): "a\\"b", octal escapes. */
+void cfx_schema_print_string(const char *s, size_t n, cfx_buf *b);
 /* "aten::add.Tensor" */
 void cfx_schema_print_name(const cfx_schema *s, cfx_buf *b);
 

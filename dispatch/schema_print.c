@@ -194,7 +194,7 @@ void cfx_type_print(const cfx_type *t, cfx_buf *b)
 
 /* c10::printQuotedString; the octal arithmetic is on a signed char, as in c10, which is
  * what makes a UTF-8 byte print as "\0)+". */
-static void quoted(const char *s, size_t n, cfx_buf *b)
+void cfx_schema_print_string(const char *s, size_t n, cfx_buf *b)
 {
     cfx_buf_putc(b, '"');
     for (size_t i = 0; i < n; i++) {
@@ -282,7 +282,7 @@ static void print_default(const cfx_argument *a, cfx_buf *b)
     const cfx_type *unopt = t->kind == CFX_TYPE_OPTIONAL ? t->elems[0] : t;
     cfx_value v = a->default_value;
     if ((is_str_kind(t->kind) || is_str_kind(unopt->kind)) && v.kind == CFX_V_STRING) {
-        quoted(v.u.s, v.len, b);
+        cfx_schema_print_string(v.u.s, v.len, b);
         return;
     }
     /* "int[2] stride=1" rather than [1, 1], as native_functions.yaml writes it */

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "dispatch/tensor.h"
+#include "dispatch/schema.h"
 #include "dispatch/value.h"
 
 cfx_value cfx_string(const char *s)
@@ -391,42 +392,6 @@ static void put_python_string(const char *str, size_t n, cfx_buf *b)
     cfx_buf_putc(b, q);
 }
 
-/* c10's printQuotedString, including its octal escape of a negative (signed) char: for bytes
- * >= 0x80 it prints e.g. "\0)+" for 0xC3, and so do we. */
-static void put_c10_string(const char *s, size_t n, cfx_buf *b)
-{
-    cfx_buf_putc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        signed char c = (signed char)s[i];
-        switch (c) {
-        case '\\': cfx_buf_puts(b, "\\\\"); break;
-        case '\'': cfx_buf_puts(b, "\\'"); break;
-        case '"': cfx_buf_puts(b, "\\\""); break;
-        case '\a': cfx_buf_puts(b, "\\a"); break;
-        case '\b': cfx_buf_puts(b, "\\b"); break;
-        case '\f': cfx_buf_puts(b, "\\f"); break;
-        case '\n': cfx_buf_puts(b, "\\n"); break;
-        case '\r': cfx_buf_puts(b, "\\r"); break;
-        case '\t': cfx_buf_puts(b, "\\t"); break;
-        case '\v': cfx_buf_puts(b, "\\v"); break;
-        default:
-            if (c > 0x1f && c < 0x7f) {
-                cfx_buf_putc(b, (char)c);
-            } else {
-                int v = c;
-                char oct[5] = "\\000";
-                oct[3] = (char)(oct[3] + v % 8);
-                v /= 8;
-                oct[2] = (char)(oct[2] + v % 8);
-                v /= 8;
-                oct[1] = (char)(oct[1] + v);
-                cfx_buf_puts(b, oct);
-            }
-        }
-    }
-    cfx_buf_putc(b, '"');
-}
-
 /* ------------------------------------------------------------------ printing */
 
 static cfx_node_name_fn node_printer;
@@ -474,7 +439,7 @@ static void put_scalar(const cfx_value *v, cfx_value_style style, cfx_buf *b)
         else if (style == CFX_STYLE_PYTHON)
             put_python_string(v->u.s, v->len, b);
         else
-            put_c10_string(v->u.s, v->len, b);
+            cfx_schema_print_string(v->u.s, v->len, b);
         break;
     case CFX_V_TENSOR:
         if (v->u.t)

@@ -117,6 +117,8 @@ void cfx_buf_printf(cfx_buf *b, const char *fmt, ...)
 #endif
     ;
 void cfx_buf_vprintf(cfx_buf *b, const char *fmt, va_list ap);
+/* strdup that passes NULL through. */
+char *cfx_strdup(const char *s);
 /* Returns the NUL-terminated string (never NULL unless oom); ownership moves to the caller. */
 char *cfx_buf_take(cfx_buf *b);
 

@@ -1,21 +1,26 @@
 /* test_ops.c - the built-in op table: registrations, wrappers, layouts, meta dispatch.
  *
  * Goldens (tools/interop/dump_ops.py, PyTorch 1.13):
- *   tests/data/ops_keys.txt     schema and kernel keys of the 18 built-ins, compared with
+ *   tests/data/ops_keys.txt     schema and kernel keys of the 22 built-ins, compared with
  *                               cfx's registry and dumps;
  *   tests/data/ops_strides.json 4000 random layouts / dtype mixes through the elementwise ops,
  *                               clone and empty_like: output strides (or the error) on CPU and
  *                               on meta, the bulk check of the TensorIterator layout port.
  * The rest checks the wrapper machinery itself: call sites, NULL propagation, the boxed-only
- * kernel path, redispatch, BackendSelect, version counters and the Meta kernel choice. */
+ * kernel path, redispatch, BackendSelect, version counters and the Meta kernel choice; the
+ * multi-output wrappers (max.dim, native_layer_norm) on both paths and through a mode;
+ * lift_fresh's identity and ownership, lift_fresh_copy's inner dispatches, and tensor literals
+ * reaching a mode as one lift_fresh call (the oracle: torch.tensor under a TorchDispatchMode). */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cfx.h"
 #include "dispatch/kernels/kernels.h"
+#include "dispatch/mode.h"
 
 static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
 static const cfx_device META = {CFX_DEVICE_META, -1};
@@ -448,4 +453,280 @@ Test(ops, driver_lists_the_builtins)
                   cfx_builtin_ops[i].name);
     }
     free(text);
+}
+
+/* ---- multi-output ops, lift_fresh and tensor literals -------------------------------------- */
+
+static cfx_tensor *matrix(const float *v, int64_t rows, int64_t cols)
+{
+    int64_t sz[2] = {rows, cols};
+    return cfx_tensor_from_floats(v, sz, 2);
+}
+
+Test(ops, max_dim_returns_values_and_indices)
+{
+    cfx_scope s = cfx_scope_begin();
+    /* torch.tensor([[1., 3., 3.], [nan, 2., nan]]).max(1) -> ([3., nan], [1, 0]) */
+    float v[6] = {1, 3, 3, NAN, 2, NAN};
+    cfx_tensor *x = matrix(v, 2, 3);
+    cfx_tensor2 m = cfx_max_dim(x, 1, false);
+    cr_assert_not_null(m.a, "%s", cfx_error_message());
+    cr_assert_not_null(m.b);
+    cr_expect_eq(m.a->dtype, CFX_FLOAT32);
+    cr_expect_eq(m.b->dtype, CFX_INT64);
+    cr_expect_eq(m.a->ndim, 1);
+    cr_expect_eq(cfx_tensor_get_double(m.a, 0), 3);
+    cr_expect(isnan(cfx_tensor_get_double(m.a, 1)));
+    cr_expect_eq(cfx_tensor_get_double(m.b, 0), 1, "the first of equal maxima");
+    cr_expect_eq(cfx_tensor_get_double(m.b, 1), 0, "the first NaN");
+    /* dim 0, keepdim: [[nan, 3., nan]], [[1, 0, 1]] */
+    cfx_tensor2 k = cfx_max_dim(x, -2, true);
+    cr_assert_not_null(k.a);
+    cr_expect_eq(k.a->ndim, 2);
+    cr_expect_eq(k.a->sizes[0], 1);
+    cr_expect_eq(cfx_tensor_get_double(k.b, 2), 1);
+    /* meta in, meta out: the Meta kernel */
+    int64_t sz[3] = {2, 3, 4};
+    cfx_tensor2 mm = cfx_max_dim(cfx_tensor_new(sz, 3, CFX_INT32, META), 1, true);
+    cr_assert_not_null(mm.b, "%s", cfx_error_message());
+    cr_expect_eq(mm.a->device.type, CFX_DEVICE_META);
+    cr_expect_eq(mm.a->dtype, CFX_INT32);
+    cr_expect_eq(mm.b->strides[0], 4);
+    cfx_scope_end(s);
+}
+
+Test(ops, multi_output_errors_and_null_propagation)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor2 n = cfx_max_dim(NULL, 0, false);
+    cr_expect(!n.a && !n.b);
+    cfx_tensor3 l = cfx_native_layer_norm(NULL, (int64_t[]){3}, 1, NULL, NULL, 1e-5);
+    cr_expect(!l.a && !l.b && !l.c);
+    cr_expect_not(cfx_error_occurred(), "NULL propagates without an error");
+    int64_t sz[2] = {2, 0};
+    cfx_tensor *e = cfx_tensor_new(sz, 2, CFX_FLOAT32, CPU);
+    int line = __LINE__ + 1;
+    cfx_tensor2 m = cfx_max_dim(e, -1, false);
+    cr_expect(!m.a && !m.b);
+    cr_expect_str_eq(cfx_error_message(), "max(): Expected reduction dim 1 to have non-zero size.");
+    cr_expect_str_eq(cfx_error_op(), "aten::max.dim");
+    cr_expect_eq(cfx_error_site().line, line);
+    cfx_scope_end(s);
+}
+
+static int boxed_max_calls;
+
+/* A boxed-only max.dim: the wrapper must take both returns from the stack. */
+static int boxed_max(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)op;
+    (void)ks;
+    boxed_max_calls++;
+    cfx_tensor2 r = cfx_cpu_max_dim(stack[0].u.t, stack[1].u.i, stack[2].u.b);
+    if (!r.a)
+        return CFX_ERR;
+    stack[0] = cfx_tensor_value(r.a);
+    stack[1] = ctx ? cfx_int(7) : cfx_tensor_value(r.b);
+    return CFX_OK;
+}
+
+Test(ops, multi_output_boxed_kernels)
+{
+    cfx_set_warning_handler(quiet, NULL);
+    cfx_library *lib = CFX_LIBRARY_IMPL("aten", CFX_KEY_CPU);
+    cr_assert_not_null(lib, "%s", cfx_error_message());
+    cr_assert_eq(CFX_IMPL_BOXED(lib, "max.dim", CFX_KEY_Undefined, boxed_max, NULL), CFX_OK, "%s",
+                 cfx_error_message());
+    cfx_scope s = cfx_scope_begin();
+    float v[4] = {1, 5, 7, 2};
+    cfx_tensor2 m = cfx_max_dim(matrix(v, 2, 2), 1, false);
+    cr_assert_not_null(m.b, "%s", cfx_error_message());
+    cr_expect_eq(boxed_max_calls, 1);
+    cr_expect_eq(cfx_tensor_get_double(m.a, 1), 7);
+    cr_expect_eq(cfx_tensor_get_double(m.b, 0), 1);
+    cfx_scope_end(s);
+    cfx_library_free(lib);
+
+    /* a boxed kernel returning a non-tensor */
+    lib = CFX_LIBRARY_IMPL("aten", CFX_KEY_CPU);
+    cr_assert_eq(CFX_IMPL_BOXED(lib, "max.dim", CFX_KEY_Undefined, boxed_max, (void *)1), CFX_OK);
+    s = cfx_scope_begin();
+    m = cfx_max_dim(matrix(v, 2, 2), 1, false);
+    cr_expect(!m.a && !m.b);
+    cr_expect_str_eq(cfx_error_message(), "aten::max.dim: kernel returned a int as return 1, expected a Tensor");
+    cfx_scope_end(s);
+    cfx_library_free(lib);
+    cfx_error_clear();
+    s = cfx_scope_begin();
+    m = cfx_max_dim(matrix(v, 2, 2), 1, false);
+    cr_expect_not_null(m.b, "the C kernel is back");
+    cr_expect_eq(boxed_max_calls, 2);
+    cfx_scope_end(s);
+    cfx_set_warning_handler(NULL, NULL);
+}
+
+Test(ops, native_layer_norm_kernels_and_values)
+{
+    cfx_op *op = cfx_op_find("aten::native_layer_norm");
+    cr_assert_not_null(op);
+    /* no Meta kernel in 1.13: the composite fills the Meta slot */
+    cr_expect_eq(op->table[cfx_key_table_index(CFX_KEY_Meta)].unboxed, (cfx_fnptr)cfx_kernel_native_layer_norm);
+    cr_expect_eq(op->table[cfx_key_table_index(CFX_KEY_CPU)].unboxed, (cfx_fnptr)cfx_cpu_native_layer_norm);
+    cfx_scope s = cfx_scope_begin();
+    /* torch.ops.aten.native_layer_norm(torch.tensor([[1., 2., 3.]]), [3], None, None, 1e-5) */
+    float v[3] = {1, 2, 3};
+    cfx_tensor3 r = cfx_native_layer_norm(matrix(v, 1, 3), (int64_t[]){3}, 1, NULL, NULL, 1e-5);
+    cr_assert_not_null(r.c, "%s", cfx_error_message());
+    cr_expect_float_eq(cfx_tensor_get_double(r.a, 0), -1.2247356176376343, 1e-6);
+    cr_expect_float_eq(cfx_tensor_get_double(r.a, 1), 0.0, 1e-6);
+    cr_expect_float_eq(cfx_tensor_get_double(r.b, 0), 2.0, 1e-6);
+    cr_expect_float_eq(cfx_tensor_get_double(r.c, 0), 1.2247356176376343, 1e-6);
+    cr_expect_eq(r.b->ndim, 2);
+    cr_expect_eq(r.b->sizes[1], 1);
+    /* meta, transposed: the composite's output follows the input's memory order */
+    int64_t sz[2] = {4, 3}, st[2] = {1, 4};
+    cfx_tensor *x = cfx_tensor_new_strided(sz, st, 2, CFX_FLOAT32, META);
+    cfx_tensor3 m = cfx_native_layer_norm(x, (int64_t[]){3}, 1, NULL, NULL, 1e-5);
+    cr_assert_not_null(m.a, "%s", cfx_error_message());
+    cr_expect_eq(m.a->strides[0], 1);
+    cr_expect_eq(m.a->strides[1], 4);
+    cr_expect_eq(m.b->device.type, CFX_DEVICE_META);
+    cfx_scope_end(s);
+}
+
+typedef struct recording_mode {
+    cfx_mode base;
+    int n;
+    char names[8][48];
+    cfx_tensor *first_arg[8];
+} recording_mode;
+
+static int record(cfx_mode *m, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ks;
+    recording_mode *r = (recording_mode *)m;
+    if (r->n < 8) {
+        snprintf(r->names[r->n], sizeof r->names[0], "%s", cfx_op_name(op));
+        r->first_arg[r->n] = stack[0].kind == CFX_V_TENSOR ? stack[0].u.t : NULL;
+        r->n++;
+    }
+    return cfx_mode_redispatch(op, stack);
+}
+
+static const cfx_mode_vtable recording_vt = {"RecordingMode", record, NULL};
+
+Test(ops, tensor_literal_reaches_modes_as_lift_fresh)
+{
+    recording_mode rm = {0};
+    cfx_mode_init(&rm.base, &recording_vt, CFX_MODE_USER);
+    cfx_scope s = cfx_scope_begin();
+    cr_assert_eq(cfx_mode_push(&rm.base), CFX_OK);
+    double data[4] = {1.75, -2.5, 0, 3};
+    cfx_tensor *t = cfx_tensor_literal(data, (int64_t[]){2, 2}, 2, CFX_INT64);
+    cfx_tensor *c = cfx_lift_fresh_copy(t);
+    float v[2] = {1, 4};
+    cfx_tensor2 mx = cfx_max_dim(matrix(v, 1, 2), 1, false); /* two returns through the mode */
+    cfx_mode_pop();
+    cr_assert_not_null(t, "%s", cfx_error_message());
+    cr_assert_not_null(c, "%s", cfx_error_message());
+    cr_assert_not_null(mx.b, "%s", cfx_error_message());
+    /* as with torch.tensor under a TorchDispatchMode: lift_fresh on a plain CPU tensor; the
+     * copy's own lift_fresh and clone run below the mode */
+    cr_assert_eq(rm.n, 3);
+    cr_expect_str_eq(rm.names[0], "aten::lift_fresh");
+    cr_expect_str_eq(rm.names[1], "aten::lift_fresh_copy");
+    cr_expect_str_eq(rm.names[2], "aten::max.dim");
+    cr_expect_eq(rm.first_arg[0], t, "lift_fresh returns its argument");
+    cr_expect_eq(t->device.type, CFX_DEVICE_CPU);
+    cr_expect_eq(t->dtype, CFX_INT64);
+    cr_expect_eq(cfx_tensor_get_double(t, 0), 1, "torch.tensor(1.75, dtype=long) == 1");
+    cr_expect_eq(cfx_tensor_get_double(t, 1), -2);
+    cr_expect_neq(c->storage, t->storage);
+    cr_expect_eq(cfx_tensor_get_double(c, 3), 3);
+    cr_expect_eq(cfx_tensor_get_double(mx.b, 0), 1);
+    cfx_scope_end(s);
+    cfx_mode_release(&rm.base);
+}
+
+Test(ops, lift_fresh_ownership)
+{
+    int64_t live = cfx_tensor_live_count();
+    double d[3] = {1, 0, 2};
+    /* no scope: the caller owns one reference of the literal */
+    cfx_tensor *t = cfx_tensor_literal(d, (int64_t[]){3}, 1, CFX_BOOL);
+    cr_assert_not_null(t, "%s", cfx_error_message());
+    cr_expect_eq(t->refcount, 1);
+    cr_expect_eq(cfx_tensor_get_double(t, 2), 1);
+    /* lift_fresh returns the same tensor as a new reference */
+    cfx_tensor *u = cfx_lift_fresh(t);
+    cr_expect_eq(u, t);
+    cr_expect_eq(t->refcount, 2);
+    cfx_tensor_release(u);
+    cfx_tensor *c = cfx_lift_fresh_copy(t);
+    cr_assert_not_null(c);
+    cr_expect_eq(t->refcount, 1, "lift_fresh_copy drops its inner lift_fresh reference");
+    cfx_tensor_release(c);
+    cfx_tensor_release(t);
+    cr_expect_eq(cfx_tensor_live_count(), live);
+    /* in a scope the extra reference is the scope's */
+    cfx_scope s = cfx_scope_begin();
+    t = cfx_tensor_literal(d, (int64_t[]){3}, 1, CFX_FLOAT64);
+    cr_expect_eq(cfx_lift_fresh(t), t);
+    cfx_scope_end(s);
+    cr_expect_eq(cfx_tensor_live_count(), live);
+    /* 0-dim literal; bad sizes fail at the caller's line */
+    s = cfx_scope_begin();
+    double seven = 7;
+    cfx_tensor *z = cfx_tensor_literal(&seven, NULL, 0, CFX_FLOAT32);
+    cr_assert_not_null(z);
+    cr_expect_eq(z->ndim, 0);
+    cr_expect_eq(cfx_tensor_get_double(z, 0), 7);
+    int line = __LINE__ + 1;
+    cr_expect_null(cfx_tensor_literal(d, (int64_t[]){-1}, 1, CFX_FLOAT32));
+    cr_expect(cfx_error_occurred());
+    cr_expect_eq(cfx_error_site().line, line);
+    cfx_scope_end(s);
+    cfx_error_clear();
+}
+
+static int lift_calls, clone_calls;
+
+static int counting_lift(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx, (void)op, (void)ks;
+    lift_calls++;
+    stack[0] = cfx_tensor_value(cfx_kernel_lift_fresh(stack[0].u.t));
+    return CFX_OK;
+}
+
+static int counting_clone(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx, (void)op, (void)ks;
+    clone_calls++;
+    cfx_tensor *r = cfx_kernel_clone(stack[0].u.t, stack[1]);
+    if (!r)
+        return CFX_ERR;
+    stack[0] = cfx_tensor_value(r);
+    return CFX_OK;
+}
+
+/* 1.13's lift_fresh_copy is lift_fresh then clone, both dispatched: kernels registered on
+ * them see the calls (checked against torch.library overrides on CPU). */
+Test(ops, lift_fresh_copy_dispatches_lift_fresh_and_clone)
+{
+    cfx_library *lib = CFX_LIBRARY_IMPL("aten", CFX_KEY_CPU);
+    cr_assert_not_null(lib);
+    cr_assert_eq(CFX_IMPL_BOXED(lib, "lift_fresh", CFX_KEY_Undefined, counting_lift, NULL), CFX_OK);
+    cr_assert_eq(CFX_IMPL_BOXED(lib, "clone", CFX_KEY_Undefined, counting_clone, NULL), CFX_OK);
+    cfx_scope s = cfx_scope_begin();
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    cfx_tensor *x = cfx_t(matrix(v, 2, 3));
+    cfx_tensor *c = cfx_lift_fresh_copy(x);
+    cr_assert_not_null(c, "%s", cfx_error_message());
+    cr_expect_eq(lift_calls, 1);
+    cr_expect_eq(clone_calls, 1);
+    cr_expect_eq(c->strides[0], 1, "clone preserves the transposed layout");
+    cr_expect_eq(cfx_tensor_get_double(c, 1), 4);
+    cfx_scope_end(s);
+    cfx_library_free(lib);
 }

@@ -1,10 +1,16 @@
-/* bench.c - `make bench` entry point: runs every benchmark and prints its figures. */
+/* bench.c - `make bench` entry point: runs every benchmark and prints its figures.
+ * `cfx-bench --trace-child N` is the fresh process bench_trace runs for one chain size. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "tools/bench/bench.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "--trace-child"))
+        return bench_trace_child(atol(argv[2]));
     bench_dispatch();
+    bench_trace("/proc/self/exe");
     return 0;
 }

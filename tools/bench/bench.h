@@ -20,5 +20,7 @@ static inline double bench_now_ns(void)
 static inline void bench_keep(const void *p) { __asm__ volatile("" : : "g"(p) : "memory"); }
 
 void bench_dispatch(void);
+void bench_trace(const char *self);
+int bench_trace_child(long nodes);
 
 #endif

@@ -7,6 +7,8 @@
 #define CFX_CLI_H
 
 int cfx_cmd_ops(int argc, char **argv);
+int cfx_cmd_models(int argc, char **argv);
+int cfx_cmd_trace(int argc, char **argv);
 
 /* Prints "cfx: <message>" for the thread's recorded error (or fallback text) to stderr. */
 void cli_report_error(const char *fallback);

@@ -1,6 +1,8 @@
 /* main.c - the cfx driver: dispatches to a subcommand.
  *
  *   cfx ops --list | --dump NAME | --dump-table NAME | --dangling | --check
+ *   cfx models
+ *   cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [-o FILE]
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +16,8 @@ static const struct {
     const char *help;
 } commands[] = {
     {"ops", cfx_cmd_ops, "inspect the operator registry (--list, --dump, --dump-table, --dangling, --check)"},
+    {"models", cfx_cmd_models, "list the built-in models"},
+    {"trace", cfx_cmd_trace, "trace a built-in model: trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [-o FILE]"},
 };
 
 static int usage(FILE *f)

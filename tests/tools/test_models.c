@@ -1,0 +1,186 @@
+/* test_models.c - the built-in models traced by cfx against PyTorch's make_fx.
+ *
+ * The goldens (tests/data/model_*.txt) are printed by torch 1.13's make_fx for the PyTorch
+ * twins of the models (tools/interop/models_oracle.py), converted to 2.x's printing. Both
+ * tracing modes must print the same graph and code; fake mode must also fill meta['val'] and
+ * real mode only tensor_meta. The driver is exercised end to end through CFX_BIN. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "cfx.h"
+#include "ir/graph_module.h"
+#include "ir/passes/dce.h"
+#include "tools/models/models.h"
+#include "tracer/make_fx.h"
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    cr_assert(s);
+    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* Traces a model; the caller frees the module and ends the scope. */
+static cfx_graph_module *trace(const char *name, cfx_tracing_mode mode, cfx_module **module)
+{
+    const cfx_model *m = cfx_model_find(name);
+    cr_assert(m, "no model %s", name);
+    cfx_value args[CFX_MODEL_MAX_ARGS];
+    int n = m->setup(module, args);
+    cr_assert_geq(n, 0, "%s", cfx_error_message());
+    cfx_make_fx_options opts = {mode, *module, NULL};
+    cfx_graph_module *gm = cfx_make_fx(m->forward, m->signature, args, n, &opts);
+    cr_assert(gm, "tracing %s failed: %s", name, cfx_error_message());
+    return gm;
+}
+
+static void expect_golden(const char *model, cfx_tracing_mode mode)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_module *module = NULL;
+    cfx_graph_module *gm = trace(model, mode, &module);
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/model_%s.graph.txt", model);
+    char *want = slurp(path);
+    char *got = cfx_graph_to_string(cfx_graph_module_graph(gm));
+    /* the golden ends with the newline print() adds */
+    cr_expect_eq(strlen(want), strlen(got) + 1, "graph of %s (%s mode):\n%s", model,
+                 mode ? "fake" : "real", got);
+    cr_expect(!strncmp(want, got, strlen(got)), "graph of %s (%s mode):\n%s\nwant:\n%s", model,
+              mode ? "fake" : "real", got, want);
+    free(want);
+    free(got);
+    snprintf(path, sizeof path, "tests/data/model_%s.code.txt", model);
+    want = slurp(path);
+    got = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
+    cr_expect_str_eq(got, want, "code of %s (%s mode)", model, mode ? "fake" : "real");
+    free(want);
+    free(got);
+    cfx_graph_module_free(gm);
+    cfx_module_free(module);
+    cfx_scope_end(s);
+}
+
+Test(models, mlp_matches_make_fx) { expect_golden("mlp", CFX_TRACE_REAL); expect_golden("mlp", CFX_TRACE_FAKE); }
+Test(models, chain_matches_make_fx) { expect_golden("chain", CFX_TRACE_REAL); expect_golden("chain", CFX_TRACE_FAKE); }
+Test(models, mutate_matches_make_fx) { expect_golden("mutate", CFX_TRACE_REAL); expect_golden("mutate", CFX_TRACE_FAKE); }
+
+static char removed[256];
+
+static void on_removed(const cfx_node *n, void *ctx)
+{
+    (void)ctx;
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_node_print_name(n, &b);
+    strncat(removed, b.data, sizeof removed - strlen(removed) - 2);
+    strcat(removed, " ");
+    cfx_buf_free(&b);
+}
+
+Test(models, dce_keeps_in_place_ops_and_drops_the_unused_cos)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_module *module = NULL;
+    cfx_graph_module *gm = trace("mutate", CFX_TRACE_FAKE, &module);
+    cfx_graph *g = cfx_graph_module_graph(gm);
+    removed[0] = '\0';
+    bool changed = false;
+    cfx_dce_options opts = {.on_removed = on_removed};
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, &opts, &changed), CFX_OK);
+    cr_expect(changed);
+    cr_expect_str_eq(removed, "cos ");
+    cr_expect(cfx_graph_find_node(g, "add__1"), "the input mutation must survive DCE");
+    cr_expect(cfx_graph_find_node(g, "add_"));
+    cr_expect_null(cfx_graph_find_node(g, "cos"));
+    cfx_graph_module_free(gm);
+    cfx_module_free(module);
+    cfx_scope_end(s);
+}
+
+Test(models, meta_and_stack_traces)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_module *module = NULL;
+    cfx_graph_module *fake = trace("mlp", CFX_TRACE_FAKE, &module);
+    cfx_node *relu = cfx_graph_find_node(cfx_graph_module_graph(fake), "relu");
+    cr_assert(relu);
+    const cfx_meta_val *v = cfx_node_val(relu);
+    cr_assert(v, "fake mode sets meta['val']");
+    cr_expect(cfx_node_tensor_meta(relu), "fake mode sets meta['tensor_meta']");
+    const cfx_site *site = cfx_node_stack_trace(relu);
+    cr_assert(site && site->file, "every op node records its C call site");
+    cr_expect(strstr(site->file, "tools/models/mlp.c"), "%s", site->file);
+    cfx_module *module2 = NULL;
+    cfx_graph_module *real = trace("mlp", CFX_TRACE_REAL, &module2);
+    relu = cfx_graph_find_node(cfx_graph_module_graph(real), "relu");
+    cr_expect_null(cfx_node_val(relu), "real mode sets no meta['val'] (make_fx)");
+    cr_expect(cfx_node_tensor_meta(relu), "real mode sets meta['tensor_meta']");
+    cr_expect(cfx_graph_module_get_attr(real, "fc1.weight"), "parameters are graph-module attributes");
+    cfx_graph_module_free(fake);
+    cfx_graph_module_free(real);
+    cfx_module_free(module);
+    cfx_module_free(module2);
+    cfx_scope_end(s);
+}
+
+static int run(const char *args, char **out)
+{
+    const char *bin = getenv("CFX_BIN");
+    cr_assert(bin, "CFX_BIN is not set (make test sets it)");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    cfx_buf b;
+    cfx_buf_init(&b);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
+        cfx_buf_putn(&b, chunk, n);
+    int status = pclose(p);
+    *out = cfx_buf_take(&b);
+    return WEXITSTATUS(status);
+}
+
+Test(models, driver_traces_and_reports_errors)
+{
+    char *out;
+    cr_expect_eq(run("models", &out), 0);
+    cr_expect(strstr(out, "mlp") && strstr(out, "chain") && strstr(out, "mutate"), "%s", out);
+    free(out);
+
+    cr_expect_eq(run("trace mlp --mode fake", &out), 0, "%s", out);
+    char *want = slurp("tests/data/model_mlp.graph.txt");
+    cr_expect_str_eq(out, want);
+    free(want);
+    free(out);
+
+    cr_expect_eq(run("trace mutate --dce", &out), 0, "%s", out);
+    cr_expect(strstr(out, "cfx: dce removed cos") && !strstr(out, "%cos"), "%s", out);
+    free(out);
+
+    cr_expect_eq(run("trace mlp --format json", &out), 0, "%s", out);
+    cr_expect(strstr(out, "\"format\"") && strstr(out, "cfx.graph") && strstr(out, "fc1.weight"), "%s", out);
+    free(out);
+
+    cr_expect_eq(run("trace nosuchmodel", &out), 1);
+    cr_expect(strstr(out, "no built-in model named 'nosuchmodel'"), "%s", out);
+    free(out);
+    cr_expect_eq(run("trace mlp --mode symbolic", &out), 2);
+    free(out);
+    cr_expect_eq(run("trace mlp -o /nonexistent/dir/x.json", &out), 1);
+    cr_expect(strstr(out, "cannot write"), "%s", out);
+    free(out);
+}
