@@ -22,7 +22,7 @@ MODEL_SRC:= $(sort $(wildcard tools/models/*.c))
 TOOL_SRC := $(sort $(wildcard tools/cli/*.c)) $(MODEL_SRC)
 TEST_SRC := $(sort $(wildcard tests/*.c tests/*/*.c)) $(MODEL_SRC)
 BENCH_SRC:= $(sort $(wildcard tools/bench/*.c)) $(MODEL_SRC)
-HEADERS  := cfx.h $(wildcard dispatch/*.h dispatch/kernels/*.h ir/*.h ir/passes/*.h tracer/*.h hop/*.h codegen/*.h)
+HEADERS  := cfx.h dispatch/ops.def $(wildcard dispatch/*.h dispatch/kernels/*.h ir/*.h ir/passes/*.h tracer/*.h hop/*.h codegen/*.h)
 TOOL_HEADERS := $(wildcard tools/*/*.h)
 
 STATIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/static/%.o)
