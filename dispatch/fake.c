@@ -14,8 +14,9 @@
  * dropped by cfx_fake_mode_free.
  *
  * The mode is reference counted through its cfx_mode base: the creator holds one reference and
- * every fake tensor holds one, so freeing the mode while fakes are alive only drops the memo;
- * the struct goes when the last fake tensor does. */
+ * its live fake tensors together hold one (counted without atomics in n_fake_refs, since a
+ * mode and its fakes belong to one thread at a time), so freeing the mode while fakes are
+ * alive only drops the memo; the struct goes when the last fake tensor does. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,7 @@ cfx_fake_mode *cfx_fake_mode_new(const cfx_fake_mode_options *opts)
     }
     cfx_mode_init(&m->base, &fake_vtable, CFX_MODE_FAKE);
     m->opts = opts ? *opts : (cfx_fake_mode_options){.allow_non_fake_inputs = false, .allow_fallback_kernels = true};
+    m->fake_keys = cfx_keyset_or(cfx_keyset_for_tensor(CFX_BACKEND_META), CFX_FAKE_PYTHON_KEYS);
     cfx_dispatcher_init();
     cfx_data_dependent_ops_register();
     return m;
@@ -116,10 +118,7 @@ int cfx_fake_mode_exit(cfx_fake_mode *m)
 
 /* ------------------------------------------------------------------ queries */
 
-bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t)
-{
-    return t && t->ext && t->ext->is_fake && t->ext->mode == &m->base;
-}
+bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t) { return cfx_fake_is_ours_inline(m, t); }
 
 bool cfx_tensor_is_fake(const cfx_tensor *t) { return t && t->ext && t->ext->is_fake; }
 
@@ -141,6 +140,13 @@ cfx_device cfx_tensor_fake_device(const cfx_tensor *t)
  * makes when a scope is open). */
 static cfx_tensor *own(cfx_tensor *t) { return t && cfx_scope_depth() > 0 ? cfx_tensor_retain(t) : t; }
 
+void cfx_fake_tensor_unref(cfx_mode *mode)
+{
+    cfx_fake_mode *m = (cfx_fake_mode *)mode;
+    if (m && --m->n_fake_refs == 0)
+        cfx_mode_release(mode); /* may free m */
+}
+
 int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
 {
     if (!cfx_tensor_is_meta(t))
@@ -149,17 +155,20 @@ int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
     struct cfx_tensor_ext *e = cfx_tensor_ext_get(t);
     if (!e)
         return CFX_ERR_NOMEM;
-    if (e->mode != &m->base) {
-        cfx_mode_release(e->mode);
-        e->mode = cfx_mode_retain(&m->base);
+    if (e->mode != &m->base || !e->is_fake) {
+        if (e->is_fake)
+            cfx_fake_tensor_unref(e->mode);
+        else
+            cfx_mode_release(e->mode);
+        e->mode = &m->base;
+        if (m->n_fake_refs++ == 0)
+            cfx_mode_retain(&m->base);
     }
     e->is_fake = true;
     e->fake_device = device;
-    /* A meta tensor's keys, plus those of a Python tensor subclass. */
-    cfx_keyset k = cfx_keyset_for_tensor(CFX_BACKEND_META);
-    k = cfx_keyset_add(cfx_keyset_add(k, CFX_KEY_Python), CFX_KEY_PythonTLSSnapshot);
-    t->keys = k;
-    cfx_dispatcher_init();
+    /* A meta tensor's keys, plus those of a Python tensor subclass (the dispatcher is
+     * initialised: cfx_fake_mode_new did it). */
+    t->keys = m->fake_keys;
     return CFX_OK;
 }
 

@@ -25,6 +25,7 @@
  * carries one reference, owned by the innermost scope or, with no scope open, by the caller;
  * an input returned as is (in-place ops return self) carries none. Inputs converted here and
  * the zero-filled stand-ins of a fallback kernel are this file's to drop. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,51 @@ static bool in_list(const char *name, const char *const *list, int n)
         if (strcmp(name, list[i]) == 0)
             return true;
     return false;
+}
+
+/* What the lists above say about an operator depends on its name only, which an operator
+ * entry keeps for life, so it is worked out on the op's first call and cached in the entry
+ * (operator.h's mode_cache[0]): the per-call path then does no string work at all. */
+enum {
+    CLASS_KNOWN = 1u << 0,
+    CLASS_RAISES = 1u << 1,           /* data-dependent output or dynamic output shape */
+    CLASS_FALLBACK_NS = 1u << 2,      /* a namespace allowed to run fallback kernels */
+    CLASS_NUMBERS_AS_TENSORS = 1u << 3,
+};
+
+static bool namespace_allows_fallback(const cfx_schema *s)
+{
+    const char *sep = strstr(s->name, "::");
+    if (!sep)
+        return false;
+    for (int i = 0; i < COUNT(fallback_namespaces); i++)
+        if (strlen(fallback_namespaces[i]) == (size_t)(sep - s->name) &&
+            strncmp(s->name, fallback_namespaces[i], (size_t)(sep - s->name)) == 0)
+            return true;
+    return false;
+}
+
+static uint32_t classify(const cfx_op *op, const cfx_schema *s)
+{
+    uint32_t *slot = (uint32_t *)&op->mode_cache[0]; /* the entry itself is never const */
+    uint32_t c = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (c)
+        return c;
+    c = CLASS_KNOWN;
+    char qname[256];
+    snprintf(qname, sizeof qname, "%s%s%s", s->name, s->overload[0] ? "." : "", s->overload);
+    if (in_list(qname, data_dependent_ops, COUNT(data_dependent_ops)) ||
+        in_list(qname, dynamic_shape_ops, COUNT(dynamic_shape_ops)) ||
+        in_list(s->name, dynamic_shape_ops, COUNT(dynamic_shape_ops)))
+        c |= CLASS_RAISES;
+    if (namespace_allows_fallback(s))
+        c |= CLASS_FALLBACK_NS;
+    const char *sep = strstr(s->name, "::");
+    if (in_list(sep ? sep + 2 : s->name, numbers_as_tensors, COUNT(numbers_as_tensors)))
+        c |= CLASS_NUMBERS_AS_TENSORS;
+    /* Threads racing here store the same value. */
+    __atomic_store_n(slot, c, __ATOMIC_RELAXED);
+    return c;
 }
 
 /* Raises the error whose message is str(OpOverload), as the three fake exceptions print. */
@@ -187,7 +233,7 @@ typedef struct validate_ctx {
 static int validate_one(void *vctx, cfx_tensor *t)
 {
     validate_ctx *c = vctx;
-    if (cfx_fake_is_ours(c->m, t))
+    if (cfx_fake_is_ours_inline(c->m, t))
         return 0;
     if (c->m->opts.allow_non_fake_inputs) {
         c->needs_conversion = true;
@@ -214,7 +260,7 @@ typedef struct convert_ctx {
 static cfx_tensor *convert_one(void *vctx, cfx_tensor *t)
 {
     convert_ctx *c = vctx;
-    if (cfx_fake_is_ours(c->m, t))
+    if (cfx_fake_is_ours_inline(c->m, t))
         return t;
     cfx_tensor *f = cfx_fake_from_tensor(c->m, t);
     if (!f || keep(c->w, f) != CFX_OK)
@@ -268,7 +314,7 @@ static int merge_device(void *vctx, cfx_tensor *t)
 
 /* Computes the common device. On failure returns PyTorch's message (malloc'd) instead, to be
  * raised only if an output is a tensor: PyTorch computes it lazily. */
-static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device *out)
+static char *common_device(const cfx_op *op, uint32_t cls, const cfx_value *stack, cfx_device *out)
 {
     const cfx_schema *s = cfx_op_schema(op);
     device_ctx c = {0};
@@ -277,12 +323,9 @@ static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device 
         *out = c.common;
         return NULL;
     }
-    if (!c.found) {
-        const char *name = s->name, *sep = strstr(name, "::");
-        if (in_list(sep ? sep + 2 : name, numbers_as_tensors, COUNT(numbers_as_tensors))) {
-            *out = cfx_device_make(CFX_DEVICE_CPU); /* scalar-only inputs compute on cpu */
-            return NULL;
-        }
+    if (!c.found && (cls & CLASS_NUMBERS_AS_TENSORS)) {
+        *out = cfx_device_make(CFX_DEVICE_CPU); /* scalar-only inputs compute on cpu */
+        return NULL;
     }
     cfx_buf b;
     cfx_buf_init(&b);
@@ -307,7 +350,7 @@ static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device 
 static int wrap_output(cfx_fake_mode *m, const cfx_op *op, cfx_value *v, cfx_device dev)
 {
     cfx_tensor *t = v->u.t;
-    if (cfx_fake_is_ours(m, t)) {
+    if (cfx_fake_is_ours_inline(m, t)) {
         if (!cfx_device_eq(cfx_tensor_fake_device(t), dev)) {
             cfx_buf b;
             cfx_buf_init(&b);
@@ -370,10 +413,12 @@ static int wrap_outputs(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, in
  * in_kernel_invocation_manager both exclude Python and PythonTLSSnapshot). */
 static int call_below_python(const cfx_op *op, cfx_value *stack)
 {
-    cfx_key_guard g;
-    cfx_exclude_keys_begin(&g, cfx_keyset_add(cfx_keyset_of(CFX_KEY_Python), CFX_KEY_PythonTLSSnapshot));
+    /* cfx_exclude_keys_begin/cfx_key_guard_end, inlined: this runs on every call */
+    cfx_local_keys saved = cfx_local_keys_get(), k = saved;
+    k.excluded = cfx_keyset_or(k.excluded, CFX_FAKE_PYTHON_KEYS);
+    cfx_local_keys_set(k);
     int rc = cfx_mode_redispatch(op, stack);
-    cfx_key_guard_end(&g);
+    cfx_local_keys_set(saved);
     return rc;
 }
 
@@ -478,42 +523,54 @@ static bool is_tensor_constructor(const cfx_schema *s)
     return s->tensor_arg_mask == 0 && s->n_returns == 1 && s->returns[0].type->kind == CFX_TYPE_TENSOR;
 }
 
-static bool namespace_allows_fallback(const cfx_schema *s)
+/* The usual call in one pass: no tensor lists and every tensor argument a fake of m, so
+ * validation has nothing to say, and the common device (merge_device) comes out of the same
+ * walk. false: some argument needs the general path (which then recomputes everything). */
+static bool plain_fake_args(cfx_fake_mode *m, const cfx_schema *s, const cfx_value *stack, device_ctx *dc)
 {
-    const char *sep = strstr(s->name, "::");
-    if (!sep)
-        return false;
-    for (int i = 0; i < COUNT(fallback_namespaces); i++)
-        if (strlen(fallback_namespaces[i]) == (size_t)(sep - s->name) &&
-            strncmp(s->name, fallback_namespaces[i], (size_t)(sep - s->name)) == 0)
-            return true;
-    return false;
+    for (int i = 0; i < s->n_args; i++) {
+        const cfx_value *v = &stack[i];
+        if (v->kind == CFX_V_TENSOR) {
+            if (v->u.t && (!cfx_fake_is_ours_inline(m, v->u.t) || merge_device(dc, v->u.t)))
+                return false;
+        } else if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
+            return false;
+        }
+    }
+    return true;
 }
 
 static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, swap_state *w)
 {
     const cfx_schema *s = cfx_op_schema(op);
+    int rc;
 
-    validate_ctx vc = {m, op, stack, false};
-    int rc = each_tensor_arg(s, stack, validate_one, &vc);
-    if (rc)
-        return rc;
-    if (vc.needs_conversion) {
-        convert_ctx cc = {m, w};
-        if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
+    device_ctx dc = {0};
+    bool plain = plain_fake_args(m, s, stack, &dc);
+    if (!plain) {
+        validate_ctx vc = {m, op, stack, false};
+        if ((rc = each_tensor_arg(s, stack, validate_one, &vc)) != 0)
             return rc;
+        if (vc.needs_conversion) {
+            convert_ctx cc = {m, w};
+            if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
+                return rc;
+        }
     }
 
-    char qname[256];
-    snprintf(qname, sizeof qname, "%s%s%s", s->name, s->overload[0] ? "." : "", s->overload);
-    if (in_list(qname, data_dependent_ops, COUNT(data_dependent_ops)) ||
-        in_list(qname, dynamic_shape_ops, COUNT(dynamic_shape_ops)) ||
-        in_list(s->name, dynamic_shape_ops, COUNT(dynamic_shape_ops)))
+    uint32_t cls = classify(op, s);
+    if (cls & CLASS_RAISES)
         return op_exception(op);
 
     /* The `device` argument, replaced by meta for the kernel (the meta kernel must not
-     * allocate); the output is faked onto the device asked for. */
-    int dev_idx = cfx_schema_find_arg(s, "device");
+     * allocate); the output is faked onto the device asked for. Only a call passing a device
+     * can have one, which spares most calls the name search. */
+    int dev_idx = -1;
+    for (int i = 0; i < s->n_args; i++)
+        if (stack[i].kind == CFX_V_DEVICE) {
+            dev_idx = cfx_schema_find_arg(s, "device");
+            break;
+        }
     bool has_dev_arg = dev_idx >= 0 && stack[dev_idx].kind == CFX_V_DEVICE;
     cfx_device dev_arg = has_dev_arg ? stack[dev_idx].u.device : cfx_device_make(CFX_DEVICE_CPU);
     if (has_dev_arg)
@@ -526,7 +583,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     }
 
     if (!has_meta_kernel(op)) {
-        if (!m->opts.allow_fallback_kernels || !namespace_allows_fallback(s))
+        if (!m->opts.allow_fallback_kernels || !(cls & CLASS_FALLBACK_NS))
             return op_exception(op); /* UnsupportedOperatorException */
         if (has_dev_arg)
             stack[dev_idx] = cfx_device_value(dev_arg); /* the real kernel runs for real */
@@ -536,7 +593,11 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     /* Computed before the kernel overwrites the arguments; reported only if an output is a
      * tensor, as PyTorch computes it lazily. */
     cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
-    char *dev_err = common_device(op, stack, &common);
+    char *dev_err = NULL;
+    if (plain && dc.found)
+        common = dc.common; /* what common_device would find, already merged */
+    else
+        dev_err = common_device(op, cls, stack, &common);
     rc = call_below_python(op, stack);
     if (rc == CFX_OK)
         rc = wrap_outputs(m, op, stack, s->n_returns, dev_err, has_dev_arg ? dev_arg : common);

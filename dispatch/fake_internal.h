@@ -33,9 +33,27 @@ struct cfx_fake_mode {
     int n_smemo, cap_smemo;
     fake_enter_entry *enters;
     int n_enters, cap_enters;
+    cfx_keyset fake_keys; /* a fake tensor's key set: meta's plus Python, PythonTLSSnapshot */
+    /* Fake tensors holding this mode. Together they hold one reference of base's atomic
+     * count: a mode and its fakes belong to one thread at a time (fake.h), so making and
+     * freeing a fake costs no atomic operation. */
+    long n_fake_refs;
 };
 
+/* Python and PythonTLSSnapshot, the keys of a Python tensor subclass (both plain
+ * functionality keys, so one bit each). */
+#define CFX_FAKE_PYTHON_KEYS \
+    ((cfx_keyset){CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)})
+
+/* On every call, so inline: is t a fake tensor of m? */
+static inline bool cfx_fake_is_ours_inline(const cfx_fake_mode *m, const cfx_tensor *t)
+{
+    return t && t->ext && t->ext->is_fake && t->ext->mode == &m->base;
+}
+
 /* fake.c */
+/* Drops a fake tensor's reference to its mode (tensor_ext.c, when a fake tensor dies). */
+void cfx_fake_tensor_unref(cfx_mode *mode);
 /* Makes t (a fresh meta tensor nobody else holds) a fake tensor of m on device, in place. */
 int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device);
 /* A new fake tensor with real's metadata on a fresh fake storage, not memoized (outputs of

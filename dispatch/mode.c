@@ -24,6 +24,7 @@ typedef struct mode_state {
     cfx_mode *infra[CFX_MODE_NUM_KEYS];
     cfx_mode *user[CFX_MODE_STACK_MAX];
     int n_user;
+    int n_set; /* occupied slots + n_user: every call pops and pushes, so no counting loop */
 } mode_state;
 
 static _Thread_local mode_state st;
@@ -64,19 +65,13 @@ const char *cfx_mode_key_name(cfx_mode_key key)
     }
 }
 
-bool cfx_mode_any_set(void)
-{
-    if (st.n_user > 0)
-        return true;
-    for (int i = 0; i < CFX_MODE_NUM_KEYS; i++)
-        if (st.infra[i])
-            return true;
-    return false;
-}
+bool cfx_mode_any_set(void) { return st.n_set > 0; }
 
 static cfx_keyset python_keys(void)
 {
-    return cfx_keyset_add(cfx_keyset_of(CFX_KEY_Python), CFX_KEY_PythonTLSSnapshot);
+    /* plain functionality keys: one bit each */
+    return (cfx_keyset){CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) |
+                        CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)};
 }
 
 static void set_python_included(bool on)
@@ -96,7 +91,7 @@ static int set_slot(cfx_mode *m, cfx_mode_key key)
     if (st.infra[key])
         return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
                              cfx_mode_key_name(key));
-    if (!cfx_mode_any_set())
+    if (st.n_set++ == 0)
         set_python_included(true);
     st.infra[key] = m;
     return CFX_OK;
@@ -116,7 +111,7 @@ cfx_mode *cfx_mode_unset(cfx_mode_key key)
         return NULL;
     cfx_mode *out = st.infra[key];
     st.infra[key] = NULL;
-    if (out && !cfx_mode_any_set())
+    if (out && --st.n_set == 0)
         set_python_included(false);
     return out;
 }
@@ -128,7 +123,7 @@ static int push_user(cfx_mode *m)
     if (st.n_user >= CFX_MODE_STACK_MAX)
         return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed",
                              CFX_MODE_STACK_MAX);
-    if (!cfx_mode_any_set())
+    if (st.n_set++ == 0)
         set_python_included(true);
     st.user[st.n_user++] = m;
     return CFX_OK;
@@ -162,7 +157,7 @@ static cfx_mode *pop_top(int *slot)
             }
         }
     }
-    if (out && !cfx_mode_any_set())
+    if (out && --st.n_set == 0)
         set_python_included(false);
     return out;
 }
@@ -195,13 +190,7 @@ int cfx_mode_exit(cfx_mode *m)
     return CFX_OK;
 }
 
-int cfx_mode_stack_len(void)
-{
-    int n = st.n_user;
-    for (int i = 0; i < CFX_MODE_NUM_KEYS; i++)
-        n += st.infra[i] != NULL;
-    return n;
-}
+int cfx_mode_stack_len(void) { return st.n_set; }
 
 cfx_mode *cfx_mode_stack_at(int idx)
 {

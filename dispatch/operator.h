@@ -34,6 +34,10 @@ struct cfx_op {
     /* Argument positions, from the schema (0 while there is none): */
     uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */
     uint64_t required_tensor_mask; /* plain Tensor: a NULL there is a propagated failure */
+    /* Per-op facts a mode derives from the operator's name, cached by the mode on first use
+     * (0 = not computed yet; the name never changes while the entry lives). fake_dispatch.c
+     * keeps its op classification in [0]. Accessed with relaxed atomics. */
+    uint32_t mode_cache[2];
     /* cold state */
     char *qualified_name;                               /* "aten::add.Tensor" */
     char *schema_debug;                                 /* "registered at FILE:LINE" */

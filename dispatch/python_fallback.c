@@ -28,14 +28,12 @@
 static _Thread_local cfx_local_keys tls_on_entry;
 static _Thread_local bool tls_on_entry_set;
 
-static cfx_keyset above_python(void)
-{
-    cfx_keyset s = cfx_keyset_empty();
-    for (int k = CFX_KEY_Python + 1; k < CFX_KEY_EndOfFunctionalityKeys; k++)
-        if (k != CFX_KEY_PythonDispatcher)
-            s = cfx_keyset_add(s, (cfx_dispatch_key)k);
-    return s;
-}
+/* Every functionality key strictly above Python except PythonDispatcher: a run of plain
+ * functionality bits, one per key, so a constant rather than a loop on every call. */
+#define ABOVE_PYTHON                                                                             \
+    ((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_EndOfFunctionalityKeys - 1) << 1) -                     \
+     CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python + 1))
+#define ABOVE_PYTHON_KEYS ((cfx_keyset){ABOVE_PYTHON & ~CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
 
 /* The mode of the first tensor (or tensor-list element) argument that has one. */
 static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
@@ -60,8 +58,10 @@ static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
 int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ctx;
-    cfx_key_guard g;
-    cfx_exclude_keys_begin(&g, above_python());
+    /* cfx_exclude_keys_begin/cfx_key_guard_end, inlined: this runs on every call */
+    cfx_local_keys saved = cfx_local_keys_get(), k = saved;
+    k.excluded = cfx_keyset_or(k.excluded, ABOVE_PYTHON_KEYS);
+    cfx_local_keys_set(k);
     int rc;
     if (cfx_mode_stack_len() > 0) {
         rc = cfx_mode_call_top(op, ks, stack);
@@ -81,7 +81,7 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
             }
         }
     }
-    cfx_key_guard_end(&g);
+    cfx_local_keys_set(saved);
     return rc;
 }
 

@@ -32,15 +32,19 @@ typedef struct cfx_tensor_binding {
     void (*free_fn)(void *data); /* may be NULL */
 } cfx_tensor_binding;
 
+/* Bindings held in the block itself: one tracer (and one nested one) never allocate. */
+#define CFX_TENSOR_EXT_INLINE_BINDINGS 2
+
 struct cfx_tensor_ext {
     cfx_mode *mode;         /* strong reference, or NULL */
     cfx_device fake_device; /* meaningful when mode is set */
     bool is_fake;           /* mode is a fake mode and the tensor is one of its fakes */
     uint32_t n_bindings, cap_bindings;
-    cfx_tensor_binding *bindings;
+    cfx_tensor_binding *bindings; /* points at inline_bindings until more are needed */
+    cfx_tensor_binding inline_bindings[CFX_TENSOR_EXT_INLINE_BINDINGS];
 };
 
-/* t's extension block, created (zeroed) on first use. NULL + error on allocation failure. */
+/* t's extension block, created (empty) on first use. NULL + error on allocation failure. */
 struct cfx_tensor_ext *cfx_tensor_ext_get(cfx_tensor *t);
 /* Frees the block: runs binding free_fns and releases the mode reference. NULL-safe. Called
  * by tensor.c when the tensor is freed. */
