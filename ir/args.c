@@ -216,27 +216,35 @@ bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx)
 static inline void link_use(cfx_use *u)
 {
     cfx_node *p = u->producer;
+    cfx_use *head = p->users_head;
     u->next_user = NULL;
-    u->prev_user = p->users_tail;
-    if (p->users_tail)
-        p->users_tail->next_user = u;
-    else
+    if (!head) {
+        u->prev_user = u;
         p->users_head = u;
-    p->users_tail = u;
+    } else {
+        cfx_use *tail = head->prev_user;
+        tail->next_user = u;
+        u->prev_user = tail;
+        head->prev_user = u;
+    }
     p->n_users++;
 }
 
 static inline void unlink_use(cfx_use *u)
 {
     cfx_node *p = u->producer;
-    if (u->prev_user)
-        u->prev_user->next_user = u->next_user;
-    else
+    cfx_use *head = p->users_head;
+    if (u == head) {
         p->users_head = u->next_user;
-    if (u->next_user)
-        u->next_user->prev_user = u->prev_user;
-    else
-        p->users_tail = u->prev_user;
+        if (u->next_user)
+            u->next_user->prev_user = u->prev_user; /* the tail */
+    } else {
+        u->prev_user->next_user = u->next_user;
+        if (u->next_user)
+            u->next_user->prev_user = u->prev_user;
+        else
+            head->prev_user = u->prev_user; /* u was the tail */
+    }
     p->n_users--;
 }
 
@@ -375,17 +383,17 @@ static int collect_inputs(cfx_node *n, collector *c)
 int ir_rebuild_inputs(cfx_node *n)
 {
     cfx_graph *g = n->graph;
+    uint32_t cap = n->n_inputs; /* the array is reused when the new inputs fit */
     ir_unlink_inputs(n);
     collector c;
     int rc = collect_inputs(n, &c);
     if (rc != CFX_OK)
         return rc;
-    if (c.count > n->inputs_cap) {
+    if (c.count > cap) {
         cfx_use *u = cfx_arena_alloc(&g->arena, (size_t)c.count * sizeof *u);
         if (!u)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         n->inputs = u;
-        n->inputs_cap = c.count;
     }
     for (uint32_t i = 0; i < c.count; i++) {
         cfx_use *u = &n->inputs[i];
@@ -424,26 +432,27 @@ int ir_add_inputs_from(cfx_node *n, cfx_value *v)
     if (!add)
         return CFX_OK;
     uint32_t total = n->n_inputs + add;
-    if (total > n->inputs_cap) {
-        cfx_use *u = cfx_arena_alloc(&g->arena, (size_t)total * sizeof *u);
-        if (!u)
-            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        /* move the records and repoint their neighbours */
-        for (uint32_t i = 0; i < n->n_inputs; i++) {
-            cfx_use *old = &n->inputs[i], *nu = &u[i];
-            *nu = *old;
-            if (nu->prev_user)
-                nu->prev_user->next_user = nu;
-            else
-                nu->producer->users_head = nu;
-            if (nu->next_user)
-                nu->next_user->prev_user = nu;
-            else
-                nu->producer->users_tail = nu;
+    cfx_use *u = cfx_arena_alloc(&g->arena, (size_t)total * sizeof *u);
+    if (!u)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    /* move the records and repoint their neighbours (each producer's list holds one of them) */
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        cfx_use *old = &n->inputs[i], *nu = &u[i];
+        cfx_node *p = old->producer;
+        *nu = *old;
+        if (p->users_head == old) {
+            p->users_head = nu;
+            if (nu->prev_user == old)
+                nu->prev_user = nu; /* alone in the list */
+        } else {
+            nu->prev_user->next_user = nu;
         }
-        n->inputs = u;
-        n->inputs_cap = total;
+        if (nu->next_user)
+            nu->next_user->prev_user = nu;
+        else if (p->users_head != nu)
+            p->users_head->prev_user = nu; /* the tail moved */
     }
+    n->inputs = u;
     for (uint32_t i = 0; i < add; i++) {
         cfx_use *u = &n->inputs[n->n_inputs + i];
         u->producer = g->scratch[i];

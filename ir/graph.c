@@ -5,10 +5,16 @@
  * refused), then its target is checked, its args are copied and its uses linked, and only
  * then is it spliced in at the insertion point. Erasing unlinks and tombstones: the node
  * keeps its own prev/next so an iterator standing on it can still move on. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/internal.h"
+
+/* The value printer is process-wide: install it once, not on every graph (graphs are built
+ * on several threads at once, and rewriting a shared pointer there is a data race). */
+static pthread_once_t printer_once = PTHREAD_ONCE_INIT;
+static void install_node_printer(void) { cfx_value_set_node_printer(cfx_node_print_name); }
 
 cfx_graph *cfx_graph_new(void)
 {
@@ -31,7 +37,7 @@ cfx_graph *cfx_graph_new(void)
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
     /* node references inside cfx_values print as node names */
-    cfx_value_set_node_printer(cfx_node_print_name);
+    pthread_once(&printer_once, install_node_printer);
     return g;
 }
 
@@ -50,6 +56,7 @@ void cfx_graph_free(cfx_graph *g)
     }
     cfx_names_free(g->names);
     ir_target_cache_free(g);
+    ir_meta_free(g);
     free(g->scratch);
     free(g->hset);
     cfx_arena_free(&g->arena);

@@ -8,6 +8,12 @@
 #include "ir/arena.h"
 #include "ir/graph.h"
 
+/* An open-addressing set of arena records, for hash-consing (meta.c). */
+typedef struct ir_hcons {
+    struct ir_hcons_slot { uint32_t hash; const void *rec; } *slots;
+    uint32_t cap, count;
+} ir_hcons;
+
 struct cfx_graph {
     cfx_node root;              /* sentinel of the circular node list */
     cfx_arena arena;
@@ -26,7 +32,22 @@ struct cfx_graph {
     bool names_unchecked;       /* cfx_node_set_name_unchecked was used: lint checks names */
     cfx_module_impure_fn module_impure;
     void *module_impure_ctx;
+    /* meta.c: hash-consed tensor metadata (dims arrays, val records, tensor_meta records,
+     * meta records without free-form entries)
+     * and interned stack-trace sites, with a cache keyed by the caller's site pointer */
+    ir_hcons hc_dims, hc_val, hc_tm, hc_site, hc_meta;
+    struct { const cfx_site *src; const cfx_site *rec; } site_cache[16];
+    /* recent moves between shared meta records: (from, slot, slot value) -> to */
+    struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
+    const void *last_dims, *last_val, *last_tm; /* the records interned last */
 };
+
+/* cfx_graph_lint that, if order is non-NULL and the graph is well formed, also returns the
+ * live nodes in graph order (malloc'd, cfx_graph_num_nodes entries; NULL when empty). */
+int ir_lint_collect(cfx_graph *g, cfx_node ***order);
+
+/* Frees meta.c's side tables (records live in the arena). */
+void ir_meta_free(cfx_graph *g);
 
 /* The graph's record for a target (created on first use). NULL + error on OOM / bad target. */
 cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t);

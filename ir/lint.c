@@ -4,7 +4,8 @@
  * nodes must belong to this graph and must already have been seen (marked with this walk's
  * stamp), then the node is marked. Names made by the name space are unique by construction;
  * only when some name was assigned around it (cfx_node_set_name_unchecked) does lint hash
- * the names to find a redefinition. */
+ * the names to find a redefinition. The walk can also hand back the nodes it visited, in
+ * order, so that a pass that lints first (DCE) need not chase the list a second time. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,10 +54,20 @@ static bool seen_name(cfx_name *t, uint32_t cap, cfx_name k)
 
 static int check_node(cfx_graph *g, cfx_node *n, uint32_t stamp, cfx_name *names, uint32_t cap);
 
-int cfx_graph_lint(cfx_graph *g)
+int cfx_graph_lint(cfx_graph *g) { return ir_lint_collect(g, NULL); }
+
+int ir_lint_collect(cfx_graph *g, cfx_node ***order)
 {
+    if (order)
+        *order = NULL;
     if (!g)
         return CFX_ERR;
+    cfx_node **out = NULL;
+    if (order && g->len) {
+        out = malloc((size_t)g->len * sizeof *out);
+        if (!out)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    }
     uint32_t stamp = cfx_graph_new_stamp(g);
     cfx_name *names = NULL;
     uint32_t cap = 64;
@@ -64,13 +75,23 @@ int cfx_graph_lint(cfx_graph *g)
         while (cap < g->len * 2 + 2)
             cap *= 2;
         names = calloc(cap, sizeof *names);
-        if (!names)
+        if (!names) {
+            free(out);
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        }
     }
     int rc = CFX_OK;
-    for (cfx_node *n = cfx_graph_first(g); n && rc == CFX_OK; n = cfx_node_next(n))
+    uint32_t k = 0;
+    for (cfx_node *n = cfx_graph_first(g); n && rc == CFX_OK; n = cfx_node_next(n)) {
         rc = check_node(g, n, stamp, names, cap);
+        if (out)
+            out[k++] = n;
+    }
     free(names);
+    if (rc != CFX_OK)
+        free(out);
+    else if (order)
+        *order = out;
     return rc;
 }
 

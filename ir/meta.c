@@ -1,9 +1,19 @@
 /* meta.c - node.meta, stored out of line.
  *
- * A node without meta pays one NULL pointer. The first set allocates the meta record in the
- * graph's arena; values are copied there too (shapes, tuple items, strings), so meta never
- * points at a tensor that may die. A tuple `val` may nest, so its copy walks an explicit
- * work list, like argument values. */
+ * A node without meta pays one NULL pointer. Values are copied into the graph's arena
+ * (shapes, tuple items, strings), so meta never points at a tensor that may die. A tuple `val` may nest, so its copy walks an explicit
+ * work list, like argument values.
+ *
+ * Tracing sets the same few things on every node: a tensor val, its tensor_meta and the call
+ * site, and in a typical model they repeat (a [64, 64] chain has one shape). So the records
+ * are immutable and hash-consed per graph: one dims array per distinct (sizes, strides), one
+ * val record and one tensor_meta record per distinct metadata, one site record per distinct
+ * (file, line, function), and one meta record per distinct (val, tensor_meta, stack_trace)
+ * triple, so such a node's meta costs nothing but its pointer, and setting a slot is a hash
+ * lookup instead of copies. A node gets a private, writable meta record only when it gets a
+ * free-form entry or a val that is not a tensor. Sites are found first through a small cache keyed by the
+ * caller's cfx_site pointer (checked against the cached strings, so a reused pointer with
+ * other contents is still right), which skips hashing the strings on the hot path. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,32 +24,286 @@ typedef struct meta_entry {
     cfx_value value;
 } meta_entry;
 
+/* A meta record without free-form entries is shared: hash-consed on (val, tensor_meta,
+ * stack_trace) and never written. The first free-form entry gives the node a private copy. */
 struct cfx_meta {
-    const cfx_meta_val *val;
-    const cfx_tensor_meta *tensor_meta;
-    cfx_site stack_trace; /* file == NULL: unset */
+    const cfx_meta_val *val;        /* hash-consed when a tensor */
+    const cfx_tensor_meta *tensor_meta; /* hash-consed */
+    const cfx_site *stack_trace;    /* hash-consed; NULL: unset */
     meta_entry *entries;
-    uint32_t n_entries, cap_entries;
+    uint32_t n_entries, cap_entries; /* cap_entries == SHARED: a shared record */
 };
 
-static cfx_meta *meta_of(cfx_node *n)
+#define SHARED UINT32_MAX
+
+static inline uint64_t mix(uint64_t h, uint64_t x)
 {
-    if (!n->meta) {
-        n->meta = cfx_arena_zalloc(&n->graph->arena, sizeof *n->meta);
-        if (!n->meta)
-            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    }
-    return n->meta;
+    h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    return h * 0xFF51AFD7ED558CCDull;
 }
 
-static int64_t *copy_dims(cfx_graph *g, const int64_t *d, int32_t n)
+static inline uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
+
+static cfx_meta *intern_meta(cfx_graph *g, const cfx_meta *k);
+
+/* A meta record n may write entries into. */
+static cfx_meta *private_meta(cfx_node *n)
+{
+    cfx_meta *m = n->meta;
+    if (m && m->cap_entries != SHARED)
+        return m;
+    cfx_meta *p = cfx_arena_zalloc(&n->graph->arena, sizeof *p);
+    if (!p) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    if (m) {
+        p->val = m->val;
+        p->tensor_meta = m->tensor_meta;
+        p->stack_trace = m->stack_trace;
+    }
+    n->meta = p;
+    return p;
+}
+
+enum { PUT_VAL, PUT_TM, PUT_SITE };
+
+/* Sets one typed slot: in place in a private record, else by moving to the shared record
+ * with that slot changed. */
+static int meta_put(cfx_node *n, int which, const void *p)
+{
+    cfx_meta *m = n->meta;
+    cfx_graph *g = n->graph;
+    /* tracing sets the same slots the same way node after node */
+    uint32_t step = (fold(mix((uint64_t)(uintptr_t)m, (uint64_t)(uintptr_t)p)) + (uint32_t)which) & 63;
+    if (g->meta_step[step].p == p && g->meta_step[step].from == m && p) {
+        n->meta = g->meta_step[step].to;
+        return CFX_OK;
+    }
+    cfx_meta k = {0};
+    cfx_meta *dst = m && m->cap_entries != SHARED ? m : &k;
+    if (m && dst == &k) {
+        k.val = m->val;
+        k.tensor_meta = m->tensor_meta;
+        k.stack_trace = m->stack_trace;
+    }
+    if (which == PUT_VAL)
+        dst->val = p;
+    else if (which == PUT_TM)
+        dst->tensor_meta = p;
+    else
+        dst->stack_trace = p;
+    if (dst == &k) {
+        cfx_meta *r = intern_meta(g, &k);
+        if (!r)
+            return CFX_ERR_NOMEM;
+        g->meta_step[step].from = m;
+        g->meta_step[step].p = p;
+        g->meta_step[step].to = r;
+        n->meta = r;
+    }
+    return CFX_OK;
+}
+
+/* ---- hash-consing ---------------------------------------------------------------------------- */
+
+typedef bool (*hc_eq_fn)(const void *rec, const void *key);
+
+static bool hc_grow(ir_hcons *h)
+{
+    uint32_t cap = h->cap ? h->cap * 2 : 64;
+    struct ir_hcons_slot *t = calloc(cap, sizeof *t);
+    if (!t)
+        return false;
+    for (uint32_t i = 0; i < h->cap; i++)
+        if (h->slots[i].rec) {
+            uint32_t j = h->slots[i].hash & (cap - 1);
+            while (t[j].rec)
+                j = (j + 1) & (cap - 1);
+            t[j] = h->slots[i];
+        }
+    free(h->slots);
+    h->slots = t;
+    h->cap = cap;
+    return true;
+}
+
+/* The slot holding a record equal to key, or the empty slot where it belongs (the caller
+ * fills it and counts it). NULL on OOM. */
+static struct ir_hcons_slot *hc_find(ir_hcons *h, uint32_t hash, hc_eq_fn eq, const void *key)
+{
+    if ((h->count + 1) * 2 > h->cap && !hc_grow(h))
+        return NULL;
+    uint32_t mask = h->cap - 1;
+    for (uint32_t j = hash & mask;; j = (j + 1) & mask) {
+        struct ir_hcons_slot *s = &h->slots[j];
+        if (!s->rec || (s->hash == hash && eq(s->rec, key)))
+            return s;
+    }
+}
+
+static void hc_free(ir_hcons *h)
+{
+    free(h->slots);
+    h->slots = NULL;
+    h->cap = h->count = 0;
+}
+
+void ir_meta_free(cfx_graph *g)
+{
+    hc_free(&g->hc_dims);
+    hc_free(&g->hc_val);
+    hc_free(&g->hc_tm);
+    hc_free(&g->hc_site);
+    hc_free(&g->hc_meta);
+}
+
+/* Dims: n sizes then n strides, in one arena array. */
+typedef struct dims_key {
+    int32_t n;
+    const int64_t *sizes, *strides;
+} dims_key;
+
+typedef struct dims_rec {
+    int32_t n;
+    int64_t d[];
+} dims_rec;
+
+static bool dims_eq(const void *rec, const void *key)
+{
+    const dims_rec *r = rec;
+    const dims_key *k = key;
+    size_t b = (size_t)k->n * sizeof(int64_t);
+    return r->n == k->n && memcmp(r->d, k->sizes, b) == 0 && memcmp(r->d + k->n, k->strides, b) == 0;
+}
+
+/* The graph's copy of (sizes, strides); NULL for n == 0 (and on OOM, error set). */
+static const int64_t *intern_dims(cfx_graph *g, const int64_t *sizes, const int64_t *strides, int32_t n,
+                                  bool *oom)
 {
     if (n <= 0)
         return NULL;
-    int64_t *r = cfx_arena_alloc(&g->arena, (size_t)n * sizeof *r);
-    if (r)
-        memcpy(r, d, (size_t)n * sizeof *r);
+    dims_key k = {n, sizes, strides};
+    if (g->last_dims && dims_eq(g->last_dims, &k))
+        return ((const dims_rec *)g->last_dims)->d;
+    uint64_t h = (uint64_t)n;
+    for (int32_t i = 0; i < n; i++)
+        h = mix(mix(h, (uint64_t)sizes[i]), (uint64_t)strides[i]);
+    struct ir_hcons_slot *s = hc_find(&g->hc_dims, fold(h), dims_eq, &k);
+    if (s && s->rec) {
+        g->last_dims = s->rec;
+        return ((const dims_rec *)s->rec)->d;
+    }
+    dims_rec *r = s ? cfx_arena_alloc(&g->arena, sizeof *r + 2 * (size_t)n * sizeof(int64_t)) : NULL;
+    if (!r) {
+        *oom = true;
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    r->n = n;
+    memcpy(r->d, sizes, (size_t)n * sizeof(int64_t));
+    memcpy(r->d + n, strides, (size_t)n * sizeof(int64_t));
+    s->hash = fold(h);
+    s->rec = r;
+    g->hc_dims.count++;
+    g->last_dims = r;
+    return r->d;
+}
+
+static bool val_eq(const void *rec, const void *key)
+{
+    const cfx_meta_val *a = rec, *b = key;
+    return a->dtype == b->dtype && a->device.type == b->device.type && a->device.index == b->device.index &&
+           a->n == b->n && a->sizes == b->sizes && a->storage_offset == b->storage_offset;
+}
+
+/* The graph's record for a tensor val whose dims are already interned. */
+static const cfx_meta_val *intern_tensor_val(cfx_graph *g, const cfx_meta_val *k)
+{
+    if (g->last_val && val_eq(g->last_val, k))
+        return g->last_val;
+    uint64_t h = mix(mix(mix((uint64_t)(uint8_t)k->dtype, (uint64_t)(uint8_t)k->device.type << 8 |
+                                                              (uint8_t)k->device.index),
+                         (uint64_t)(uintptr_t)k->sizes ^ (uint64_t)k->n),
+                     (uint64_t)k->storage_offset);
+    struct ir_hcons_slot *s = hc_find(&g->hc_val, fold(h), val_eq, k);
+    if (s && s->rec)
+        return g->last_val = s->rec;
+    cfx_meta_val *r = s ? cfx_arena_alloc(&g->arena, sizeof *r) : NULL;
+    if (!r) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    *r = *k;
+    memset(&r->u, 0, sizeof r->u);
+    s->hash = fold(h);
+    s->rec = r;
+    g->hc_val.count++;
+    return g->last_val = r;
+}
+
+static bool tm_eq(const void *rec, const void *key)
+{
+    const cfx_tensor_meta *a = rec, *b = key;
+    return a->ndim == b->ndim && a->dtype == b->dtype && a->memory_format == b->memory_format &&
+           a->requires_grad == b->requires_grad && a->is_quantized == b->is_quantized && a->shape == b->shape;
+}
+
+static const cfx_tensor_meta *intern_tensor_meta(cfx_graph *g, const cfx_tensor_meta *k)
+{
+    if (g->last_tm && tm_eq(g->last_tm, k))
+        return g->last_tm;
+    uint64_t h = mix(mix((uint64_t)(uint8_t)k->dtype | (uint64_t)(uint8_t)k->memory_format << 8 |
+                             (uint64_t)k->requires_grad << 16 | (uint64_t)k->is_quantized << 17,
+                         (uint64_t)k->ndim),
+                     (uint64_t)(uintptr_t)k->shape);
+    struct ir_hcons_slot *s = hc_find(&g->hc_tm, fold(h), tm_eq, k);
+    if (s && s->rec)
+        return g->last_tm = s->rec;
+    cfx_tensor_meta *r = s ? cfx_arena_alloc(&g->arena, sizeof *r) : NULL;
+    if (!r) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    *r = *k;
+    s->hash = fold(h);
+    s->rec = r;
+    g->hc_tm.count++;
+    return g->last_tm = r;
+}
+
+static bool meta_eq(const void *rec, const void *key)
+{
+    const cfx_meta *a = rec, *b = key;
+    return a->val == b->val && a->tensor_meta == b->tensor_meta && a->stack_trace == b->stack_trace;
+}
+
+static cfx_meta *intern_meta(cfx_graph *g, const cfx_meta *k)
+{
+    uint32_t h = fold(mix(mix((uint64_t)(uintptr_t)k->val, (uint64_t)(uintptr_t)k->tensor_meta),
+                          (uint64_t)(uintptr_t)k->stack_trace));
+    struct ir_hcons_slot *s = hc_find(&g->hc_meta, h, meta_eq, k);
+    if (s && s->rec)
+        return (cfx_meta *)s->rec;
+    cfx_meta *r = s ? cfx_arena_alloc(&g->arena, sizeof *r) : NULL;
+    if (!r) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    *r = *k;
+    r->entries = NULL;
+    r->n_entries = 0;
+    r->cap_entries = SHARED;
+    s->hash = h;
+    s->rec = r;
+    g->hc_meta.count++;
     return r;
+}
+
+static bool site_eq(const void *rec, const void *key)
+{
+    const cfx_site *a = rec, *b = key;
+    return a->file == b->file && a->line == b->line && a->func == b->func;
 }
 
 /* ---- memory format ------------------------------------------------------------------------- */
@@ -95,10 +359,16 @@ static int fix_val(cfx_graph *g, cfx_meta_val *root)
                 rc = cfx_error_set(CFX_ERR, NULL, "val: bad tensor rank %d", (int)v->n);
                 goto out;
             }
-            v->sizes = copy_dims(g, v->sizes, v->n);
-            v->strides = copy_dims(g, v->strides, v->n);
-            if (v->n && (!v->sizes || !v->strides))
-                goto oom;
+            {
+                bool oom = false;
+                const int64_t *d = intern_dims(g, v->sizes, v->strides, v->n, &oom);
+                if (oom) {
+                    free(work);
+                    return CFX_ERR_NOMEM;
+                }
+                v->sizes = d;
+                v->strides = d ? d + v->n : NULL;
+            }
             break;
         case CFX_MVAL_OBJECT:
             if (v->u.class_name) {
@@ -147,17 +417,34 @@ int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v)
 {
     if (!n || !v)
         return CFX_ERR;
-    cfx_meta *m = meta_of(n);
-    if (!m)
-        return CFX_ERR_NOMEM;
+    if (v->kind == CFX_MVAL_TENSOR) {
+        if (v->n < 0 || v->n > CFX_MAX_DIMS)
+            return cfx_error_set(CFX_ERR, NULL, "val: bad tensor rank %d", (int)v->n);
+        bool oom = false;
+        cfx_meta_val k = *v;
+        const int64_t *d = intern_dims(n->graph, v->sizes, v->strides, v->n, &oom);
+        if (oom)
+            return CFX_ERR_NOMEM;
+        k.sizes = d;
+        k.strides = d ? d + v->n : NULL;
+        const cfx_meta_val *r = intern_tensor_val(n->graph, &k);
+        if (!r)
+            return CFX_ERR_NOMEM;
+        return meta_put(n, PUT_VAL, r);
+    }
     cfx_meta_val *c = cfx_arena_alloc(&n->graph->arena, sizeof *c);
     if (!c)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     *c = *v;
     int rc = fix_val(n->graph, c);
-    if (rc == CFX_OK)
-        m->val = c;
-    return rc;
+    if (rc != CFX_OK)
+        return rc;
+    /* a val of its own would make a shared record per node: keep it in a private one */
+    cfx_meta *m = private_meta(n);
+    if (!m)
+        return CFX_ERR_NOMEM;
+    m->val = c;
+    return CFX_OK;
 }
 
 int cfx_node_set_val_tensor(cfx_node *n, const cfx_tensor *t)
@@ -186,19 +473,17 @@ int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
         return CFX_ERR;
     if (tm->ndim < 0 || tm->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)tm->ndim);
-    cfx_meta *m = meta_of(n);
-    if (!m)
+    bool oom = false;
+    cfx_tensor_meta k = *tm;
+    const int64_t *d = intern_dims(n->graph, tm->shape, tm->stride, tm->ndim, &oom);
+    if (oom)
         return CFX_ERR_NOMEM;
-    cfx_tensor_meta *c = cfx_arena_alloc(&n->graph->arena, sizeof *c);
-    if (!c)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    *c = *tm;
-    c->shape = copy_dims(n->graph, tm->shape, tm->ndim);
-    c->stride = copy_dims(n->graph, tm->stride, tm->ndim);
-    if (tm->ndim && (!c->shape || !c->stride))
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    m->tensor_meta = c;
-    return CFX_OK;
+    k.shape = d;
+    k.stride = d ? d + tm->ndim : NULL;
+    const cfx_tensor_meta *r = intern_tensor_meta(n->graph, &k);
+    if (!r)
+        return CFX_ERR_NOMEM;
+    return meta_put(n, PUT_TM, r);
 }
 
 int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad)
@@ -252,26 +537,59 @@ void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b)
 
 /* ---- stack_trace ---------------------------------------------------------------------------- */
 
+static bool same_str(const char *interned, const char *s) { return interned == s || (interned && s && strcmp(interned, s) == 0); }
+
+/* The graph's record for site, through the pointer-keyed cache. */
+static const cfx_site *intern_site(cfx_graph *g, const cfx_site *site)
+{
+    uint32_t slot = (uint32_t)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60);
+    const cfx_site *c = g->site_cache[slot].rec;
+    if (g->site_cache[slot].src == site && c->line == site->line &&
+        same_str(c->file, site->file ? site->file : "") && same_str(c->func, site->func))
+        return c;
+    cfx_names *ns = g->names;
+    cfx_site k = {
+        cfx_names_intern(ns, site->file ? site->file : "", site->file ? strlen(site->file) : 0),
+        site->line,
+        site->func ? cfx_names_intern(ns, site->func, strlen(site->func)) : NULL,
+    };
+    if (!k.file || (site->func && !k.func)) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    uint32_t h = fold(mix(mix((uint64_t)(uintptr_t)k.file, (uint64_t)(uintptr_t)k.func), (uint64_t)k.line));
+    struct ir_hcons_slot *s = hc_find(&g->hc_site, h, site_eq, &k);
+    const cfx_site *r = s ? s->rec : NULL;
+    if (s && !r) {
+        cfx_site *nr = cfx_arena_alloc(&g->arena, sizeof *nr);
+        if (nr) {
+            *nr = k;
+            s->hash = h;
+            s->rec = nr;
+            g->hc_site.count++;
+        }
+        r = nr;
+    }
+    if (!r) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    g->site_cache[slot].src = site;
+    g->site_cache[slot].rec = r;
+    return r;
+}
+
 int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
 {
     if (!n || !site)
         return CFX_ERR;
-    cfx_meta *m = meta_of(n);
-    if (!m)
+    const cfx_site *r = intern_site(n->graph, site);
+    if (!r)
         return CFX_ERR_NOMEM;
-    cfx_names *ns = n->graph->names;
-    const char *file = cfx_names_intern(ns, site->file ? site->file : "", site->file ? strlen(site->file) : 0);
-    const char *func = site->func ? cfx_names_intern(ns, site->func, strlen(site->func)) : NULL;
-    if (!file || (site->func && !func))
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    m->stack_trace = (cfx_site){file, site->line, func};
-    return CFX_OK;
+    return meta_put(n, PUT_SITE, r);
 }
 
-const cfx_site *cfx_node_stack_trace(const cfx_node *n)
-{
-    return n->meta && n->meta->stack_trace.file ? &n->meta->stack_trace : NULL;
-}
+const cfx_site *cfx_node_stack_trace(const cfx_node *n) { return n->meta ? n->meta->stack_trace : NULL; }
 
 /* ---- free-form entries ------------------------------------------------------------------------ */
 
@@ -283,7 +601,7 @@ int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v)
     int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
-    cfx_meta *m = meta_of(n);
+    cfx_meta *m = private_meta(n);
     if (!m)
         return CFX_ERR_NOMEM;
     for (uint32_t i = 0; i < m->n_entries; i++)
@@ -340,19 +658,24 @@ int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src)
 {
     if (!dst || !src)
         return CFX_ERR;
+    const cfx_meta *m = src->meta; /* read first: dst may be src */
+    if (m == dst->meta && (!m || m->cap_entries == SHARED))
+        return CFX_OK;
     dst->meta = NULL;
-    const cfx_meta *m = src->meta;
     if (!m)
         return CFX_OK;
-    if (!meta_of(dst))
-        return CFX_ERR_NOMEM;
+    if (m->cap_entries == SHARED && dst->graph == src->graph) {
+        dst->meta = (cfx_meta *)m; /* immutable: share it */
+        return CFX_OK;
+    }
+    /* the setters pick shared or private records for dst as they would for a new node */
     int rc = CFX_OK;
     if (m->val)
         rc = cfx_node_set_val(dst, m->val);
     if (rc == CFX_OK && m->tensor_meta)
         rc = cfx_node_set_tensor_meta(dst, m->tensor_meta);
-    if (rc == CFX_OK && m->stack_trace.file)
-        rc = cfx_node_set_stack_trace(dst, &m->stack_trace);
+    if (rc == CFX_OK && m->stack_trace)
+        rc = cfx_node_set_stack_trace(dst, m->stack_trace);
     for (uint32_t i = 0; rc == CFX_OK && i < m->n_entries; i++)
         rc = cfx_node_meta_set(dst, m->entries[i].key, m->entries[i].value);
     return rc;

@@ -52,7 +52,9 @@ typedef struct cfx_kwarg {
     cfx_value value;
 } cfx_kwarg;
 
-/* One use: `user` has `producer` among its input nodes. */
+/* One use: `user` has `producer` among its input nodes. The producer's users list is linked
+ * through next_user (NULL-terminated); prev_user links backwards except at the head, whose
+ * prev_user is the tail (so appending is O(1) without a tail pointer in every node). */
 typedef struct cfx_use {
     cfx_node *producer;
     cfx_node *user;
@@ -63,27 +65,28 @@ enum {
     CFX_NODE_ERASED = 1 << 0,
 };
 
+/* Ordered so that the record packs into 112 bytes (the arena aligns records to 16). */
 struct cfx_node {
     cfx_node *prev, *next;          /* graph order (circular, through the sentinel) */
     cfx_graph *graph;
     const cfx_target_info *target;
     cfx_value *args;                /* n_args values, arena-owned */
     cfx_kwarg *kwargs;              /* n_kwargs pairs, names interned */
-    uint32_t n_args, n_kwargs;
     const char *name_base;          /* name = cfx_name{name_base, name_suffix} */
+    cfx_use *users_head;            /* users in insertion order (see cfx_use) */
+    cfx_use *inputs;                /* n_inputs distinct producers, in order */
+    cfx_meta *meta;                 /* NULL until some meta is set; may be shared */
+    uint32_t n_args, n_kwargs;
     int32_t name_suffix;
     uint32_t n_users;
-    cfx_use *users_head, *users_tail;
-    cfx_use *inputs;                /* n_inputs distinct producers, in order */
-    uint32_t n_inputs, inputs_cap;
-    cfx_meta *meta;                 /* NULL until some meta is set */
+    uint32_t n_inputs;
     uint32_t mark;                  /* scratch for passes (see cfx_graph_new_stamp) */
     uint32_t seq;                   /* creation index, dense and unique in the graph */
     uint8_t op;                     /* cfx_node_op */
     uint8_t flags;
 };
 
-_Static_assert(sizeof(struct cfx_node) <= 128, "cfx_node must stay within 128 bytes");
+_Static_assert(sizeof(struct cfx_node) <= 112, "cfx_node must stay within 112 bytes");
 
 /* ---- reading ---------------------------------------------------------------------------- */
 

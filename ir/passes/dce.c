@@ -3,12 +3,22 @@
  * FX's pass, unchanged in substance: lint first (a graph that is not topologically ordered
  * would have users counted wrongly), then walk backwards. A node that is pure and unused is
  * erased; erasing drops its uses, so by the time the walk reaches a producer its users count
- * already excludes every dead consumer, and a whole dead chain goes in one pass. The walk
- * steps to the previous node before erasing, though erased nodes keep their links anyway.
+ * already excludes every dead consumer, and a whole dead chain goes in one pass.
+ *
+ * The backward walk goes over the array of nodes lint collected on its forward walk rather
+ * than over the prev links: chasing prev pointers through a million nodes is one dependent
+ * cache miss per node, while the array lets the loads overlap (and be prefetched). Nodes
+ * erased under the walk (by a callback) are skipped; a callback that inserts nodes does not
+ * get them visited.
  *
  * Purity comes from the one shared oracle (side_effects.h) unless the caller passes its own,
  * which is then consulted for every node, as FX calls is_impure_node for every node. */
+#include <stdlib.h>
+
+#include "ir/internal.h"
 #include "ir/passes/dce.h"
+
+enum { PREFETCH_AHEAD = 8 };
 
 int cfx_pass_eliminate_dead_code(cfx_graph *g, const cfx_dce_options *opts, bool *changed)
 {
@@ -16,24 +26,33 @@ int cfx_pass_eliminate_dead_code(cfx_graph *g, const cfx_dce_options *opts, bool
         *changed = false;
     if (!g)
         return CFX_ERR;
-    int rc = cfx_graph_lint(g);
+    cfx_node **order;
+    uint32_t count = g->len;
+    int rc = ir_lint_collect(g, &order);
     if (rc != CFX_OK)
         return rc;
     cfx_impure_fn custom = opts ? opts->is_impure : NULL;
     void *custom_ctx = opts ? opts->is_impure_ctx : NULL;
     bool any = false;
-    for (cfx_node *n = cfx_graph_last(g), *prev; n; n = prev) {
-        prev = cfx_node_prev(n);
+    for (uint32_t i = count; i-- > 0;) {
+        if (i >= PREFETCH_AHEAD)
+            __builtin_prefetch(order[i - PREFETCH_AHEAD]);
+        cfx_node *n = order[i];
+        if (cfx_node_is_erased(n))
+            continue;
         bool impure = custom ? custom(n, custom_ctx) : (n->n_users == 0 && cfx_node_is_impure(n));
         if (impure || n->n_users != 0)
             continue;
         rc = cfx_graph_erase_node(g, n);
-        if (rc != CFX_OK)
+        if (rc != CFX_OK) {
+            free(order);
             return rc;
+        }
         any = true;
         if (opts && opts->on_removed)
             opts->on_removed(n, opts->on_removed_ctx);
     }
+    free(order);
     if (changed)
         *changed = any;
     return CFX_OK;

@@ -221,3 +221,44 @@ Test(ir_dce, lint_failure_stops_dce)
     cfx_error_clear();
     cfx_graph_free(g);
 }
+
+/* The walk goes over a snapshot of the nodes: one erased under it by a callback is skipped,
+ * not erased twice, and the rest of the dead chain still goes. */
+static void erase_other(const cfx_node *n, void *ctx)
+{
+    cfx_node **victim = ctx;
+    if (*victim && cfx_node_name_is(n, "cos")) {
+        cr_expect_eq(cfx_graph_erase_node(cfx_node_graph(n), *victim), CFX_OK);
+        *victim = NULL;
+    }
+}
+
+static void count_warning(const char *message, void *ctx)
+{
+    (void)message;
+    (*(int *)ctx)++;
+}
+
+Test(ir_dce, callback_erases_ahead)
+{
+    int warnings = 0;
+    cfx_set_warning_handler(count_warning, &warnings);
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *lone = OP(g, "aten::neg", NV(x));
+    cfx_node *a = OP(g, "aten::relu", NV(x));
+    cfx_node *b = OP(g, "aten::cos", NV(a));
+    cfx_graph_output(g, NV(x));
+    cfx_node *victim = lone;
+    cfx_dce_options opts = {.on_removed = erase_other, .on_removed_ctx = &victim};
+    bool changed = false;
+    cfx_error_clear();
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, &opts, &changed), CFX_OK, "%s", cfx_error_message());
+    cr_expect(changed);
+    cr_expect_null(victim);
+    cr_expect(cfx_node_is_erased(lone) && cfx_node_is_erased(a) && cfx_node_is_erased(b));
+    cr_expect_eq(cfx_graph_num_nodes(g), 2);
+    cr_expect_eq(warnings, 0, "no double erase");
+    cfx_set_warning_handler(NULL, NULL);
+    cfx_graph_free(g);
+}

@@ -406,3 +406,62 @@ Test(ir_graph, large_fan_out_and_fan_in)
     free(vals);
     cfx_graph_free(g);
 }
+
+/* The users list keeps no tail pointer (the head's prev_user is the tail): removing heads,
+ * tails and middles in any order and appending afterwards must keep insertion order. */
+static void expect_users(const cfx_node *p, cfx_node **want, uint32_t n)
+{
+    cr_assert_eq(cfx_node_num_users(p), n);
+    uint32_t i = 0;
+    for (const cfx_use *u = cfx_node_users(p); u; u = u->next_user, i++) {
+        cr_assert_lt(i, n);
+        cr_expect_eq(u->user, want[i], "user %u", i);
+    }
+    cr_expect_eq(i, n);
+}
+
+Test(ir_graph, users_list_order_under_removal)
+{
+    enum { N = 40 };
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *y = cfx_graph_placeholder(g, "y");
+    cfx_node *live[N + 8];
+    uint32_t n = 0;
+    for (int i = 0; i < N; i++)
+        live[n++] = OP(g, "aten::relu", NV(x));
+    uint32_t seed = 7;
+    for (int step = 0; step < N / 2; step++) {
+        seed = seed * 1103515245u + 12345u;
+        uint32_t k = step % 3 == 0 ? 0 : step % 3 == 1 ? n - 1 : (seed >> 8) % n; /* head, tail, any */
+        cr_assert_eq(cfx_graph_erase_node(g, live[k]), CFX_OK);
+        memmove(&live[k], &live[k + 1], (n - k - 1) * sizeof *live);
+        n--;
+        expect_users(x, live, n);
+    }
+    for (int i = 0; i < 4; i++) {
+        live[n++] = OP(g, "aten::cos", NV(x));
+        expect_users(x, live, n);
+    }
+    /* insert_arg moves the user's use records: x's list must still be in order */
+    cfx_node *mid = live[n / 2];
+    cr_assert_eq(cfx_node_insert_arg(mid, 0, NV(y)), CFX_OK);
+    expect_users(x, live, n);
+    cr_assert_eq(cfx_node_num_users(y), 1);
+    cfx_node *last = live[n - 1];
+    cr_assert_eq(cfx_node_insert_arg(last, 0, NV(y)), CFX_OK); /* moves x's tail record */
+    expect_users(x, live, n);
+    live[n++] = OP(g, "aten::sin", NV(x));
+    expect_users(x, live, n);
+    cfx_node *ylist[2] = {mid, last};
+    expect_users(y, ylist, 2);
+    /* remove everything from the head: an emptied list accepts appends again */
+    for (uint32_t i = 0; i < n; i++)
+        cr_assert_eq(cfx_graph_erase_node(g, live[i]), CFX_OK);
+    expect_users(x, live, 0);
+    live[0] = OP(g, "aten::neg", NV(x));
+    live[1] = OP(g, "aten::neg", NV(x));
+    expect_users(x, live, 2);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    cfx_graph_free(g);
+}

@@ -138,3 +138,113 @@ Test(ir_meta, stack_trace_and_entries)
     cr_expect_eq(cfx_node_meta_get(a, "src")->u.items[0].u.node, x);
     cfx_graph_free(g);
 }
+
+/* Tracing sets the same metadata node after node: the graph keeps one record of each. */
+Test(ir_meta, records_are_shared)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::relu", NV(x));
+    cfx_node *b = OP(g, "aten::relu", NV(a));
+    cfx_node *c = OP(g, "aten::relu", NV(b));
+    int64_t sizes[2] = {64, 64}, strides[2] = {64, 1}, other[2] = {1, 64};
+    cfx_tensor t, u;
+    fake_tensor(&t, sizes, strides, 2, CFX_FLOAT32);
+    fake_tensor(&u, sizes, other, 2, CFX_FLOAT32);
+    cfx_site site = {"m.c", 3, "f"};
+    cfx_node *same[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(cfx_node_set_stack_trace(same[i], &site), CFX_OK);
+        cr_assert_eq(cfx_node_set_val_tensor(same[i], &t), CFX_OK);
+        cr_assert_eq(cfx_node_set_tensor_meta_from_tensor(same[i], &t, false), CFX_OK);
+    }
+    cr_assert_eq(cfx_node_set_val_tensor(c, &u), CFX_OK);
+    cr_assert_eq(cfx_node_set_tensor_meta_from_tensor(c, &u, false), CFX_OK);
+    cr_expect_eq(cfx_node_val(a), cfx_node_val(b));
+    cr_expect_eq(cfx_node_tensor_meta(a), cfx_node_tensor_meta(b));
+    cr_expect_eq(cfx_node_stack_trace(a), cfx_node_stack_trace(b));
+    cr_expect_eq(a->meta, b->meta, "equal meta: one record");
+    /* val and tensor_meta share their dims; other strides are another record */
+    cr_expect_eq(cfx_node_val(a)->sizes, cfx_node_tensor_meta(a)->shape);
+    cr_expect_neq(cfx_node_val(c), cfx_node_val(a));
+    cr_expect_eq(cfx_node_val(c)->strides[0], 1);
+    cr_expect_eq(cfx_node_val(c)->strides[1], 64);
+    cr_expect_eq(cfx_node_tensor_meta(c)->memory_format, -1);
+    cr_expect_null(cfx_node_stack_trace(c));
+    /* changing one node's meta leaves the other's alone */
+    cr_assert_eq(cfx_node_set_val_tensor(b, &u), CFX_OK);
+    cr_expect_eq(cfx_node_val(b), cfx_node_val(c));
+    cr_expect_eq(cfx_node_val(a)->strides[0], 64);
+    cr_expect_eq(cfx_node_stack_trace(b)->line, 3);
+    /* a free-form entry makes the meta private, keeping the typed slots */
+    cr_assert_eq(cfx_node_meta_set(a, "k", cfx_int(1)), CFX_OK);
+    cr_expect_neq(a->meta, b->meta);
+    cr_expect_eq(cfx_node_stack_trace(a), cfx_node_stack_trace(b));
+    cr_expect_eq(cfx_node_val(a)->strides[0], 64);
+    cr_expect_eq(cfx_node_meta_count(b), 0);
+    cr_assert_eq(cfx_node_set_stack_trace(a, &(cfx_site){"n.c", 4, NULL}), CFX_OK);
+    cr_expect_eq(cfx_node_stack_trace(b)->line, 3);
+    cr_expect_eq(cfx_node_stack_trace(a)->line, 4);
+    cr_expect_null(cfx_node_stack_trace(a)->func);
+    cr_expect_eq(cfx_node_meta_get(a, "k")->u.i, 1);
+    cfx_graph_free(g);
+}
+
+/* The site cache is keyed by the caller's pointer, but a reused pointer with other contents
+ * must still give the new contents. */
+Test(ir_meta, site_pointer_reused)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::relu", NV(x));
+    cfx_node *b = OP(g, "aten::relu", NV(a));
+    cfx_node *c = OP(g, "aten::relu", NV(b));
+    char file[8] = "a.c", func[8] = "f";
+    cfx_site site = {file, 1, func};
+    cr_assert_eq(cfx_node_set_stack_trace(a, &site), CFX_OK);
+    file[0] = 'b';
+    cr_assert_eq(cfx_node_set_stack_trace(b, &site), CFX_OK);
+    site.line = 2;
+    func[0] = 'g';
+    cr_assert_eq(cfx_node_set_stack_trace(c, &site), CFX_OK);
+    cr_expect_str_eq(cfx_node_stack_trace(a)->file, "a.c");
+    cr_expect_str_eq(cfx_node_stack_trace(b)->file, "b.c");
+    cr_expect_eq(cfx_node_stack_trace(b)->line, 1);
+    cr_expect_str_eq(cfx_node_stack_trace(b)->func, "f");
+    cr_expect_eq(cfx_node_stack_trace(c)->line, 2);
+    cr_expect_str_eq(cfx_node_stack_trace(c)->func, "g");
+    site.func = NULL;
+    cr_assert_eq(cfx_node_set_stack_trace(c, &site), CFX_OK);
+    cr_expect_null(cfx_node_stack_trace(c)->func);
+    cfx_graph_free(g);
+}
+
+Test(ir_meta, copy_shares_and_self_copy_keeps)
+{
+    cfx_graph *g = cfx_graph_new(), *h = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::relu", NV(x));
+    int64_t sizes[1] = {5}, strides[1] = {1};
+    cfx_tensor t;
+    fake_tensor(&t, sizes, strides, 1, CFX_INT64);
+    cr_assert_eq(cfx_node_set_val_tensor(a, &t), CFX_OK);
+    cr_assert_eq(cfx_node_set_stack_trace(a, &(cfx_site){"m.c", 9, "f"}), CFX_OK);
+    cr_assert_eq(cfx_node_meta_copy(a, a), CFX_OK);
+    cr_expect_eq(cfx_node_stack_trace(a)->line, 9);
+    cr_assert_eq(cfx_node_meta_copy(x, a), CFX_OK); /* same graph: the record is shared */
+    cr_expect_eq(x->meta, a->meta);
+    cfx_node *p = cfx_graph_placeholder(h, "p"), *q = cfx_graph_placeholder(h, "q");
+    cr_assert_eq(cfx_node_meta_copy(p, a), CFX_OK);
+    cr_assert_eq(cfx_node_meta_copy(q, a), CFX_OK);
+    cr_expect_eq(p->meta, q->meta, "copies into another graph share that graph's record");
+    cr_expect_neq(p->meta, a->meta);
+    cr_expect_eq(cfx_node_val(p)->sizes[0], 5);
+    cr_expect_str_eq(cfx_node_stack_trace(q)->func, "f");
+    cr_assert_eq(cfx_node_meta_set(a, "k", cfx_int(2)), CFX_OK);
+    cr_assert_eq(cfx_node_meta_copy(a, a), CFX_OK); /* private self-copy */
+    cr_expect_eq(cfx_node_meta_get(a, "k")->u.i, 2);
+    cr_expect_eq(cfx_node_stack_trace(a)->line, 9);
+    cr_expect_null(cfx_node_meta_get(x, "k"));
+    cfx_graph_free(g);
+    cfx_graph_free(h);
+}

@@ -1,0 +1,63 @@
+/* ir_micro.c - IR-only cost of what the tracer does per node: create a call_function node
+ * on an operator, set stack_trace, val and tensor_meta from a [64, 64] tensor; then lint
+ * and DCE. Not part of `make bench` (built by hand against build-bench/libcfx.a):
+ *   gcc -O2 -I. tools/irbench/ir_micro.c -o /tmp/ir_micro -Wl,--whole-archive \
+ *       build-bench/libcfx.a -Wl,--no-whole-archive $(pkg-config --libs libffi libcjson) -lpthread -lm
+ * Prints ns/node for each phase and arena bytes per node. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cfx.h"
+#include "ir/graph.h"
+#include "ir/passes/dce.h"
+#include "tools/bench/bench.h"
+
+int main(int argc, char **argv)
+{
+    long nodes = argc > 1 ? atol(argv[1]) : 1000000;
+    cfx_dispatcher_init();
+    const cfx_op *ops[3] = {cfx_op_find("aten::add.Tensor"), cfx_op_find("aten::mul.Tensor"),
+                            cfx_op_find("aten::relu")};
+    int64_t sizes[2] = {64, 64}, strides[2] = {64, 1};
+    cfx_tensor t = {0};
+    t.dtype = CFX_FLOAT32;
+    t.device = cfx_device_make(CFX_DEVICE_CPU);
+    t.ndim = 2;
+    t.sizes = sizes;
+    t.strides = strides;
+    static const cfx_site sites[3] = {{"models/chain.c", 10, "chain"}, {"models/chain.c", 11, "chain"},
+                                      {"models/chain.c", 12, "chain"}};
+    double t0 = bench_now_ns();
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *y = x;
+    for (long i = 0; i < nodes; i++) {
+        cfx_value args[2] = {cfx_node_value(y), cfx_node_value(x)};
+        cfx_node *n = cfx_graph_call_op(g, ops[i % 3], args, i % 3 == 2 ? 1 : 2, NULL, 0);
+        cfx_node_set_stack_trace(n, &sites[i % 3]);
+        cfx_meta_val v = {.kind = CFX_MVAL_TENSOR, .dtype = t.dtype, .device = t.device, .n = 2,
+                          .sizes = sizes, .strides = strides};
+        cfx_node_set_val(n, &v);
+        cfx_node_set_tensor_meta_from_tensor(n, &t, false);
+        y = n;
+    }
+    cfx_graph_output(g, cfx_node_value(y));
+    double t1 = bench_now_ns();
+    if (cfx_error_message()) {
+        fprintf(stderr, "error: %s\n", cfx_error_message());
+        return 1;
+    }
+    double l0 = bench_now_ns();
+    int rc = cfx_graph_lint(g);
+    double l1 = bench_now_ns();
+    bool changed;
+    cfx_dce_options d = {0};
+    double d0 = bench_now_ns();
+    rc |= cfx_pass_eliminate_dead_code(g, &d, &changed);
+    double d1 = bench_now_ns();
+    printf("ir: build %7.1f ns/node  arena %6.1f B/node  lint %5.1f ns/node  dce %5.1f ns/node%s\n",
+           (t1 - t0) / nodes, (double)cfx_graph_arena_bytes(g) / nodes, (l1 - l0) / nodes,
+           (d1 - d0) / nodes, rc ? "  (FAILED)" : "");
+    cfx_graph_free(g);
+    return rc != 0;
+}
