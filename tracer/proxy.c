@@ -7,7 +7,12 @@
  * worked out from the schema the first time the operator is seen and kept in a small
  * per-mode table keyed by the operator's address. Arguments are mapped into arrays on the C
  * stack (list arguments holding tensors into one scratch buffer reused across calls); the
- * graph copies them into its arena when it creates the node.
+ * graph copies them into its arena when it creates the node. Node meta (stack_trace, val,
+ * tensor_meta) is a function of the call site and the result's dtype, device, sizes, strides
+ * and offset, and a model calls the same sites with the same shapes over and over: a small
+ * per-mode memo remembers the last node built from each such key, and a new node with an
+ * equal key copies that node's meta (an immutable record the graph shares) instead of
+ * building it again.
  *
  * The args/kwargs split reproduces what a Python __torch_dispatch__ receives, which is what
  * make_fx records: torch/csrc's parseIValuesToPyArgsKwargs turns the boxed stack into
@@ -50,11 +55,34 @@ typedef struct op_plan {
     const cfx_schema *s;
     uint16_t n_args;
     uint16_t kwarg_start;     /* arguments from here on are kwarg-only */
+    uint16_t trim_from;       /* positional arguments [trim_from, kwarg_start) all have defaults */
     uint8_t flags;
+    uint16_t n_returns;
+    uint64_t mapped;          /* lists | enums: non-tensor arguments map_arg may rewrite */
+    uint64_t kw_defaults;     /* bit i: kwarg-only argument i has a default */
     uint64_t lists;           /* bit i: argument i is a list that may hold tensors */
     uint64_t enums;           /* bit i: argument i is ScalarType / Layout / MemoryFormat (?) */
     uint8_t enum_kind[MAX_ARGS]; /* cfx_value_kind an INT there is shown as */
 } op_plan;
+
+enum { MEMO_SLOTS = 16, MEMO_DIMS = 8 };
+
+/* What a fresh call_function node's meta was built from (its call site and result tensor),
+ * and the node it was built on. A later node built from the same things gets the same meta,
+ * so it copies the donor's (cfx_node_meta_copy shares an immutable record) instead of setting
+ * stack_trace, val and tensor_meta one by one. */
+typedef struct meta_memo {
+    cfx_node *donor; /* NULL = empty */
+    const void *val, *tm, *st; /* the donor's meta as set: a changed donor is not used */
+    const char *file, *func;   /* the site's strings (compared by address) */
+    int line;
+    bool fake;
+    int8_t dtype;
+    cfx_device device;
+    int32_t ndim;
+    int64_t storage_offset;
+    int64_t sizes[MEMO_DIMS], strides[MEMO_DIMS];
+} meta_memo;
 
 typedef struct const_entry {
     const cfx_tensor *t; /* NULL = free slot */
@@ -76,6 +104,7 @@ struct cfx_proxy_mode {
     bool params_may_clash; /* some parameter name starts with "_tensor_constant" */
     cfx_value *scratch;  /* list arguments with tensors substituted */
     uint32_t scratch_cap;
+    meta_memo memo[MEMO_SLOTS];
 };
 
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
@@ -181,16 +210,23 @@ static int build_plan(const cfx_op *op, op_plan *p)
     while (k > 0 && s->args[k - 1].kwarg_only)
         k--;
     p->kwarg_start = k;
+    while (k > 0 && s->args[k - 1].has_default)
+        k--;
+    p->trim_from = k;
+    p->n_returns = (uint16_t)s->n_returns;
     for (int i = 0; i < s->n_args; i++) {
         const cfx_type *t = s->args[i].type;
         if (is_list_type(t))
             p->lists |= 1ull << i;
+        if (i >= p->kwarg_start && s->args[i].has_default)
+            p->kw_defaults |= 1ull << i;
         uint8_t ek = enum_kind_of(t);
         if (ek != CFX_V_NONE) {
             p->enums |= 1ull << i;
             p->enum_kind[i] = ek;
         }
     }
+    p->mapped = p->lists | p->enums;
     for (size_t i = 0; i < sizeof data_dependent_ops / sizeof *data_dependent_ops; i++)
         if (names_op(s, data_dependent_ops[i], ""))
             p->flags |= PLAN_DATA_DEPENDENT;
@@ -369,13 +405,9 @@ static const char *constant_name(cfx_proxy_mode *pm, cfx_tensor *t)
     return stored;
 }
 
-cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+/* A tensor not bound to a node: a get_attr for the parameter or interned constant it is. */
+static cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
 {
-    if (!pm || !t)
-        return NULL;
-    cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
-    if (n)
-        return n;
     const char *name = cfx_module_name_of(pm->module, t);
     if (name) {
         /* a parameter: an attribute under its qualified name, registered on first use */
@@ -389,6 +421,18 @@ cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
     return cfx_graph_get_attr(pm->g, name);
 }
 
+/* cfx_proxy_node_of for a non-NULL tensor; the bound case is the hot one. */
+static inline cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+{
+    cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
+    return n ? n : attr_node(pm, t);
+}
+
+cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+{
+    return pm && t ? node_of(pm, t) : NULL;
+}
+
 /* ---- results to nodes -------------------------------------------------------------------------- */
 
 static int set_site(cfx_node *n)
@@ -397,10 +441,9 @@ static int set_site(cfx_node *n)
     return site && site->file ? cfx_node_set_stack_trace(n, site) : CFX_OK;
 }
 
-int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
+/* track_tensor + set_meta for a non-NULL tensor and node. */
+static int track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
 {
-    if (!pm || !t || !n)
-        return CFX_ERR;
     int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
     if (rc != CFX_OK)
         return rc;
@@ -420,6 +463,11 @@ int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
             return rc;
     }
     return cfx_node_set_tensor_meta_from_tensor(n, t, false);
+}
+
+int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
+{
+    return pm && t && n ? track(pm, t, n) : CFX_ERR;
 }
 
 void cfx_proxy_untrack(cfx_proxy_mode *pm, cfx_tensor *t)
@@ -442,7 +490,7 @@ static cfx_node *getitem(cfx_proxy_mode *pm, cfx_node *of, int64_t i)
 static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy)
 {
     if (v.kind == CFX_V_TENSOR)
-        return v.u.t ? cfx_proxy_track(pm, v.u.t, proxy) : CFX_OK;
+        return v.u.t ? track(pm, v.u.t, proxy) : CFX_OK;
     if (v.kind != CFX_V_LIST)
         return CFX_OK;
     for (uint32_t j = 0; j < v.len; j++) {
@@ -451,7 +499,7 @@ static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy)
             return CFX_ERR;
         cfx_value e = v.u.items[j];
         if (e.kind == CFX_V_TENSOR && e.u.t) {
-            int rc = cfx_proxy_track(pm, e.u.t, gi);
+            int rc = track(pm, e.u.t, gi);
             if (rc != CFX_OK)
                 return rc;
         }
@@ -491,6 +539,66 @@ int cfx_proxy_track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *ou
     return CFX_OK;
 }
 
+/* ---- meta of a fresh node -------------------------------------------------------------------- */
+
+static meta_memo *memo_slot(cfx_proxy_mode *pm, const cfx_site *site, const cfx_tensor *t)
+{
+    uint64_t h = (uint64_t)(uintptr_t)(site ? site->file : NULL) ^ (uint64_t)(site ? site->line : 0) * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)t->ndim << 7 ^ (uint64_t)(t->ndim ? t->sizes[0] : 0) * 0xff51afd7ed558ccdull;
+    return &pm->memo[hash_ptr((const void *)(uintptr_t)h) & (MEMO_SLOTS - 1)];
+}
+
+static bool memo_matches(const meta_memo *m, const cfx_site *site, const cfx_tensor *t, bool fake, cfx_device dev)
+{
+    if (!m->donor || m->file != (site ? site->file : NULL) || m->line != (site ? site->line : 0) ||
+        m->func != (site ? site->func : NULL) || m->fake != fake || m->dtype != t->dtype ||
+        m->ndim != t->ndim || m->storage_offset != t->storage_offset || (fake && !cfx_device_eq(m->device, dev)))
+        return false;
+    if (memcmp(m->sizes, t->sizes, (size_t)t->ndim * sizeof *t->sizes) != 0 ||
+        memcmp(m->strides, t->strides, (size_t)t->ndim * sizeof *t->strides) != 0)
+        return false;
+    /* the donor's meta must still be exactly what was set on it */
+    const cfx_node *d = m->donor;
+    return !cfx_node_is_erased(d) && cfx_node_meta_count(d) == 0 && (const void *)cfx_node_val(d) == m->val &&
+           (const void *)cfx_node_tensor_meta(d) == m->tm && (const void *)cfx_node_stack_trace(d) == m->st;
+}
+
+/* track() plus the call site, for a node that has no meta yet (the handler's own node). */
+static int track_fresh(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, const cfx_site *site)
+{
+    if (site && !site->file)
+        site = NULL;
+    bool fake = cfx_tensor_is_fake(t);
+    cfx_device dev = fake ? cfx_tensor_fake_device(t) : t->device;
+    meta_memo *m = t->ndim <= MEMO_DIMS ? memo_slot(pm, site, t) : NULL;
+    if (m && memo_matches(m, site, t, fake, dev)) {
+        int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
+        return rc == CFX_OK ? cfx_node_meta_copy(n, m->donor) : rc;
+    }
+    int rc = site ? cfx_node_set_stack_trace(n, site) : CFX_OK;
+    if (rc == CFX_OK)
+        rc = track(pm, t, n);
+    if (rc != CFX_OK || !m)
+        return rc;
+    *m = (meta_memo){
+        .donor = n,
+        .val = cfx_node_val(n),
+        .tm = cfx_node_tensor_meta(n),
+        .st = cfx_node_stack_trace(n),
+        .file = site ? site->file : NULL,
+        .func = site ? site->func : NULL,
+        .line = site ? site->line : 0,
+        .fake = fake,
+        .dtype = t->dtype,
+        .device = dev,
+        .ndim = t->ndim,
+        .storage_offset = t->storage_offset,
+    };
+    memcpy(m->sizes, t->sizes, (size_t)t->ndim * sizeof *t->sizes);
+    memcpy(m->strides, t->strides, (size_t)t->ndim * sizeof *t->strides);
+    return CFX_OK;
+}
+
 /* ---- the handler ----------------------------------------------------------------------------- */
 
 /* One argument as a node argument. List items with tensors are copied into *scratch. */
@@ -504,7 +612,7 @@ static bool map_arg(cfx_proxy_mode *pm, const op_plan *p, int i, cfx_value v, cf
             return true;
         }
         {
-            cfx_node *n = cfx_proxy_node_of(pm, v.u.t);
+            cfx_node *n = node_of(pm, v.u.t);
             if (!n)
                 return false;
             *out = cfx_node_value(n);
@@ -532,7 +640,7 @@ static bool map_arg(cfx_proxy_mode *pm, const op_plan *p, int i, cfx_value v, cf
             for (uint32_t j = 0; j < v.len; j++) {
                 cfx_value e = v.u.items[j];
                 if (e.kind == CFX_V_TENSOR) {
-                    cfx_node *n = e.u.t ? cfx_proxy_node_of(pm, e.u.t) : NULL;
+                    cfx_node *n = e.u.t ? node_of(pm, e.u.t) : NULL;
                     if (e.u.t && !n)
                         return false;
                     e = n ? cfx_node_value(n) : cfx_none();
@@ -587,18 +695,28 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
         return CFX_ERR_NOMEM;
     cfx_value *scratch = pm->scratch;
 
-    /* parseIValuesToPyArgsKwargs */
+    /* parseIValuesToPyArgsKwargs; only the trailing run of positional arguments that have
+     * defaults can be cut, and only kwarg-only arguments with a default can be dropped */
     uint32_t n_pos = p->kwarg_start;
-    while (n_pos > 0 && equals_default(&s->args[n_pos - 1], stack[n_pos - 1]))
+    while (n_pos > p->trim_from && equals_default(&s->args[n_pos - 1], stack[n_pos - 1]))
         n_pos--;
     cfx_value args[MAX_ARGS];
     cfx_kwarg kwargs[MAX_ARGS];
     uint32_t n_kw = 0;
-    for (uint32_t i = 0; i < n_pos; i++)
-        if (!map_arg(pm, p, (int)i, stack[i], &scratch, &args[i]))
+    for (uint32_t i = 0; i < n_pos; i++) {
+        if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t) {
+            cfx_node *a = node_of(pm, stack[i].u.t);
+            if (!a)
+                return CFX_ERR;
+            args[i] = cfx_node_value(a);
+        } else if (stack[i].kind != CFX_V_TENSOR && !(p->mapped >> i & 1)) {
+            args[i] = stack[i];
+        } else if (!map_arg(pm, p, (int)i, stack[i], &scratch, &args[i])) {
             return CFX_ERR;
+        }
+    }
     for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
-        if (equals_default(&s->args[i], stack[i]))
+        if ((p->kw_defaults >> i & 1) && equals_default(&s->args[i], stack[i]))
             continue;
         kwargs[n_kw].name = s->args[i].name;
         if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))
@@ -607,11 +725,18 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     }
     cfx_node *n = cfx_graph_create_node(pm->g, CFX_NODE_CALL_FUNCTION, cfx_target_op(p->target), args, n_pos,
                                         kwargs, n_kw, NULL);
-    if (!n || set_site(n) != CFX_OK)
+    if (!n)
         return CFX_ERR;
 
+    /* the site is set with the rest of the meta once the result is known */
+    const cfx_site *site = cfx_current_site();
     int rc = cfx_mode_redispatch(p->target, stack);
+    if (rc == CFX_OK && p->n_returns == 1 && stack[0].kind == CFX_V_TENSOR && stack[0].u.t)
+        return track_fresh(pm, stack[0].u.t, n, site);
+    int src = site && site->file ? cfx_node_set_stack_trace(n, site) : CFX_OK;
     if (rc != CFX_OK)
         return rc;
-    return cfx_proxy_track_outputs(pm, n, stack, s->n_returns);
+    if (src != CFX_OK)
+        return src;
+    return cfx_proxy_track_outputs(pm, n, stack, p->n_returns);
 }
