@@ -71,19 +71,17 @@ static void arena_free(schema_arena *a)
     a->head = NULL;
 }
 
-/* The hidden header in front of every cfx_schema: the arena it lives in (the block is the
- * first allocation of the arena's first chunk) and its source text, for
- * cfx_schema_with_name. */
+/* What a cfx_schema pointer really points to: the schema first, then the arena holding
+ * everything it refers to and its source text (for cfx_schema_with_name). The block is its
+ * own allocation, so the pointer a registry keeps is the start of a malloc'd block and
+ * valgrind sees the whole schema as reachable, not "possibly lost". */
 typedef struct schema_block {
+    cfx_schema schema;
     schema_arena a;
     const char *source;
-    cfx_schema schema;
 } schema_block;
 
-static schema_block *block_of(const cfx_schema *s)
-{
-    return (schema_block *)((char *)s - offsetof(schema_block, schema));
-}
+static schema_block *block_of(const cfx_schema *s) { return (schema_block *)s; }
 
 /* ------------------------------------------------------------------ parser helpers */
 
@@ -730,10 +728,11 @@ cfx_schema *cfx_schema_parse(const char *text, char **err)
         return NULL;
     }
     schema_arena a = {NULL};
-    schema_block *blk = arena_alloc(&a, sizeof *blk);
+    schema_block *blk = calloc(1, sizeof *blk);
     size_t len = strlen(text);
     char *source = blk ? arena_alloc(&a, len + 1) : NULL;
     if (!source) {
+        free(blk);
         arena_free(&a);
         if (err)
             *err = strdup("std::bad_alloc");
@@ -751,6 +750,7 @@ cfx_schema *cfx_schema_parse(const char *text, char **err)
             *err = schema_lexer_take_error(&p.L);
         schema_lexer_free(&p.L);
         arena_free(&a);
+        free(blk);
         return NULL;
     }
     schema_lexer_free(&p.L);
@@ -763,8 +763,9 @@ void cfx_schema_free(cfx_schema *s)
 {
     if (!s)
         return;
-    schema_arena a = block_of(s)->a;
-    arena_free(&a);
+    schema_block *blk = block_of(s);
+    arena_free(&blk->a);
+    free(blk);
 }
 
 /* Parsing is deterministic, so re-parsing the source gives an identical tree (fresh "$N"
