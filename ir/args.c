@@ -213,46 +213,168 @@ bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx)
 
 /* ---- uses -------------------------------------------------------------------------------- */
 
-static inline void link_use(cfx_use *u)
+/* Reserves count consecutive use ids (records not initialized); 0 on OOM, error set. */
+static uint32_t use_alloc(cfx_graph *g, uint32_t count)
 {
-    cfx_node *p = u->producer;
-    cfx_use *head = p->users_head;
-    u->next_user = NULL;
+    if (g->n_uses == 0)
+        g->n_uses = 1; /* id 0 means "none" */
+    if (count > UINT32_MAX - g->n_uses) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory (too many uses)");
+        return 0;
+    }
+    uint32_t first = g->n_uses;
+    uint32_t need = ((first + count - 1) >> IR_USE_SHIFT) + 1;
+    if (need > g->ublock_cap) {
+        uint32_t cap = g->ublock_cap ? g->ublock_cap : 8;
+        while (cap < need)
+            cap *= 2;
+        ir_use **t = realloc(g->ublock, cap * sizeof *t);
+        if (!t) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            return 0;
+        }
+        memset(t + g->ublock_cap, 0, (cap - g->ublock_cap) * sizeof *t);
+        g->ublock = t;
+        g->ublock_cap = cap;
+    }
+    for (uint32_t b = first >> IR_USE_SHIFT; b < need; b++) {
+        if (g->ublock[b])
+            continue; /* the block holding earlier ids */
+        g->ublock[b] = cfx_arena_alloc(&g->arena, sizeof(ir_use) << IR_USE_SHIFT);
+        if (!g->ublock[b]) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            return 0;
+        }
+    }
+    g->n_uses = first + count;
+    return first;
+}
+
+/* A ref to node p from records of g: its seq, or an entry of g's ext[]. */
+static bool node_ref(cfx_graph *g, cfx_node *p, uint32_t *ref)
+{
+    if (p->graph == g) {
+        *ref = p->seq;
+        return true;
+    }
+    if (g->n_ext == g->ext_cap) {
+        uint32_t cap = g->ext_cap ? g->ext_cap * 2 : 8;
+        cfx_node **t = cap < g->ext_cap || cap > IR_EXT ? NULL : realloc(g->ext, cap * sizeof *t);
+        if (!t)
+            return false;
+        g->ext = t;
+        g->ext_cap = cap;
+    }
+    g->ext[g->n_ext] = p;
+    *ref = IR_EXT | g->n_ext++;
+    return true;
+}
+
+/* Appends list record id (of g, producer local to g) to its producer's users. */
+static inline void link_use(cfx_graph *g, uint32_t id)
+{
+    ir_use *u = ir_use_at(g, id);
+    cfx_node *p = ir_node_at(g, u->producer);
+    uint32_t head = p->users_head;
+    u->next = 0;
     if (!head) {
-        u->prev_user = u;
-        p->users_head = u;
+        u->prev = id;
+        p->users_head = id;
     } else {
-        cfx_use *tail = head->prev_user;
-        tail->next_user = u;
-        u->prev_user = tail;
-        head->prev_user = u;
+        ir_use *h = ir_use_at(g, head);
+        ir_use_at(g, h->prev)->next = id;
+        u->prev = h->prev;
+        h->prev = id;
     }
     p->n_users++;
 }
 
-static inline void unlink_use(cfx_use *u)
+static inline void unlink_use(cfx_graph *g, uint32_t id)
 {
-    cfx_node *p = u->producer;
-    cfx_use *head = p->users_head;
-    if (u == head) {
-        p->users_head = u->next_user;
-        if (u->next_user)
-            u->next_user->prev_user = u->prev_user; /* the tail */
+    ir_use *u = ir_use_at(g, id);
+    cfx_node *p = ir_node_at(g, u->producer);
+    uint32_t head = p->users_head;
+    if (id == head) {
+        p->users_head = u->next;
+        if (u->next)
+            ir_use_at(g, u->next)->prev = u->prev; /* the tail */
     } else {
-        u->prev_user->next_user = u->next_user;
-        if (u->next_user)
-            u->next_user->prev_user = u->prev_user;
+        ir_use_at(g, u->prev)->next = u->next;
+        if (u->next)
+            ir_use_at(g, u->next)->prev = u->prev;
         else
-            head->prev_user = u->prev_user; /* u was the tail */
+            ir_use_at(g, head)->prev = u->prev; /* u was the tail */
     }
     p->n_users--;
+}
+
+/* Drops the use recorded in n's input record id. */
+static inline void unlink_input(cfx_graph *g, uint32_t id)
+{
+    ir_use *u = ir_use_at(g, id);
+    if (u->producer & IR_EXT)
+        unlink_use(g->ext[u->producer & ~IR_EXT]->graph, u->next);
+    else
+        unlink_use(g, id);
+}
+
+/* Fills n's input record id with a use of p and links it. */
+static int add_use(cfx_node *n, uint32_t id, cfx_node *p)
+{
+    cfx_graph *g = n->graph;
+    ir_use *u = ir_use_at(g, id);
+    u->user = n->seq;
+    if (p->graph == g) {
+        u->producer = p->seq;
+        link_use(g, id);
+        return CFX_OK;
+    }
+    /* across graphs: a second record in the producer's graph carries the list links */
+    cfx_graph *h = p->graph;
+    uint32_t pref, uref;
+    if (!node_ref(g, p, &pref) || !node_ref(h, n, &uref))
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    uint32_t other = use_alloc(h, 1);
+    if (!other)
+        return CFX_ERR_NOMEM;
+    ir_use *v = ir_use_at(h, other);
+    v->producer = p->seq;
+    v->user = uref;
+    link_use(h, other);
+    u = ir_use_at(g, id);
+    u->producer = pref;
+    u->prev = 0;
+    u->next = other;
+    g->has_foreign_uses = true;
+    return CFX_OK;
 }
 
 void ir_unlink_inputs(cfx_node *n)
 {
     for (uint32_t i = 0; i < n->n_inputs; i++)
-        unlink_use(&n->inputs[i]);
+        unlink_input(n->graph, n->inputs + i);
     n->n_inputs = 0;
+}
+
+cfx_node *cfx_node_input(const cfx_node *n, uint32_t i)
+{
+    return ir_input(n, i);
+}
+
+cfx_node *cfx_node_next_user(cfx_user_iter *it)
+{
+    if (!it->use)
+        return NULL;
+    const ir_use *u = ir_use_at(it->graph, it->use);
+    it->use = u->next;
+    return ir_ref(it->graph, u->user);
+}
+
+cfx_node *cfx_node_first_user(const cfx_node *n, cfx_user_iter *it)
+{
+    it->graph = n->graph;
+    it->use = n->users_head;
+    return cfx_node_next_user(it);
 }
 
 /* Collecting distinct producers in first-seen order. */
@@ -383,27 +505,24 @@ static int collect_inputs(cfx_node *n, collector *c)
 int ir_rebuild_inputs(cfx_node *n)
 {
     cfx_graph *g = n->graph;
-    uint32_t cap = n->n_inputs; /* the array is reused when the new inputs fit */
+    uint32_t cap = n->n_inputs; /* the run is reused when the new inputs fit */
     ir_unlink_inputs(n);
     collector c;
     int rc = collect_inputs(n, &c);
     if (rc != CFX_OK)
         return rc;
     if (c.count > cap) {
-        cfx_use *u = cfx_arena_alloc(&g->arena, (size_t)c.count * sizeof *u);
-        if (!u)
-            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        n->inputs = u;
+        uint32_t first = use_alloc(g, c.count);
+        if (!first)
+            return CFX_ERR_NOMEM;
+        n->inputs = first;
     }
     for (uint32_t i = 0; i < c.count; i++) {
-        cfx_use *u = &n->inputs[i];
-        u->producer = g->scratch[i];
-        u->user = n;
-        if (u->producer->graph != g)
-            g->has_foreign_uses = true;
-        link_use(u);
+        rc = add_use(n, n->inputs + i, g->scratch[i]);
+        if (rc != CFX_OK)
+            return rc;
+        n->n_inputs = i + 1;
     }
-    n->n_inputs = c.count;
     return CFX_OK;
 }
 
@@ -425,42 +544,43 @@ int ir_add_inputs_from(cfx_node *n, cfx_value *v)
     for (uint32_t i = 0; i < c.count; i++) {
         bool have = false;
         for (uint32_t j = 0; j < n->n_inputs && !have; j++)
-            have = n->inputs[j].producer == g->scratch[i];
+            have = ir_input(n, j) == g->scratch[i];
         if (!have)
             g->scratch[add++] = g->scratch[i];
     }
     if (!add)
         return CFX_OK;
     uint32_t total = n->n_inputs + add;
-    cfx_use *u = cfx_arena_alloc(&g->arena, (size_t)total * sizeof *u);
-    if (!u)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    /* move the records and repoint their neighbours (each producer's list holds one of them) */
+    uint32_t first = use_alloc(g, total);
+    if (!first)
+        return CFX_ERR_NOMEM;
+    /* move the records and repoint their neighbours (each producer's list holds one of them);
+     * a cross-graph record only points at its partner, which stays put */
     for (uint32_t i = 0; i < n->n_inputs; i++) {
-        cfx_use *old = &n->inputs[i], *nu = &u[i];
-        cfx_node *p = old->producer;
+        uint32_t from = n->inputs + i, to = first + i;
+        ir_use *old = ir_use_at(g, from), *nu = ir_use_at(g, to);
         *nu = *old;
-        if (p->users_head == old) {
-            p->users_head = nu;
-            if (nu->prev_user == old)
-                nu->prev_user = nu; /* alone in the list */
+        if (nu->producer & IR_EXT)
+            continue;
+        cfx_node *p = ir_node_at(g, nu->producer);
+        if (p->users_head == from) {
+            p->users_head = to;
+            if (nu->prev == from)
+                nu->prev = to; /* alone in the list */
         } else {
-            nu->prev_user->next_user = nu;
+            ir_use_at(g, nu->prev)->next = to;
         }
-        if (nu->next_user)
-            nu->next_user->prev_user = nu;
-        else if (p->users_head != nu)
-            p->users_head->prev_user = nu; /* the tail moved */
+        if (nu->next)
+            ir_use_at(g, nu->next)->prev = to;
+        else if (p->users_head != to)
+            ir_use_at(g, p->users_head)->prev = to; /* the tail moved */
     }
-    n->inputs = u;
+    n->inputs = first;
     for (uint32_t i = 0; i < add; i++) {
-        cfx_use *u = &n->inputs[n->n_inputs + i];
-        u->producer = g->scratch[i];
-        u->user = n;
-        if (u->producer->graph != g)
-            g->has_foreign_uses = true;
-        link_use(u);
+        int rc = add_use(n, first + n->n_inputs, g->scratch[i]);
+        if (rc != CFX_OK)
+            return rc;
+        n->n_inputs++;
     }
-    n->n_inputs = total;
     return CFX_OK;
 }

@@ -49,7 +49,7 @@ void cfx_graph_free(cfx_graph *g)
         /* our use records sit in other graphs' users lists: take them out */
         for (cfx_node *n = g->root.next; n != &g->root; n = n->next)
             for (uint32_t i = 0; i < n->n_inputs; i++)
-                if (n->inputs[i].producer->graph != g) {
+                if (ir_use_at(g, n->inputs + i)->producer & IR_EXT) {
                     ir_unlink_inputs(n);
                     break;
                 }
@@ -59,11 +59,45 @@ void cfx_graph_free(cfx_graph *g)
     ir_meta_free(g);
     free(g->scratch);
     free(g->hset);
+    free(g->nblock);
+    free(g->ublock);
+    free(g->ext);
     cfx_arena_free(&g->arena);
     free(g);
 }
 
 /* ---- creation ---------------------------------------------------------------------------- */
+
+/* Node records sit in blocks of the node table, found by seq. A block is one arena
+ * allocation, so the records are packed at their own size, not rounded up to 16 bytes. */
+cfx_node *ir_node_slot(cfx_graph *g)
+{
+    uint32_t seq = g->n_created;
+    uint32_t b = seq >> IR_NODE_SHIFT;
+    if (seq >= IR_EXT) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory (too many nodes)");
+        return NULL;
+    }
+    if (b >= g->nblock_cap) {
+        uint32_t cap = g->nblock_cap ? g->nblock_cap * 2 : 8;
+        cfx_node **t = realloc(g->nblock, cap * sizeof *t);
+        if (!t) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            return NULL;
+        }
+        memset(t + g->nblock_cap, 0, (cap - g->nblock_cap) * sizeof *t);
+        g->nblock = t;
+        g->nblock_cap = cap;
+    }
+    if (!g->nblock[b]) {
+        g->nblock[b] = cfx_arena_alloc(&g->arena, sizeof(cfx_node) << IR_NODE_SHIFT);
+        if (!g->nblock[b]) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            return NULL;
+        }
+    }
+    return ir_node_at(g, seq);
+}
 
 static void link_before(cfx_node *at, cfx_node *x)
 {
@@ -169,12 +203,11 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
         free(msg);
         return NULL;
     }
-    cfx_node *n = cfx_arena_alloc(&g->arena, sizeof *n);
-    if (!n) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    cfx_node *n = ir_node_slot(g);
+    if (!n)
         return NULL;
-    }
     memset(n, 0, sizeof *n);
+    n->seq = g->n_created; /* the slot is taken only if the node is made */
     n->graph = g;
     n->target = info;
     n->op = (uint8_t)op;
@@ -185,9 +218,11 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
         return NULL;
     n->n_args = n_args;
     n->n_kwargs = n_kwargs;
-    if (ir_rebuild_inputs(n) != CFX_OK)
+    if (ir_rebuild_inputs(n) != CFX_OK) {
+        ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
         return NULL;
-    n->seq = g->n_created++;
+    }
+    g->n_created++;
     if (g->insert.after)
         link_before(at->next, n);
     else
@@ -312,9 +347,10 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
         cfx_buf_puts(&b, "Tried to erase Node ");
         ir_print_name(n, &b);
         cfx_buf_printf(&b, " but it still had %u users in the graph: {", n->n_users);
-        for (const cfx_use *u = n->users_head; u; u = u->next_user) {
-            ir_print_name(u->user, &b);
-            cfx_buf_puts(&b, u->next_user ? ": None, " : ": None");
+        cfx_user_iter it;
+        for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) {
+            ir_print_name(u, &b);
+            cfx_buf_puts(&b, it.use ? ": None, " : ": None");
         }
         cfx_buf_puts(&b, "}!");
         char *msg = cfx_buf_take(&b);

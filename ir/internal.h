@@ -14,6 +14,25 @@ typedef struct ir_hcons {
     uint32_t cap, count;
 } ir_hcons;
 
+/* One use record: `user` has `producer` among its inputs. Both are node refs (below); prev
+ * and next are use ids (0 = none) linking the producer's users list, whose head's prev is
+ * the tail (O(1) append without a tail field in every node).
+ *
+ * A use across graphs (user in A, producer in B) takes two records: A's, in the user's run,
+ * has producer = IR_EXT|k (A's ext[k] is the producer) and next = the id of B's record, which
+ * sits in the producer's list with user = IR_EXT|j (B's ext[j] is the user). */
+typedef struct ir_use {
+    uint32_t producer, user, prev, next;
+} ir_use;
+
+/* A node ref: the node's seq in the same graph, or IR_EXT|index into that graph's ext[]. */
+#define IR_EXT 0x80000000u
+
+enum {
+    IR_NODE_SHIFT = 7,  /* 128 nodes per node-table block */
+    IR_USE_SHIFT = 9,   /* 512 records per use-table block */
+};
+
 struct cfx_graph {
     cfx_node root;              /* sentinel of the circular node list */
     cfx_arena arena;
@@ -28,6 +47,12 @@ struct cfx_graph {
     uint32_t scratch_cap;
     cfx_node **hset;            /* reusable pointer set for deduplicating many inputs */
     uint32_t hset_cap;
+    cfx_node **nblock;          /* node table: node seq -> nblock[seq >> IR_NODE_SHIFT][low bits] */
+    ir_use **ublock;            /* use table, the same way (id 0 is never handed out) */
+    uint32_t nblock_cap, ublock_cap;
+    uint32_t n_uses;            /* next use id */
+    uint32_t n_ext, ext_cap;
+    cfx_node **ext;             /* nodes of other graphs named by IR_EXT refs */
     bool has_foreign_uses;      /* some use links a node of another graph */
     bool names_unchecked;       /* cfx_node_set_name_unchecked was used: lint checks names */
     cfx_module_impure_fn module_impure;
@@ -41,6 +66,26 @@ struct cfx_graph {
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
     const void *last_dims, *last_val, *last_tm; /* the records interned last */
 };
+
+static inline cfx_node *ir_node_at(const cfx_graph *g, uint32_t seq)
+{
+    return &g->nblock[seq >> IR_NODE_SHIFT][seq & ((1u << IR_NODE_SHIFT) - 1)];
+}
+static inline ir_use *ir_use_at(const cfx_graph *g, uint32_t id)
+{
+    return &g->ublock[id >> IR_USE_SHIFT][id & ((1u << IR_USE_SHIFT) - 1)];
+}
+static inline cfx_node *ir_ref(const cfx_graph *g, uint32_t ref)
+{
+    return ref & IR_EXT ? g->ext[ref & ~IR_EXT] : ir_node_at(g, ref);
+}
+/* cfx_node_input, inlined for the ir/ loops. */
+static inline cfx_node *ir_input(const cfx_node *n, uint32_t i)
+{
+    return ir_ref(n->graph, ir_use_at(n->graph, n->inputs + i)->producer);
+}
+/* The next node record (seq g->n_created), not zeroed; NULL + error on OOM. */
+cfx_node *ir_node_slot(cfx_graph *g);
 
 /* cfx_graph_lint that, if order is non-NULL and the graph is well formed, also returns the
  * live nodes in graph order (malloc'd, cfx_graph_num_nodes entries; NULL when empty). */

@@ -114,7 +114,7 @@ static int check_node(cfx_graph *g, cfx_node *n, uint32_t stamp, cfx_name *names
         return fail(&b);
     }
     for (uint32_t i = 0; i < n->n_inputs; i++) {
-        const cfx_node *a = n->inputs[i].producer;
+        const cfx_node *a = ir_input(n, i);
         if (a->graph != g)
             return arg_error(g, a, n,
                              "does not belong to this Graph, but was used as an argument! If you are "

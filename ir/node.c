@@ -210,8 +210,9 @@ int64_t cfx_node_replace_all_uses_with(cfx_node *old, cfx_node *replacement, cfx
     if (!users)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     uint32_t i = 0;
-    for (const cfx_use *u = old->users_head; u; u = u->next_user)
-        users[i++] = u->user;
+    cfx_user_iter it;
+    for (cfx_node *u = cfx_node_first_user(old, &it); u; u = cfx_node_next_user(&it))
+        users[i++] = u;
     uint32_t done = 0;
     for (i = 0; i < k; i++) {
         if (filter && !filter(users[i], ctx))

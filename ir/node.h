@@ -5,10 +5,12 @@
  * links FX keeps in `_input_nodes` and `users`. Args are cfx_values that may reference other
  * nodes (CFX_V_NODE), nested in lists and tuples; the graph deep-copies them into its arena.
  *
- * Def-use links are use records (cfx_use), one per (user, distinct input) pair, owned by the
- * user in an array (its `_input_nodes`, in args-then-kwargs order) and threaded into the
- * producer's doubly linked `users` list (insertion ordered). Adding or dropping a use is O(1),
- * so a node with a million users costs no more per use than one with two. Exactly as in FX,
+ * Def-use links are use records, one per (user, distinct input) pair, owned by the user in a
+ * run of consecutive records (its `_input_nodes`, in args-then-kwargs order) and threaded into
+ * the producer's doubly linked `users` list (insertion ordered). Records and nodes are named by
+ * 32-bit ids into the graph's tables (internal.h), so a use costs 16 bytes, not 32. Adding or
+ * dropping a use is O(1), so a node with a million users costs no more per use than one with
+ * two. Exactly as in FX,
  * changing a node's args or kwargs removes the node from all its old producers' users and
  * re-appends it to each new producer's users.
  *
@@ -52,20 +54,22 @@ typedef struct cfx_kwarg {
     cfx_value value;
 } cfx_kwarg;
 
-/* One use: `user` has `producer` among its input nodes. The producer's users list is linked
- * through next_user (NULL-terminated); prev_user links backwards except at the head, whose
- * prev_user is the tail (so appending is O(1) without a tail pointer in every node). */
-typedef struct cfx_use {
-    cfx_node *producer;
-    cfx_node *user;
-    struct cfx_use *prev_user, *next_user; /* producer's users list */
-} cfx_use;
+/* A walk over a node's users, in insertion order:
+ *   cfx_user_iter it;
+ *   for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) ...
+ * The iterator has already stepped past the user it returned, so that user may drop its use
+ * of n during the walk. */
+typedef struct cfx_user_iter {
+    const cfx_graph *graph;
+    uint32_t use;
+} cfx_user_iter;
 
 enum {
     CFX_NODE_ERASED = 1 << 0,
 };
 
-/* Ordered so that the record packs into 112 bytes (the arena aligns records to 16). */
+/* Nodes live in arrays of the graph's node table (no per-record 16-byte rounding), so
+ * every byte here is paid a million times in a million-node graph. */
 struct cfx_node {
     cfx_node *prev, *next;          /* graph order (circular, through the sentinel) */
     cfx_graph *graph;
@@ -73,20 +77,20 @@ struct cfx_node {
     cfx_value *args;                /* n_args values, arena-owned */
     cfx_kwarg *kwargs;              /* n_kwargs pairs, names interned */
     const char *name_base;          /* name = cfx_name{name_base, name_suffix} */
-    cfx_use *users_head;            /* users in insertion order (see cfx_use) */
-    cfx_use *inputs;                /* n_inputs distinct producers, in order */
     cfx_meta *meta;                 /* NULL until some meta is set; may be shared */
     uint32_t n_args, n_kwargs;
     int32_t name_suffix;
     uint32_t n_users;
     uint32_t n_inputs;
+    uint32_t users_head;            /* first use id of the users list, 0 = none */
+    uint32_t inputs;                /* use id of the first of n_inputs consecutive records */
     uint32_t mark;                  /* scratch for passes (see cfx_graph_new_stamp) */
-    uint32_t seq;                   /* creation index, dense and unique in the graph */
+    uint32_t seq;                   /* creation index, dense and unique in the graph: its id */
     uint8_t op;                     /* cfx_node_op */
     uint8_t flags;
 };
 
-_Static_assert(sizeof(struct cfx_node) <= 112, "cfx_node must stay within 112 bytes");
+_Static_assert(sizeof(struct cfx_node) <= 104, "cfx_node must stay within 104 bytes");
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
@@ -100,11 +104,12 @@ static inline cfx_value cfx_node_arg(const cfx_node *n, uint32_t i) { return n->
 static inline uint32_t cfx_node_num_kwargs(const cfx_node *n) { return n->n_kwargs; }
 static inline const cfx_kwarg *cfx_node_kwargs(const cfx_node *n) { return n->kwargs; }
 static inline uint32_t cfx_node_num_users(const cfx_node *n) { return n->n_users; }
-/* Users in insertion order: for (const cfx_use *u = cfx_node_users(n); u; u = u->next_user) */
-static inline const cfx_use *cfx_node_users(const cfx_node *n) { return n->users_head; }
+/* Users in insertion order (see cfx_user_iter); NULL after the last. */
+cfx_node *cfx_node_first_user(const cfx_node *n, cfx_user_iter *it);
+cfx_node *cfx_node_next_user(cfx_user_iter *it);
 /* all_input_nodes: distinct node references of args then kwargs, first occurrence order. */
 static inline uint32_t cfx_node_num_inputs(const cfx_node *n) { return n->n_inputs; }
-static inline cfx_node *cfx_node_input(const cfx_node *n, uint32_t i) { return n->inputs[i].producer; }
+cfx_node *cfx_node_input(const cfx_node *n, uint32_t i);
 static inline const cfx_target_info *cfx_node_target_info(const cfx_node *n) { return n->target; }
 static inline cfx_target cfx_node_target(const cfx_node *n) { return cfx_target_from_info(n->target); }
 /* The operator of a call_function node with an operator target, else NULL. */

@@ -430,7 +430,7 @@ static void end_statement(gen *s, const cfx_node *n)
     }
     uint32_t k = 0;
     for (uint32_t i = 0; i < n->n_inputs; i++) {
-        const cfx_node *p = n->inputs[i].producer;
+        const cfx_node *p = ir_input(n, i);
         if (p->graph == s->g && s->last_user[p->seq] == n->seq) {
             if (k++)
                 PB_LIT(b, " = ");
@@ -504,7 +504,7 @@ int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *
     /* last uses: walking backwards, the first user seen of each node is its last */
     for (cfx_node *n = cfx_graph_last(g); n; n = cfx_node_prev(n))
         for (uint32_t i = 0; i < n->n_inputs; i++) {
-            const cfx_node *p = n->inputs[i].producer;
+            const cfx_node *p = ir_input(n, i);
             if (p->graph == g && s.last_user[p->seq] == UINT32_MAX)
                 s.last_user[p->seq] = n->seq;
         }

@@ -13,9 +13,10 @@ static void show(cfx_buf *b, const char *tag, const cfx_node *n)
     cfx_buf_printf(b, "%s ", tag);
     cfx_node_print_name(n, b);
     cfx_buf_puts(b, " users=[");
-    for (const cfx_use *u = cfx_node_users(n); u; u = u->next_user) {
-        cfx_node_print_name(u->user, b);
-        if (u->next_user)
+    cfx_user_iter it;
+    for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) {
+        cfx_node_print_name(u, b);
+        if (it.use)
             cfx_buf_puts(b, ", ");
     }
     cfx_buf_puts(b, "] inputs=[");
@@ -104,7 +105,8 @@ Test(ir_graph, users_scenario_golden)
     cr_expect_eq(cfx_node_num_args(c), 3);
     cr_expect_eq(cfx_node_num_inputs(c), 4);
     cr_expect_eq(cfx_node_input(c, 3), y);
-    cr_expect_eq(cfx_node_users(y)->user, c);
+    cfx_user_iter it;
+    cr_expect_eq(cfx_node_first_user(y, &it), c);
     cr_expect_eq(cfx_node_input(c, 0), b);
     cr_assert_eq(cfx_node_insert_arg(c, 3, NV(a)), CFX_OK); /* already an input: nothing moves */
     cr_expect_eq(cfx_node_num_inputs(c), 4);
@@ -402,20 +404,22 @@ Test(ir_graph, large_fan_out_and_fan_in)
     cr_assert_eq(cfx_node_set_args(cat, VALS(cfx_list(vals, N)), 1), CFX_OK);
     cr_expect_eq(cfx_node_num_inputs(cat), 1000);
     cfx_node *first = cfx_node_input(cat, 0);
-    cr_expect_eq(cfx_node_users(first)->user, cat);
+    cfx_user_iter it;
+    cr_expect_eq(cfx_node_first_user(first, &it), cat);
     free(vals);
     cfx_graph_free(g);
 }
 
-/* The users list keeps no tail pointer (the head's prev_user is the tail): removing heads,
+/* The users list keeps no tail pointer (the head's prev is the tail): removing heads,
  * tails and middles in any order and appending afterwards must keep insertion order. */
 static void expect_users(const cfx_node *p, cfx_node **want, uint32_t n)
 {
     cr_assert_eq(cfx_node_num_users(p), n);
     uint32_t i = 0;
-    for (const cfx_use *u = cfx_node_users(p); u; u = u->next_user, i++) {
+    cfx_user_iter it;
+    for (cfx_node *u = cfx_node_first_user(p, &it); u; u = cfx_node_next_user(&it), i++) {
         cr_assert_lt(i, n);
-        cr_expect_eq(u->user, want[i], "user %u", i);
+        cr_expect_eq(u, want[i], "user %u", i);
     }
     cr_expect_eq(i, n);
 }
