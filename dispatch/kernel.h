@@ -3,8 +3,9 @@
  * Every valid kernel can be called boxed: arguments on a cfx_value stack, results written
  * back to the front of the same stack. A kernel registered as a plain C function also keeps
  * its unboxed pointer, so typed wrappers (ops.h) call it directly without boxing, as
- * PyTorch's unboxed fast path does; its boxed entry is a libffi adapter built once from the
- * schema (boxing.h). A fallthrough kernel is only a marker: the dispatcher masks its key out
+ * PyTorch's unboxed fast path does. Its boxed entry is, for built-in kernels, a trampoline
+ * generated from ops.def (PyTorch's make_boxed_from_unboxed_functor), and for user kernels a
+ * libffi adapter built once from the schema (boxing.h). A fallthrough kernel is only a marker: the dispatcher masks its key out
  * and never calls it. */
 #ifndef CFX_KERNEL_H
 #define CFX_KERNEL_H

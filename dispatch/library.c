@@ -395,6 +395,14 @@ int cfx_library_impl_boxed_at(cfx_library *lib, const char *name, cfx_dispatch_k
     return impl_common(lib, name, key, fn, ctx, NULL, false, file, line);
 }
 
+int cfx_library_impl_boxed_unboxed_at(cfx_library *lib, const char *name, cfx_dispatch_key key, cfx_fnptr unboxed,
+                                      cfx_boxed_fn boxed, void *ctx, const char *file, int line)
+{
+    if (lib && (!unboxed || !boxed))
+        return cfx_error_set(CFX_ERR, NULL, "impl(\"%s\", ...): the kernel function is NULL", name ? name : "");
+    return impl_common(lib, name, key, boxed, ctx, unboxed, false, file, line);
+}
+
 int cfx_library_impl_fallthrough_at(cfx_library *lib, const char *name, cfx_dispatch_key key, const char *file,
                                     int line)
 {

@@ -45,6 +45,14 @@ int cfx_library_impl_at(cfx_library *lib, const char *name, cfx_dispatch_key key
                         const char *file, int line);
 int cfx_library_impl_boxed_at(cfx_library *lib, const char *name, cfx_dispatch_key key,
                               cfx_boxed_fn fn, void *ctx, const char *file, int line);
+/* impl(name, fn, key) for a C function that brings its own boxed entry, compiled for its
+ * signature (the built-in kernels: ops.h generates one per operator of ops.def, as c10's
+ * make_boxed_from_unboxed_functor does). boxed(ctx, ...) must call unboxed with the schema's
+ * C signature; it replaces the libffi adapter, while unboxed stays the typed wrappers' fast
+ * path and the dump shows the inferred schema and "[ boxed unboxed ]" as for CFX_IMPL. */
+int cfx_library_impl_boxed_unboxed_at(cfx_library *lib, const char *name, cfx_dispatch_key key,
+                                      cfx_fnptr unboxed, cfx_boxed_fn boxed, void *ctx,
+                                      const char *file, int line);
 int cfx_library_impl_fallthrough_at(cfx_library *lib, const char *name, cfx_dispatch_key key,
                                     const char *file, int line);
 #define CFX_IMPL(lib, name, key, fn) cfx_library_impl_at((lib), (name), (key), (cfx_fnptr)(fn), __FILE__, __LINE__)

@@ -13,7 +13,9 @@
  * A kernel registered as a plain C function has no boxed entry of its own; its libffi adapter
  * needs the schema, so it is built when both the kernel and the def exist and dropped when
  * either goes away. Because the table holds copies of kernels, a change of adapter refreshes
- * the whole table. */
+ * the whole table. A C function registered together with a boxed entry compiled for its
+ * signature (the built-in kernels, ops.h) needs no adapter: it keeps that entry for life and
+ * only its inferred schema text follows the def. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,35 +277,49 @@ cfx_op *cfx_opentry_new(const char *qualified_name)
     return op;
 }
 
-static void entry_drop_adapter(cfx_kernel_entry *e)
+/* A C function that came with its own boxed entry: an unboxed kernel whose boxed entry is set
+ * but is not an adapter (an adapter's entry is only set while the adapter exists). */
+static bool entry_own_boxed(const cfx_kernel_entry *e)
 {
-    if (!e->adapter)
-        return;
-    cfx_adapter_free(e->adapter);
-    free(e->inferred);
-    e->adapter = NULL;
-    e->inferred = NULL;
-    e->kernel.boxed = NULL;
-    e->kernel.ctx = NULL;
-    e->kernel.inferred_schema = NULL;
+    return e->kernel.unboxed && e->kernel.boxed && !e->adapter;
 }
 
+/* Undoes entry_build_adapter: the schema went away (or the build is being rolled back). */
+static void entry_drop_adapter(cfx_kernel_entry *e)
+{
+    if (!e->inferred)
+        return;
+    free(e->inferred);
+    e->inferred = NULL;
+    e->kernel.inferred_schema = NULL;
+    if (!e->adapter)
+        return; /* an own boxed entry stays */
+    cfx_adapter_free(e->adapter);
+    e->adapter = NULL;
+    e->kernel.boxed = NULL;
+    e->kernel.ctx = NULL;
+}
+
+/* The schema is known: the inferred schema text, and the libffi adapter unless the kernel
+ * brought its own boxed entry. */
 static int entry_build_adapter(cfx_kernel_entry *e, const cfx_schema *s)
 {
-    cfx_adapter *a = cfx_adapter_new(s, e->kernel.unboxed);
-    if (!a)
+    cfx_adapter *a = NULL;
+    if (!entry_own_boxed(e) && !(a = cfx_adapter_new(s, e->kernel.unboxed)))
         return cfx_error_occurred() ? cfx_error_status() : cfx_error_set(CFX_ERR, cfx_op_name(e->op),
                                                                          "cannot build a boxed adapter");
     char *inf = cfx_adapter_inferred_schema(s);
     if (!inf) {
         cfx_adapter_free(a);
-        return cfx_error_set(CFX_ERR_NOMEM, cfx_op_name(e->op), "out of memory");
+        return cfx_error_occurred() ? cfx_error_status() : cfx_error_set(CFX_ERR_NOMEM, cfx_op_name(e->op), "out of memory");
     }
-    e->adapter = a;
     e->inferred = inf;
-    e->kernel.boxed = cfx_adapter_call_boxed;
-    e->kernel.ctx = a;
     e->kernel.inferred_schema = inf;
+    if (a) {
+        e->adapter = a;
+        e->kernel.boxed = cfx_adapter_call_boxed;
+        e->kernel.ctx = a;
+    }
     return CFX_OK;
 }
 
@@ -353,7 +369,7 @@ int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debu
     bool rebuilt = false;
     for (int k = 0; k < CFX_KEY_COUNT; k++)
         for (cfx_kernel_entry *e = op->kernels[k]; e; e = e->next) {
-            if (!e->kernel.unboxed || e->adapter)
+            if (!e->kernel.unboxed || e->inferred)
                 continue;
             int rc = entry_build_adapter(e, schema);
             if (rc != CFX_OK) {
@@ -384,7 +400,7 @@ void cfx_opentry_deregister_schema(cfx_op *op)
     bool dropped = false;
     for (int k = 0; k < CFX_KEY_COUNT; k++)
         for (cfx_kernel_entry *e = op->kernels[k]; e; e = e->next)
-            if (e->adapter) {
+            if (e->inferred) {
                 entry_drop_adapter(e);
                 dropped = true;
             }
@@ -438,6 +454,8 @@ cfx_kernel_entry *cfx_opentry_register_kernel(cfx_op *op, bool has_key, cfx_disp
         e->kernel.flags |= CFX_KERNEL_FALLTHROUGH;
     } else if (unboxed) {
         e->kernel.unboxed = unboxed;
+        e->kernel.boxed = boxed; /* NULL: an adapter is built from the schema */
+        e->kernel.ctx = ctx;
         if (op->schema && entry_build_adapter(e, op->schema) != CFX_OK) {
             entry_free(e);
             return NULL;

@@ -275,3 +275,230 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
 #include "dispatch/ops.def"
 #undef CFX_OP_MULTI
 #undef CFX_OP
+
+/* ---- boxed entries of the built-in kernels ----------------------------------------------- */
+
+/* cfx_kfn_boxed_<id>: the boxed entry of a C kernel of op id, generated from its ops.def
+ * parameter markers as c10 generates make_boxed_from_unboxed_functor from the C++ type. It
+ * does what the libffi adapter (boxing.c) does for the same schema, with the same checks,
+ * normalisations and messages, but as straight-line C: read each stack slot into its typed
+ * local, call the kernel through its pointer (the context), box the tensors back. What a
+ * marker leaves open (which optional type an AOpt is, whether an int list is optional or
+ * int[N]) is read from the op's schema. */
+
+static int arg_error(const cfx_op *op, int i, cfx_value v)
+{
+    return cfx_argument_type_error(op->schema, op->qualified_name, i, v);
+}
+
+static int un_tensor(const cfx_op *op, const cfx_value *stack, int i, cfx_tensor **out)
+{
+    if (stack[i].kind != CFX_V_TENSOR)
+        return arg_error(op, i, stack[i]);
+    *out = stack[i].u.t;
+    return CFX_OK;
+}
+
+static int un_tensor_opt(const cfx_op *op, const cfx_value *stack, int i, cfx_tensor **out)
+{
+    if (stack[i].kind == CFX_V_NONE) {
+        *out = NULL;
+        return CFX_OK;
+    }
+    return un_tensor(op, stack, i, out);
+}
+
+static int un_scalar(const cfx_op *op, const cfx_value *stack, int i, cfx_value *out)
+{
+    uint32_t k = stack[i].kind;
+    if (k != CFX_V_INT && k != CFX_V_DOUBLE && k != CFX_V_BOOL)
+        return arg_error(op, i, stack[i]);
+    *out = stack[i];
+    return CFX_OK;
+}
+
+/* An optional non-tensor: None, or a value of the element type, normalised as the adapter
+ * does (an INT given for a ScalarType?, Layout?, MemoryFormat? or float? is converted). */
+static int un_opt(const cfx_op *op, const cfx_value *stack, int i, cfx_value *out)
+{
+    cfx_value v = stack[i];
+    if (v.kind == CFX_V_NONE) {
+        *out = v;
+        return CFX_OK;
+    }
+    const cfx_type *t = op->schema->args[i].type;
+    int ek = t->kind == CFX_TYPE_OPTIONAL ? t->elems[0]->kind : t->kind;
+    bool is_int = v.kind == CFX_V_INT;
+    bool ok;
+    switch (ek) {
+    case CFX_TYPE_INT: case CFX_TYPE_SYMINT: ok = is_int; break;
+    case CFX_TYPE_FLOAT:
+        if (is_int)
+            v = cfx_double((double)v.u.i);
+        ok = v.kind == CFX_V_DOUBLE;
+        break;
+    case CFX_TYPE_BOOL: ok = v.kind == CFX_V_BOOL; break;
+    case CFX_TYPE_STR: ok = v.kind == CFX_V_STRING; break;
+    case CFX_TYPE_SCALAR_TYPE:
+        if (is_int)
+            v = cfx_dtype_value((cfx_dtype)v.u.i);
+        ok = v.kind == CFX_V_DTYPE;
+        break;
+    case CFX_TYPE_LAYOUT:
+        if (is_int)
+            v = cfx_layout_value(v.u.i);
+        ok = v.kind == CFX_V_LAYOUT;
+        break;
+    case CFX_TYPE_MEMORY_FORMAT:
+        if (is_int)
+            v = cfx_memory_format_value((cfx_memory_format)v.u.i);
+        ok = v.kind == CFX_V_MEMORY_FORMAT;
+        break;
+    case CFX_TYPE_DEVICE: ok = v.kind == CFX_V_DEVICE; break;
+    case CFX_TYPE_SCALAR: ok = is_int || v.kind == CFX_V_DOUBLE || v.kind == CFX_V_BOOL; break;
+    case CFX_TYPE_LIST: ok = v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE; break;
+    default: ok = true; break;
+    }
+    if (!ok)
+        return arg_error(op, i, stack[i]);
+    *out = v;
+    return CFX_OK;
+}
+
+/* int[], SymInt[], int[N] (a lone int repeated N times) or int[]? (None: len -1), into buf
+ * or, past INLINE_LIST items, into *heap (the caller frees it). */
+static int un_int_list(const cfx_op *op, const cfx_value *stack, int i, int64_t *buf, int64_t **heap,
+                       cfx_int_list *out)
+{
+    cfx_value v = stack[i];
+    const cfx_argument *a = &op->schema->args[i];
+    if (v.kind == CFX_V_NONE && a->type->kind == CFX_TYPE_OPTIONAL) {
+        *out = (cfx_int_list){NULL, -1};
+        return CFX_OK;
+    }
+    int64_t n = -1;
+    if (v.kind == CFX_V_INT) {
+        n = a->size_hint > 0 ? a->size_hint : -1;
+    } else if (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE) {
+        n = v.len;
+        for (uint32_t j = 0; j < v.len; j++)
+            if (v.u.items[j].kind != CFX_V_INT)
+                n = -1;
+    }
+    if (n < 0)
+        return arg_error(op, i, v);
+    int64_t *p = buf;
+    if (n > INLINE_LIST && !(p = *heap = malloc((size_t)n * sizeof *p)))
+        return cfx_error_set(CFX_ERR_NOMEM, op->qualified_name, "out of memory");
+    for (int64_t j = 0; j < n; j++)
+        p[j] = v.kind == CFX_V_INT ? v.u.i : v.u.items[j].u.i;
+    *out = (cfx_int_list){p, n};
+    return CFX_OK;
+}
+
+static int un_int(const cfx_op *op, const cfx_value *stack, int i, int64_t *out)
+{
+    if (stack[i].kind != CFX_V_INT)
+        return arg_error(op, i, stack[i]);
+    *out = stack[i].u.i;
+    return CFX_OK;
+}
+
+static int un_double(const cfx_op *op, const cfx_value *stack, int i, double *out)
+{
+    if (stack[i].kind == CFX_V_INT)
+        *out = (double)stack[i].u.i;
+    else if (stack[i].kind == CFX_V_DOUBLE)
+        *out = stack[i].u.d;
+    else
+        return arg_error(op, i, stack[i]);
+    return CFX_OK;
+}
+
+static int un_bool(const cfx_op *op, const cfx_value *stack, int i, bool *out)
+{
+    if (stack[i].kind != CFX_V_BOOL)
+        return arg_error(op, i, stack[i]);
+    *out = stack[i].u.b;
+    return CFX_OK;
+}
+
+/* The kernel's tensors onto the stack; a NULL one is a failure (the kernel said why, or the
+ * adapter's message says it did not). Nothing is written unless all are there. */
+static int box_returns(const cfx_op *op, cfx_tensor *const *outs, int n, cfx_value *stack)
+{
+    for (int j = 0; j < n; j++)
+        if (!outs[j]) {
+            if (!cfx_error_occurred())
+                cfx_error_set(CFX_ERR, op->qualified_name, "the kernel of %s returned NULL without an error",
+                              op->qualified_name);
+            return CFX_ERR;
+        }
+    for (int j = 0; j < n; j++)
+        stack[j] = cfx_tensor_value(outs[j]);
+    return CFX_OK;
+}
+
+#define UNDECL(p) CFX_PARAM_DECL(p) = {0};
+#define UNCONV(p) CFX_PP_CAT(UNCONV_, p)
+#define UNCONV_ATensor(x) UNCONV_(un_tensor(op, stack, i_, &x))
+#define UNCONV_ATensorOpt(x) UNCONV_(un_tensor_opt(op, stack, i_, &x))
+#define UNCONV_AScalar(x) UNCONV_(un_scalar(op, stack, i_, &x))
+#define UNCONV_AOpt(x) UNCONV_(un_opt(op, stack, i_, &x))
+#define UNCONV_AIntList(x) UNCONV_(un_int_list(op, stack, i_, x##_ints_, &x##_iheap_, &x))
+#define UNCONV_AInt(x) UNCONV_(un_int(op, stack, i_, &x))
+#define UNCONV_ADouble(x) UNCONV_(un_double(op, stack, i_, &x))
+#define UNCONV_ABool(x) UNCONV_(un_bool(op, stack, i_, &x))
+#define UNCONV_(call) \
+    if (rc_ == CFX_OK) \
+        rc_ = call; \
+    i_++;
+#define UNLIST(p) CFX_PP_CAT(UNLIST_, p)
+#define UNLIST_ATensor(x)
+#define UNLIST_ATensorOpt(x)
+#define UNLIST_AScalar(x)
+#define UNLIST_AOpt(x)
+#define UNLIST_AInt(x)
+#define UNLIST_ADouble(x)
+#define UNLIST_ABool(x)
+#define UNLIST_AIntList(x) \
+    int64_t x##_ints_[INLINE_LIST]; \
+    int64_t *x##_iheap_ = NULL;
+#define UNFREE(p) CFX_PP_CAT(UNFREE_, p)
+#define UNFREE_ATensor(x)
+#define UNFREE_ATensorOpt(x)
+#define UNFREE_AScalar(x)
+#define UNFREE_AOpt(x)
+#define UNFREE_AInt(x)
+#define UNFREE_ADouble(x)
+#define UNFREE_ABool(x)
+#define UNFREE_AIntList(x) free(x##_iheap_);
+
+/* A kernel that returns its tensors but records an error has failed too; that shows only if
+ * no error was recorded before (the first error wins), as in the adapter. */
+#define BOXED_ENTRY(id, params, ret)                                                         \
+    int cfx_kfn_boxed_##id(void *fn, const cfx_op *op, cfx_keyset ks, cfx_value *stack)      \
+    {                                                                                        \
+        (void)ks;                                                                            \
+        CFX_PARAMS(UNDECL, CFX_PP_NOSEP, params)                                             \
+        CFX_PARAMS(UNLIST, CFX_PP_NOSEP, params)                                             \
+        int rc_ = CFX_OK, i_ = 0;                                                            \
+        CFX_PARAMS(UNCONV, CFX_PP_NOSEP, params)                                             \
+        (void)i_;                                                                            \
+        if (rc_ == CFX_OK) {                                                                 \
+            bool had_error_ = cfx_error_occurred();                                          \
+            CFX_RET_TYPE(ret) r_ =                                                           \
+                ((cfx_kfn_##id)(uintptr_t)fn)(CFX_PARAMS(CFX_PARAM_NAME, CFX_PP_COMMA, params)); \
+            cfx_tensor *outs_[CFX_RET_COUNT(ret)];                                           \
+            CFX_RET_UNPACK(ret, r_, outs_);                                                  \
+            rc_ = !had_error_ && cfx_error_occurred() ? CFX_ERR                              \
+                                                      : box_returns(op, outs_, CFX_RET_COUNT(ret), stack); \
+        }                                                                                    \
+        CFX_PARAMS(UNFREE, CFX_PP_NOSEP, params)                                             \
+        return rc_;                                                                          \
+    }
+#define CFX_OP(id, name, schema, params) BOXED_ENTRY(id, params, RTensor)
+#define CFX_OP_MULTI(id, name, schema, params, rets) BOXED_ENTRY(id, params, rets)
+#include "dispatch/ops.def"
+#undef CFX_OP_MULTI
+#undef CFX_OP

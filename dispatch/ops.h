@@ -10,7 +10,8 @@
  *   - cfx_op_<id>_redispatch(ks, args...), the same call for an explicit key set (kernels
  *     that redispatch below themselves, such as BackendSelect's);
  *   - cfx_kfn_<id>, the kernel's C function type, and CFX_IMPL_OP, which registers a kernel
- *     after checking its signature at compile time.
+ *     after checking its signature at compile time, with cfx_kfn_boxed_<id>, the boxed entry
+ *     compiled for that signature, so that boxed calls need no libffi adapter.
  * An operator with several returns (CFX_OP_MULTI) has the same three, returning its struct
  * (cfx_tensor2, cfx_tensor3) instead of one tensor: all members NULL on error. Its boxed
  * kernels leave the returns at stack[0..n), which the wrapper gathers into the struct.
@@ -155,6 +156,7 @@ cfx_op *cfx_builtin_op(cfx_opid id);
     typedef CFX_RET_TYPE(ret) (*cfx_kfn_##id)(CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params));  \
     CFX_RET_TYPE(ret) cfx_op_##id(const cfx_site *site, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)); \
     CFX_RET_TYPE(ret) cfx_op_##id##_redispatch(cfx_keyset ks, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)); \
+    int cfx_kfn_boxed_##id(void *fn, const cfx_op *op, cfx_keyset ks, cfx_value *stack);        \
     static inline cfx_fnptr cfx_kfn_check_##id(cfx_kfn_##id fn) { return (cfx_fnptr)fn; }
 #define CFX_OP(id, name, schema, params) CFX_OP_DECLARE(id, params, RTensor)
 #define CFX_OP_MULTI(id, name, schema, params, rets) CFX_OP_DECLARE(id, params, rets)
@@ -163,10 +165,18 @@ cfx_op *cfx_builtin_op(cfx_opid id);
 #undef CFX_OP
 #undef CFX_OP_DECLARE
 
+/* A C function pointer as a boxed entry's context (POSIX: function and data pointers
+ * convert both ways, as dlsym relies on). */
+static inline void *cfx_kfn_ctx(cfx_fnptr fn) { return (void *)(uintptr_t)fn; }
+
 /* Registers fn (which must have the C signature cfx_kfn_<id>) for built-in op id in lib, on
- * lib's dispatch key; the debug location is the caller's file and line. */
-#define CFX_IMPL_OP(lib, id, fn) \
-    CFX_IMPL((lib), cfx_builtin_ops[CFX_OPID_##id].name, CFX_KEY_Undefined, cfx_kfn_check_##id(fn))
+ * lib's dispatch key; the debug location is the caller's file and line. Its boxed entry is
+ * cfx_kfn_boxed_<id>, compiled from ops.def for that signature (c10's
+ * make_boxed_from_unboxed_functor), with fn as its context: no libffi adapter. */
+#define CFX_IMPL_OP(lib, id, fn)                                                                  \
+    cfx_library_impl_boxed_unboxed_at((lib), cfx_builtin_ops[CFX_OPID_##id].name, CFX_KEY_Undefined, \
+                                      cfx_kfn_check_##id(fn), cfx_kfn_boxed_##id,                  \
+                                      cfx_kfn_ctx(cfx_kfn_check_##id(fn)), __FILE__, __LINE__)
 
 /* ---- convenience macros -------------------------------------------------------------------- */
 

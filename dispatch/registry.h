@@ -32,7 +32,8 @@ void cfx_opentry_free(cfx_op *op);
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,
                                 bool alias_is_default);
 void cfx_opentry_deregister_schema(cfx_op *op);
-/* has_key false = catch-all. Exactly one of boxed / unboxed / fallthrough. */
+/* has_key false = catch-all. Exactly one of boxed / unboxed / fallthrough, except that an
+ * unboxed kernel may bring its own boxed entry (then no libffi adapter is built). */
 cfx_kernel_entry *cfx_opentry_register_kernel(cfx_op *op, bool has_key, cfx_dispatch_key key,
                                               cfx_boxed_fn boxed, void *ctx, cfx_fnptr unboxed,
                                               bool fallthrough, const char *debug);
