@@ -131,19 +131,34 @@ oom:
     return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
 }
 
+/* An uninitialised arena array for the n elements of src, or NULL with *rc set: CFX_OK when
+ * n is 0 (nothing to copy), an error otherwise. what ("args") names src in errors. */
+static void *arena_array(cfx_graph *g, const void *src, uint32_t n, size_t size, const char *what,
+                         int *rc)
+{
+    *rc = CFX_OK;
+    if (n == 0)
+        return NULL;
+    if (!src) {
+        *rc = cfx_error_set(CFX_ERR, NULL, "%s is NULL but its count is %u", what, n);
+        return NULL;
+    }
+    void *dst = cfx_arena_alloc(&g->arena, (size_t)n * size);
+    if (!dst)
+        *rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    return dst;
+}
+
 int ir_copy_args(cfx_graph *g, const cfx_value *src, uint32_t n, cfx_node_map_fn map, void *ctx,
                  cfx_value **out)
 {
+    int rc;
+    cfx_value *dst = arena_array(g, src, n, sizeof *dst, "args", &rc);
     *out = NULL;
-    if (n == 0)
-        return CFX_OK;
-    if (!src)
-        return cfx_error_set(CFX_ERR, NULL, "args is NULL but its count is %u", n);
-    cfx_value *dst = cfx_arena_alloc(&g->arena, (size_t)n * sizeof *dst);
     if (!dst)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return rc;
     memcpy(dst, src, (size_t)n * sizeof *dst);
-    int rc = ir_fixup_values(g, dst, n, map, ctx);
+    rc = ir_fixup_values(g, dst, n, map, ctx);
     if (rc == CFX_OK)
         *out = dst;
     return rc;
@@ -152,14 +167,11 @@ int ir_copy_args(cfx_graph *g, const cfx_value *src, uint32_t n, cfx_node_map_fn
 int ir_copy_kwargs(cfx_graph *g, const cfx_kwarg *src, uint32_t n, cfx_node_map_fn map, void *ctx,
                    cfx_kwarg **out)
 {
+    int rc;
+    cfx_kwarg *dst = arena_array(g, src, n, sizeof *dst, "kwargs", &rc);
     *out = NULL;
-    if (n == 0)
-        return CFX_OK;
-    if (!src)
-        return cfx_error_set(CFX_ERR, NULL, "kwargs is NULL but its count is %u", n);
-    cfx_kwarg *dst = cfx_arena_alloc(&g->arena, (size_t)n * sizeof *dst);
     if (!dst)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return rc;
     for (uint32_t i = 0; i < n; i++) {
         if (!src[i].name)
             return cfx_error_set(CFX_ERR, NULL, "kwarg %u has no name", i);
@@ -167,7 +179,7 @@ int ir_copy_kwargs(cfx_graph *g, const cfx_kwarg *src, uint32_t n, cfx_node_map_
         if (!dst[i].name)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         dst[i].value = src[i].value;
-        int rc = ir_fixup_values(g, &dst[i].value, 1, map, ctx);
+        rc = ir_fixup_values(g, &dst[i].value, 1, map, ctx);
         if (rc != CFX_OK)
             return rc;
     }

@@ -3,10 +3,10 @@
  * A C model reads its weights by qualified name ("fc1.weight"), and the tracer asks the
  * reverse question for every tensor it cannot place: "is this one of the model's
  * parameters, and under which name?" Both questions are asked on hot paths (once per
- * parameter read by the model, once per parameter use by an op), so the module keeps two
- * open-addressing indexes over one registration-ordered array: by name and by tensor
- * address. The module holds a reference on each tensor, so an address cannot be reused by
- * another tensor while it is registered.
+ * parameter read by the model, once per parameter use by an op), so the parameters live in a
+ * tensor table (dispatch/tensor_table.h) hashed both by name and by tensor address. The table
+ * holds a reference on each tensor, so an address cannot be reused by another tensor while it
+ * is registered.
  *
  * Names follow nn.Module's rules as far as a flat table can: every dot-separated atom is a
  * non-empty run of [A-Za-z0-9_] (ModuleList children are "0", "1", ...), and a name may be
@@ -17,52 +17,18 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/tensor_table.h"
 #include "tracer/module.h"
-
-typedef struct param {
-    char *name;
-    cfx_tensor *t;
-} param;
 
 struct cfx_module {
     char *class_name;
-    param *params;
-    int n, cap;
-    int *by_name; /* param position + 1, 0 = empty */
-    int *by_ptr;
-    int idx_cap;  /* power of two, shared by both indexes */
+    cfx_tensor_table params;
 };
-
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s);
-    char *r = malloc(n + 1);
-    if (r)
-        memcpy(r, s, n + 1);
-    return r;
-}
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static uint64_t hash_ptr(const void *p)
-{
-    uint64_t h = (uint64_t)(uintptr_t)p;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
 
 cfx_module *cfx_module_new(const char *class_name)
 {
     cfx_module *m = calloc(1, sizeof *m);
-    char *cn = dup_str(class_name ? class_name : "Module");
+    char *cn = strdup(class_name ? class_name : "Module");
     if (!m || !cn) {
         free(m);
         free(cn);
@@ -77,62 +43,12 @@ void cfx_module_free(cfx_module *m)
 {
     if (!m)
         return;
-    for (int i = 0; i < m->n; i++) {
-        free(m->params[i].name);
-        cfx_tensor_release(m->params[i].t);
-    }
-    free(m->params);
-    free(m->by_name);
-    free(m->by_ptr);
+    cfx_tensor_table_clear(&m->params);
     free(m->class_name);
     free(m);
 }
 
 const char *cfx_module_class_name(const cfx_module *m) { return m ? m->class_name : NULL; }
-
-static int *name_slot(const cfx_module *m, const char *name)
-{
-    size_t mask = (size_t)m->idx_cap - 1;
-    for (size_t i = hash_str(name) & mask;; i = (i + 1) & mask) {
-        int *s = &m->by_name[i];
-        if (*s == 0 || strcmp(m->params[*s - 1].name, name) == 0)
-            return s;
-    }
-}
-
-static int *ptr_slot(const cfx_module *m, const cfx_tensor *t)
-{
-    size_t mask = (size_t)m->idx_cap - 1;
-    for (size_t i = hash_ptr(t) & mask;; i = (i + 1) & mask) {
-        int *s = &m->by_ptr[i];
-        if (*s == 0 || m->params[*s - 1].t == t)
-            return s;
-    }
-}
-
-static int grow_index(cfx_module *m)
-{
-    int cap = m->idx_cap ? m->idx_cap * 2 : 16;
-    int *bn = calloc((size_t)cap, sizeof *bn);
-    int *bp = calloc((size_t)cap, sizeof *bp);
-    if (!bn || !bp) {
-        free(bn);
-        free(bp);
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    }
-    free(m->by_name);
-    free(m->by_ptr);
-    m->by_name = bn;
-    m->by_ptr = bp;
-    m->idx_cap = cap;
-    for (int i = 0; i < m->n; i++) {
-        *name_slot(m, m->params[i].name) = i + 1;
-        int *ps = ptr_slot(m, m->params[i].t);
-        if (*ps == 0) /* the same tensor under two names: the first name wins */
-            *ps = i + 1;
-    }
-    return CFX_OK;
-}
 
 static bool valid_name(const char *s)
 {
@@ -162,39 +78,15 @@ int cfx_module_add(cfx_module *m, const char *qualname, cfx_tensor *t)
         return cfx_error_set(CFX_ERR, NULL,
                              "parameter name \"%s\" is not a dotted path of names made of [A-Za-z0-9_]",
                              qualname);
-    if (m->idx_cap && *name_slot(m, qualname))
+    if (cfx_tensor_table_find(&m->params, qualname) >= 0)
         return cfx_error_set(CFX_ERR, NULL, "attribute '%s' already exists", qualname);
-    if (m->n == m->cap) {
-        int cap = m->cap ? m->cap * 2 : 8;
-        param *p = realloc(m->params, (size_t)cap * sizeof *p);
-        if (!p)
-            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        m->params = p;
-        m->cap = cap;
-    }
-    if (2 * (m->n + 1) > m->idx_cap && grow_index(m) != CFX_OK)
-        return CFX_ERR_NOMEM;
-    char *nm = dup_str(qualname);
-    if (!nm)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    m->params[m->n] = (param){nm, cfx_tensor_retain(t)};
-    *name_slot(m, nm) = m->n + 1;
-    int *ps = ptr_slot(m, t);
-    if (*ps == 0)
-        *ps = m->n + 1;
-    m->n++;
-    return CFX_OK;
+    return cfx_tensor_table_put(&m->params, qualname, t);
 }
 
 /* Whether some parameter lives at or under path[0..len). */
 static bool has_prefix(const cfx_module *m, const char *path, size_t len)
 {
-    for (int i = 0; i < m->n; i++) {
-        const char *a = m->params[i].name;
-        if (strncmp(a, path, len) == 0 && (a[len] == '\0' || a[len] == '.'))
-            return true;
-    }
-    return false;
+    return cfx_tensor_table_has_prefix(&m->params, path, len);
 }
 
 static void missing_error(const cfx_module *m, const char *qualname)
@@ -225,30 +117,27 @@ cfx_tensor *cfx_module_get(const cfx_module *m, const char *qualname)
         cfx_error_set(CFX_ERR, NULL, "cfx_module_get: NULL argument");
         return NULL;
     }
-    int i = m->idx_cap ? *name_slot(m, qualname) - 1 : -1;
+    int i = cfx_tensor_table_find(&m->params, qualname);
     if (i < 0) {
         missing_error(m, qualname);
         return NULL;
     }
-    return m->params[i].t;
+    return cfx_tensor_table_tensor_at(&m->params, i);
 }
 
 const char *cfx_module_name_of(const cfx_module *m, const cfx_tensor *t)
 {
-    if (!m || !t || !m->idx_cap)
-        return NULL;
-    int i = *ptr_slot(m, t) - 1;
-    return i >= 0 ? m->params[i].name : NULL;
+    return m ? cfx_tensor_table_name_at(&m->params, cfx_tensor_table_find_tensor(&m->params, t)) : NULL;
 }
 
-int cfx_module_count(const cfx_module *m) { return m ? m->n : 0; }
+int cfx_module_count(const cfx_module *m) { return m ? cfx_tensor_table_count(&m->params) : 0; }
 
 const char *cfx_module_name_at(const cfx_module *m, int i)
 {
-    return m && i >= 0 && i < m->n ? m->params[i].name : NULL;
+    return m ? cfx_tensor_table_name_at(&m->params, i) : NULL;
 }
 
 cfx_tensor *cfx_module_tensor_at(const cfx_module *m, int i)
 {
-    return m && i >= 0 && i < m->n ? m->params[i].t : NULL;
+    return m ? cfx_tensor_table_tensor_at(&m->params, i) : NULL;
 }

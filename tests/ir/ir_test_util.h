@@ -12,6 +12,7 @@
 
 #include "dispatch/schema.h"
 #include "ir/graph.h"
+#include "tests/test_util.h"
 
 /* A pool of fake operators, looked up by name; a schema is parsed when given. */
 typedef struct test_op_rec {
@@ -66,26 +67,6 @@ static inline cfx_node *op_call(cfx_graph *g, const char *qn, const char *name, 
 #define OPN(g, qn, name, ...) op_call((g), (qn), (name), VALS(__VA_ARGS__), NVALS(__VA_ARGS__), NULL, 0)
 #define OPK(g, qn, kw, nk, ...) op_call((g), (qn), NULL, VALS(__VA_ARGS__), NVALS(__VA_ARGS__), (kw), (nk))
 #define FN(g, fn, ...) cfx_graph_call_fn((g), (fn), VALS(__VA_ARGS__), NVALS(__VA_ARGS__), NULL, 0)
-
-/* The whole file as a string (NULL if missing). */
-static inline char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* A node's name as a malloc'd string. */
 static inline char *nname(const cfx_node *n) { return cfx_node_name_string(n); }

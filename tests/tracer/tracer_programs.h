@@ -17,6 +17,7 @@
 #include "dispatch/scope.h"
 #include "ir/graph.h"
 #include "tracer/make_fx.h"
+#include "tests/test_util.h"
 
 #define PROGRAMS_FILE "tests/tracer/tracer_programs.h"
 
@@ -214,24 +215,7 @@ static inline void free_args(cfx_value *args, int n)
             cfx_tensor_release(args[i].u.t);
 }
 
-static inline char *read_text(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    if (s)
-        s[n] = '\0';
-    fclose(f);
-    return s;
-}
+static inline char *read_text(const char *path) { return read_file(path); }
 
 static inline char *golden(const char *name, const char *suffix)
 {
