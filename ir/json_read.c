@@ -16,6 +16,7 @@
  * may name later nodes (they are not uses); those are filled in once all nodes exist. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,24 +113,50 @@ cfx_node *jr_find_node(const jreader *r, const char *s)
     return NULL;
 }
 
+/* Both name tables are open-addressed on a leading uint32_t hash, and a slot is empty while
+ * its pointer member at used_off is NULL. This doubles one (a first table: first_cap slots)
+ * and re-places its entries into a new array, freeing the old; NULL, with the table unchanged,
+ * when out of memory. */
+_Static_assert(offsetof(jr_node_slot, hash) == 0 && offsetof(jr_target_slot, hash) == 0,
+               "grow_table reads the hash at the start of a slot");
+
+static bool slot_used(const char *slot, size_t used_off)
+{
+    void *p;
+    memcpy(&p, slot + used_off, sizeof p);
+    return p != NULL;
+}
+
+static void *grow_table(void *table, uint32_t *cap_io, uint32_t first_cap, size_t size, size_t used_off)
+{
+    uint32_t old_cap = *cap_io, cap = old_cap ? old_cap * 2 : first_cap, mask = cap - 1;
+    const char *old = table;
+    char *t = calloc(cap, size);
+    if (!t)
+        return NULL;
+    for (uint32_t i = 0; i < old_cap; i++) {
+        const char *s = old + (size_t)i * size;
+        if (!slot_used(s, used_off))
+            continue;
+        uint32_t h;
+        memcpy(&h, s, sizeof h);
+        uint32_t j = h & mask;
+        while (slot_used(t + (size_t)j * size, used_off))
+            j = (j + 1) & mask;
+        memcpy(t + (size_t)j * size, s, size);
+    }
+    free(table);
+    *cap_io = cap;
+    return t;
+}
+
 static int add_node(jreader *r, const char *name, cfx_node *n)
 {
     if ((r->nodes_count + 1) * 2 > r->nodes_cap) {
-        uint32_t cap = r->nodes_cap ? r->nodes_cap * 2 : 1024;
-        jr_node_slot *t = calloc(cap, sizeof *t);
+        jr_node_slot *t = grow_table(r->nodes, &r->nodes_cap, 1024, sizeof *t, offsetof(jr_node_slot, node));
         if (!t)
             return jr_err(r, CFX_ERR_NOMEM, "out of memory");
-        for (uint32_t i = 0; i < r->nodes_cap; i++) {
-            if (!r->nodes[i].node)
-                continue;
-            uint32_t j = r->nodes[i].hash & (cap - 1);
-            while (t[j].node)
-                j = (j + 1) & (cap - 1);
-            t[j] = r->nodes[i];
-        }
-        free(r->nodes);
         r->nodes = t;
-        r->nodes_cap = cap;
     }
     uint32_t h = str_hash(name), j = h & (r->nodes_cap - 1);
     while (r->nodes[j].node)
@@ -142,21 +169,10 @@ static int add_node(jreader *r, const char *name, cfx_node *n)
 static jr_target_slot *target_slot(jreader *r, uint32_t kind, const char *key, bool *found)
 {
     if ((r->targets_count + 1) * 2 > r->targets_cap) {
-        uint32_t cap = r->targets_cap ? r->targets_cap * 2 : 64;
-        jr_target_slot *t = calloc(cap, sizeof *t);
+        jr_target_slot *t = grow_table(r->targets, &r->targets_cap, 64, sizeof *t, offsetof(jr_target_slot, key));
         if (!t)
             return NULL;
-        for (uint32_t i = 0; i < r->targets_cap; i++) {
-            if (!r->targets[i].key)
-                continue;
-            uint32_t j = r->targets[i].hash & (cap - 1);
-            while (t[j].key)
-                j = (j + 1) & (cap - 1);
-            t[j] = r->targets[i];
-        }
-        free(r->targets);
         r->targets = t;
-        r->targets_cap = cap;
     }
     uint32_t h = str_hash(key) ^ kind, mask = r->targets_cap - 1, j = h & mask;
     for (; r->targets[j].key; j = (j + 1) & mask)

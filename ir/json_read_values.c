@@ -205,6 +205,40 @@ static bool push(jreader *r, uint32_t *sp, const cJSON *first, void *out)
     return true;
 }
 
+/* Converts one JSON value into the slot o; a container also sets *first to its first JSON
+ * item (NULL if none) and *items to the array its items go into. */
+typedef int (*read_one_fn)(jreader *r, const cJSON *j, void *o, int ref_mode, const cJSON **first, void **items);
+
+/* A value tree of `size`-byte slots, without recursion: r->stack holds, for each open
+ * container, its next JSON item and the slot that item goes into. */
+static int read_tree(jreader *r, const cJSON *j, void *out, size_t size, int ref_mode, read_one_fn one)
+{
+    uint32_t sp = 0;
+    char *o = out;
+    while (j) {
+        const cJSON *first;
+        void *items;
+        int rc = one(r, j, o, ref_mode, &first, &items);
+        if (rc != CFX_OK)
+            return rc;
+        if (first && !push(r, &sp, first, items))
+            return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+        j = NULL;
+        while (sp && !j) {
+            jr_frame *f = &r->stack[sp - 1];
+            if (f->next) {
+                j = f->next;
+                f->next = j->next;
+                o = f->out;
+                f->out = o + size;
+            } else {
+                sp--;
+            }
+        }
+    }
+    return CFX_OK;
+}
+
 /* ---- values --------------------------------------------------------------------------------- */
 
 static int resolve_ref(jreader *r, const cJSON *t, cfx_value *o, int ref_mode)
@@ -297,31 +331,17 @@ static int value_one(jreader *r, const cJSON *j, cfx_value *o, int ref_mode, con
     return CFX_OK;
 }
 
+static int value_slot(jreader *r, const cJSON *j, void *o, int ref_mode, const cJSON **first, void **items)
+{
+    cfx_value *v = o;
+    int rc = value_one(r, j, v, ref_mode, first);
+    *items = *first ? (void *)v->u.items : NULL;
+    return rc;
+}
+
 int jr_value(jreader *r, const cJSON *j, cfx_value *out, int ref_mode)
 {
-    uint32_t sp = 0;
-    cfx_value *o = out;
-    while (j) {
-        const cJSON *first;
-        int rc = value_one(r, j, o, ref_mode, &first);
-        if (rc != CFX_OK)
-            return rc;
-        if (first && !push(r, &sp, first, (void *)o->u.items))
-            return jr_err(r, CFX_ERR_NOMEM, "out of memory");
-        j = NULL;
-        while (sp && !j) {
-            jr_frame *f = &r->stack[sp - 1];
-            if (f->next) {
-                j = f->next;
-                f->next = j->next;
-                o = f->out;
-                f->out = o + 1;
-            } else {
-                sp--;
-            }
-        }
-    }
-    return CFX_OK;
+    return read_tree(r, j, out, sizeof *out, ref_mode, value_slot);
 }
 
 /* ---- meta ------------------------------------------------------------------------------------ */
@@ -435,31 +455,18 @@ static int val_one(jreader *r, const cJSON *j, cfx_meta_val *v, const cJSON **fi
     return jr_err(r, CFX_ERR_PARSE, "val: unknown tag \"%s\"", t->string);
 }
 
+static int val_slot(jreader *r, const cJSON *j, void *o, int ref_mode, const cJSON **first, void **items)
+{
+    (void)ref_mode; /* a val holds no node references */
+    cfx_meta_val *v = o;
+    int rc = val_one(r, j, v, first);
+    *items = *first ? (void *)v->u.items : NULL;
+    return rc;
+}
+
 static int read_val(jreader *r, const cJSON *j, cfx_meta_val *out)
 {
-    uint32_t sp = 0;
-    cfx_meta_val *o = out;
-    while (j) {
-        const cJSON *first;
-        int rc = val_one(r, j, o, &first);
-        if (rc != CFX_OK)
-            return rc;
-        if (first && !push(r, &sp, first, (void *)o->u.items))
-            return jr_err(r, CFX_ERR_NOMEM, "out of memory");
-        j = NULL;
-        while (sp && !j) {
-            jr_frame *f = &r->stack[sp - 1];
-            if (f->next) {
-                j = f->next;
-                f->next = j->next;
-                o = f->out;
-                f->out = o + 1;
-            } else {
-                sp--;
-            }
-        }
-    }
-    return CFX_OK;
+    return read_tree(r, j, out, sizeof *out, 0, val_slot);
 }
 
 static int read_tensor_meta(jreader *r, const cJSON *o, cfx_tensor_meta *tm)

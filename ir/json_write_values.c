@@ -188,6 +188,14 @@ static int put_device(jwriter *w, cfx_device d)
 
 /* ---- values -------------------------------------------------------------------------------- */
 
+static void put_bool(cfx_buf *b, bool v)
+{
+    if (v)
+        PB_LIT(b, "true");
+    else
+        PB_LIT(b, "false");
+}
+
 static bool node_defined(const jwriter *w, const cfx_node *n)
 {
     return (w->defined[n->seq >> 6] >> (n->seq & 63)) & 1;
@@ -206,10 +214,7 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
         PB_LIT(b, "null");
         break;
     case CFX_V_BOOL:
-        if (v->u.b)
-            PB_LIT(b, "true");
-        else
-            PB_LIT(b, "false");
+        put_bool(b, v->u.b);
         break;
     case CFX_V_INT:
         jw_int(b, v->u.i);
@@ -299,6 +304,28 @@ static bool push(jwriter *w, uint32_t *sp, const void *items, uint32_t n, bool t
     return true;
 }
 
+/* The next item of the innermost open container, after its ", "; containers that are done
+ * are closed ("]" or "]}" for a tuple) and leave depth. NULL when none is left open. */
+static const void *next_item(jwriter *w, uint32_t *sp, int *depth, size_t size)
+{
+    cfx_buf *b = w->b;
+    while (*sp) {
+        jw_frame *f = &w->stack[*sp - 1];
+        if (f->i < f->n) {
+            if (f->i)
+                PB_LIT(b, ", ");
+            return (const char *)f->items + (size_t)f->i++ * size;
+        }
+        if (f->tuple)
+            PB_LIT(b, "]}");
+        else
+            pb_putc(b, ']');
+        *depth -= f->tuple ? 2 : 1;
+        (*sp)--;
+    }
+    return NULL;
+}
+
 /* A value with `depth` containers already open around it. Lists are arrays, tuples
  * {"tuple": [...]}; nesting is walked with w->stack. */
 int jw_value(jwriter *w, const cfx_value *root, int depth, int ref_mode)
@@ -323,22 +350,7 @@ int jw_value(jwriter *w, const cfx_value *root, int depth, int ref_mode)
         } else if (put_leaf(w, v, depth, ref_mode) != CFX_OK) {
             return CFX_ERR;
         }
-        v = NULL;
-        while (sp && !v) {
-            jw_frame *f = &w->stack[sp - 1];
-            if (f->i < f->n) {
-                if (f->i)
-                    PB_LIT(b, ", ");
-                v = (const cfx_value *)f->items + f->i++;
-            } else {
-                if (f->tuple)
-                    PB_LIT(b, "]}");
-                else
-                    pb_putc(b, ']');
-                depth -= f->tuple ? 2 : 1;
-                sp--;
-            }
-        }
+        v = next_item(w, &sp, &depth, sizeof *v);
     }
     return CFX_OK;
 }
@@ -386,10 +398,7 @@ static int put_meta_val(jwriter *w, const cfx_meta_val *root, int depth)
             put_float(b, v->u.d);
             break;
         case CFX_MVAL_BOOL:
-            if (v->u.b)
-                PB_LIT(b, "true");
-            else
-                PB_LIT(b, "false");
+            put_bool(b, v->u.b);
             break;
         case CFX_MVAL_OBJECT:
             if (depth + 1 > CFX_GRAPH_JSON_MAX_DEPTH)
@@ -427,19 +436,7 @@ static int put_meta_val(jwriter *w, const cfx_meta_val *root, int depth)
         default:
             return jw_err(w, "invalid val kind %d", (int)v->kind);
         }
-        v = NULL;
-        while (sp && !v) {
-            jw_frame *f = &w->stack[sp - 1];
-            if (f->i < f->n) {
-                if (f->i)
-                    PB_LIT(b, ", ");
-                v = (const cfx_meta_val *)f->items + f->i++;
-            } else {
-                PB_LIT(b, "]}");
-                depth -= 2;
-                sp--;
-            }
-        }
+        v = next_item(w, &sp, &depth, sizeof *v);
     }
     return CFX_OK;
 }
@@ -454,10 +451,7 @@ static int put_tensor_meta(jwriter *w, const cfx_tensor_meta *tm)
     PB_LIT(b, ", \"dtype\": ");
     put_dtype(b, tm->dtype);
     PB_LIT(b, ", \"requires_grad\": ");
-    if (tm->requires_grad)
-        PB_LIT(b, "true");
-    else
-        PB_LIT(b, "false");
+    put_bool(b, tm->requires_grad);
     PB_LIT(b, ", \"stride\": ");
     put_dims(b, tm->stride, tm->ndim);
     PB_LIT(b, ", \"memory_format\": ");

@@ -62,18 +62,19 @@ static cfx_tensor2 max_dim_generic(cfx_tensor *self, int64_t dim, bool keepdim)
 
 int cfx_kernels_register_composite(const cfx_kernel_libs *L)
 {
-    int rc = CFX_OK;
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, add_Tensor, add_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, sub_Tensor, sub_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, mul_Tensor, mul_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, div_Tensor, div_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, neg, neg_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, sin, sin_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, cos, cos_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, exp, exp_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, sum_dim_IntList, sum_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, mm, mm_generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, add__Tensor, add__generic));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->ceanf, max_dim, max_dim_generic));
-    return rc;
+    const cfx_kernel_reg regs[] = {
+        CFX_KERNEL(L->ceanf, add_Tensor, add_generic),
+        CFX_KERNEL(L->ceanf, sub_Tensor, sub_generic),
+        CFX_KERNEL(L->ceanf, mul_Tensor, mul_generic),
+        CFX_KERNEL(L->ceanf, div_Tensor, div_generic),
+        CFX_KERNEL(L->ceanf, neg, neg_generic),
+        CFX_KERNEL(L->ceanf, sin, sin_generic),
+        CFX_KERNEL(L->ceanf, cos, cos_generic),
+        CFX_KERNEL(L->ceanf, exp, exp_generic),
+        CFX_KERNEL(L->ceanf, sum_dim_IntList, sum_generic),
+        CFX_KERNEL(L->ceanf, mm, mm_generic),
+        CFX_KERNEL(L->ceanf, add__Tensor, add__generic),
+        CFX_KERNEL(L->ceanf, max_dim, max_dim_generic),
+    };
+    return CFX_REGISTER_KERNELS(regs);
 }

@@ -269,14 +269,15 @@ cfx_tensor *cfx_kernel_clone(cfx_tensor *self, cfx_value memory_format)
 
 int cfx_kernels_register_factory(const cfx_kernel_libs *L)
 {
-    int rc = CFX_OK;
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->backend_select, empty_memory_format, empty_backend_select));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, empty_memory_format, cfx_cpu_empty_memory_format));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, empty_memory_format, cfx_meta_empty_memory_format));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->backend_select, empty_strided, empty_strided_backend_select));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, empty_strided, cfx_cpu_empty_strided));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, empty_strided, cfx_meta_empty_strided));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cea, empty_like, cfx_kernel_empty_like));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cea, clone, cfx_kernel_clone));
-    return rc;
+    const cfx_kernel_reg regs[] = {
+        CFX_KERNEL(L->backend_select, empty_memory_format, empty_backend_select),
+        CFX_KERNEL(L->cpu, empty_memory_format, cfx_cpu_empty_memory_format),
+        CFX_KERNEL(L->meta, empty_memory_format, cfx_meta_empty_memory_format),
+        CFX_KERNEL(L->backend_select, empty_strided, empty_strided_backend_select),
+        CFX_KERNEL(L->cpu, empty_strided, cfx_cpu_empty_strided),
+        CFX_KERNEL(L->meta, empty_strided, cfx_meta_empty_strided),
+        CFX_KERNEL(L->cea, empty_like, cfx_kernel_empty_like),
+        CFX_KERNEL(L->cea, clone, cfx_kernel_clone),
+    };
+    return CFX_REGISTER_KERNELS(regs);
 }

@@ -28,6 +28,45 @@ typedef struct cfx_kernel_libs {
             (rc) = rc_;                 \
     } while (0)
 
+/* One entry of a kernel registration list. CFX_KERNEL checks fn against op id's C signature
+ * (as CFX_IMPL_OP does) and keeps the line it is written on, so each kernel's "registered at
+ * FILE:LINE" still points at its own entry, as a TORCH_LIBRARY_IMPL m.impl line does. */
+typedef struct cfx_kernel_reg {
+    cfx_library *lib;
+    cfx_opid id;
+    cfx_fnptr fn;
+    cfx_boxed_fn boxed;
+    int line;
+} cfx_kernel_reg;
+#define CFX_KERNEL(lib, id, fn) {(lib), CFX_OPID_##id, cfx_kfn_check_##id(fn), cfx_kfn_boxed_##id, __LINE__}
+
+/* Registers every entry of regs[0..n) in order (a failure does not stop the rest, so one bad
+ * kernel cannot hide the others); the first failing status, else CFX_OK. */
+int cfx_kernels_register_list(const cfx_kernel_reg *regs, size_t n, const char *file);
+/* regs: an array (not a pointer) of CFX_KERNEL entries written in the calling file. */
+#define CFX_REGISTER_KERNELS(regs) cfx_kernels_register_list((regs), sizeof(regs) / sizeof *(regs), __FILE__)
+
+/* Defines <prefix>_add_Tensor, _sub_Tensor, _mul_Tensor and _div_Tensor, a backend's
+ * out-of-place binary kernels: each only names its op to the backend's shared
+ * impl(cfx_binop, op name, self, other, alpha); mul and div have no alpha, so 1. */
+#define CFX_DEFINE_BINARY_KERNELS(prefix, impl)                                                 \
+    cfx_tensor *prefix##_add_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)       \
+    {                                                                                           \
+        return impl(CFX_BINOP_ADD, "aten::add.Tensor", self, other, alpha);                     \
+    }                                                                                           \
+    cfx_tensor *prefix##_sub_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)       \
+    {                                                                                           \
+        return impl(CFX_BINOP_SUB, "aten::sub.Tensor", self, other, alpha);                     \
+    }                                                                                           \
+    cfx_tensor *prefix##_mul_Tensor(cfx_tensor *self, cfx_tensor *other)                        \
+    {                                                                                           \
+        return impl(CFX_BINOP_MUL, "aten::mul.Tensor", self, other, cfx_int(1));                \
+    }                                                                                           \
+    cfx_tensor *prefix##_div_Tensor(cfx_tensor *self, cfx_tensor *other)                        \
+    {                                                                                           \
+        return impl(CFX_BINOP_DIV, "aten::div.Tensor", self, other, cfx_int(1));                \
+    }
+
 /* Drops a tensor a kernel made but will not return: released unless a scope owns it. */
 static inline void cfx_kernel_discard(cfx_tensor *t)
 {

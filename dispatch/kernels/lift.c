@@ -90,8 +90,9 @@ cfx_tensor *(cfx_tensor_literal)(const double *data, const int64_t *sizes, int n
 
 int cfx_kernels_register_lift(const cfx_kernel_libs *L)
 {
-    int rc = CFX_OK;
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cea, lift_fresh, cfx_kernel_lift_fresh));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cea, lift_fresh_copy, cfx_kernel_lift_fresh_copy));
-    return rc;
+    const cfx_kernel_reg regs[] = {
+        CFX_KERNEL(L->cea, lift_fresh, cfx_kernel_lift_fresh),
+        CFX_KERNEL(L->cea, lift_fresh_copy, cfx_kernel_lift_fresh_copy),
+    };
+    return CFX_REGISTER_KERNELS(regs);
 }

@@ -46,9 +46,10 @@ cfx_tensor *cfx_kernel_t(cfx_tensor *self)
 
 int cfx_kernels_register_views(const cfx_kernel_libs *L)
 {
-    int rc = CFX_OK;
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, view, cfx_kernel_view));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, view, cfx_kernel_view));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cea, t, cfx_kernel_t));
-    return rc;
+    const cfx_kernel_reg regs[] = {
+        CFX_KERNEL(L->cpu, view, cfx_kernel_view),
+        CFX_KERNEL(L->meta, view, cfx_kernel_view),
+        CFX_KERNEL(L->cea, t, cfx_kernel_t),
+    };
+    return CFX_REGISTER_KERNELS(regs);
 }

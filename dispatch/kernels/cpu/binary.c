@@ -142,25 +142,7 @@ static cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_ten
     return out;
 }
 
-cfx_tensor *cfx_cpu_add_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)
-{
-    return binary(CFX_BINOP_ADD, "aten::add.Tensor", self, other, alpha);
-}
-
-cfx_tensor *cfx_cpu_sub_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)
-{
-    return binary(CFX_BINOP_SUB, "aten::sub.Tensor", self, other, alpha);
-}
-
-cfx_tensor *cfx_cpu_mul_Tensor(cfx_tensor *self, cfx_tensor *other)
-{
-    return binary(CFX_BINOP_MUL, "aten::mul.Tensor", self, other, cfx_int(1));
-}
-
-cfx_tensor *cfx_cpu_div_Tensor(cfx_tensor *self, cfx_tensor *other)
-{
-    return binary(CFX_BINOP_DIV, "aten::div.Tensor", self, other, cfx_int(1));
-}
+CFX_DEFINE_BINARY_KERNELS(cfx_cpu, binary)
 
 cfx_tensor *cfx_cpu_add__Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)
 {
@@ -175,11 +157,12 @@ cfx_tensor *cfx_cpu_add__Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value a
 
 int cfx_kernels_register_cpu_binary(const cfx_kernel_libs *L)
 {
-    int rc = CFX_OK;
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, add_Tensor, cfx_cpu_add_Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, sub_Tensor, cfx_cpu_sub_Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, mul_Tensor, cfx_cpu_mul_Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, div_Tensor, cfx_cpu_div_Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, add__Tensor, cfx_cpu_add__Tensor));
-    return rc;
+    const cfx_kernel_reg regs[] = {
+        CFX_KERNEL(L->cpu, add_Tensor, cfx_cpu_add_Tensor),
+        CFX_KERNEL(L->cpu, sub_Tensor, cfx_cpu_sub_Tensor),
+        CFX_KERNEL(L->cpu, mul_Tensor, cfx_cpu_mul_Tensor),
+        CFX_KERNEL(L->cpu, div_Tensor, cfx_cpu_div_Tensor),
+        CFX_KERNEL(L->cpu, add__Tensor, cfx_cpu_add__Tensor),
+    };
+    return CFX_REGISTER_KERNELS(regs);
 }

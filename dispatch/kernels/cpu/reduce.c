@@ -204,8 +204,9 @@ cfx_tensor2 cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
 
 int cfx_kernels_register_cpu_reduce(const cfx_kernel_libs *L)
 {
-    int rc = CFX_OK;
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, sum_dim_IntList, cfx_cpu_sum_dim_IntList));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, max_dim, cfx_cpu_max_dim));
-    return rc;
+    const cfx_kernel_reg regs[] = {
+        CFX_KERNEL(L->cpu, sum_dim_IntList, cfx_cpu_sum_dim_IntList),
+        CFX_KERNEL(L->cpu, max_dim, cfx_cpu_max_dim),
+    };
+    return CFX_REGISTER_KERNELS(regs);
 }

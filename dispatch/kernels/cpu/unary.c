@@ -99,11 +99,12 @@ cfx_tensor *cfx_cpu_exp(cfx_tensor *self) { return unary(CFX_UNOP_EXP, "aten::ex
 
 int cfx_kernels_register_cpu_unary(const cfx_kernel_libs *L)
 {
-    int rc = CFX_OK;
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, neg, cfx_cpu_neg));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, relu, cfx_cpu_relu));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, sin, cfx_cpu_sin));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, cos, cfx_cpu_cos));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->cpu, exp, cfx_cpu_exp));
-    return rc;
+    const cfx_kernel_reg regs[] = {
+        CFX_KERNEL(L->cpu, neg, cfx_cpu_neg),
+        CFX_KERNEL(L->cpu, relu, cfx_cpu_relu),
+        CFX_KERNEL(L->cpu, sin, cfx_cpu_sin),
+        CFX_KERNEL(L->cpu, cos, cfx_cpu_cos),
+        CFX_KERNEL(L->cpu, exp, cfx_cpu_exp),
+    };
+    return CFX_REGISTER_KERNELS(regs);
 }

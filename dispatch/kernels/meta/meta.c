@@ -22,25 +22,7 @@ static cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_ten
     return cfx_iter_new_output(&it, -1, meta());
 }
 
-cfx_tensor *cfx_meta_add_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)
-{
-    return binary(CFX_BINOP_ADD, "aten::add.Tensor", self, other, alpha);
-}
-
-cfx_tensor *cfx_meta_sub_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)
-{
-    return binary(CFX_BINOP_SUB, "aten::sub.Tensor", self, other, alpha);
-}
-
-cfx_tensor *cfx_meta_mul_Tensor(cfx_tensor *self, cfx_tensor *other)
-{
-    return binary(CFX_BINOP_MUL, "aten::mul.Tensor", self, other, cfx_int(1));
-}
-
-cfx_tensor *cfx_meta_div_Tensor(cfx_tensor *self, cfx_tensor *other)
-{
-    return binary(CFX_BINOP_DIV, "aten::div.Tensor", self, other, cfx_int(1));
-}
+CFX_DEFINE_BINARY_KERNELS(cfx_meta, binary)
 
 cfx_tensor *cfx_meta_add__Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)
 {
@@ -104,19 +86,20 @@ cfx_tensor2 cfx_meta_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
 
 int cfx_kernels_register_meta(const cfx_kernel_libs *L)
 {
-    int rc = CFX_OK;
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, add_Tensor, cfx_meta_add_Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, sub_Tensor, cfx_meta_sub_Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, mul_Tensor, cfx_meta_mul_Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, div_Tensor, cfx_meta_div_Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, neg, cfx_meta_neg));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, relu, cfx_meta_relu));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, sin, cfx_meta_sin));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, cos, cfx_meta_cos));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, exp, cfx_meta_exp));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, sum_dim_IntList, cfx_meta_sum_dim_IntList));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, mm, cfx_meta_mm));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, add__Tensor, cfx_meta_add__Tensor));
-    CFX_KEEP_FIRST(rc, CFX_IMPL_OP(L->meta, max_dim, cfx_meta_max_dim));
-    return rc;
+    const cfx_kernel_reg regs[] = {
+        CFX_KERNEL(L->meta, add_Tensor, cfx_meta_add_Tensor),
+        CFX_KERNEL(L->meta, sub_Tensor, cfx_meta_sub_Tensor),
+        CFX_KERNEL(L->meta, mul_Tensor, cfx_meta_mul_Tensor),
+        CFX_KERNEL(L->meta, div_Tensor, cfx_meta_div_Tensor),
+        CFX_KERNEL(L->meta, neg, cfx_meta_neg),
+        CFX_KERNEL(L->meta, relu, cfx_meta_relu),
+        CFX_KERNEL(L->meta, sin, cfx_meta_sin),
+        CFX_KERNEL(L->meta, cos, cfx_meta_cos),
+        CFX_KERNEL(L->meta, exp, cfx_meta_exp),
+        CFX_KERNEL(L->meta, sum_dim_IntList, cfx_meta_sum_dim_IntList),
+        CFX_KERNEL(L->meta, mm, cfx_meta_mm),
+        CFX_KERNEL(L->meta, add__Tensor, cfx_meta_add__Tensor),
+        CFX_KERNEL(L->meta, max_dim, cfx_meta_max_dim),
+    };
+    return CFX_REGISTER_KERNELS(regs);
 }
