@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/hash.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/data_dependent.h"
 #include "dispatch/ops.h"
@@ -75,18 +76,10 @@ static cfx_op *first_op, *last_op;
 static cfx_op tombstone_op;
 #define TOMBSTONE (&tombstone_op)
 
-static uint64_t hash_name(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 /* The slot holding name, or the slot where it would go (first tombstone or empty). */
 static size_t probe(const char *name, bool *found)
 {
-    size_t mask = n_slots - 1, i = (size_t)hash_name(name) & mask, free_slot = (size_t)-1;
+    size_t mask = n_slots - 1, i = (size_t)cfx_hash_str(name) & mask, free_slot = (size_t)-1;
     for (;; i = (i + 1) & mask) {
         cfx_op *o = slots[i];
         if (!o) {

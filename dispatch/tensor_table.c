@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/hash.h"
 #include "dispatch/error.h"
 #include "dispatch/tensor_table.h"
 
@@ -20,23 +21,6 @@ static char *dup_str(const char *s)
     if (r)
         memcpy(r, s, n + 1);
     return r;
-}
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static uint64_t hash_ptr(const void *p)
-{
-    uint64_t h = (uint64_t)(uintptr_t)p;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
 }
 
 void cfx_tensor_table_clear(cfx_tensor_table *tt)
@@ -57,7 +41,7 @@ void cfx_tensor_table_clear(cfx_tensor_table *tt)
 static int *name_slot(const cfx_tensor_table *tt, const char *name)
 {
     size_t mask = (size_t)tt->idx_cap - 1;
-    for (size_t i = hash_str(name) & mask;; i = (i + 1) & mask) {
+    for (size_t i = cfx_hash_str(name) & mask;; i = (i + 1) & mask) {
         int *s = &tt->by_name[i];
         if (*s == 0 || strcmp(tt->entries[*s - 1].name, name) == 0)
             return s;
@@ -67,7 +51,7 @@ static int *name_slot(const cfx_tensor_table *tt, const char *name)
 static int *ptr_slot(const cfx_tensor_table *tt, const cfx_tensor *t)
 {
     size_t mask = (size_t)tt->idx_cap - 1;
-    for (size_t i = hash_ptr(t) & mask;; i = (i + 1) & mask) {
+    for (size_t i = cfx_hash_ptr(t) & mask;; i = (i + 1) & mask) {
         int *s = &tt->by_ptr[i];
         if (*s == 0 || tt->entries[*s - 1].t == t)
             return s;

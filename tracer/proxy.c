@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/hash.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
@@ -153,15 +154,6 @@ cfx_proxy_mode *cfx_proxy_mode_from_base(cfx_mode *m)
 cfx_graph *cfx_proxy_mode_graph(const cfx_proxy_mode *pm) { return pm ? pm->g : NULL; }
 uint64_t cfx_proxy_mode_owner(const cfx_proxy_mode *pm) { return pm ? pm->owner : 0; }
 
-static uint64_t hash_ptr(const void *p)
-{
-    uint64_t h = (uint64_t)(uintptr_t)p;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
-}
-
 /* ---- operator plans ------------------------------------------------------------------------- */
 
 /* PyTorch tags these data_dependent_output (native_functions.yaml, 1.13). */
@@ -248,7 +240,7 @@ static int grow_plans(cfx_proxy_mode *pm)
     for (uint32_t i = 0; i < pm->plan_cap; i++) {
         if (!pm->plans[i].op)
             continue;
-        uint32_t j = (uint32_t)hash_ptr(pm->plans[i].op) & (cap - 1);
+        uint32_t j = (uint32_t)cfx_hash_ptr(pm->plans[i].op) & (cap - 1);
         while (np[j].op)
             j = (j + 1) & (cap - 1);
         np[j] = pm->plans[i];
@@ -263,7 +255,7 @@ static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
 {
     if (pm->plan_cap) {
         uint32_t mask = pm->plan_cap - 1;
-        for (uint32_t i = (uint32_t)hash_ptr(op) & mask;; i = (i + 1) & mask) {
+        for (uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;; i = (i + 1) & mask) {
             if (pm->plans[i].op == op)
                 return &pm->plans[i];
             if (!pm->plans[i].op)
@@ -273,7 +265,7 @@ static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
     if (2 * (pm->n_plans + 1) > pm->plan_cap && grow_plans(pm) != CFX_OK)
         return NULL;
     uint32_t mask = pm->plan_cap - 1;
-    uint32_t i = (uint32_t)hash_ptr(op) & mask;
+    uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;
     while (pm->plans[i].op)
         i = (i + 1) & mask;
     if (build_plan(op, &pm->plans[i]) != CFX_OK) {
@@ -343,7 +335,7 @@ static int grow_consts(cfx_proxy_mode *pm)
     for (uint32_t i = 0; i < pm->const_cap; i++) {
         if (!pm->consts[i].t)
             continue;
-        uint32_t j = (uint32_t)hash_ptr(pm->consts[i].t) & (cap - 1);
+        uint32_t j = (uint32_t)cfx_hash_ptr(pm->consts[i].t) & (cap - 1);
         while (nc[j].t)
             j = (j + 1) & (cap - 1);
         nc[j] = pm->consts[i];
@@ -357,7 +349,7 @@ static int grow_consts(cfx_proxy_mode *pm)
 static const_entry *const_slot(const cfx_proxy_mode *pm, const cfx_tensor *t)
 {
     uint32_t mask = pm->const_cap - 1;
-    uint32_t i = (uint32_t)hash_ptr(t) & mask;
+    uint32_t i = (uint32_t)cfx_hash_ptr(t) & mask;
     while (pm->consts[i].t && pm->consts[i].t != t)
         i = (i + 1) & mask;
     return &pm->consts[i];
@@ -545,7 +537,7 @@ static meta_memo *memo_slot(cfx_proxy_mode *pm, const cfx_site *site, const cfx_
 {
     uint64_t h = (uint64_t)(uintptr_t)(site ? site->file : NULL) ^ (uint64_t)(site ? site->line : 0) * 0x9E3779B97F4A7C15ull;
     h ^= (uint64_t)t->ndim << 7 ^ (uint64_t)(t->ndim ? t->sizes[0] : 0) * 0xff51afd7ed558ccdull;
-    return &pm->memo[hash_ptr((const void *)(uintptr_t)h) & (MEMO_SLOTS - 1)];
+    return &pm->memo[cfx_hash_ptr((const void *)(uintptr_t)h) & (MEMO_SLOTS - 1)];
 }
 
 static bool memo_matches(const meta_memo *m, const cfx_site *site, const cfx_tensor *t, bool fake, cfx_device dev)
