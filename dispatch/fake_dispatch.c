@@ -276,19 +276,15 @@ typedef struct device_ctx {
     bool conflict;
 } device_ctx;
 
-static bool cpu_zero_dim(const cfx_tensor *t)
-{
-    return cfx_tensor_fake_device(t).type == CFX_DEVICE_CPU && t->ndim == 0;
-}
-
 /* FakeTensor._find_common_device's merge_devices, over fake tensor arguments. */
 static int merge_device(void *vctx, cfx_tensor *t)
 {
     device_ctx *c = vctx;
-    if (!cfx_tensor_is_fake(t))
+    /* cfx_tensor_is_fake and cfx_tensor_fake_device, read once: this runs per argument */
+    if (!t || !t->ext || !t->ext->is_fake)
         return 0;
-    cfx_device d = cfx_tensor_fake_device(t);
-    bool zd = cpu_zero_dim(t);
+    cfx_device d = t->ext->fake_device;
+    bool zd = d.type == CFX_DEVICE_CPU && t->ndim == 0;
     if (!c->found) {
         c->found = true;
         c->common = d;
@@ -365,7 +361,7 @@ static int wrap_output(cfx_fake_mode *m, const cfx_op *op, cfx_value *v, cfx_dev
         }
         return CFX_OK;
     }
-    if (cfx_tensor_is_meta(t) && !cfx_tensor_is_fake(t))
+    if (cfx_tensor_is_meta(t) && !(t->ext && t->ext->is_fake))
         return cfx_fake_mark(m, t, dev);
     /* A real output (scalar-only inputs computed on cpu): from_tensor, as PyTorch does. */
     cfx_tensor *f = cfx_fake_from_real_unmemoized(m, t);
@@ -424,7 +420,15 @@ static int call_below_python(const cfx_op *op, cfx_value *stack)
 
 static bool has_meta_kernel(const cfx_op *op)
 {
-    return cfx_kernel_is_valid(&op->table[cfx_key_table_index(CFX_KEY_Meta)]);
+    /* The Meta slot's index is fixed once keys.c is set up; looking it up costs a table walk
+     * per call, so remember it (a benign race: every thread stores the same value). */
+    static int meta_idx = -1;
+    int i = __atomic_load_n(&meta_idx, __ATOMIC_RELAXED);
+    if (i < 0) {
+        i = cfx_key_table_index(CFX_KEY_Meta);
+        __atomic_store_n(&meta_idx, i, __ATOMIC_RELAXED);
+    }
+    return cfx_kernel_is_valid(&op->table[i]);
 }
 
 typedef struct fallback_ctx {

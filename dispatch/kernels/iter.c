@@ -450,15 +450,23 @@ void cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *out)
         out[0] = 1;
         return;
     }
-    /* le(a, 0): TensorIterator with a broadcast scalar, so never the fast path */
-    int64_t ti[CFX_MAX_DIMS];
-    const int64_t *lists[1] = {a->strides};
-    cfx_iter_output_strides(a->sizes, n, lists, 1, ti);
-    ceos_ctx c = {a->sizes, {a->strides, ti}};
     int perm[CFX_MAX_DIMS];
     for (int i = 0; i < n; i++)
         perm[i] = i;
-    cfx_geom_python_sort_desc(perm, n, ceos_cmp, &c);
+    /* With a's strides positive and strictly decreasing (any contiguous input of sizes >= 2,
+     * the traced case) a's stride decides every comparison and the sort keeps the identity,
+     * so the iterator's strides, only a tie-break, need not be computed. */
+    bool ordered = a->strides[n - 1] > 0;
+    for (int i = 0; i + 1 < n && ordered; i++)
+        ordered = a->strides[i] > a->strides[i + 1];
+    if (!ordered) {
+        /* le(a, 0): TensorIterator with a broadcast scalar, so never the fast path */
+        int64_t ti[CFX_MAX_DIMS];
+        const int64_t *lists[1] = {a->strides};
+        cfx_iter_output_strides(a->sizes, n, lists, 1, ti);
+        ceos_ctx c = {a->sizes, {a->strides, ti}};
+        cfx_geom_python_sort_desc(perm, n, ceos_cmp, &c);
+    }
     /* make_contiguous_strides_for(permuted shape), then scatter back */
     int64_t m = 1;
     for (int i = n - 1; i >= 0; i--) {
