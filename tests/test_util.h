@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The whole file as a malloc'd NUL-terminated string (NULL if missing or unreadable). */
 static inline char *read_file(const char *path)
@@ -24,6 +25,33 @@ static inline char *read_file(const char *path)
         s[n] = '\0';
     fclose(f);
     return s;
+}
+
+/* Splits text into lines in place (each '\n' becomes a NUL); returns a malloc'd array of the
+ * line starts and stores their count in *n (NULL on allocation failure). */
+static inline char **split_lines(char *text, size_t *n)
+{
+    size_t cap = 64, count = 0;
+    char **line = malloc(cap * sizeof *line);
+    for (char *p = text; line && *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (count == cap) {
+            char **grown = realloc(line, (cap *= 2) * sizeof *line);
+            if (!grown) {
+                free(line);
+                return NULL;
+            }
+            line = grown;
+        }
+        line[count++] = p;
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    *n = count;
+    return line;
 }
 
 #endif

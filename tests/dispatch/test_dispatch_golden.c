@@ -20,6 +20,7 @@
 #include "dispatch/error.h"
 #include "dispatch/library.h"
 #include "dispatch/tensor.h"
+#include "tests/test_util.h"
 
 #define GOLDEN "tests/data/dispatch_scenarios.txt"
 
@@ -39,15 +40,8 @@ static char *golden_text;
 
 static void load_golden(void)
 {
-    FILE *f = fopen(GOLDEN, "rb");
-    cr_assert(f, "cannot open %s (run from the repo root)", GOLDEN);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    golden_text = malloc((size_t)len + 1);
-    cr_assert(fread(golden_text, 1, (size_t)len, f) == (size_t)len);
-    golden_text[len] = '\0';
-    fclose(f);
+    golden_text = read_file(GOLDEN);
+    cr_assert(golden_text, "cannot open %s (run from the repo root)", GOLDEN);
     /* Split into lines in place; a command's output is the lines up to the next "@@@" line,
      * minus the one "\n" the writer added. */
     char *p = golden_text;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dispatch/keys.h"
+#include "tests/test_util.h"
 
 /* 1.13 enum value -> cfx enum value. */
 static cfx_dispatch_key from13(int v)
@@ -45,29 +46,12 @@ typedef struct golden {
 static golden load(const char *path)
 {
     golden g = {0};
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "cannot open %s (run from the repo root)", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    g.text = malloc((size_t)len + 1);
-    cr_assert(g.text);
-    cr_assert_eq(fread(g.text, 1, (size_t)len, f), (size_t)len);
-    g.text[len] = 0;
-    fclose(f);
-    int cap = 64;
-    g.lines = malloc(sizeof *g.lines * (size_t)cap);
-    for (char *p = g.text; *p;) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = 0;
-        if (g.n == cap)
-            g.lines = realloc(g.lines, sizeof *g.lines * (size_t)(cap *= 2));
-        g.lines[g.n++] = p;
-        if (!nl)
-            break;
-        p = nl + 1;
-    }
+    g.text = read_file(path);
+    cr_assert(g.text, "cannot open %s (run from the repo root)", path);
+    size_t n;
+    g.lines = split_lines(g.text, &n);
+    cr_assert(g.lines);
+    g.n = (int)n;
     return g;
 }
 

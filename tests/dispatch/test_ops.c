@@ -21,6 +21,7 @@
 #include "cfx.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/mode.h"
+#include "tests/test_util.h"
 
 static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
 static const cfx_device META = {CFX_DEVICE_META, -1};
@@ -144,15 +145,8 @@ static cfx_tensor *call_layout_op(cfx_opid id, cfx_tensor *const *t)
 
 Test(ops, output_layouts_random)
 {
-    FILE *f = fopen("tests/data/ops_strides.json", "rb");
-    cr_assert_not_null(f, "missing tests/data/ops_strides.json");
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)len + 1);
-    cr_assert_eq(fread(text, 1, (size_t)len, f), (size_t)len);
-    text[len] = 0;
-    fclose(f);
+    char *text = read_file("tests/data/ops_strides.json");
+    cr_assert_not_null(text, "missing tests/data/ops_strides.json");
     cJSON *root = cJSON_Parse(text);
     free(text);
     cr_assert_not_null(root);

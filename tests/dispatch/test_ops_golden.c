@@ -16,21 +16,14 @@
 #include <string.h>
 
 #include "cfx.h"
+#include "tests/test_util.h"
 
 static const char *golden_path = "tests/data/ops_cases.json";
 
 static cJSON *load_cases(void)
 {
-    FILE *f = fopen(golden_path, "rb");
-    cr_assert_not_null(f, "missing %s (run tools/interop/dump_ops.py)", golden_path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    cr_assert_not_null(text);
-    cr_assert_eq(fread(text, 1, (size_t)n, f), (size_t)n);
-    text[n] = 0;
-    fclose(f);
+    char *text = read_file(golden_path);
+    cr_assert_not_null(text, "missing %s (run tools/interop/dump_ops.py)", golden_path);
     cJSON *root = cJSON_Parse(text);
     free(text);
     cr_assert_not_null(root, "bad JSON in %s", golden_path);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dispatch/schema.h"
+#include "tests/test_util.h"
 
 /* ------------------------------------------------------------------ golden files */
 
@@ -22,31 +23,10 @@ typedef struct lines {
 static lines read_lines(const char *path)
 {
     lines l = {0};
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s (tests run from the repo root)", path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    l.data = malloc((size_t)size + 1);
-    cr_assert_not_null(l.data);
-    cr_assert_eq(fread(l.data, 1, (size_t)size, f), (size_t)size);
-    l.data[size] = '\0';
-    fclose(f);
-    size_t cap = 0;
-    for (char *p = l.data; *p;) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        if (l.n == cap) {
-            cap = cap ? 2 * cap : 256;
-            l.line = realloc(l.line, cap * sizeof *l.line);
-            cr_assert_not_null(l.line);
-        }
-        l.line[l.n++] = p;
-        if (!nl)
-            break;
-        p = nl + 1;
-    }
+    l.data = read_file(path);
+    cr_assert_not_null(l.data, "cannot open %s (tests run from the repo root)", path);
+    l.line = split_lines(l.data, &l.n);
+    cr_assert_not_null(l.line);
     return l;
 }
 

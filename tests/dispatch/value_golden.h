@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tests/test_util.h"
 
 #define GOLDEN_MAX_FIELDS 8
 
@@ -21,23 +22,9 @@ typedef struct golden {
 static inline bool golden_open(golden *g, const char *path)
 {
     memset(g, 0, sizeof *g);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return false;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    g->text = malloc((size_t)n + 1);
-    if (!g->text || fread(g->text, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
-        free(g->text);
-        g->text = NULL;
-        return false;
-    }
-    g->text[n] = '\0';
-    fclose(f);
+    g->text = read_file(path);
     g->cur = g->text;
-    return true;
+    return g->text != NULL;
 }
 
 static inline void golden_close(golden *g) { free(g->text); }

@@ -15,19 +15,12 @@
 #include "ir/passes/dce.h"
 #include "tools/models/models.h"
 #include "tracer/make_fx.h"
+#include "tests/test_util.h"
 
 static char *slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    cr_assert(s);
-    cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
+    char *s = read_file(path);
+    cr_assert(s, "cannot open %s", path);
     return s;
 }
 
