@@ -12,5 +12,6 @@ int main(int argc, char **argv)
         return bench_trace_child(atol(argv[2]));
     bench_dispatch();
     bench_trace("/proc/self/exe");
+    bench_ir();
     return 0;
 }
