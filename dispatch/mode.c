@@ -24,7 +24,8 @@ typedef struct mode_state {
     cfx_mode *infra[CFX_MODE_NUM_KEYS];
     cfx_mode *user[CFX_MODE_STACK_MAX];
     int n_user;
-    int n_set; /* occupied slots + n_user: every call pops and pushes, so no counting loop */
+    int n_set;         /* occupied slots + n_user: every call pops and pushes, so no counting loop */
+    unsigned occupied; /* bit i: infra[i] is set, so the top slot is one count-leading-zeros */
 } mode_state;
 
 static _Thread_local mode_state st;
@@ -94,6 +95,7 @@ static int set_slot(cfx_mode *m, cfx_mode_key key)
     if (st.n_set++ == 0)
         set_python_included(true);
     st.infra[key] = m;
+    st.occupied |= 1u << key;
     return CFX_OK;
 }
 
@@ -111,6 +113,7 @@ cfx_mode *cfx_mode_unset(cfx_mode_key key)
         return NULL;
     cfx_mode *out = st.infra[key];
     st.infra[key] = NULL;
+    st.occupied &= ~(1u << key);
     if (out && --st.n_set == 0)
         set_python_included(false);
     return out;
@@ -147,15 +150,12 @@ static cfx_mode *pop_top(int *slot)
     if (st.n_user > 0) {
         out = st.user[--st.n_user];
         st.user[st.n_user] = NULL;
-    } else {
-        for (int i = CFX_MODE_NUM_KEYS - 1; i >= 0; i--) {
-            if (st.infra[i]) {
-                out = st.infra[i];
-                st.infra[i] = NULL;
-                *slot = i;
-                break;
-            }
-        }
+    } else if (st.occupied) {
+        int i = 31 - __builtin_clz(st.occupied);
+        out = st.infra[i];
+        st.infra[i] = NULL;
+        st.occupied &= ~(1u << i);
+        *slot = i;
     }
     if (out && --st.n_set == 0)
         set_python_included(false);
@@ -212,10 +212,7 @@ cfx_mode *cfx_mode_top(void)
 {
     if (st.n_user > 0)
         return st.user[st.n_user - 1];
-    for (int i = CFX_MODE_NUM_KEYS - 1; i >= 0; i--)
-        if (st.infra[i])
-            return st.infra[i];
-    return NULL;
+    return st.occupied ? st.infra[31 - __builtin_clz(st.occupied)] : NULL;
 }
 
 /* ------------------------------------------------------------------ invoking modes */
