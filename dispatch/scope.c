@@ -82,23 +82,29 @@ void cfx_scope_end(cfx_scope s)
     end_to(p, s.mark);
 }
 
+/* Room for one more tensor in the pool. Out of line: every tensor made comes through
+ * cfx_autorelease, which this keeps free of a call frame. */
+static __attribute__((noinline)) bool grow_items(pool *p)
+{
+    size_t cap = p->cap ? p->cap * 2 : 64;
+    cfx_tensor **items = realloc(p->items, cap * sizeof *items);
+    if (!items) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory autoreleasing a tensor");
+        return false;
+    }
+    p->items = items;
+    p->cap = cap;
+    return true;
+}
+
 cfx_tensor *cfx_autorelease(cfx_tensor *t)
 {
     pool *p = &tls;
     if (!t || p->depth == 0)
         return t;
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        cfx_tensor **items = realloc(p->items, cap * sizeof *items);
-        if (!items) {
-            /* The tensor stays alive (leaked) rather than freed under its user. */
-            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory autoreleasing a tensor");
-            return t;
-        }
-        p->items = items;
-        p->cap = cap;
-    }
-    p->items[p->n++] = t;
+    /* Without room the tensor stays alive (leaked) rather than freed under its user. */
+    if (p->n < p->cap || grow_items(p))
+        p->items[p->n++] = t;
     return t;
 }
 
