@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum cfx_dtype {
     CFX_INT32 = 3,   /* torch.int32  (ScalarType::Int)    */
@@ -66,7 +67,15 @@ static inline bool cfx_device_type_valid(int t) { return (unsigned)t < CFX_DEVIC
 /* Formats "cpu" / "meta" / "cpu:0" into buf (>= 16 bytes); returns buf. */
 char *cfx_device_format(cfx_device d, char *buf, size_t n);
 bool cfx_device_parse(const char *s, cfx_device *out);
-static inline bool cfx_device_eq(cfx_device a, cfx_device b) { return a.type == b.type && a.index == b.index; }
+/* One 16-bit compare rather than two byte compares: devices are compared on every call. */
+static inline bool cfx_device_eq(cfx_device a, cfx_device b)
+{
+    uint16_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+_Static_assert(sizeof(cfx_device) == sizeof(uint16_t), "a device is two bytes");
 
 const char *cfx_memory_format_torch_name(cfx_memory_format m); /* "torch.contiguous_format" */
 

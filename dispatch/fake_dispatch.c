@@ -536,7 +536,7 @@ static bool is_tensor_constructor(const cfx_schema *s)
  * a fake of m, so validation has nothing to say, and the common device (merge_device) comes out
  * of the same walk. false: some argument needs the general path (which then recomputes
  * everything). */
-static bool plain_fake_args(cfx_fake_mode *m, const cfx_schema *s, const cfx_value *stack, device_ctx *dc)
+static inline __attribute__((always_inline)) bool plain_fake_args(cfx_fake_mode *m, const cfx_schema *s, const cfx_value *stack, device_ctx *dc)
 {
     _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds fit a 32-bit mask");
     const uint32_t not_plain = 1u << CFX_V_LIST | 1u << CFX_V_TUPLE | 1u << CFX_V_DEVICE;

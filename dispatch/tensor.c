@@ -335,7 +335,6 @@ static inline void header_fill(cfx_tensor *t, const int64_t *sizes, const int64_
     t->storage = NULL;
     t->keys = keys_for(device);
     t->ext.mode = NULL;
-    t->ext.fake_device = (cfx_device){0, 0};
     t->ext.is_fake = false;
     t->ext.n_bindings = 0;
     copy_dims(t->sizes, sizes, ndim);
@@ -375,8 +374,11 @@ oom:
 /* Frees a header that never got a storage or was never handed out. */
 static void header_free(cfx_tensor *t)
 {
-    if (t->sizes != t->dims_inline)
+    if (t->sizes != t->dims_inline) {
         free(t->sizes);
+        t->sizes = t->dims_inline; /* as make() expects of a recycled header */
+        t->strides = t->dims_inline + CFX_INLINE_DIMS;
+    }
     count_live(-1);
     header_put(t);
 }
@@ -515,10 +517,7 @@ static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int
     t->device = device;
     t->storage_offset = 0;
     t->keys = keys_for(device);
-    t->sizes = sz;
-    t->strides = st;
-    t->ext.mode = NULL;
-    t->ext.fake_device = (cfx_device){0, 0};
+    t->ext.mode = NULL; /* t->sizes and t->strides point at sz and st already */
     t->ext.is_fake = false;
     t->ext.n_bindings = 0;
     cfx_storage *s = &t->own_storage;
@@ -658,20 +657,18 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
 
 /* ------------------------------------------------------------------ lifetime */
 
-cfx_tensor *cfx_tensor_retain(cfx_tensor *t)
-{
-    if (t)
-        t->refcount++;
-    return t;
-}
+/* The external definitions of tensor.h's inline retain and release. */
+extern inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t);
+extern inline void cfx_tensor_release(cfx_tensor *t);
 
-/* The last reference went. */
-static __attribute__((noinline)) void tensor_free(cfx_tensor *t)
+void cfx_tensor_free_unreferenced(cfx_tensor *t)
 {
-    if (cfx_tensor_ext_in_use(&t->ext))
-        cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
-    if (t->sizes != t->dims_inline)
+    cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
+    if (t->sizes != t->dims_inline) {
         free(t->sizes);
+        t->sizes = t->dims_inline; /* as make() expects of a recycled header */
+        t->strides = t->dims_inline + CFX_INLINE_DIMS;
+    }
     count_live(-1);
     cfx_storage *s = t->storage;
     if (s == &t->own_storage) {
@@ -682,12 +679,6 @@ static __attribute__((noinline)) void tensor_free(cfx_tensor *t)
     if (s)
         storage_release(s);
     header_put(t);
-}
-
-void cfx_tensor_release(cfx_tensor *t)
-{
-    if (t && --t->refcount == 0)
-        tensor_free(t);
 }
 
 /* ------------------------------------------------------------------ data access */

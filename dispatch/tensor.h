@@ -51,7 +51,7 @@ typedef struct cfx_tensor_binding {
  * plain tensor. */
 struct cfx_tensor_ext {
     struct cfx_mode *mode;  /* strong reference, or NULL */
-    cfx_device fake_device; /* meaningful when is_fake */
+    cfx_device fake_device; /* meaningful when is_fake (not cleared otherwise) */
     bool is_fake;           /* mode is a fake mode and the tensor is one of its fakes */
     uint32_t n_bindings;    /* slots used (cleared ones included) */
     uint32_t cap_bindings;  /* set with bindings, by the first binding */
@@ -67,7 +67,8 @@ struct cfx_tensor {
     int64_t storage_offset; /* in elements */
     cfx_storage *storage;   /* &own_storage for a fresh tensor, a shared one for a view */
     cfx_keyset keys;
-    int64_t *sizes;         /* ndim entries; point into dims_inline when ndim <= 4 */
+    int64_t *sizes;         /* ndim entries; point into dims_inline when ndim <= 4 (and
+                             * while the header waits on a free list) */
     int64_t *strides;
     struct cfx_tensor_ext ext; /* mode state (tensor_ext.h); not copied into views */
     int64_t dims_inline[2 * CFX_INLINE_DIMS];
@@ -88,8 +89,20 @@ cfx_tensor *cfx_tensor_from_doubles(const double *data, const int64_t *sizes, in
 cfx_tensor *cfx_tensor_from_int64s(const int64_t *data, const int64_t *sizes, int ndim);
 cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype); /* 0-dim */
 
-cfx_tensor *cfx_tensor_retain(cfx_tensor *t); /* NULL-safe; returns t */
-void cfx_tensor_release(cfx_tensor *t);      /* NULL-safe */
+/* Inline (as Py_INCREF/Py_DECREF are): model code and the tracer retain and release on every
+ * operator call. */
+inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t) /* NULL-safe; returns t */
+{
+    if (t)
+        t->refcount++;
+    return t;
+}
+void cfx_tensor_free_unreferenced(cfx_tensor *t); /* cfx_tensor_release's part at refcount 0 */
+inline void cfx_tensor_release(cfx_tensor *t) /* NULL-safe */
+{
+    if (t && --t->refcount == 0)
+        cfx_tensor_free_unreferenced(t);
+}
 
 int64_t cfx_tensor_numel(const cfx_tensor *t);
 bool cfx_tensor_is_contiguous(const cfx_tensor *t);

@@ -17,23 +17,21 @@
 
 struct cfx_tensor_ext *cfx_tensor_ext_get(cfx_tensor *t) { return t ? &t->ext : NULL; }
 
-/* Runs the free_fns of ext's bindings and frees a grown array. */
-static __attribute__((noinline)) void drop_bindings(struct cfx_tensor_ext *ext)
+/* The external definition of tensor_ext.h's inline drop. */
+extern inline void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext);
+
+void cfx_tensor_ext_drop_bindings(struct cfx_tensor_ext *ext)
 {
     for (uint32_t i = 0; i < ext->n_bindings; i++)
         if (ext->bindings[i].free_fn && ext->bindings[i].owner)
             ext->bindings[i].free_fn(ext->bindings[i].data);
-    if (ext->bindings != ext->inline_bindings)
+    if (ext->n_bindings && ext->bindings != ext->inline_bindings)
         free(ext->bindings);
+    ext->n_bindings = 0;
 }
 
-void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext)
+void cfx_tensor_ext_drop_mode(struct cfx_tensor_ext *ext)
 {
-    /* The usual binding, a tracer's node in the first inline slot, needs nothing done. */
-    if (ext->n_bindings > 1 || (ext->n_bindings == 1 && (ext->bindings != ext->inline_bindings ||
-                                                         ext->inline_bindings[0].free_fn)))
-        drop_bindings(ext);
-    ext->n_bindings = 0;
     cfx_mode *mode = ext->mode;
     if (!mode)
         return;
@@ -97,10 +95,18 @@ static int add(struct cfx_tensor_ext *e, uint64_t owner, void *data, void (*free
     return CFX_OK;
 }
 
-/* cfx_tensor_binding_set for a tensor that has bindings already. */
-static __attribute__((noinline)) int set_more(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *))
+/* The external definition of tensor_ext.h's inline binding_set. */
+extern inline int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
+
+/* cfx_tensor_binding_set but for its inline case: bad arguments, or a tensor that has
+ * bindings already. */
+int cfx_tensor_binding_set_more(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *))
 {
+    if (!t || !owner)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_tensor_binding_set: NULL tensor or owner 0");
     struct cfx_tensor_ext *e = &t->ext;
+    if (!e->n_bindings)
+        return cfx_tensor_binding_set(t, owner, data, free_fn);
     cfx_tensor_binding *b = find(t, owner);
     if (!b)
         return add(e, owner, data, free_fn);
@@ -109,21 +115,6 @@ static __attribute__((noinline)) int set_more(cfx_tensor *t, uint64_t owner, voi
         b->free_fn(b->data);
     b->data = data;
     b->free_fn = free_fn;
-    return CFX_OK;
-}
-
-int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *))
-{
-    if (!t || !owner)
-        return cfx_error_set(CFX_ERR, NULL, "cfx_tensor_binding_set: NULL tensor or owner 0");
-    struct cfx_tensor_ext *e = &t->ext;
-    if (e->n_bindings)
-        return set_more(t, owner, data, free_fn);
-    /* the usual case: a fresh output bound by its tracer */
-    e->bindings = e->inline_bindings;
-    e->cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
-    e->inline_bindings[0] = (cfx_tensor_binding){owner, data, free_fn};
-    e->n_bindings = 1;
     return CFX_OK;
 }
 

@@ -24,19 +24,26 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/error.h"
 #include "dispatch/mode.h"
 #include "dispatch/tensor.h"
 
 /* t's state (never NULL for a non-NULL t; kept for callers of the allocating days). */
 struct cfx_tensor_ext *cfx_tensor_ext_get(cfx_tensor *t);
-/* Anything to release: a mode reference or bindings. */
-static inline bool cfx_tensor_ext_in_use(const struct cfx_tensor_ext *e)
-{
-    return e->mode || e->n_bindings;
-}
 /* Runs the binding free_fns, frees a grown binding array and releases the mode reference,
- * leaving the state empty. Called by tensor.c when the tensor dies. */
-void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext);
+ * leaving the state empty. Called by tensor.c when the tensor dies; inline, as every fake
+ * tensor dies with a mode and a tracer's binding, which needs no free_fn run. */
+void cfx_tensor_ext_drop_bindings(struct cfx_tensor_ext *ext); /* the free_fns and array */
+void cfx_tensor_ext_drop_mode(struct cfx_tensor_ext *ext);     /* the mode reference */
+inline void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext)
+{
+    uint32_t n = ext->n_bindings;
+    if (n > 1 || (n == 1 && (ext->bindings != ext->inline_bindings || ext->inline_bindings[0].free_fn)))
+        cfx_tensor_ext_drop_bindings(ext);
+    ext->n_bindings = 0;
+    if (ext->mode)
+        cfx_tensor_ext_drop_mode(ext);
+}
 
 /* The mode a tensor belongs to, or NULL. */
 static inline cfx_mode *cfx_tensor_mode(const cfx_tensor *t)
@@ -57,8 +64,20 @@ inline void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner)
         return t->ext.bindings[0].data;
     return cfx_tensor_binding_search(t, owner);
 }
-/* Binds data to t for owner, replacing (and freeing) an earlier binding of the same owner. */
-int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
+/* Binds data to t for owner, replacing (and freeing) an earlier binding of the same owner.
+ * Inline for the usual case, a tracer binding a fresh output. */
+int cfx_tensor_binding_set_more(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
+inline int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *))
+{
+    if (!t || !owner || t->ext.n_bindings)
+        return cfx_tensor_binding_set_more(t, owner, data, free_fn);
+    struct cfx_tensor_ext *e = &t->ext;
+    e->bindings = e->inline_bindings;
+    e->cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
+    e->inline_bindings[0] = (cfx_tensor_binding){owner, data, free_fn};
+    e->n_bindings = 1;
+    return CFX_OK;
+}
 /* Removes owner's binding from t (runs its free_fn); no-op if none. */
 void cfx_tensor_binding_clear(cfx_tensor *t, uint64_t owner);
 
