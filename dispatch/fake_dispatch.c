@@ -532,49 +532,49 @@ static bool is_tensor_constructor(const cfx_schema *s)
     return s->tensor_arg_mask == 0 && s->n_returns == 1 && s->returns[0].type->kind == CFX_TYPE_TENSOR;
 }
 
-/* The usual call in one pass: no tensor lists, no device argument, and every tensor argument
- * a fake of m, so validation has nothing to say, and the common device (merge_device) comes out
- * of the same walk. false: some argument needs the general path (which then recomputes
- * everything). */
-static inline __attribute__((always_inline)) bool plain_fake_args(cfx_fake_mode *m, const cfx_schema *s, const cfx_value *stack, device_ctx *dc)
+/* dispatch_impl for the usual call, taken when its outcome is known before anything is done:
+ * no tensor lists and no device argument, every tensor argument a fake of m and all on one
+ * device, an op that neither raises nor constructs, and a Meta kernel. Then validation has
+ * nothing to say, merge_devices gives that one device, and dispatch_impl would only run the
+ * kernel and wrap the outputs on it, which is what this does, without its bookkeeping.
+ * false: not such a call (nothing was done; fakes on several devices go the general way,
+ * where merge_devices sorts them out); true: *rc is the call's status. */
+static inline bool dispatch_plain(cfx_fake_mode *m, const cfx_op *op, const cfx_schema *s, cfx_value *stack,
+                                  int *rc)
 {
+    if (s->tensor_arg_mask == 0 || (classify(op, s) & CLASS_RAISES))
+        return false;
     _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds fit a 32-bit mask");
     const uint32_t not_plain = 1u << CFX_V_LIST | 1u << CFX_V_TUPLE | 1u << CFX_V_DEVICE;
+    const cfx_tensor *first = NULL;
     for (int i = 0; i < s->n_args; i++) {
         const cfx_value *v = &stack[i];
         if (v->kind == CFX_V_TENSOR) {
             const cfx_tensor *t = v->u.t;
-            if (t && (!cfx_fake_is_ours_inline(m, t) || merge_fake_device(dc, t->ext.fake_device, t->ndim)))
+            if (!t)
+                continue;
+            if (!cfx_fake_is_ours_inline(m, t))
+                return false;
+            if (!first)
+                first = t;
+            else if (!cfx_device_eq(t->ext.fake_device, first->ext.fake_device))
                 return false;
         } else if ((1u << v->kind) & not_plain) {
             return false;
         }
     }
-    return true;
-}
-
-/* dispatch_impl for the usual call, taken when its outcome is known before anything is done:
- * plain fake arguments with a common device, an op that neither raises nor constructs, and a
- * Meta kernel. Then dispatch_impl would only run the kernel and wrap the outputs on the common
- * device, which is what this does, without its bookkeeping. false: not such a call (nothing
- * was done); true: *rc is the call's status. */
-static inline bool dispatch_plain(cfx_fake_mode *m, const cfx_op *op, const cfx_schema *s, cfx_value *stack,
-                                  int *rc)
-{
-    device_ctx dc = {0};
-    if (s->tensor_arg_mask == 0 || (classify(op, s) & CLASS_RAISES) || !plain_fake_args(m, s, stack, &dc) ||
-        !dc.found || !has_meta_kernel(op))
+    if (!first || !has_meta_kernel(op))
         return false;
-    int r = call_below_python(op, stack);
-    for (int i = 0; r == CFX_OK && i < s->n_returns; i++) {
+    cfx_device dev = first->ext.fake_device;
+    *rc = call_below_python(op, stack);
+    for (int i = 0; *rc == CFX_OK && i < s->n_returns; i++) {
         cfx_value *v = &stack[i];
         cfx_tensor *t = v->kind == CFX_V_TENSOR ? v->u.t : NULL;
         if (t && cfx_tensor_is_meta(t) && !t->ext.mode)
-            r = cfx_fake_mark_fresh(m, t, dc.common); /* a fresh output */
+            cfx_fake_mark_fresh_meta(m, t, dev); /* a fresh output */
         else
-            r = wrap_outputs(m, op, v, 1, NULL, dc.common);
+            *rc = wrap_outputs(m, op, v, 1, NULL, dev);
     }
-    *rc = r;
     return true;
 }
 
@@ -583,17 +583,13 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     const cfx_schema *s = cfx_op_schema(op);
     int rc;
 
-    device_ctx dc = {0};
-    bool plain = plain_fake_args(m, s, stack, &dc);
-    if (!plain) {
-        validate_ctx vc = {m, op, stack, false};
-        if ((rc = each_tensor_arg(s, stack, validate_one, &vc)) != 0)
+    validate_ctx vc = {m, op, stack, false};
+    if ((rc = each_tensor_arg(s, stack, validate_one, &vc)) != 0)
+        return rc;
+    if (vc.needs_conversion) {
+        convert_ctx cc = {m, w};
+        if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
             return rc;
-        if (vc.needs_conversion) {
-            convert_ctx cc = {m, w};
-            if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
-                return rc;
-        }
     }
 
     uint32_t cls = classify(op, s);
@@ -631,11 +627,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     /* Computed before the kernel overwrites the arguments; reported only if an output is a
      * tensor, as PyTorch computes it lazily. */
     cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
-    char *dev_err = NULL;
-    if (plain && dc.found)
-        common = dc.common; /* what common_device would find, already merged */
-    else
-        dev_err = common_device(op, cls, stack, &common);
+    char *dev_err = common_device(op, cls, stack, &common);
     rc = call_below_python(op, stack);
     if (rc == CFX_OK)
         rc = wrap_outputs(m, op, stack, s->n_returns, dev_err, has_dev_arg ? dev_arg : common);

@@ -64,17 +64,22 @@ static inline void cfx_fake_tensor_unref_inline(cfx_mode *mode)
 /* Makes t (a fresh meta tensor nobody else holds) a fake tensor of m on device, in place. */
 int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device);
 /* cfx_fake_mark for the usual case, a meta tensor with no mode yet (every Meta kernel
- * output): inline, as it runs once per operator call. */
-static inline int cfx_fake_mark_fresh(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
+ * output): inline, as it runs once per operator call. The _meta form is for a caller that
+ * checked both. */
+static inline void cfx_fake_mark_fresh_meta(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
 {
-    if (!cfx_tensor_is_meta(t) || t->ext.mode)
-        return cfx_fake_mark(m, t, device);
     if (m->n_fake_refs++ == 0)
         cfx_mode_retain(&m->base);
     t->ext.mode = &m->base;
     t->ext.is_fake = true;
     t->ext.fake_device = device;
     t->keys = m->fake_keys;
+}
+static inline int cfx_fake_mark_fresh(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
+{
+    if (!cfx_tensor_is_meta(t) || t->ext.mode)
+        return cfx_fake_mark(m, t, device);
+    cfx_fake_mark_fresh_meta(m, t, device);
     return CFX_OK;
 }
 /* A new fake tensor with real's metadata on a fresh fake storage, not memoized (outputs of

@@ -134,7 +134,8 @@ static cfx_tensor *header_get(void)
     return malloc(sizeof(cfx_tensor));
 }
 
-/* The thread is armed (count_live ran when the tensor died). */
+/* The thread is armed (count_live ran when the tensor died), and t's mode state is empty, as
+ * make() expects of a recycled header. */
 static void header_put(cfx_tensor *t)
 {
     if (fl.ntensors >= FREELIST_CAP) {
@@ -517,9 +518,8 @@ static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int
     t->device = device;
     t->storage_offset = 0;
     t->keys = keys_for(device);
-    t->ext.mode = NULL; /* t->sizes and t->strides point at sz and st already */
-    t->ext.is_fake = false;
-    t->ext.n_bindings = 0;
+    /* t->sizes and t->strides point at sz and st already, and t->ext is empty: a header goes
+     * on the list only after cfx_tensor_ext_drop, or unused from header_fill. */
     cfx_storage *s = &t->own_storage;
     s->refcount = 1;
     s->version = 0;
