@@ -47,8 +47,8 @@ typedef struct cfx_tensor_binding {
 
 /* The state modes attach to a tensor: its mode, fake device and tracer bindings. What it
  * means is tensor_ext.h's business; it is kept in the header so that making a fake tensor
- * and binding it to a graph node allocate nothing. All zero (no mode, no bindings) for a
- * plain tensor. */
+ * and binding it to a graph node allocate nothing. Empty (no mode, no bindings) for a plain
+ * tensor. */
 struct cfx_tensor_ext {
     struct cfx_mode *mode;  /* strong reference, or NULL */
     cfx_device fake_device; /* meaningful when is_fake (not cleared otherwise) */

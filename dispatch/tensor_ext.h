@@ -2,8 +2,8 @@
  *
  * PyTorch keeps such state on the tensor's Python object: a FakeTensor's fake_mode and
  * fake_device, and for every active proxy tracer a weak-keyed slot mapping the tensor to its
- * graph proxy. cfx keeps it in the tensor header itself (struct cfx_tensor_ext, tensor.h), all
- * zero for a plain tensor, released with the tensor:
+ * graph proxy. cfx keeps it in the tensor header itself (struct cfx_tensor_ext, tensor.h),
+ * empty (no mode, no bindings) for a plain tensor, released with the tensor:
  *
  *  - mode / fake_device: the mode the tensor belongs to (a strong reference) and the device
  *    users see. A tensor with a mode carries the Python and PythonTLSSnapshot keys, so with no
@@ -16,8 +16,9 @@
  *    cleared, or the tensor dies, and must not touch the (possibly gone) owner. The first
  *    CFX_TENSOR_EXT_INLINE_BINDINGS live in the header; more go to a heap array.
  *
- * tensor.c must call cfx_tensor_ext_drop when it frees a tensor whose state is not empty, and
- * must not copy the state into views or new tensors: it belongs to exactly one tensor. */
+ * tensor.c must call cfx_tensor_ext_drop when it frees a tensor (a recycled header then starts
+ * empty), and must not copy the state into views or new tensors: it belongs to exactly one
+ * tensor. */
 #ifndef CFX_TENSOR_EXT_H
 #define CFX_TENSOR_EXT_H
 
