@@ -14,30 +14,29 @@
 typedef struct dtype_info {
     const char *name;       /* "float32" */
     const char *torch_name; /* "torch.float32" */
-    size_t size;
     int rank; /* position on the promotion chain */
     bool floating;
 } dtype_info;
 
 /* Indexed by ScalarType code; unused codes have a NULL name. */
-static const dtype_info dtypes[] = {
-    [CFX_INT32] = {"int32", "torch.int32", 4, 1, false},
-    [CFX_INT64] = {"int64", "torch.int64", 8, 2, false},
-    [CFX_FLOAT32] = {"float32", "torch.float32", 4, 3, true},
-    [CFX_FLOAT64] = {"float64", "torch.float64", 8, 4, true},
-    [CFX_BOOL] = {"bool", "torch.bool", 1, 0, false},
+static const dtype_info dtypes[CFX_DTYPE_CODES] = {
+    [CFX_INT32] = {"int32", "torch.int32", 1, false},
+    [CFX_INT64] = {"int64", "torch.int64", 2, false},
+    [CFX_FLOAT32] = {"float32", "torch.float32", 3, true},
+    [CFX_FLOAT64] = {"float64", "torch.float64", 4, true},
+    [CFX_BOOL] = {"bool", "torch.bool", 0, false},
 };
-#define NUM_CODES ((int64_t)(sizeof dtypes / sizeof dtypes[0]))
 
-bool cfx_dtype_valid(int64_t code) { return code >= 0 && code < NUM_CODES && dtypes[code].name; }
+/* A dtype is valid exactly when it has a size here (dtype.h's inline functions read it). */
+const uint8_t cfx_dtype_sizes[CFX_DTYPE_CODES] = {
+    [CFX_INT32] = 4, [CFX_INT64] = 8, [CFX_FLOAT32] = 4, [CFX_FLOAT64] = 8, [CFX_BOOL] = 1,
+};
+
+/* The external definitions of dtype.h's inline functions. */
+extern inline size_t cfx_dtype_size(cfx_dtype t);
+extern inline bool cfx_dtype_valid(int64_t code);
 
 static const dtype_info *info(cfx_dtype t) { return cfx_dtype_valid(t) ? &dtypes[t] : NULL; }
-
-size_t cfx_dtype_size(cfx_dtype t)
-{
-    const dtype_info *d = info(t);
-    return d ? d->size : 0;
-}
 
 bool cfx_dtype_is_floating(cfx_dtype t)
 {
@@ -91,11 +90,11 @@ cfx_dtype cfx_dtype_promote(cfx_dtype a, cfx_dtype b)
     return da->rank >= db->rank ? a : b;
 }
 
-static const char *const device_names[] = {[CFX_DEVICE_CPU] = "cpu", [CFX_DEVICE_META] = "meta"};
+static const char *const device_names[CFX_DEVICE_NUM_TYPES] = {[CFX_DEVICE_CPU] = "cpu", [CFX_DEVICE_META] = "meta"};
 
 const char *cfx_device_type_name(cfx_device_type t)
 {
-    if ((unsigned)t >= sizeof device_names / sizeof device_names[0])
+    if (!cfx_device_type_valid(t))
         return NULL;
     return device_names[t];
 }

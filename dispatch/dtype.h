@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef enum cfx_dtype {
     CFX_INT32 = 3,   /* torch.int32  (ScalarType::Int)    */
@@ -22,6 +23,7 @@ typedef enum cfx_dtype {
 typedef enum cfx_device_type {
     CFX_DEVICE_CPU = 0,
     CFX_DEVICE_META = 1,
+    CFX_DEVICE_NUM_TYPES /* not a device: the number of them */
 } cfx_device_type;
 
 typedef struct cfx_device {
@@ -40,8 +42,15 @@ typedef enum cfx_memory_format {
     CFX_CHANNELS_LAST_3D = 3,
 } cfx_memory_format;
 
-bool cfx_dtype_valid(int64_t code);
-size_t cfx_dtype_size(cfx_dtype t);
+/* Element size by ScalarType code, 0 for a code cfx has no dtype for. Tensor creation asks
+ * for it on every call, hence the inline lookup. */
+#define CFX_DTYPE_CODES 12
+extern const uint8_t cfx_dtype_sizes[CFX_DTYPE_CODES];
+inline size_t cfx_dtype_size(cfx_dtype t)
+{
+    return (uint64_t)t < CFX_DTYPE_CODES ? cfx_dtype_sizes[t] : 0;
+}
+inline bool cfx_dtype_valid(int64_t code) { return (uint64_t)code < CFX_DTYPE_CODES && cfx_dtype_sizes[code]; }
 bool cfx_dtype_is_floating(cfx_dtype t);
 /* "torch.float32" */
 const char *cfx_dtype_torch_name(cfx_dtype t);
@@ -53,11 +62,20 @@ bool cfx_dtype_parse(const char *s, cfx_dtype *out);
 cfx_dtype cfx_dtype_promote(cfx_dtype a, cfx_dtype b);
 
 static inline cfx_device cfx_device_make(cfx_device_type t) { return (cfx_device){(int8_t)t, -1}; }
-const char *cfx_device_type_name(cfx_device_type t); /* "cpu", "meta" */
+const char *cfx_device_type_name(cfx_device_type t); /* "cpu", "meta"; NULL if invalid */
+static inline bool cfx_device_type_valid(int t) { return (unsigned)t < CFX_DEVICE_NUM_TYPES; }
 /* Formats "cpu" / "meta" / "cpu:0" into buf (>= 16 bytes); returns buf. */
 char *cfx_device_format(cfx_device d, char *buf, size_t n);
 bool cfx_device_parse(const char *s, cfx_device *out);
-static inline bool cfx_device_eq(cfx_device a, cfx_device b) { return a.type == b.type && a.index == b.index; }
+/* One 16-bit compare rather than two byte compares: devices are compared on every call. */
+static inline bool cfx_device_eq(cfx_device a, cfx_device b)
+{
+    uint16_t x, y;
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+_Static_assert(sizeof(cfx_device) == sizeof(uint16_t), "a device is two bytes");
 
 const char *cfx_memory_format_torch_name(cfx_memory_format m); /* "torch.contiguous_format" */
 

@@ -1,7 +1,7 @@
 /* fake.c - the fake tensor mode object and turning tensors into fake tensors.
  *
- * A fake tensor is an ordinary meta tensor (tensor.c) plus an extension block naming its fake
- * mode and fake device, and the Python/PythonTLSSnapshot keys. Making one is therefore cheap
+ * A fake tensor is an ordinary meta tensor (tensor.c) whose mode state (tensor_ext.h) names its
+ * fake mode and fake device, plus the Python/PythonTLSSnapshot keys. Making one is therefore cheap
  * and needs nothing from tensor.c beyond its public constructors: a fake of a real tensor is
  * a view, with the real sizes/strides/offset, of a 1-d meta "base" tensor whose storage has
  * the real storage's byte size, so views stay in bounds exactly when they would for the real
@@ -120,18 +120,13 @@ int cfx_fake_mode_exit(cfx_fake_mode *m)
 
 bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t) { return cfx_fake_is_ours_inline(m, t); }
 
-bool cfx_tensor_is_fake(const cfx_tensor *t) { return t && t->ext && t->ext->is_fake; }
+/* The external definitions of fake.h's inline queries. */
+extern inline bool cfx_tensor_is_fake(const cfx_tensor *t);
+extern inline cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
 
 cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t)
 {
-    return cfx_tensor_is_fake(t) ? (cfx_fake_mode *)t->ext->mode : NULL;
-}
-
-cfx_device cfx_tensor_fake_device(const cfx_tensor *t)
-{
-    if (!t)
-        return cfx_device_make(CFX_DEVICE_CPU);
-    return cfx_tensor_is_fake(t) ? t->ext->fake_device : t->device;
+    return cfx_tensor_is_fake(t) ? (cfx_fake_mode *)t->ext.mode : NULL;
 }
 
 /* ------------------------------------------------------------------ conversions */
@@ -142,9 +137,8 @@ static cfx_tensor *own(cfx_tensor *t) { return t && cfx_scope_depth() > 0 ? cfx_
 
 void cfx_fake_tensor_unref(cfx_mode *mode)
 {
-    cfx_fake_mode *m = (cfx_fake_mode *)mode;
-    if (m && --m->n_fake_refs == 0)
-        cfx_mode_release(mode); /* may free m */
+    if (mode)
+        cfx_fake_tensor_unref_inline(mode);
 }
 
 int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
@@ -152,17 +146,18 @@ int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
     if (!cfx_tensor_is_meta(t))
         return cfx_error_set(CFX_ERR, NULL, "a fake tensor must be a meta tensor inside, got device %s",
                              cfx_device_type_name((cfx_device_type)t->device.type));
-    struct cfx_tensor_ext *e = cfx_tensor_ext_get(t);
-    if (!e)
-        return CFX_ERR_NOMEM;
+    struct cfx_tensor_ext *e = &t->ext;
     if (e->mode != &m->base || !e->is_fake) {
-        if (e->is_fake)
-            cfx_fake_tensor_unref(e->mode);
-        else
-            cfx_mode_release(e->mode);
-        e->mode = &m->base;
+        /* m's reference first: the old one may be the last holding m */
         if (m->n_fake_refs++ == 0)
             cfx_mode_retain(&m->base);
+        cfx_mode *old = e->mode;
+        bool old_fake = e->is_fake;
+        e->mode = &m->base;
+        if (old_fake)
+            cfx_fake_tensor_unref(old);
+        else if (old)
+            cfx_mode_release(old);
     }
     e->is_fake = true;
     e->fake_device = device;

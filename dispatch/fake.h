@@ -2,7 +2,7 @@
  *
  * A fake tensor has a real tensor's metadata (sizes, strides, dtype, storage offset, a shared
  * storage with no data) and no data. Internally it IS a meta tensor (device META, a meta key
- * set), so operators run their Meta kernels and never allocate; its extension block
+ * set), so operators run their Meta kernels and never allocate; its mode state
  * (tensor_ext.h) records the fake mode it belongs to and the device users see (cpu), and it
  * carries Python + PythonTLSSnapshot like a tensor subclass. Ask for its device with
  * cfx_tensor_fake_device(), never t->device.
@@ -64,11 +64,16 @@ int cfx_fake_mode_exit(cfx_fake_mode *m);
  * scope if one is open). NULL if m or real is NULL; NULL + error if allocation fails. */
 cfx_tensor *cfx_fake_from_tensor(cfx_fake_mode *m, cfx_tensor *real);
 
-/* Queries (all NULL-safe). */
-bool cfx_tensor_is_fake(const cfx_tensor *t);
-cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */
+/* Queries (all NULL-safe). The tracer asks the first two of every output, hence inline. */
+inline bool cfx_tensor_is_fake(const cfx_tensor *t) { return t && t->ext.is_fake; }
 /* The device users see: the fake device for a fake tensor, else t->device. */
-cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
+inline cfx_device cfx_tensor_fake_device(const cfx_tensor *t)
+{
+    if (!t)
+        return (cfx_device){CFX_DEVICE_CPU, -1}; /* cfx_device_make, which is static */
+    return t->ext.is_fake ? t->ext.fake_device : t->device;
+}
+cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */
 /* "FakeTensor(..., size=(2, 3))", with ", dtype=torch.int64" when not float32 and
  * ", device='meta'" when the fake device is not cpu: PyTorch 2.x's repr. Plain tensors print
  * through cfx_tensor_print. */

@@ -84,13 +84,10 @@ static bool namespace_allows_fallback(const cfx_schema *s)
     return false;
 }
 
-static uint32_t classify(const cfx_op *op, const cfx_schema *s)
+static __attribute__((noinline)) uint32_t classify_first(const cfx_op *op, const cfx_schema *s)
 {
     uint32_t *slot = (uint32_t *)&op->mode_cache[0]; /* the entry itself is never const */
-    uint32_t c = __atomic_load_n(slot, __ATOMIC_RELAXED);
-    if (c)
-        return c;
-    c = CLASS_KNOWN;
+    uint32_t c = CLASS_KNOWN;
     char qname[256];
     snprintf(qname, sizeof qname, "%s%s%s", s->name, s->overload[0] ? "." : "", s->overload);
     if (in_list(qname, data_dependent_ops, COUNT(data_dependent_ops)) ||
@@ -105,6 +102,12 @@ static uint32_t classify(const cfx_op *op, const cfx_schema *s)
     /* Threads racing here store the same value. */
     __atomic_store_n(slot, c, __ATOMIC_RELAXED);
     return c;
+}
+
+static inline uint32_t classify(const cfx_op *op, const cfx_schema *s)
+{
+    uint32_t c = __atomic_load_n(&op->mode_cache[0], __ATOMIC_RELAXED);
+    return c ? c : classify_first(op, s);
 }
 
 /* Raises the error whose message is str(OpOverload), as the three fake exceptions print. */
@@ -276,15 +279,11 @@ typedef struct device_ctx {
     bool conflict;
 } device_ctx;
 
-/* FakeTensor._find_common_device's merge_devices, over fake tensor arguments. */
-static int merge_device(void *vctx, cfx_tensor *t)
+/* FakeTensor._find_common_device's merge_devices, for a fake tensor's device d and ndim.
+ * Non-zero: a conflict (recorded in c). */
+static inline int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
 {
-    device_ctx *c = vctx;
-    /* cfx_tensor_is_fake and cfx_tensor_fake_device, read once: this runs per argument */
-    if (!t || !t->ext || !t->ext->is_fake)
-        return 0;
-    cfx_device d = t->ext->fake_device;
-    bool zd = d.type == CFX_DEVICE_CPU && t->ndim == 0;
+    bool zd = d.type == CFX_DEVICE_CPU && ndim == 0;
     if (!c->found) {
         c->found = true;
         c->common = d;
@@ -306,6 +305,12 @@ static int merge_device(void *vctx, cfx_tensor *t)
     c->conflict = true;
     c->other = d;
     return 1;
+}
+
+/* merge_devices over the tensor arguments: fake ones only. */
+static int merge_device(void *vctx, cfx_tensor *t)
+{
+    return cfx_tensor_is_fake(t) ? merge_fake_device(vctx, t->ext.fake_device, t->ndim) : 0;
 }
 
 /* Computes the common device. On failure returns PyTorch's message (malloc'd) instead, to be
@@ -361,8 +366,8 @@ static int wrap_output(cfx_fake_mode *m, const cfx_op *op, cfx_value *v, cfx_dev
         }
         return CFX_OK;
     }
-    if (cfx_tensor_is_meta(t) && !(t->ext && t->ext->is_fake))
-        return cfx_fake_mark(m, t, dev);
+    if (cfx_tensor_is_meta(t) && !t->ext.is_fake)
+        return cfx_fake_mark_fresh(m, t, dev);
     /* A real output (scalar-only inputs computed on cpu): from_tensor, as PyTorch does. */
     cfx_tensor *f = cfx_fake_from_real_unmemoized(m, t);
     if (!f)
@@ -527,19 +532,48 @@ static bool is_tensor_constructor(const cfx_schema *s)
     return s->tensor_arg_mask == 0 && s->n_returns == 1 && s->returns[0].type->kind == CFX_TYPE_TENSOR;
 }
 
-/* The usual call in one pass: no tensor lists and every tensor argument a fake of m, so
- * validation has nothing to say, and the common device (merge_device) comes out of the same
- * walk. false: some argument needs the general path (which then recomputes everything). */
-static bool plain_fake_args(cfx_fake_mode *m, const cfx_schema *s, const cfx_value *stack, device_ctx *dc)
+/* dispatch_impl for the usual call, taken when its outcome is known before anything is done:
+ * no tensor lists and no device argument, every tensor argument a fake of m and all on one
+ * device, an op that neither raises nor constructs, and a Meta kernel. Then validation has
+ * nothing to say, merge_devices gives that one device, and dispatch_impl would only run the
+ * kernel and wrap the outputs on it, which is what this does, without its bookkeeping.
+ * false: not such a call (nothing was done; fakes on several devices go the general way,
+ * where merge_devices sorts them out); true: *rc is the call's status. */
+static inline bool dispatch_plain(cfx_fake_mode *m, const cfx_op *op, const cfx_schema *s, cfx_value *stack,
+                                  int *rc)
 {
+    if (s->tensor_arg_mask == 0 || (classify(op, s) & CLASS_RAISES))
+        return false;
+    _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds fit a 32-bit mask");
+    const uint32_t not_plain = 1u << CFX_V_LIST | 1u << CFX_V_TUPLE | 1u << CFX_V_DEVICE;
+    const cfx_tensor *first = NULL;
     for (int i = 0; i < s->n_args; i++) {
         const cfx_value *v = &stack[i];
         if (v->kind == CFX_V_TENSOR) {
-            if (v->u.t && (!cfx_fake_is_ours_inline(m, v->u.t) || merge_device(dc, v->u.t)))
+            const cfx_tensor *t = v->u.t;
+            if (!t)
+                continue;
+            if (!cfx_fake_is_ours_inline(m, t))
                 return false;
-        } else if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
+            if (!first)
+                first = t;
+            else if (!cfx_device_eq(t->ext.fake_device, first->ext.fake_device))
+                return false;
+        } else if ((1u << v->kind) & not_plain) {
             return false;
         }
+    }
+    if (!first || !has_meta_kernel(op))
+        return false;
+    cfx_device dev = first->ext.fake_device;
+    *rc = call_below_python(op, stack);
+    for (int i = 0; *rc == CFX_OK && i < s->n_returns; i++) {
+        cfx_value *v = &stack[i];
+        cfx_tensor *t = v->kind == CFX_V_TENSOR ? v->u.t : NULL;
+        if (t && cfx_tensor_is_meta(t) && !t->ext.mode)
+            cfx_fake_mark_fresh_meta(m, t, dev); /* a fresh output */
+        else
+            *rc = wrap_outputs(m, op, v, 1, NULL, dev);
     }
     return true;
 }
@@ -549,17 +583,13 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     const cfx_schema *s = cfx_op_schema(op);
     int rc;
 
-    device_ctx dc = {0};
-    bool plain = plain_fake_args(m, s, stack, &dc);
-    if (!plain) {
-        validate_ctx vc = {m, op, stack, false};
-        if ((rc = each_tensor_arg(s, stack, validate_one, &vc)) != 0)
+    validate_ctx vc = {m, op, stack, false};
+    if ((rc = each_tensor_arg(s, stack, validate_one, &vc)) != 0)
+        return rc;
+    if (vc.needs_conversion) {
+        convert_ctx cc = {m, w};
+        if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
             return rc;
-        if (vc.needs_conversion) {
-            convert_ctx cc = {m, w};
-            if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
-                return rc;
-        }
     }
 
     uint32_t cls = classify(op, s);
@@ -597,11 +627,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     /* Computed before the kernel overwrites the arguments; reported only if an output is a
      * tensor, as PyTorch computes it lazily. */
     cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
-    char *dev_err = NULL;
-    if (plain && dc.found)
-        common = dc.common; /* what common_device would find, already merged */
-    else
-        dev_err = common_device(op, cls, stack, &common);
+    char *dev_err = common_device(op, cls, stack, &common);
     rc = call_below_python(op, stack);
     if (rc == CFX_OK)
         rc = wrap_outputs(m, op, stack, s->n_returns, dev_err, has_dev_arg ? dev_arg : common);
@@ -609,14 +635,24 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     return rc;
 }
 
-int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+/* Out of line, so that the usual call does not pay for its stand-in bookkeeping. */
+static __attribute__((noinline)) int dispatch_general(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack)
 {
-    (void)ks;
-    cfx_fake_mode *m = (cfx_fake_mode *)self;
-    if (!cfx_op_schema(op))
-        return cfx_error_set(CFX_ERR, cfx_op_name(op), "fake tensor mode: operator has no schema");
     swap_state w = {0};
     int rc = dispatch_impl(m, op, stack, &w);
     swap_free(&w);
     return rc;
+}
+
+int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ks;
+    cfx_fake_mode *m = (cfx_fake_mode *)self;
+    const cfx_schema *s = cfx_op_schema(op);
+    if (!s)
+        return cfx_error_set(CFX_ERR, cfx_op_name(op), "fake tensor mode: operator has no schema");
+    int rc;
+    if (dispatch_plain(m, op, s, stack, &rc))
+        return rc;
+    return dispatch_general(m, op, stack);
 }

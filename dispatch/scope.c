@@ -51,7 +51,9 @@ static void thread_exit(void *unused)
 
 static void make_key(void) { pthread_key_create(&pool_key, thread_exit); }
 
-cfx_scope cfx_scope_begin(void)
+/* cfx_scope_begin on a thread not yet armed or with no room for a mark; out of line like
+ * autorelease_grow. */
+static __attribute__((noinline)) cfx_scope scope_begin_slow(void)
 {
     pool *p = &tls;
     if (!p->registered) {
@@ -74,6 +76,15 @@ cfx_scope cfx_scope_begin(void)
     return (cfx_scope){p->depth++};
 }
 
+cfx_scope cfx_scope_begin(void)
+{
+    pool *p = &tls;
+    if (!p->registered || p->depth == p->mcap)
+        return scope_begin_slow();
+    p->marks[p->depth] = p->n;
+    return (cfx_scope){p->depth++};
+}
+
 void cfx_scope_end(cfx_scope s)
 {
     pool *p = &tls;
@@ -82,22 +93,31 @@ void cfx_scope_end(cfx_scope s)
     end_to(p, s.mark);
 }
 
+/* cfx_autorelease into a full pool. Out of line: every tensor made comes through
+ * cfx_autorelease, which this keeps free of a call frame. */
+static __attribute__((noinline)) cfx_tensor *autorelease_grow(cfx_tensor *t)
+{
+    pool *p = &tls;
+    size_t cap = p->cap ? p->cap * 2 : 64;
+    cfx_tensor **items = realloc(p->items, cap * sizeof *items);
+    if (!items) {
+        /* The tensor stays alive (leaked) rather than freed under its user. */
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory autoreleasing a tensor");
+        return t;
+    }
+    p->items = items;
+    p->cap = cap;
+    p->items[p->n++] = t;
+    return t;
+}
+
 cfx_tensor *cfx_autorelease(cfx_tensor *t)
 {
     pool *p = &tls;
     if (!t || p->depth == 0)
         return t;
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        cfx_tensor **items = realloc(p->items, cap * sizeof *items);
-        if (!items) {
-            /* The tensor stays alive (leaked) rather than freed under its user. */
-            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory autoreleasing a tensor");
-            return t;
-        }
-        p->items = items;
-        p->cap = cap;
-    }
+    if (p->n == p->cap)
+        return autorelease_grow(t);
     p->items[p->n++] = t;
     return t;
 }

@@ -7,14 +7,21 @@
  * sizes and must agree with PyTorch about which views are legal.
  *
  * Model code makes and drops tensors at a high rate, most of them meta or fake tensors whose
- * whole cost is the header. Headers and storages are therefore recycled through small
- * per-thread free lists instead of going back to malloc; a tensor may die on another thread
- * than it was born on, in which case its memory simply joins that thread's list. The lists are
- * emptied when their thread exits (a pthread key destructor).
+ * whole cost is the header. So a fresh tensor's storage is part of its header (one allocation,
+ * not two), and headers are recycled through a small per-thread free list instead of going
+ * back to malloc; a tensor may die on another thread than it was born on, in which case its
+ * memory simply joins that thread's list. A header whose tensor dies while views still hold
+ * its storage stays out of the list until the last of them lets go. The lists are emptied when
+ * their thread exits (a pthread key destructor).
+ *
+ * The live-tensor count (for leak tests) is kept per thread, without atomic read-modify-write
+ * on the hot path; cfx_tensor_live_count sums the threads' counts under a lock, and a thread's
+ * count is folded into a global one when it exits.
  *
  * Every function that makes a tensor hands it to cfx_autorelease (scope.h), so a tensor made
  * inside a scope is owned by the scope, and one made outside any scope by the caller. */
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -29,105 +36,127 @@
 /* ------------------------------------------------------------------ free lists */
 
 /* A scope that ends releases its tensors in a burst; keeping up to 1024 headers per thread
- * (~150 KB) lets the next burst reuse them instead of going back to malloc. */
+ * (~220 KB) lets the next burst reuse them instead of going back to malloc. */
 #define FREELIST_CAP 1024
 
 typedef struct free_lists {
-    cfx_tensor *tensors; /* linked through ->ext */
-    cfx_storage *storages; /* linked through ->data */
-    int ntensors, nstorages;
-    bool registered; /* the thread-exit destructor is armed */
+    cfx_tensor *tensors; /* linked through ->storage */
+    int ntensors;
+    bool registered;     /* the thread-exit destructor is armed and the list is on the registry */
+    /* Tensors this thread made minus those it freed (negative if it frees others' tensors).
+     * Written only by its thread (a plain load and store), read by cfx_tensor_live_count. */
+    _Atomic int64_t live;
+    struct free_lists *prev, *next; /* the registry of armed threads */
 } free_lists;
 
 static _Thread_local free_lists fl;
 static pthread_key_t fl_key;
 static pthread_once_t fl_once = PTHREAD_ONCE_INIT;
-static atomic_int_fast64_t live_tensors;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static free_lists *registry;
+static int64_t exited_live; /* the counts of threads that have exited; under registry_lock */
 
 static void drain(void *unused)
 {
     (void)unused;
     while (fl.tensors) {
         cfx_tensor *t = fl.tensors;
-        fl.tensors = (cfx_tensor *)t->ext;
+        fl.tensors = (cfx_tensor *)t->storage;
         free(t);
     }
-    while (fl.storages) {
-        cfx_storage *s = fl.storages;
-        fl.storages = (cfx_storage *)s->data;
-        free(s);
-    }
-    fl.ntensors = fl.nstorages = 0;
-    /* A destructor that runs after this one (a scope's) may refill the lists; it re-arms. */
+    fl.ntensors = 0;
+    pthread_mutex_lock(&registry_lock);
+    exited_live += atomic_load_explicit(&fl.live, memory_order_relaxed);
+    atomic_store_explicit(&fl.live, 0, memory_order_relaxed);
+    if (fl.prev)
+        fl.prev->next = fl.next;
+    else
+        registry = fl.next;
+    if (fl.next)
+        fl.next->prev = fl.prev;
+    fl.prev = fl.next = NULL;
+    pthread_mutex_unlock(&registry_lock);
+    /* A destructor that runs after this one (a scope's) may refill the list or count tensors;
+     * it re-arms. */
     fl.registered = false;
 }
 
 static void make_key(void) { pthread_key_create(&fl_key, drain); }
 
-static void arm(void)
+/* Arms the thread: its destructor, and its count on the registry. Before a thread's first
+ * header goes on its list or its count first changes. */
+__attribute__((noinline)) static void arm(void)
 {
     pthread_once(&fl_once, make_key);
     pthread_setspecific(fl_key, &fl);
+    pthread_mutex_lock(&registry_lock);
+    fl.prev = NULL;
+    fl.next = registry;
+    if (registry)
+        registry->prev = &fl;
+    registry = &fl;
+    pthread_mutex_unlock(&registry_lock);
     fl.registered = true;
+}
+
+/* For a thread known to be armed. */
+static inline void count_live_armed(int64_t d)
+{
+    atomic_store_explicit(&fl.live, atomic_load_explicit(&fl.live, memory_order_relaxed) + d,
+                          memory_order_relaxed);
+}
+
+static inline void count_live(int64_t d)
+{
+    if (!fl.registered)
+        arm();
+    count_live_armed(d);
+}
+
+int64_t cfx_tensor_live_count(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    int64_t n = exited_live;
+    for (free_lists *l = registry; l; l = l->next)
+        n += atomic_load_explicit(&l->live, memory_order_relaxed);
+    pthread_mutex_unlock(&registry_lock);
+    return n;
 }
 
 static cfx_tensor *header_get(void)
 {
     cfx_tensor *t = fl.tensors;
     if (t) {
-        fl.tensors = (cfx_tensor *)t->ext;
+        fl.tensors = (cfx_tensor *)t->storage;
         fl.ntensors--;
         return t;
     }
     return malloc(sizeof(cfx_tensor));
 }
 
+/* The thread is armed (count_live ran when the tensor died), and t's mode state is empty, as
+ * make() expects of a recycled header. */
 static void header_put(cfx_tensor *t)
 {
     if (fl.ntensors >= FREELIST_CAP) {
         free(t);
         return;
     }
-    if (!fl.registered)
-        arm();
-    t->ext = (struct cfx_tensor_ext *)fl.tensors;
+    t->storage = (cfx_storage *)fl.tensors;
     fl.tensors = t;
     fl.ntensors++;
 }
 
-static cfx_storage *storage_get(void)
-{
-    cfx_storage *s = fl.storages;
-    if (s) {
-        fl.storages = (cfx_storage *)s->data;
-        fl.nstorages--;
-        return s;
-    }
-    return malloc(sizeof(cfx_storage));
-}
-
-static void storage_put(cfx_storage *s)
-{
-    if (fl.nstorages >= FREELIST_CAP) {
-        free(s);
-        return;
-    }
-    if (!fl.registered)
-        arm();
-    s->data = fl.storages;
-    fl.storages = s;
-    fl.nstorages++;
-}
-
+/* Drops a reference to s; the last one frees its data and, its own tensor being dead by then
+ * (it held a reference while alive), the header it lives in. */
 static void storage_release(cfx_storage *s)
 {
     if (--s->refcount > 0)
         return;
-    free(s->data);
-    storage_put(s);
+    if (s->data)
+        free(s->data);
+    header_put((cfx_tensor *)((char *)s - offsetof(cfx_tensor, own_storage)));
 }
-
-int64_t cfx_tensor_live_count(void) { return atomic_load_explicit(&live_tensors, memory_order_relaxed); }
 
 /* ------------------------------------------------------------------ shape arithmetic */
 
@@ -263,19 +292,62 @@ bool cfx_tensor_is_contiguous(const cfx_tensor *t)
 
 /* The key set of a new tensor depends only on its device; computing it takes a handful of
  * calls into keys.c, so it is remembered (0 = not yet; a real key set is never empty). */
-static cfx_keyset keys_for(cfx_device d)
+static _Atomic uint64_t keys_cache[2];
+
+static __attribute__((noinline)) uint64_t keys_first(int meta)
 {
-    static _Atomic uint64_t cache[2];
-    int meta = d.type == CFX_DEVICE_META;
-    uint64_t r = atomic_load_explicit(&cache[meta], memory_order_relaxed);
-    if (!r) {
-        r = cfx_keyset_for_tensor(meta ? CFX_BACKEND_META : CFX_BACKEND_CPU).repr;
-        atomic_store_explicit(&cache[meta], r, memory_order_relaxed);
-    }
-    return (cfx_keyset){r};
+    uint64_t r = cfx_keyset_for_tensor(meta ? CFX_BACKEND_META : CFX_BACKEND_CPU).repr;
+    atomic_store_explicit(&keys_cache[meta], r, memory_order_relaxed);
+    return r;
 }
 
-/* A header with sizes/strides copied in (strides NULL: contiguous), not yet autoreleased. */
+static inline cfx_keyset keys_for(cfx_device d)
+{
+    int meta = d.type == CFX_DEVICE_META;
+    uint64_t r = atomic_load_explicit(&keys_cache[meta], memory_order_relaxed);
+    return (cfx_keyset){r ? r : keys_first(meta)};
+}
+
+/* n int64s; sizes and strides of up to 4 dims are copied inline, not through a memcpy call
+ * (most tensors have 1 to 4 dims, and every op makes one). */
+static inline void copy_dims(int64_t *dst, const int64_t *src, int n)
+{
+    switch (n) {
+    case 4: dst[3] = src[3]; /* fall through */
+    case 3: dst[2] = src[2]; /* fall through */
+    case 2: dst[1] = src[1]; /* fall through */
+    case 1: dst[0] = src[0]; /* fall through */
+    case 0: break;
+    default:
+        if (n > CFX_INLINE_DIMS) /* never negative: the callers checked */
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+    }
+}
+
+/* Everything but the sizes/strides pointers (set by the caller) and the storage. */
+static inline void header_fill(cfx_tensor *t, const int64_t *sizes, const int64_t *strides, int ndim,
+                               cfx_dtype dtype, cfx_device device)
+{
+    t->refcount = 1;
+    t->dtype = (int8_t)dtype;
+    t->ndim = (int8_t)ndim;
+    t->device = device;
+    t->storage_offset = 0;
+    t->storage = NULL;
+    t->keys = keys_for(device);
+    t->ext.mode = NULL;
+    t->ext.is_fake = false;
+    t->ext.n_bindings = 0;
+    copy_dims(t->sizes, sizes, ndim);
+    if (strides)
+        copy_dims(t->strides, strides, ndim);
+    else
+        cfx_contiguous_strides(sizes, ndim, t->strides);
+    count_live(1);
+}
+
+/* A header with sizes/strides copied in (strides NULL: contiguous), no storage, not yet
+ * autoreleased. */
 static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int ndim,
                               cfx_dtype dtype, cfx_device device)
 {
@@ -288,26 +360,12 @@ static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int 
     } else {
         t->sizes = malloc(2 * (size_t)ndim * sizeof(int64_t));
         if (!t->sizes) {
-            header_put(t);
+            free(t); /* not counted yet, so not header_put */
             goto oom;
         }
         t->strides = t->sizes + ndim;
     }
-    t->refcount = 1;
-    t->dtype = (int8_t)dtype;
-    t->ndim = (int8_t)ndim;
-    t->device = device;
-    t->storage_offset = 0;
-    t->storage = NULL;
-    t->keys = keys_for(device);
-    t->ext = NULL;
-    if (ndim)
-        memcpy(t->sizes, sizes, (size_t)ndim * sizeof(int64_t));
-    if (strides)
-        memcpy(t->strides, strides, (size_t)ndim * sizeof(int64_t));
-    else
-        cfx_contiguous_strides(sizes, ndim, t->strides);
-    atomic_fetch_add_explicit(&live_tensors, 1, memory_order_relaxed);
+    header_fill(t, sizes, strides, ndim, dtype, device);
     return t;
 oom:
     cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory allocating a tensor header");
@@ -317,36 +375,41 @@ oom:
 /* Frees a header that never got a storage or was never handed out. */
 static void header_free(cfx_tensor *t)
 {
-    if (t->sizes != t->dims_inline)
+    if (t->sizes != t->dims_inline) {
         free(t->sizes);
-    atomic_fetch_sub_explicit(&live_tensors, 1, memory_order_relaxed);
+        t->sizes = t->dims_inline; /* as make() expects of a recycled header */
+        t->strides = t->dims_inline + CFX_INLINE_DIMS;
+    }
+    count_live(-1);
     header_put(t);
 }
 
-static cfx_storage *storage_new(uint64_t nbytes, cfx_device device)
+/* storage_init's CPU data. false + error (header freed) if it cannot be allocated. */
+static __attribute__((noinline)) bool storage_alloc(cfx_tensor *t, uint64_t nbytes)
 {
-    cfx_storage *s = storage_get();
-    if (!s) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory allocating a storage");
-        return NULL;
-    }
+    /* never NULL, even for 0 bytes, so kernels may memcpy from it unconditionally */
+    t->own_storage.data = calloc(nbytes ? (size_t)nbytes : 1, 1);
+    if (t->own_storage.data)
+        return true;
+    cfx_error_set(CFX_ERR_NOMEM, NULL,
+                  "DefaultCPUAllocator: not enough memory: you tried to allocate %llu bytes.",
+                  (unsigned long long)nbytes);
+    header_free(t);
+    return false;
+}
+
+/* Gives a new header its own storage of nbytes. false + error (header freed) if CPU data
+ * cannot be allocated. */
+static inline bool storage_init(cfx_tensor *t, uint64_t nbytes, cfx_device device)
+{
+    cfx_storage *s = &t->own_storage;
     s->refcount = 1;
     s->version = 0;
     s->nbytes = (size_t)nbytes;
     s->device = device;
     s->data = NULL;
-    if (device.type != CFX_DEVICE_META) {
-        /* never NULL, even for 0 bytes, so kernels may memcpy from it unconditionally */
-        s->data = calloc(nbytes ? (size_t)nbytes : 1, 1);
-        if (!s->data) {
-            cfx_error_set(CFX_ERR_NOMEM, NULL,
-                          "DefaultCPUAllocator: not enough memory: you tried to allocate %llu bytes.",
-                          (unsigned long long)nbytes);
-            storage_put(s);
-            return NULL;
-        }
-    }
-    return s;
+    t->storage = s;
+    return device.type == CFX_DEVICE_META || storage_alloc(t, nbytes);
 }
 
 static bool check_dtype_device(cfx_dtype dtype, cfx_device device)
@@ -362,36 +425,109 @@ static bool check_dtype_device(cfx_dtype dtype, cfx_device device)
     return true;
 }
 
-static cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int ndim, cfx_dtype dtype,
-                        cfx_device device)
+/* The storage size of a new tensor, with every check and PyTorch's error texts. */
+static __attribute__((noinline)) bool checked_nbytes(const int64_t *sizes, const int64_t *strides,
+                                                     int ndim, cfx_dtype dtype, cfx_device device,
+                                                     uint64_t *nbytes)
 {
     if (!check_ndim(ndim, sizes) || !check_dtype_device(dtype, device) || !check_sizes(sizes, ndim))
-        return NULL;
+        return false;
     size_t itemsize = cfx_dtype_size(dtype);
-    uint64_t nbytes;
     if (!strides) {
-        if (!nbytes_contiguous(sizes, ndim, itemsize, &nbytes)) {
+        if (!nbytes_contiguous(sizes, ndim, itemsize, nbytes)) {
             dims_error("Storage size calculation overflowed with sizes=", sizes, ndim, NULL, NULL);
-            return NULL;
+            return false;
         }
-    } else if (!nbytes_strided(sizes, strides, ndim, itemsize, 0, &nbytes)) {
+    } else if (!nbytes_strided(sizes, strides, ndim, itemsize, 0, nbytes)) {
         /* PyTorch 1.13's meta empty_strided does not check (it even takes negative strides);
          * a meta storage holds no data, so its size is only clamped. */
         if (device.type != CFX_DEVICE_META) {
             dims_error("Storage size calculation overflowed with sizes=", sizes, ndim,
                        " and strides=", strides);
-            return NULL;
+            return false;
         }
-        nbytes = storage_max();
+        *nbytes = storage_max();
     }
+    return true;
+}
+
+/* Any tensor, with every check and PyTorch's error texts. */
+static __attribute__((noinline)) cfx_tensor *make_general(const int64_t *sizes, const int64_t *strides,
+                                                          int ndim, cfx_dtype dtype, cfx_device device)
+{
+    uint64_t nbytes;
+    if (!checked_nbytes(sizes, strides, ndim, dtype, device, &nbytes))
+        return NULL;
     cfx_tensor *t = header_new(sizes, strides, ndim, dtype, device);
-    if (!t)
+    if (!t || !storage_init(t, nbytes, device))
         return NULL;
-    t->storage = storage_new(nbytes, device);
-    if (!t->storage) {
-        header_free(t);
-        return NULL;
+    return cfx_autorelease(t);
+}
+
+/* The usual new tensor, every operator output under a fake mode: a meta tensor of at most 4
+ * dims made on a thread with a recycled header at hand. make_general's work in one pass over
+ * the dims, with no call but cfx_autorelease; any other case, and any hint of an error or an
+ * overflow, goes to make_general (which redoes everything). */
+static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int ndim,
+                               cfx_dtype dtype, cfx_device device)
+{
+    cfx_tensor *t = fl.tensors;
+    size_t itemsize = cfx_dtype_size(dtype); /* 0: not a dtype */
+    if (!t || (unsigned)ndim > CFX_INLINE_DIMS || (ndim && !sizes) || !itemsize || device.type != CFX_DEVICE_META)
+        return make_general(sizes, strides, ndim, dtype, device);
+    int64_t *sz = t->dims_inline, *st = t->dims_inline + CFX_INLINE_DIMS;
+    uint64_t n;
+    if (strides) {
+        /* nbytes_strided, for sizes in [1, 2^24] and strides in [0, 2^24): then no product or
+         * sum can overflow (4 * 2^48). A size 0 or a negative size or stride fails that test as
+         * a huge unsigned value, and goes to make_general with the rest (empty tensors, and
+         * meta tensors with negative strides, which it takes). */
+        uint64_t big = 0;
+        n = 1;
+        for (int i = 0; i < ndim; i++) {
+            uint64_t a1 = (uint64_t)sizes[i] - 1, b = (uint64_t)strides[i];
+            sz[i] = sizes[i];
+            st[i] = (int64_t)b;
+            big |= a1 | b;
+            n += b * a1;
+        }
+        if (big >> 24)
+            return make_general(sizes, strides, ndim, dtype, device);
+        n *= itemsize;
+    } else {
+        /* nbytes_contiguous, in its order (an overflow before a zero size counts) */
+        int64_t any = 0;
+        bool overflow = false;
+        n = 1;
+        for (int i = 0; i < ndim; i++) {
+            sz[i] = sizes[i];
+            any |= sizes[i];
+            overflow |= __builtin_mul_overflow(n, (uint64_t)sizes[i], &n);
+        }
+        overflow |= __builtin_mul_overflow(n, (uint64_t)itemsize, &n);
+        if (any < 0 || overflow || n > storage_max())
+            return make_general(sizes, strides, ndim, dtype, device);
+        cfx_contiguous_strides(sz, ndim, st);
     }
+    /* header_get, header_fill and storage_init for this case */
+    fl.tensors = (cfx_tensor *)t->storage;
+    fl.ntensors--;
+    t->refcount = 1;
+    t->dtype = (int8_t)dtype;
+    t->ndim = (int8_t)ndim;
+    t->device = device;
+    t->storage_offset = 0;
+    t->keys = keys_for(device);
+    /* t->sizes and t->strides point at sz and st already, and t->ext is empty: a header goes
+     * on the list only after cfx_tensor_ext_drop, or unused from header_fill. */
+    cfx_storage *s = &t->own_storage;
+    s->refcount = 1;
+    s->version = 0;
+    s->nbytes = (size_t)n;
+    s->device = device;
+    s->data = NULL;
+    t->storage = s;
+    count_live_armed(1); /* a thread with a header on its list is armed (header_put) */
     return cfx_autorelease(t);
 }
 
@@ -521,24 +657,28 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
 
 /* ------------------------------------------------------------------ lifetime */
 
-cfx_tensor *cfx_tensor_retain(cfx_tensor *t)
-{
-    if (t)
-        t->refcount++;
-    return t;
-}
+/* The external definitions of tensor.h's inline retain and release. */
+extern inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t);
+extern inline void cfx_tensor_release(cfx_tensor *t);
 
-void cfx_tensor_release(cfx_tensor *t)
+void cfx_tensor_free_unreferenced(cfx_tensor *t)
 {
-    if (!t || --t->refcount > 0)
-        return;
-    if (t->ext) {
-        cfx_tensor_ext_free(t->ext); /* bindings and mode reference (tensor_ext.h) */
-        t->ext = NULL;
+    cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
+    if (t->sizes != t->dims_inline) {
+        free(t->sizes);
+        t->sizes = t->dims_inline; /* as make() expects of a recycled header */
+        t->strides = t->dims_inline + CFX_INLINE_DIMS;
     }
-    if (t->storage)
-        storage_release(t->storage);
-    header_free(t);
+    count_live(-1);
+    cfx_storage *s = t->storage;
+    if (s == &t->own_storage) {
+        /* the header goes with its storage: now, or when the last view lets go */
+        storage_release(s);
+        return;
+    }
+    if (s)
+        storage_release(s);
+    header_put(t);
 }
 
 /* ------------------------------------------------------------------ data access */

@@ -22,6 +22,9 @@
 #define CFX_MAX_DIMS 64   /* PyTorch's limit is also 64 */
 #define CFX_INLINE_DIMS 4 /* sizes/strides of up to 4 dims live in the header, no malloc */
 
+/* A storage lives inside the header of the tensor that made it (own_storage below): one
+ * allocation per fresh tensor. Views hold a reference to it, so a header whose tensor has died
+ * stays allocated until the last view of its storage is released (tensor.c). */
 typedef struct cfx_storage {
     int32_t refcount;
     uint32_t version; /* bumped by every in-place write through any view */
@@ -30,8 +33,31 @@ typedef struct cfx_storage {
     cfx_device device;
 } cfx_storage;
 
-/* Mode-specific extension (fake tensors, tracer bindings); see dispatch/fake.h. */
-struct cfx_tensor_ext;
+struct cfx_mode;
+
+/* One tracer's record on a tensor (tensor_ext.h). */
+typedef struct cfx_tensor_binding {
+    uint64_t owner;             /* 0 = unused */
+    void *data;
+    void (*free_fn)(void *data); /* may be NULL */
+} cfx_tensor_binding;
+
+/* Bindings held in the header itself: one tracer (and one nested one) never allocate. */
+#define CFX_TENSOR_EXT_INLINE_BINDINGS 2
+
+/* The state modes attach to a tensor: its mode, fake device and tracer bindings. What it
+ * means is tensor_ext.h's business; it is kept in the header so that making a fake tensor
+ * and binding it to a graph node allocate nothing. Empty (no mode, no bindings) for a plain
+ * tensor. */
+struct cfx_tensor_ext {
+    struct cfx_mode *mode;  /* strong reference, or NULL */
+    cfx_device fake_device; /* meaningful when is_fake (not cleared otherwise) */
+    bool is_fake;           /* mode is a fake mode and the tensor is one of its fakes */
+    uint32_t n_bindings;    /* slots used (cleared ones included) */
+    uint32_t cap_bindings;  /* set with bindings, by the first binding */
+    cfx_tensor_binding *bindings; /* inline_bindings until more are needed; valid when n_bindings > 0 */
+    cfx_tensor_binding inline_bindings[CFX_TENSOR_EXT_INLINE_BINDINGS];
+};
 
 struct cfx_tensor {
     int32_t refcount;
@@ -39,12 +65,14 @@ struct cfx_tensor {
     int8_t ndim;
     cfx_device device;
     int64_t storage_offset; /* in elements */
-    cfx_storage *storage;
+    cfx_storage *storage;   /* &own_storage for a fresh tensor, a shared one for a view */
     cfx_keyset keys;
-    struct cfx_tensor_ext *ext; /* NULL for a plain tensor */
-    int64_t *sizes;             /* ndim entries; point into dims_inline when ndim <= 4 */
+    int64_t *sizes;         /* ndim entries; point into dims_inline when ndim <= 4 (and
+                             * while the header waits on a free list) */
     int64_t *strides;
+    struct cfx_tensor_ext ext; /* mode state (tensor_ext.h); not copied into views */
     int64_t dims_inline[2 * CFX_INLINE_DIMS];
+    cfx_storage own_storage; /* the storage of a fresh tensor; unused by views */
 };
 
 /* Creation: contiguous, uninitialised (CPU data is zero-filled for determinism). NULL + error
@@ -61,8 +89,20 @@ cfx_tensor *cfx_tensor_from_doubles(const double *data, const int64_t *sizes, in
 cfx_tensor *cfx_tensor_from_int64s(const int64_t *data, const int64_t *sizes, int ndim);
 cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype); /* 0-dim */
 
-cfx_tensor *cfx_tensor_retain(cfx_tensor *t); /* NULL-safe; returns t */
-void cfx_tensor_release(cfx_tensor *t);      /* NULL-safe */
+/* Inline (as Py_INCREF/Py_DECREF are): model code and the tracer retain and release on every
+ * operator call. */
+inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t) /* NULL-safe; returns t */
+{
+    if (t)
+        t->refcount++;
+    return t;
+}
+void cfx_tensor_free_unreferenced(cfx_tensor *t); /* cfx_tensor_release's part at refcount 0 */
+inline void cfx_tensor_release(cfx_tensor *t) /* NULL-safe */
+{
+    if (t && --t->refcount == 0)
+        cfx_tensor_free_unreferenced(t);
+}
 
 int64_t cfx_tensor_numel(const cfx_tensor *t);
 bool cfx_tensor_is_contiguous(const cfx_tensor *t);

@@ -2,8 +2,8 @@
  *
  * PyTorch keeps such state on the tensor's Python object: a FakeTensor's fake_mode and
  * fake_device, and for every active proxy tracer a weak-keyed slot mapping the tensor to its
- * graph proxy. cfx keeps it in one optional block hanging off the tensor, allocated the first
- * time something is attached and freed with the tensor:
+ * graph proxy. cfx keeps it in the tensor header itself (struct cfx_tensor_ext, tensor.h),
+ * empty (no mode, no bindings) for a plain tensor, released with the tensor:
  *
  *  - mode / fake_device: the mode the tensor belongs to (a strong reference) and the device
  *    users see. A tensor with a mode carries the Python and PythonTLSSnapshot keys, so with no
@@ -13,55 +13,72 @@
  *    cfx_binding_owner_new() and binds each tensor it tracks to its node. Owner ids are never
  *    reused, so a binding left behind by a finished tracer can never be mistaken for one of a
  *    later tracer at the same address; free_fn (if any) runs when the binding is replaced,
- *    cleared, or the tensor dies, and must not touch the (possibly gone) owner.
+ *    cleared, or the tensor dies, and must not touch the (possibly gone) owner. The first
+ *    CFX_TENSOR_EXT_INLINE_BINDINGS live in the header; more go to a heap array.
  *
- * tensor.c must call cfx_tensor_ext_free(t->ext) when it frees a tensor, and must not copy
- * `ext` into views or new tensors: the block belongs to exactly one tensor. */
+ * tensor.c must call cfx_tensor_ext_drop when it frees a tensor (a recycled header then starts
+ * empty), and must not copy the state into views or new tensors: it belongs to exactly one
+ * tensor. */
 #ifndef CFX_TENSOR_EXT_H
 #define CFX_TENSOR_EXT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/error.h"
 #include "dispatch/mode.h"
 #include "dispatch/tensor.h"
 
-typedef struct cfx_tensor_binding {
-    uint64_t owner;             /* 0 = unused */
-    void *data;
-    void (*free_fn)(void *data); /* may be NULL */
-} cfx_tensor_binding;
-
-/* Bindings held in the block itself: one tracer (and one nested one) never allocate. */
-#define CFX_TENSOR_EXT_INLINE_BINDINGS 2
-
-struct cfx_tensor_ext {
-    cfx_mode *mode;         /* strong reference, or NULL */
-    cfx_device fake_device; /* meaningful when mode is set */
-    bool is_fake;           /* mode is a fake mode and the tensor is one of its fakes */
-    uint32_t n_bindings, cap_bindings;
-    cfx_tensor_binding *bindings; /* points at inline_bindings until more are needed */
-    cfx_tensor_binding inline_bindings[CFX_TENSOR_EXT_INLINE_BINDINGS];
-};
-
-/* t's extension block, created (empty) on first use. NULL + error on allocation failure. */
+/* t's state (never NULL for a non-NULL t; kept for callers of the allocating days). */
 struct cfx_tensor_ext *cfx_tensor_ext_get(cfx_tensor *t);
-/* Frees the block: runs binding free_fns and releases the mode reference. NULL-safe. Called
- * by tensor.c when the tensor is freed. */
-void cfx_tensor_ext_free(struct cfx_tensor_ext *ext);
+/* Runs the binding free_fns, frees a grown binding array and releases the mode reference,
+ * leaving the state empty. Called by tensor.c when the tensor dies; inline, as every fake
+ * tensor dies with a mode and a tracer's binding, which needs no free_fn run. */
+void cfx_tensor_ext_drop_bindings(struct cfx_tensor_ext *ext); /* the free_fns and array */
+void cfx_tensor_ext_drop_mode(struct cfx_tensor_ext *ext);     /* the mode reference */
+inline void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext)
+{
+    uint32_t n = ext->n_bindings;
+    if (n > 1 || (n == 1 && (ext->bindings != ext->inline_bindings || ext->inline_bindings[0].free_fn)))
+        cfx_tensor_ext_drop_bindings(ext);
+    ext->n_bindings = 0;
+    if (ext->mode)
+        cfx_tensor_ext_drop_mode(ext);
+}
 
 /* The mode a tensor belongs to, or NULL. */
 static inline cfx_mode *cfx_tensor_mode(const cfx_tensor *t)
 {
-    return t && t->ext ? t->ext->mode : NULL;
+    return t ? t->ext.mode : NULL;
 }
 
 /* A fresh owner id for bindings (process-wide, never 0, never reused). */
 uint64_t cfx_binding_owner_new(void);
-/* The data bound to t by owner, or NULL. */
-void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner);
-/* Binds data to t for owner, replacing (and freeing) an earlier binding of the same owner. */
-int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
+/* The data bound to t by owner, or NULL. Inline: the tracer asks it of every argument, and
+ * the owner asked is nearly always the first one bound. */
+void *cfx_tensor_binding_search(const cfx_tensor *t, uint64_t owner); /* slots 1.., for the inline part */
+inline void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner)
+{
+    if (!t || !owner || !t->ext.n_bindings)
+        return NULL;
+    if (t->ext.bindings[0].owner == owner)
+        return t->ext.bindings[0].data;
+    return cfx_tensor_binding_search(t, owner);
+}
+/* Binds data to t for owner, replacing (and freeing) an earlier binding of the same owner.
+ * Inline for the usual case, a tracer binding a fresh output. */
+int cfx_tensor_binding_set_more(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
+inline int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *))
+{
+    if (!t || !owner || t->ext.n_bindings)
+        return cfx_tensor_binding_set_more(t, owner, data, free_fn);
+    struct cfx_tensor_ext *e = &t->ext;
+    e->bindings = e->inline_bindings;
+    e->cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
+    e->inline_bindings[0] = (cfx_tensor_binding){owner, data, free_fn};
+    e->n_bindings = 1;
+    return CFX_OK;
+}
 /* Removes owner's binding from t (runs its free_fn); no-op if none. */
 void cfx_tensor_binding_clear(cfx_tensor *t, uint64_t owner);
 

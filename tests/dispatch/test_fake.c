@@ -191,7 +191,7 @@ Test(fake, from_tensor_memoizes_and_keeps_metadata)
     cr_assert_eq(fv->storage_offset, 5);
     cr_assert_eq(fv->strides[0], 1);
     cr_assert_eq(fv->strides[1], 2);
-    cr_assert(!cfx_tensor_is_fake(r) && r->ext == NULL, "the real tensor is untouched");
+    cr_assert(!cfx_tensor_is_fake(r) && r->ext.mode == NULL, "the real tensor is untouched");
     /* another mode makes other fakes */
     cfx_fake_mode *m2 = cfx_fake_mode_new(NULL);
     cfx_tensor *g1 = cfx_fake_from_tensor(m2, r);
@@ -475,7 +475,7 @@ Test(fake, allow_non_fake_inputs_converts)
     assert_fake_of(m, c);
     cr_assert_eq(cfx_tensor_fake_device(b).type, CFX_DEVICE_CPU);
     cr_assert_eq(b->ndim, 2);
-    cr_assert_eq(r->ext, NULL, "the real input stays real");
+    cr_assert_eq(r->ext.mode, NULL, "the real input stays real");
     cr_assert_eq(cfx_fake_from_tensor(m, r)->storage->nbytes, r->storage->nbytes, "converted through the memo");
     cfx_fake_mode_free(other);
     cfx_fake_mode_free(m);

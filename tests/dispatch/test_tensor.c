@@ -89,7 +89,9 @@ Test(tensor, cpu_and_meta_basics)
         cr_assert_eq(((float *)cfx_tensor_data(c))[i], 0.0f, "CPU data is zero-filled");
     cr_assert(cfx_keyset_eq(c->keys, cfx_keyset_for_tensor(CFX_BACKEND_CPU)));
     cr_assert(cfx_keyset_eq(m->keys, cfx_keyset_for_tensor(CFX_BACKEND_META)));
-    cr_assert_null(c->ext);
+    cr_assert_null(c->ext.mode, "no mode state on a plain tensor");
+    cr_assert_eq(c->ext.n_bindings, 0);
+    cr_assert_eq(c->storage, &c->own_storage, "a fresh tensor's storage is part of its header");
     cr_assert_eq(c->sizes, c->dims_inline);
     cr_assert_eq(c->strides, c->dims_inline + CFX_INLINE_DIMS);
     cfx_buf b;

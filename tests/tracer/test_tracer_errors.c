@@ -282,7 +282,7 @@ Test(tracer_errors, bindings_do_not_outlive_the_trace)
     const cfx_tensor *ts[5] = {x, cfx_module_get(mlp, "fc1.weight"), cfx_module_get(mlp, "fc1.bias"),
                                cfx_module_get(mlp, "fc2.weight"), cfx_module_get(mlp, "fc2.bias")};
     for (int i = 0; i < 5; i++) {
-        const struct cfx_tensor_ext *e = ts[i]->ext;
+        const struct cfx_tensor_ext *e = &ts[i]->ext;
         uint32_t live = 0;
         for (uint32_t j = 0; e && j < e->n_bindings; j++)
             live += e->bindings[j].owner != 0;
