@@ -408,6 +408,24 @@ static int wrap_outputs(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, in
     return CFX_OK;
 }
 
+/* After a failed wrap: the kernel's fresh tensor results carry the caller's reference when no
+ * scope is open (a scope owns them otherwise), and the caller never sees them: drop them. */
+static void drop_fresh_results(cfx_value *stack, int n_returns, cfx_tensor *const *inputs, int n_inputs)
+{
+    if (cfx_scope_depth() > 0)
+        return;
+    for (int i = 0; i < n_returns; i++) {
+        if (stack[i].kind != CFX_V_TENSOR || !stack[i].u.t)
+            continue;
+        bool is_input = false;
+        for (int j = 0; j < n_inputs && !is_input; j++)
+            is_input = inputs[j] == stack[i].u.t;
+        if (!is_input)
+            cfx_tensor_release(stack[i].u.t);
+        stack[i] = cfx_none();
+    }
+}
+
 /* ------------------------------------------------------------------ kernels */
 
 /* Redispatches op below the Python key: the Meta kernel for fake inputs (no_dispatch /
@@ -628,9 +646,19 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
      * tensor, as PyTorch computes it lazily. */
     cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
     char *dev_err = common_device(op, cls, stack, &common);
+    /* The kernel overwrites the arguments with its results: remember the tensor arguments, to
+     * tell a fresh result (ours to drop if wrapping fails) from an input returned as is. */
+    cfx_tensor *inputs[64];
+    int n_inputs = 0;
+    for (int i = 0; i < s->n_args && n_inputs < 64; i++)
+        if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t)
+            inputs[n_inputs++] = stack[i].u.t;
     rc = call_below_python(op, stack);
-    if (rc == CFX_OK)
+    if (rc == CFX_OK) {
         rc = wrap_outputs(m, op, stack, s->n_returns, dev_err, has_dev_arg ? dev_arg : common);
+        if (rc != CFX_OK)
+            drop_fresh_results(stack, s->n_returns, inputs, n_inputs);
+    }
     free(dev_err);
     return rc;
 }

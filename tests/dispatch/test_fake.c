@@ -760,3 +760,25 @@ Test(fake, two_threads_two_modes)
     cr_assert(w[1].ok);
     cr_assert_eq(cfx_tensor_live_count(), 0);
 }
+
+/* The same failure with no scope open: the Meta kernel's fresh result belongs to the caller,
+ * who never sees it, so the fake mode must drop it. */
+Test(fake, device_propagation_failure_leaks_nothing_without_scope)
+{
+    cfx_fake_mode *m = cfx_fake_mode_new(NULL);
+    cfx_tensor *rc = cfx_tensor_new((const int64_t[]){2, 3}, 2, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_tensor *rm = cfx_tensor_new((const int64_t[]){2, 3}, 2, CFX_FLOAT32, META);
+    cfx_tensor *c = cfx_fake_from_tensor(m, rc);
+    cfx_tensor *mt = cfx_fake_from_tensor(m, rm);
+    int64_t live = cfx_tensor_live_count();
+    cfx_fake_mode_enter(m);
+    cfx_tensor *bad = cfx_add(c, mt);
+    cfx_fake_mode_exit(m);
+    cr_assert_null(bad);
+    cr_assert_str_eq(cfx_error_message(),
+                     "Unhandled FakeTensor Device Propagation for aten.add.Tensor, found two different devices cpu, meta");
+    cr_assert_eq(cfx_tensor_live_count(), live);
+    cfx_fake_mode_free(m);
+    cfx_tensor_release(rc);
+    cfx_tensor_release(rm);
+}
