@@ -7,8 +7,9 @@
  * strides. Strides are compared in elements rather than bytes: reorder_dimensions only ever
  * compares two strides of the same operand, so the element size cancels out.
  *
- * Everything lives on the stack; for the common 1-4 dim case this touches a few cache lines,
- * which keeps a meta add within its time budget. */
+ * This is cfx_iter_build_full; the commonest call (inputs alike and contiguous) never gets
+ * here, cfx_iter_build's inline shortcut in iter.h answers it. Everything lives on the stack;
+ * for the common 1-4 dim case this touches a few cache lines. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

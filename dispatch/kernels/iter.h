@@ -49,13 +49,19 @@ typedef struct cfx_iter {
 
 enum { CFX_ITER_MAX_INPUTS = 3 }; /* binary ops, and addcmul's ternary one */
 
+/* The hot-path helpers of the kernel headers are forced inline: gcc's size heuristics would
+ * otherwise keep one out-of-line copy per file, whose call and register saves cost about as
+ * much as the work they do. */
+#define CFX_KERNEL_INLINE static inline __attribute__((always_inline))
+
 /* TensorIterator::build for out = f(in[0], ..., in[nin-1]), nin <= 3, under op's name (for
  * error records). out is the in-place output (also one of the inputs) or NULL for a new
  * output, whose strides are then computed. Returns false with the error recorded.
- * cfx_iter_build (inline, below) first tries a shortcut for the commonest call and otherwise
- * runs cfx_iter_build_full, every step of TensorIterator::build; both give the same result. */
-__attribute__((always_inline)) static inline bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op,
-                                  const cfx_tensor *out, const cfx_tensor *const *in, int nin);
+ * cfx_iter_build (inline, at the end) first tries a shortcut for the commonest call and
+ * otherwise runs cfx_iter_build_full, every step of TensorIterator::build; both give the same
+ * result. */
+CFX_KERNEL_INLINE bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
+                                      const cfx_tensor *const *in, int nin);
 bool cfx_iter_build_full(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
                          const cfx_tensor *const *in, int nin);
 
@@ -101,9 +107,9 @@ static inline bool cfx_dtype_is_integral(cfx_dtype t, bool include_bool)
 }
 
 /* ---- cfx_iter_build's shortcut --------------------------------------------------------------
- * A meta add costs a few hundred instructions in all, and this decides most of them, so it is
- * inlined into its callers. The call it takes: a new output from inputs of one dtype, device
- * and shape, each with exactly the contiguous strides of that shape. Then compute_mem_overlaps
+ * Tracing calls the Meta kernels of elementwise ops once per node, so their metadata work is
+ * on the tracer's hot path. The call the shortcut takes: a new output from inputs of one
+ * dtype, device and shape, each with exactly the contiguous strides of that shape. Then compute_mem_overlaps
  * has no output to check, compute_shape no broadcast, compute_types no promotion and no device
  * error, and fast_set_up's answer is a contiguous output: the inputs' own sizes and strides,
  * which it->shape and it->out_strides point at. Only the common dtype (int_to_float) is left.
@@ -122,8 +128,8 @@ static inline uint32_t cfx_iter_kind_word(const cfx_tensor *t)
     return w;
 }
 
-__attribute__((always_inline)) static inline bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
-                                     int nin)
+CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
+                                         int nin)
 {
     const cfx_tensor *a = in[0];
     uint32_t kind = cfx_iter_kind_word(a);
@@ -161,8 +167,8 @@ __attribute__((always_inline)) static inline bool cfx_iter_shortcut(cfx_iter *it
     return true;
 }
 
-__attribute__((always_inline)) static inline bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op,
-                                  const cfx_tensor *out, const cfx_tensor *const *in, int nin)
+CFX_KERNEL_INLINE bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
+                                      const cfx_tensor *const *in, int nin)
 {
     if (!out && cfx_iter_shortcut(it, cfg, in, nin))
         return true;

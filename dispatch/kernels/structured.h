@@ -22,8 +22,8 @@ typedef enum cfx_unop {
  * TensorIterator build, alpha_check (alpha is read for add and sub only).
  * cfx_structured_binary (inline, below) first tries a shortcut; cfx_structured_binary_full
  * runs every check in PyTorch's order. Both give the same result. */
-__attribute__((always_inline)) static inline bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
-                                         const cfx_tensor *const in[2], const cfx_value *alpha);
+CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
+                                             const cfx_tensor *const in[2], const cfx_value *alpha);
 bool cfx_structured_binary_full(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
                                 const cfx_tensor *const in[2], const cfx_value *alpha);
 /* Their TensorIterator configs: [0] add/sub/mul, [1] div (integer inputs promote to float). */
@@ -67,13 +67,13 @@ bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b)
 double cfx_scalar_to_double(cfx_value v);
 int64_t cfx_scalar_to_int64(cfx_value v);
 
-/* The shortcut of cfx_structured_binary, inlined into the kernels because a meta add is only
- * a few hundred instructions in all: a new output, alpha a number, no bool operand of sub,
- * and the iterator's shortcut (iter.h) taken. Every check before the iterator then passes, so
+/* The shortcut of cfx_structured_binary, inlined into the kernels with the iterator's (see
+ * iter.h for why): a new output, alpha a number, no bool operand of sub, and the iterator's
+ * shortcut taken. Every check before the iterator then passes, so
  * only alpha's check against the result dtype is left, and if that fails the full path runs
  * from the start to report the errors in PyTorch's order. */
-__attribute__((always_inline)) static inline bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
-                                         const cfx_tensor *const in[2], const cfx_value *alpha)
+CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
+                                             const cfx_tensor *const in[2], const cfx_value *alpha)
 {
     bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
     if (!out && (!has_alpha || cfx_value_is_number(*alpha)) &&
