@@ -423,9 +423,8 @@ static int ceos_cmp(int a, int b, const void *p)
     return 0;
 }
 
-/* The general case: prims' stride sort, in buf. Kept out of line so that the common case
- * above it stays a small leaf. */
-__attribute__((noinline)) static const int64_t *relu_sorted_strides(const cfx_tensor *a, int64_t *buf)
+/* Kept out of line so that cfx_iter_relu_meta_strides's common case stays a small leaf. */
+__attribute__((noinline)) const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf)
 {
     int n = a->ndim;
     const int64_t *sizes = a->sizes, *strides = a->strides;
@@ -466,7 +465,7 @@ const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf)
     int64_t z = 1;
     for (int d = a->ndim - 1; d >= 0; d--) {
         if (strides[d] != z || (d > 0 && sizes[d] < 2))
-            return relu_sorted_strides(a, buf);
+            return cfx_iter_relu_meta_strides_full(a, buf);
         z *= sizes[d];
     }
     return strides;

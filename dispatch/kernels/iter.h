@@ -89,8 +89,10 @@ void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *cons
 /* The Meta output strides of aten::relu in PyTorch 1.13, whose Meta kernel is the Python
  * reference where(le(a, 0), 0, a): prims' compute_elementwise_output_strides over (a, the
  * TensorIterator layout of le(a, 0)), sorted the way CPython's sort orders them. Returns buf,
- * filled in, or a->strides when they already are the answer. */
+ * filled in, or a->strides when they already are the answer (contiguous strides, no size-1
+ * dim after the first: the sort keeps the identity). _full always sorts, into buf. */
 const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf);
+const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf);
 
 /* c10 type-promotion helpers. */
 typedef struct cfx_result_type_state {
@@ -109,12 +111,13 @@ static inline bool cfx_dtype_is_integral(cfx_dtype t, bool include_bool)
 /* ---- cfx_iter_build's shortcut --------------------------------------------------------------
  * Tracing calls the Meta kernels of elementwise ops once per node, so their metadata work is
  * on the tracer's hot path. The call the shortcut takes: a new output from inputs of one
- * dtype, device and shape, each with exactly the contiguous strides of that shape. Then compute_mem_overlaps
- * has no output to check, compute_shape no broadcast, compute_types no promotion and no device
- * error, and fast_set_up's answer is a contiguous output: the inputs' own sizes and strides,
- * which it->shape and it->out_strides point at. Only the common dtype (int_to_float) is left.
- * It declines (cfx_iter_build_full runs) for anything else, including a CPU input that
- * int_to_float would replace by a promotion temporary. */
+ * dtype, device and shape, each with exactly the contiguous strides of that shape. Then
+ * compute_mem_overlaps has no output to check, compute_shape no broadcast, compute_types no
+ * promotion and no device error, and fast_set_up's answer is a contiguous output: the inputs'
+ * own sizes and strides, which it->shape and it->out_strides point at. (On CPU, int_to_float
+ * replaces the inputs by promotion temporaries laid out like empty_like: for a contiguous
+ * input, its own strides.) Only the common dtype is left. Anything else goes to
+ * cfx_iter_build_full. */
 
 /* dtype, ndim and device sit side by side in the tensor header, so one 4-byte compare tells
  * whether two tensors agree on all three. */
@@ -152,11 +155,8 @@ CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cf
         z *= s > 1 ? s : 1;
     }
     cfx_dtype dt = (cfx_dtype)a->dtype;
-    if (cfg->int_to_float && cfx_dtype_is_integral(dt, true)) {
-        if (a->device.type == CFX_DEVICE_CPU && cfg->promote_inputs)
-            return false;
+    if (cfg->int_to_float && cfx_dtype_is_integral(dt, true))
         dt = CFX_FLOAT32; /* the default dtype */
-    }
     it->ninputs = nin;
     it->ndim = n;
     it->all_same_shape = true;
