@@ -141,6 +141,11 @@ CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cf
             return false;
     int n = a->ndim;
     const int64_t *sizes = a->sizes, *strides = a->strides;
+    const int64_t *isz[CFX_ITER_MAX_INPUTS], *ist[CFX_ITER_MAX_INPUTS];
+    for (int i = 1; i < nin; i++) {
+        isz[i] = in[i]->sizes;
+        ist[i] = in[i]->strides;
+    }
     /* one pass over the dims checks every input against c10's contiguous strides of a's
      * sizes (size-0/1 dims do not scale the next stride); inlined with nin a constant, the
      * inner loop unrolls */
@@ -150,7 +155,7 @@ CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cf
         if (strides[d] != z)
             return false;
         for (int i = 1; i < nin; i++)
-            if (in[i]->sizes[d] != s || in[i]->strides[d] != z)
+            if (isz[i][d] != s || ist[i][d] != z)
                 return false;
         z *= s > 1 ? s : 1;
     }
