@@ -428,7 +428,7 @@ __attribute__((noinline)) const int64_t *cfx_iter_relu_meta_strides_full(const c
 {
     int n = a->ndim;
     const int64_t *sizes = a->sizes, *strides = a->strides;
-    /* With a's strides positive and strictly decreasing a's stride decides every comparison
+    /* With a's strides positive and strictly decreasing, a's stride decides every comparison
      * and the sort keeps the identity, so the iterator's strides, only a tie-break, need not
      * be computed. */
     bool ordered = n < 2 || strides[n - 1] > 0;

@@ -69,9 +69,9 @@ int64_t cfx_scalar_to_int64(cfx_value v);
 
 /* The shortcut of cfx_structured_binary, inlined into the kernels with the iterator's (see
  * iter.h for why): a new output, alpha a number, no bool operand of sub, and the iterator's
- * shortcut taken. Every check before the iterator then passes, so
- * only alpha's check against the result dtype is left, and if that fails the full path runs
- * from the start to report the errors in PyTorch's order. */
+ * shortcut taken. Every check before the iterator then passes, so only alpha's check against
+ * the result dtype is left; if that fails, the full path runs from the start to report the
+ * errors in PyTorch's order. */
 CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
                                              const cfx_tensor *const in[2], const cfx_value *alpha)
 {
