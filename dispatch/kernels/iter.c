@@ -7,8 +7,9 @@
  * strides. Strides are compared in elements rather than bytes: reorder_dimensions only ever
  * compares two strides of the same operand, so the element size cancels out.
  *
- * Everything lives on the stack; for the common 1-4 dim case this touches a few cache lines,
- * which keeps a meta add within its time budget. */
+ * This is cfx_iter_build_full; the commonest call (inputs alike and contiguous) never gets
+ * here, cfx_iter_build's inline shortcut in iter.h answers it. Everything lives on the stack;
+ * for the common 1-4 dim case this touches a few cache lines. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,48 +194,63 @@ static void broadcast_strides(const int64_t *shape, int ndim, const int64_t *siz
         out[off + i] = (sizes[i] == 1 && shape[off + i] != 1) ? 0 : strides[i];
 }
 
-/* fast_set_up + the slow path, for a new output. eff[i] are the inputs' strides after the
- * CPU promotion temporaries. The predicates are evaluated lazily: the all-contiguous case,
- * by far the most common, costs one pass per input. */
+/* TensorIteratorBase::compute_fast_setup_type and the strides fast_set_up gives the output.
+ *
+ * The contiguous case, the common one, is decided against the strides it would produce: for a
+ * non-empty tensor, compute_contiguous's running product over the non-1 sizes equals the
+ * contiguous stride of each such dimension, so "stride == the output's stride wherever
+ * size != 1" is is_contiguous, and an empty shape makes every input contiguous. */
+bool cfx_iter_fast_setup_strides(const int64_t *shape, int n, const int64_t *const *strides, int nin,
+                                 int64_t *out)
+{
+    int64_t z = 1;
+    bool empty = false;
+    for (int d = n - 1; d >= 0; d--) {
+        out[d] = z;
+        empty |= shape[d] == 0;
+        z *= shape[d] > 1 ? shape[d] : 1;
+    }
+    if (empty)
+        return true;
+    bool contig = true;
+    for (int i = 0; i < nin; i++)
+        for (int d = 0; d < n; d++)
+            contig &= shape[d] == 1 || strides[i][d] == out[d];
+    /* the TODO PyTorch notes: ambiguous shapes (NC11) are taken as contiguous here */
+    if (contig)
+        return true;
+    bool cl = n == 4;
+    for (int i = 0; i < nin && cl; i++)
+        cl = cfx_geom_is_channels_last_contiguous(shape, strides[i], n);
+    if (cl)
+        return cfx_geom_memory_format_strides(shape, n, CFX_CHANNELS_LAST, out, NULL);
+    for (int i = 0; i < nin; i++)
+        if (!cfx_geom_is_non_overlapping_and_dense(shape, strides[i], n))
+            return false;
+    /* compared from the last operand back; the output takes the last one's strides */
+    for (int i = nin - 2; i >= 0; i--)
+        if (!dims_equal(strides[i], strides[nin - 1], n))
+            return false;
+    for (int d = 0; d < n; d++)
+        out[d] = strides[nin - 1][d];
+    return true;
+}
+
+/* The new output's strides: fast_set_up, else compute_strides + reorder_dimensions +
+ * allocate_or_resize_outputs. */
 static void layout(cfx_iter *it, const cfx_tensor *const *in, int nin, const int64_t *const *eff)
 {
     int n = it->ndim;
-    if (it->all_same_shape) {
-        bool contig = true;
-        for (int i = 0; i < nin && contig; i++)
-            contig = cfx_geom_is_contiguous(in[i]->sizes, eff[i], n);
-        if (contig) {
-            cfx_geom_contiguous_strides(it->shape, n, it->out_strides);
-            return;
-        }
-        bool cl = n == 4;
-        for (int i = 0; i < nin && cl; i++)
-            cl = cfx_geom_is_channels_last_contiguous(in[i]->sizes, eff[i], n);
-        if (cl) {
-            cfx_geom_memory_format_strides(it->shape, n, CFX_CHANNELS_LAST, it->out_strides, NULL);
-            return;
-        }
-        bool nod = true;
-        for (int i = 0; i < nin && nod; i++)
-            nod = cfx_geom_is_non_overlapping_and_dense(in[i]->sizes, eff[i], n);
-        if (nod) {
-            bool same = true;
-            for (int i = nin - 2; i >= 0 && same; i--)
-                same = dims_equal(eff[i], eff[nin - 1], n);
-            if (same) {
-                for (int d = 0; d < n; d++)
-                    it->out_strides[d] = eff[nin - 1][d];
-                return;
-            }
-        }
-    }
+    it->out_strides = it->strides_buf;
+    if (it->all_same_shape && cfx_iter_fast_setup_strides(it->shape, n, eff, nin, it->strides_buf))
+        return;
     int64_t bs[CFX_ITER_MAX_INPUTS][CFX_MAX_DIMS];
     const int64_t *lists[CFX_ITER_MAX_INPUTS];
     for (int i = 0; i < nin; i++) {
         broadcast_strides(it->shape, n, in[i]->sizes, eff[i], in[i]->ndim, bs[i]);
         lists[i] = bs[i];
     }
-    cfx_iter_output_strides(it->shape, n, lists, nin, it->out_strides);
+    cfx_iter_output_strides(it->shape, n, lists, nin, it->strides_buf);
 }
 
 static void device_error(const char *op, cfx_device common, cfx_device other)
@@ -258,40 +274,12 @@ static void shape_mismatch(const char *op, const cfx_tensor *out, const cfx_iter
     free(msg);
 }
 
-/* The overwhelmingly common call: a new output from inputs of one shape, dtype and device,
- * all contiguous. Every step of the general path then has a foregone result (no overlap
- * check, no broadcast, no promotion, no device error, contiguous fast setup). */
-static bool build_trivial(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in, int nin)
+bool cfx_iter_build_full(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
+                         const cfx_tensor *const *in, int nin)
 {
-    const cfx_tensor *a = in[0];
-    for (int i = 1; i < nin; i++) {
-        const cfx_tensor *b = in[i];
-        if (b->dtype != a->dtype || b->ndim != a->ndim || !cfx_device_eq(b->device, a->device) ||
-            !dims_equal(b->sizes, a->sizes, a->ndim) || !cfx_geom_is_contiguous(b->sizes, b->strides, b->ndim))
-            return false;
-    }
-    if (!cfx_geom_is_contiguous(a->sizes, a->strides, a->ndim))
-        return false;
-    it->ninputs = nin;
-    it->ndim = a->ndim;
-    it->all_same_shape = true;
-    for (int d = 0; d < a->ndim; d++)
-        it->shape[d] = a->sizes[d];
-    cfx_dtype dt = (cfx_dtype)a->dtype;
-    if (cfg->int_to_float && cfx_dtype_is_integral(dt, true))
-        dt = CFX_FLOAT32;
-    it->common_dtype = dt;
-    it->device = a->device;
-    cfx_geom_contiguous_strides(it->shape, it->ndim, it->out_strides);
-    return true;
-}
-
-bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *out,
-                    const cfx_tensor *const *in, int nin)
-{
-    const char *op = cfg->op;
-    if (!out && build_trivial(it, cfg, in, nin))
-        return true;
+    int64_t *shape = it->shape_buf;
+    it->shape = shape;
+    it->out_strides = NULL;
     it->ninputs = nin;
 
     /* compute_mem_overlaps */
@@ -327,13 +315,13 @@ bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *
         if (it->ndim == 0) {
             it->ndim = t->ndim;
             for (int d = 0; d < t->ndim; d++)
-                it->shape[d] = t->sizes[d];
+                shape[d] = t->sizes[d];
         } else if (t->ndim != it->ndim || !dims_equal(t->sizes, it->shape, t->ndim)) {
             it->all_same_shape = false;
             int64_t prev[CFX_MAX_DIMS];
             int pn = it->ndim;
             memcpy(prev, it->shape, (size_t)pn * sizeof(int64_t));
-            if (!cfx_geom_broadcast(prev, pn, t->sizes, t->ndim, it->shape, &it->ndim, op))
+            if (!cfx_geom_broadcast(prev, pn, t->sizes, t->ndim, shape, &it->ndim, op))
                 return false;
         }
     }
@@ -409,12 +397,6 @@ bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *
     return true;
 }
 
-cfx_tensor *cfx_iter_new_output(const cfx_iter *it, int out_dtype, cfx_device dev)
-{
-    cfx_dtype dt = out_dtype >= 0 ? (cfx_dtype)out_dtype : it->common_dtype;
-    return cfx_tensor_new_strided(it->shape, it->out_strides, it->ndim, dt, dev);
-}
-
 /* ---- relu's Meta layout (torch/_prims_common compute_elementwise_output_strides) ---------- */
 
 typedef struct ceos_ctx {
@@ -441,37 +423,50 @@ static int ceos_cmp(int a, int b, const void *p)
     return 0;
 }
 
-void cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *out)
+/* Kept out of line so that cfx_iter_relu_meta_strides's common case stays a small leaf. */
+__attribute__((noinline)) const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf)
 {
     int n = a->ndim;
-    if (n == 0)
-        return;
-    if (n == 1) {
-        out[0] = 1;
-        return;
-    }
+    const int64_t *sizes = a->sizes, *strides = a->strides;
+    /* With a's strides positive and strictly decreasing, a's stride decides every comparison
+     * and the sort keeps the identity, so the iterator's strides, only a tie-break, need not
+     * be computed. */
+    bool ordered = n < 2 || strides[n - 1] > 0;
+    for (int i = 0; i + 1 < n && ordered; i++)
+        ordered = strides[i] > strides[i + 1];
     int perm[CFX_MAX_DIMS];
     for (int i = 0; i < n; i++)
         perm[i] = i;
-    /* With a's strides positive and strictly decreasing (any contiguous input of sizes >= 2,
-     * the traced case) a's stride decides every comparison and the sort keeps the identity,
-     * so the iterator's strides, only a tie-break, need not be computed. */
-    bool ordered = a->strides[n - 1] > 0;
-    for (int i = 0; i + 1 < n && ordered; i++)
-        ordered = a->strides[i] > a->strides[i + 1];
     if (!ordered) {
         /* le(a, 0): TensorIterator with a broadcast scalar, so never the fast path */
         int64_t ti[CFX_MAX_DIMS];
-        const int64_t *lists[1] = {a->strides};
-        cfx_iter_output_strides(a->sizes, n, lists, 1, ti);
-        ceos_ctx c = {a->sizes, {a->strides, ti}};
+        const int64_t *lists[1] = {strides};
+        cfx_iter_output_strides(sizes, n, lists, 1, ti);
+        ceos_ctx c = {sizes, {strides, ti}};
         cfx_geom_python_sort_desc(perm, n, ceos_cmp, &c);
     }
     /* make_contiguous_strides_for(permuted shape), then scatter back */
     int64_t m = 1;
     for (int i = n - 1; i >= 0; i--) {
-        out[perm[i]] = m;
-        if (a->sizes[perm[i]] != 0)
-            m *= a->sizes[perm[i]];
+        buf[perm[i]] = m;
+        if (sizes[perm[i]] != 0)
+            m *= sizes[perm[i]];
     }
+    return buf;
+}
+
+const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf)
+{
+    /* The sort keeps the identity when a's strides are positive and strictly decreasing; the
+     * answer is then make_contiguous_strides_for(shape), which (size 0 not scaling) is c10's
+     * contiguous strides. So an input with exactly those strides and no size-1 dim after the
+     * first (the traced case) is its own answer. */
+    const int64_t *sizes = a->sizes, *strides = a->strides;
+    int64_t z = 1;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        if (strides[d] != z || (d > 0 && sizes[d] < 2))
+            return cfx_iter_relu_meta_strides_full(a, buf);
+        z *= sizes[d];
+    }
+    return strides;
 }

@@ -17,12 +17,14 @@
 #define CFX_KERNELS_ITER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dispatch/tensor.h"
 
+/* The TensorIteratorConfig flags of one family of ops; static, shared by its calls. */
 typedef struct cfx_iter_config {
-    const char *op;          /* operator name for error records */
     bool promote_inputs;     /* promote_inputs_to_common_dtype */
     bool int_to_float;       /* promote_integer_inputs_to_float (div, sin, ...) */
     bool allow_cpu_scalars;  /* a 0-dim CPU input may join a Meta computation */
@@ -35,21 +37,49 @@ typedef struct cfx_iter {
     bool all_same_shape;
     cfx_dtype common_dtype;
     cfx_device device;       /* the common device */
-    int64_t shape[CFX_MAX_DIMS];
-    int64_t out_strides[CFX_MAX_DIMS]; /* for a new output (not computed for in-place) */
+    /* The broadcast shape and a new output's strides (out_strides is not computed for
+     * in-place). Each points into the buffers below or, when an input's own array already
+     * holds exactly those values, at that array (the common case: no copies), so they are
+     * valid only while the inputs are. */
+    const int64_t *shape;
+    const int64_t *out_strides;
+    int64_t shape_buf[CFX_MAX_DIMS];
+    int64_t strides_buf[CFX_MAX_DIMS];
 } cfx_iter;
 
 enum { CFX_ITER_MAX_INPUTS = 3 }; /* binary ops, and addcmul's ternary one */
 
-/* TensorIterator::build for out = f(in[0], ..., in[nin-1]), nin <= 3. out is the in-place
- * output (also one of the inputs) or NULL for a new output, whose strides are then computed.
- * Returns false with the error recorded. */
-bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *out,
-                    const cfx_tensor *const *in, int nin);
+/* The hot-path helpers of the kernel headers are forced inline: gcc's size heuristics would
+ * otherwise keep one out-of-line copy per file, whose call and register saves cost about as
+ * much as the work they do. */
+#define CFX_KERNEL_INLINE static inline __attribute__((always_inline))
+
+/* TensorIterator::build for out = f(in[0], ..., in[nin-1]), nin <= 3, under op's name (for
+ * error records). out is the in-place output (also one of the inputs) or NULL for a new
+ * output, whose strides are then computed. Returns false with the error recorded.
+ * cfx_iter_build (inline, at the end) first tries a shortcut for the commonest call and
+ * otherwise runs cfx_iter_build_full, every step of TensorIterator::build; both give the same
+ * result. */
+CFX_KERNEL_INLINE bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
+                                      const cfx_tensor *const *in, int nin);
+bool cfx_iter_build_full(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
+                         const cfx_tensor *const *in, int nin);
+
+/* compute_fast_setup_type + fast_set_up's output strides for inputs that all have the given
+ * shape (after the CPU promotion temporaries): all contiguous -> contiguous strides, all
+ * channels-last contiguous -> channels-last strides, all non-overlapping and dense with
+ * identical strides -> those strides. false (out clobbered) when none applies; the general
+ * layout (cfx_iter_output_strides) then decides. */
+bool cfx_iter_fast_setup_strides(const int64_t *shape, int ndim, const int64_t *const *strides, int nin,
+                                 int64_t *out);
 
 /* Allocates the output described by it (dtype it->common_dtype unless out_dtype >= 0) on
  * device dev. */
-cfx_tensor *cfx_iter_new_output(const cfx_iter *it, int out_dtype, cfx_device dev);
+static inline cfx_tensor *cfx_iter_new_output(const cfx_iter *it, int out_dtype, cfx_device dev)
+{
+    cfx_dtype dt = out_dtype >= 0 ? (cfx_dtype)out_dtype : it->common_dtype;
+    return cfx_tensor_new_strided(it->shape, it->out_strides, it->ndim, dt, dev);
+}
 
 /* TensorIterator's reorder_dimensions + allocate_or_resize_outputs on explicit stride lists
  * (already broadcast to shape; 0 = broadcast dim), without the fast paths. */
@@ -58,8 +88,11 @@ void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *cons
 
 /* The Meta output strides of aten::relu in PyTorch 1.13, whose Meta kernel is the Python
  * reference where(le(a, 0), 0, a): prims' compute_elementwise_output_strides over (a, the
- * TensorIterator layout of le(a, 0)), sorted the way CPython's sort orders them. */
-void cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *out);
+ * TensorIterator layout of le(a, 0)), sorted the way CPython's sort orders them. Returns buf,
+ * filled in, or a->strides when they already are the answer (contiguous strides, no size-1
+ * dim after the first: the sort keeps the identity). _full always sorts, into buf. */
+const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf);
+const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf);
 
 /* c10 type-promotion helpers. */
 typedef struct cfx_result_type_state {
@@ -73,6 +106,78 @@ const char *cfx_dtype_scalar_name(cfx_dtype t);
 static inline bool cfx_dtype_is_integral(cfx_dtype t, bool include_bool)
 {
     return t == CFX_INT32 || t == CFX_INT64 || (include_bool && t == CFX_BOOL);
+}
+
+/* ---- cfx_iter_build's shortcut --------------------------------------------------------------
+ * Tracing calls the Meta kernels of elementwise ops once per node, so their metadata work is
+ * on the tracer's hot path. The call the shortcut takes: a new output from inputs of one
+ * dtype, device and shape, each with exactly the contiguous strides of that shape. Then
+ * compute_mem_overlaps has no output to check, compute_shape no broadcast, compute_types no
+ * promotion and no device error, and fast_set_up's answer is a contiguous output: the inputs'
+ * own sizes and strides, which it->shape and it->out_strides point at. (On CPU, int_to_float
+ * replaces the inputs by promotion temporaries laid out like empty_like: for a contiguous
+ * input, its own strides.) Only the common dtype is left. Anything else goes to
+ * cfx_iter_build_full. */
+
+/* dtype, ndim and device sit side by side in the tensor header, so one 4-byte compare tells
+ * whether two tensors agree on all three. */
+_Static_assert(offsetof(cfx_tensor, ndim) == offsetof(cfx_tensor, dtype) + 1 &&
+                   offsetof(cfx_tensor, device) == offsetof(cfx_tensor, dtype) + 2 && sizeof(cfx_device) == 2,
+               "cfx_tensor's dtype, ndim and device must be 4 adjacent bytes");
+static inline uint32_t cfx_iter_kind_word(const cfx_tensor *t)
+{
+    uint32_t w;
+    memcpy(&w, (const char *)t + offsetof(cfx_tensor, dtype), sizeof w);
+    return w;
+}
+
+CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
+                                         int nin)
+{
+    const cfx_tensor *a = in[0];
+    uint32_t kind = cfx_iter_kind_word(a);
+    for (int i = 1; i < nin; i++)
+        if (cfx_iter_kind_word(in[i]) != kind)
+            return false;
+    int n = a->ndim;
+    const int64_t *sizes = a->sizes, *strides = a->strides;
+    const int64_t *isz[CFX_ITER_MAX_INPUTS], *ist[CFX_ITER_MAX_INPUTS];
+    for (int i = 1; i < nin; i++) {
+        isz[i] = in[i]->sizes;
+        ist[i] = in[i]->strides;
+    }
+    /* one pass over the dims checks every input against c10's contiguous strides of a's
+     * sizes (size-0/1 dims do not scale the next stride); inlined with nin a constant, the
+     * inner loop unrolls */
+    int64_t z = 1;
+    for (int d = n - 1; d >= 0; d--) {
+        int64_t s = sizes[d];
+        if (strides[d] != z)
+            return false;
+        for (int i = 1; i < nin; i++)
+            if (isz[i][d] != s || ist[i][d] != z)
+                return false;
+        z *= s > 1 ? s : 1;
+    }
+    cfx_dtype dt = (cfx_dtype)a->dtype;
+    if (cfg->int_to_float && cfx_dtype_is_integral(dt, true))
+        dt = CFX_FLOAT32; /* the default dtype */
+    it->ninputs = nin;
+    it->ndim = n;
+    it->all_same_shape = true;
+    it->common_dtype = dt;
+    it->device = a->device;
+    it->shape = sizes;
+    it->out_strides = strides;
+    return true;
+}
+
+CFX_KERNEL_INLINE bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
+                                      const cfx_tensor *const *in, int nin)
+{
+    if (!out && cfx_iter_shortcut(it, cfg, in, nin))
+        return true;
+    return cfx_iter_build_full(it, cfg, op, out, in, nin);
 }
 
 #endif

@@ -32,8 +32,8 @@ static const char OP[] = "aten::native_layer_norm";
 
 static bool on_cpu(const cfx_tensor *t) { return !t || t->device.type == CFX_DEVICE_CPU; }
 
-static const cfx_iter_config elementwise = {.op = OP, .promote_inputs = true, .allow_cpu_scalars = true};
-static const cfx_iter_config ternary = {.op = OP, .promote_inputs = true};
+static const cfx_iter_config elementwise = {.promote_inputs = true, .allow_cpu_scalars = true};
+static const cfx_iter_config ternary = {.promote_inputs = true};
 
 /* A data-less stand-in for an intermediate result with the iterator's metadata. */
 static cfx_tensor *stand_in(const cfx_iter *it)
@@ -46,7 +46,7 @@ static bool iterate(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *
                     const cfx_tensor *c)
 {
     const cfx_tensor *in[3] = {a, b, c};
-    return cfx_iter_build(it, cfg, NULL, in, c ? 3 : 2);
+    return cfx_iter_build(it, cfg, OP, NULL, in, c ? 3 : 2);
 }
 
 /* The [1, M, N] output of the batch-norm decomposition on R, viewed back as the input's

@@ -15,10 +15,10 @@
 #include "dispatch/kernels/structured.h"
 #include "dispatch/ops.h"
 
-static const cfx_iter_config binary_cfg = {
-    .promote_inputs = true, .allow_cpu_scalars = true, .check_mem_overlap = true};
-static const cfx_iter_config binary_float_cfg = {
-    .promote_inputs = true, .int_to_float = true, .allow_cpu_scalars = true, .check_mem_overlap = true};
+const cfx_iter_config cfx_structured_binary_cfg[2] = {
+    {.promote_inputs = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
+    {.promote_inputs = true, .int_to_float = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
+};
 static const cfx_iter_config unary_cfg = {.check_mem_overlap = true};
 static const cfx_iter_config unary_float_cfg = {
     .promote_inputs = true, .int_to_float = true, .check_mem_overlap = true};
@@ -35,12 +35,13 @@ static void alpha_type_error(const char *op, cfx_value alpha)
         cfx_argument_type_error(sc, op, i, alpha);
 }
 
-bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
-                     const cfx_tensor *a, const cfx_tensor *b, cfx_value alpha)
+bool cfx_structured_binary_full(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
+                                const cfx_tensor *const in[2], const cfx_value *alpha)
 {
+    const cfx_tensor *a = in[0], *b = in[1];
     bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
-    if (has_alpha && !cfx_value_is_number(alpha)) {
-        alpha_type_error(op, alpha);
+    if (has_alpha && !cfx_value_is_number(*alpha)) {
+        alpha_type_error(op, *alpha);
         return false;
     }
     if (kind == CFX_BINOP_SUB) {
@@ -57,18 +58,15 @@ bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const c
             return false;
         }
     }
-    cfx_iter_config cfg = kind == CFX_BINOP_DIV ? binary_float_cfg : binary_cfg;
-    cfg.op = op;
-    const cfx_tensor *in[2] = {a, b};
-    if (!cfx_iter_build(it, &cfg, out, in, 2))
+    if (!cfx_iter_build_full(it, &cfx_structured_binary_cfg[kind == CFX_BINOP_DIV], op, out, in, 2))
         return false;
     if (has_alpha) {
         cfx_dtype dt = it->common_dtype;
-        if (alpha.kind == CFX_V_BOOL && dt != CFX_BOOL) {
+        if (alpha->kind == CFX_V_BOOL && dt != CFX_BOOL) {
             cfx_error_set(CFX_ERR, op, "Boolean alpha only supported for Boolean results.");
             return false;
         }
-        if (dt != CFX_FLOAT32 && dt != CFX_FLOAT64 && alpha.kind == CFX_V_DOUBLE) {
+        if (dt != CFX_FLOAT32 && dt != CFX_FLOAT64 && alpha->kind == CFX_V_DOUBLE) {
             cfx_error_set(CFX_ERR, op,
                           "For integral input tensors, argument alpha must not be a floating point number.");
             return false;
@@ -90,10 +88,8 @@ bool cfx_structured_unary(cfx_iter *it, cfx_unop kind, const char *op, const cfx
         return false;
     }
     bool fl = kind == CFX_UNOP_SIN || kind == CFX_UNOP_COS || kind == CFX_UNOP_EXP;
-    cfx_iter_config cfg = fl ? unary_float_cfg : unary_cfg;
-    cfg.op = op;
     const cfx_tensor *in[1] = {a};
-    return cfx_iter_build(it, &cfg, NULL, in, 1);
+    return cfx_iter_build(it, fl ? &unary_float_cfg : &unary_cfg, op, NULL, in, 1);
 }
 
 bool cfx_structured_sum(cfx_reduce_shape *r, const char *op, const cfx_tensor *self, cfx_int_list dim,

@@ -18,10 +18,16 @@ typedef enum cfx_unop {
     CFX_UNOP_NEG, CFX_UNOP_RELU, CFX_UNOP_SIN, CFX_UNOP_COS, CFX_UNOP_EXP
 } cfx_unop;
 
-/* add/sub/mul/div (+ the in-place add_ when out != NULL): sub_check, TensorIterator build,
- * alpha_check. */
-bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
-                     const cfx_tensor *a, const cfx_tensor *b, cfx_value alpha);
+/* add/sub/mul/div of in[0], in[1] (+ the in-place add_ when out != NULL): sub_check,
+ * TensorIterator build, alpha_check (alpha is read for add and sub only).
+ * cfx_structured_binary (inline, below) first tries a shortcut; cfx_structured_binary_full
+ * runs every check in PyTorch's order. Both give the same result. */
+CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
+                                             const cfx_tensor *const in[2], const cfx_value *alpha);
+bool cfx_structured_binary_full(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
+                                const cfx_tensor *const in[2], const cfx_value *alpha);
+/* Their TensorIterator configs: [0] add/sub/mul, [1] div (integer inputs promote to float). */
+extern const cfx_iter_config cfx_structured_binary_cfg[2];
 /* neg/relu/sin/cos/exp on CPU. (relu's Meta kernel has its own rules: cfx_meta_relu.) */
 bool cfx_structured_unary(cfx_iter *it, cfx_unop kind, const char *op, const cfx_tensor *a);
 
@@ -60,5 +66,25 @@ bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b)
  * for floating t, else int64 (bool -> 0/1). */
 double cfx_scalar_to_double(cfx_value v);
 int64_t cfx_scalar_to_int64(cfx_value v);
+
+/* The shortcut of cfx_structured_binary, inlined into the kernels with the iterator's (see
+ * iter.h for why): a new output, alpha a number, no bool operand of sub, and the iterator's
+ * shortcut taken. Every check before the iterator then passes, so only alpha's check against
+ * the result dtype is left; if that fails, the full path runs from the start to report the
+ * errors in PyTorch's order. */
+CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
+                                             const cfx_tensor *const in[2], const cfx_value *alpha)
+{
+    bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
+    if (!out && (!has_alpha || cfx_value_is_number(*alpha)) &&
+        (kind != CFX_BINOP_SUB || (in[0]->dtype != CFX_BOOL && in[1]->dtype != CFX_BOOL)) &&
+        cfx_iter_shortcut(it, &cfx_structured_binary_cfg[kind == CFX_BINOP_DIV], in, 2)) {
+        cfx_dtype dt = it->common_dtype;
+        bool floating = dt == CFX_FLOAT32 || dt == CFX_FLOAT64;
+        if (!has_alpha || ((alpha->kind != CFX_V_BOOL || dt == CFX_BOOL) && (floating || alpha->kind != CFX_V_DOUBLE)))
+            return true;
+    }
+    return cfx_structured_binary_full(it, kind, op, out, in, alpha);
+}
 
 #endif

@@ -130,7 +130,8 @@ static bool compute(cfx_binop kind, cfx_dtype dt, cfx_tensor *out, const cfx_ten
 static cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
 {
     cfx_iter it;
-    if (!cfx_structured_binary(&it, kind, op, NULL, a, b, alpha))
+    const cfx_tensor *in[2] = {a, b};
+    if (!cfx_structured_binary(&it, kind, op, NULL, in, &alpha))
         return NULL;
     cfx_tensor *out = cfx_iter_new_output(&it, -1, cfx_device_make(CFX_DEVICE_CPU));
     if (!out)
@@ -147,7 +148,8 @@ CFX_DEFINE_BINARY_KERNELS(cfx_cpu, binary)
 cfx_tensor *cfx_cpu_add__Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)
 {
     cfx_iter it;
-    if (!cfx_structured_binary(&it, CFX_BINOP_ADD, "aten::add_.Tensor", self, self, other, alpha))
+    const cfx_tensor *in[2] = {self, other};
+    if (!cfx_structured_binary(&it, CFX_BINOP_ADD, "aten::add_.Tensor", self, in, &alpha))
         return NULL;
     if (!compute(CFX_BINOP_ADD, it.common_dtype, self, self, other, alpha))
         return NULL;

@@ -14,10 +14,12 @@
 
 static cfx_device meta(void) { return cfx_device_make(CFX_DEVICE_META); }
 
-static cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+/* inlined into each wrapper: the meta function's shortcut then runs with no call in between */
+CFX_KERNEL_INLINE cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
 {
     cfx_iter it;
-    if (!cfx_structured_binary(&it, kind, op, NULL, a, b, alpha))
+    const cfx_tensor *in[2] = {a, b};
+    if (!cfx_structured_binary(&it, kind, op, NULL, in, &alpha))
         return NULL;
     return cfx_iter_new_output(&it, -1, meta());
 }
@@ -27,7 +29,8 @@ CFX_DEFINE_BINARY_KERNELS(cfx_meta, binary)
 cfx_tensor *cfx_meta_add__Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value alpha)
 {
     cfx_iter it;
-    if (!cfx_structured_binary(&it, CFX_BINOP_ADD, "aten::add_.Tensor", self, self, other, alpha))
+    const cfx_tensor *in[2] = {self, other};
+    if (!cfx_structured_binary(&it, CFX_BINOP_ADD, "aten::add_.Tensor", self, in, &alpha))
         return NULL;
     cfx_tensor_bump_version(self);
     return self;
@@ -48,8 +51,8 @@ cfx_tensor *cfx_meta_exp(cfx_tensor *self) { return unary(CFX_UNOP_EXP, "aten::e
 
 cfx_tensor *cfx_meta_relu(cfx_tensor *self)
 {
-    int64_t strides[CFX_MAX_DIMS];
-    cfx_iter_relu_meta_strides(self, strides);
+    int64_t buf[CFX_MAX_DIMS];
+    const int64_t *strides = cfx_iter_relu_meta_strides(self, buf);
     return cfx_tensor_new_strided(self->sizes, strides, self->ndim, (cfx_dtype)self->dtype, meta());
 }
 
