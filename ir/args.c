@@ -131,55 +131,46 @@ oom:
     return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
 }
 
-/* An uninitialised arena array for the n elements of src, or NULL with *rc set: CFX_OK when
- * n is 0 (nothing to copy), an error otherwise. what ("args") names src in errors. */
-static void *arena_array(cfx_graph *g, const void *src, uint32_t n, size_t size, const char *what,
-                         int *rc)
+cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc)
 {
     *rc = CFX_OK;
-    if (n == 0)
+    if (!n_args && !n_kwargs)
         return NULL;
-    if (!src) {
-        *rc = cfx_error_set(CFX_ERR, NULL, "%s is NULL but its count is %u", what, n);
-        return NULL;
-    }
-    void *dst = cfx_arena_alloc(&g->arena, (size_t)n * size);
+    /* kwargs follow the values: 16-byte values keep the 8-byte kwargs aligned */
+    cfx_value *dst = cfx_arena_alloc(&g->arena, (size_t)n_args * sizeof(cfx_value) +
+                                                    (size_t)n_kwargs * sizeof(cfx_kwarg));
     if (!dst)
         *rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     return dst;
 }
 
-int ir_copy_args(cfx_graph *g, const cfx_value *src, uint32_t n, cfx_node_map_fn map, void *ctx,
-                 cfx_value **out)
+int ir_copy_args_kwargs(cfx_graph *g, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
+                        uint32_t n_kwargs, cfx_node_map_fn map, void *ctx, cfx_value **out)
 {
-    int rc;
-    cfx_value *dst = arena_array(g, src, n, sizeof *dst, "args", &rc);
     *out = NULL;
+    if (n_args && !args)
+        return cfx_error_set(CFX_ERR, NULL, "args is NULL but its count is %u", n_args);
+    int rc;
+    cfx_value *dst = ir_args_block(g, n_args, n_kwargs, &rc);
     if (!dst)
         return rc;
-    memcpy(dst, src, (size_t)n * sizeof *dst);
-    rc = ir_fixup_values(g, dst, n, map, ctx);
-    if (rc == CFX_OK)
-        *out = dst;
-    return rc;
-}
-
-int ir_copy_kwargs(cfx_graph *g, const cfx_kwarg *src, uint32_t n, cfx_node_map_fn map, void *ctx,
-                   cfx_kwarg **out)
-{
-    int rc;
-    cfx_kwarg *dst = arena_array(g, src, n, sizeof *dst, "kwargs", &rc);
-    *out = NULL;
-    if (!dst)
-        return rc;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!src[i].name)
+    if (n_args) {
+        memcpy(dst, args, (size_t)n_args * sizeof *dst);
+        rc = ir_fixup_values(g, dst, n_args, map, ctx);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    if (n_kwargs && !kwargs)
+        return cfx_error_set(CFX_ERR, NULL, "kwargs is NULL but its count is %u", n_kwargs);
+    cfx_kwarg *k = (cfx_kwarg *)(void *)(dst + n_args);
+    for (uint32_t i = 0; i < n_kwargs; i++) {
+        if (!kwargs[i].name)
             return cfx_error_set(CFX_ERR, NULL, "kwarg %u has no name", i);
-        dst[i].name = cfx_names_intern(g->names, src[i].name, strlen(src[i].name));
-        if (!dst[i].name)
+        k[i].name = cfx_names_intern(g->names, kwargs[i].name, strlen(kwargs[i].name));
+        if (!k[i].name)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        dst[i].value = src[i].value;
-        rc = ir_fixup_values(g, &dst[i].value, 1, map, ctx);
+        k[i].value = kwargs[i].value;
+        rc = ir_fixup_values(g, &k[i].value, 1, map, ctx);
         if (rc != CFX_OK)
             return rc;
     }
@@ -506,7 +497,7 @@ static int collect_inputs(cfx_node *n, collector *c)
     c->oom = false;
     bool ok = ir_walk_node_refs(n->args, n->n_args, collect, c);
     for (uint32_t i = 0; ok && i < n->n_kwargs; i++)
-        ok = ir_walk_node_refs(&n->kwargs[i].value, 1, collect, c);
+        ok = ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, collect, c);
     if (c->hmask)
         hset_clear(c->g, c->hmask, c->g->scratch, c->count);
     if (!ok || c->oom)

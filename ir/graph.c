@@ -213,8 +213,7 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
     n->op = (uint8_t)op;
     n->name_base = nm.base;
     n->name_suffix = nm.suffix;
-    if (ir_copy_args(g, args, n_args, map, ctx, &n->args) != CFX_OK ||
-        ir_copy_kwargs(g, kwargs, n_kwargs, map, ctx, &n->kwargs) != CFX_OK)
+    if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
         return NULL;
     n->n_args = n_args;
     n->n_kwargs = n_kwargs;
@@ -303,7 +302,7 @@ cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_f
     }
     *cfx_name_write(nm, name) = '\0';
     cfx_node *n = create_node(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
-                              node->kwargs, node->n_kwargs, name, map, ctx);
+                              cfx_node_kwargs(node), node->n_kwargs, name, map, ctx);
     if (name != small)
         free(name);
     if (n && node->meta && cfx_node_meta_copy(n, node) != CFX_OK)
@@ -382,7 +381,7 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
     if (n->n_inputs) {
         ir_walk_node_refs(n->args, n->n_args, null_node_ref, NULL);
         for (uint32_t i = 0; i < n->n_kwargs; i++)
-            ir_walk_node_refs(&n->kwargs[i].value, 1, null_node_ref, NULL);
+            ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, null_node_ref, NULL);
         ir_unlink_inputs(n);
     }
     return CFX_OK;

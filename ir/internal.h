@@ -103,11 +103,18 @@ void ir_target_cache_free(cfx_graph *g);
  * get arena copies; node references go through map (if non-NULL). Iterative. Returns CFX_OK,
  * CFX_ERR_NOMEM (error set), or CFX_ERR without a message when a node reference is NULL. */
 int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx);
-/* Arena copies of an args array / kwargs array (NULL for n == 0). */
-int ir_copy_args(cfx_graph *g, const cfx_value *src, uint32_t n, cfx_node_map_fn map, void *ctx,
-                 cfx_value **out);
-int ir_copy_kwargs(cfx_graph *g, const cfx_kwarg *src, uint32_t n, cfx_node_map_fn map, void *ctx,
-                   cfx_kwarg **out);
+/* A node's argument block: n_args values then n_kwargs kwargs in one arena allocation (not
+ * initialized); NULL when both are 0 or on OOM (error set: check *rc). */
+cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc);
+/* The arena copy of args and kwargs as one argument block (values deep-copied, kwarg names
+ * interned); *out is NULL when both are empty. */
+int ir_copy_args_kwargs(cfx_graph *g, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
+                        uint32_t n_kwargs, cfx_node_map_fn map, void *ctx, cfx_value **out);
+/* A node's kwargs, writable (ir/ only). */
+static inline cfx_kwarg *ir_kwargs(const cfx_node *n)
+{
+    return n->n_kwargs ? (cfx_kwarg *)(void *)(n->args + n->n_args) : NULL;
+}
 
 /* Calls fn on every node reference in args then kwargs, in order (duplicates included),
  * nested lists and tuples walked with an explicit stack. fn may rewrite the slot. Returns
