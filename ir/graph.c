@@ -70,7 +70,7 @@ void cfx_graph_free(cfx_graph *g)
 
 /* Node records sit in blocks of the node table, found by seq. A block is one arena
  * allocation, so the records are packed at their own size, not rounded up to 16 bytes. */
-cfx_node *ir_node_slot(cfx_graph *g)
+cfx_node *ir_node_slot_slow(cfx_graph *g)
 {
     uint32_t seq = g->n_created;
     uint32_t b = seq >> IR_NODE_SHIFT;
@@ -96,6 +96,8 @@ cfx_node *ir_node_slot(cfx_graph *g)
             return NULL;
         }
     }
+    /* blocks are taken in seq order, so every one below b exists (b < 2^24: no overflow) */
+    g->node_limit = (b + 1) << IR_NODE_SHIFT;
     return ir_node_at(g, seq);
 }
 
@@ -206,21 +208,32 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
     cfx_node *n = ir_node_slot(g);
     if (!n)
         return NULL;
-    memset(n, 0, sizeof *n);
+    /* every field but prev / next (set when linked in), one store each */
     n->seq = g->n_created; /* the slot is taken only if the node is made */
     n->graph = g;
     n->target = info;
     n->op = (uint8_t)op;
+    n->flags = 0;
     n->name_base = nm.base;
     n->name_suffix = nm.suffix;
-    if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
-        return NULL;
-    n->n_args = n_args;
-    n->n_kwargs = n_kwargs;
-    if (ir_rebuild_inputs(n) != CFX_OK) {
-        ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
-        return NULL;
+    n->meta = NULL;
+    n->args = NULL;
+    n->n_args = n->n_kwargs = 0;
+    n->n_users = n->n_inputs = 0;
+    n->users_head = n->inputs = 0;
+    n->mark = 0;
+    rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(n, args, n_args);
+    if (rc == IR_NOT_FLAT) {
+        if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
+            return NULL;
+        n->n_args = n_args;
+        n->n_kwargs = n_kwargs;
+        rc = ir_rebuild_inputs(n);
+        if (rc != CFX_OK)
+            ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
     }
+    if (rc != CFX_OK)
+        return NULL;
     g->n_created++;
     if (g->insert.after)
         link_before(at->next, n);

@@ -51,6 +51,9 @@ struct cfx_graph {
     ir_use **ublock;            /* use table, the same way (id 0 is never handed out) */
     uint32_t nblock_cap, ublock_cap;
     uint32_t n_uses;            /* next use id */
+    uint32_t node_limit;        /* seqs below this have a slot in an allocated block */
+    uint32_t use_limit;         /* use ids below this have a record in an allocated block */
+    cfx_target_info *tcache[8]; /* recent non-string targets, direct-mapped on the pointer */
     uint32_t n_ext, ext_cap;
     cfx_node **ext;             /* nodes of other graphs named by IR_EXT refs */
     bool has_foreign_uses;      /* some use links a node of another graph */
@@ -62,6 +65,17 @@ struct cfx_graph {
      * and interned stack-trace sites, with a cache keyed by the caller's site pointer */
     ir_hcons hc_dims, hc_val, hc_tm, hc_site, hc_meta;
     struct { const cfx_site *src; const cfx_site *rec; } site_cache[16];
+    /* cfx_node_set_result_meta: per call-site slot, the last result's key and meta record */
+    struct ir_rmeta {
+        const cfx_site *src;        /* the caller's site pointer (NULL: no site) */
+        const cfx_site *site;       /* its interned record, checked against the caller's */
+        const struct dims_rec *dims; /* NULL for rank 0 */
+        cfx_meta *meta;             /* NULL: empty slot */
+        int64_t storage_offset;
+        cfx_device device;          /* val's device (when flags has the val bit) */
+        int8_t dtype, ndim;
+        uint8_t flags;              /* val set, requires_grad */
+    } rmeta[16];
     /* recent moves between shared meta records: (from, slot, slot value) -> to */
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
     const void *last_dims, *last_val, *last_tm; /* the records interned last */
@@ -85,7 +99,12 @@ static inline cfx_node *ir_input(const cfx_node *n, uint32_t i)
     return ir_ref(n->graph, ir_use_at(n->graph, n->inputs + i)->producer);
 }
 /* The next node record (seq g->n_created), not zeroed; NULL + error on OOM. */
-cfx_node *ir_node_slot(cfx_graph *g);
+cfx_node *ir_node_slot_slow(cfx_graph *g);
+static inline cfx_node *ir_node_slot(cfx_graph *g)
+{
+    uint32_t seq = g->n_created;
+    return seq < g->node_limit ? ir_node_at(g, seq) : ir_node_slot_slow(g);
+}
 
 /* cfx_graph_lint that, if order is non-NULL and the graph is well formed, also returns the
  * live nodes in graph order (malloc'd, cfx_graph_num_nodes entries; NULL when empty). */
@@ -94,8 +113,24 @@ int ir_lint_collect(cfx_graph *g, cfx_node ***order);
 /* Frees meta.c's side tables (records live in the arena). */
 void ir_meta_free(cfx_graph *g);
 
-/* The graph's record for a target (created on first use). NULL + error on OOM / bad target. */
-cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t);
+/* The graph's record for a target (created on first use). NULL + error on OOM / bad target.
+ * Operators and function descriptors are named by pointer, so a tracer's few recent ones are
+ * found by one compare in tcache; strings must be interned (their bytes may have changed)
+ * and always take the hash table. */
+cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t);
+static inline uint32_t ir_tcache_slot(const void *ptr)
+{
+    return (uint32_t)(((uint64_t)(uintptr_t)ptr * 0x9E3779B97F4A7C15ull) >> 61);
+}
+static inline cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+{
+    if (t.kind != CFX_TARGET_STRING) {
+        cfx_target_info *c = g->tcache[ir_tcache_slot(t.u.op)];
+        if (c && c->ptr == (const void *)t.u.op && c->kind == t.kind)
+            return c;
+    }
+    return ir_target_info_slow(g, t);
+}
 /* Frees the target cache's side tables (records live in the arena). */
 void ir_target_cache_free(cfx_graph *g);
 
@@ -121,6 +156,15 @@ static inline cfx_kwarg *ir_kwargs(const cfx_node *n)
  * false on OOM of the walk stack. */
 typedef void (*ir_value_fn)(cfx_value *slot, void *ctx);
 bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx);
+
+/* create_node's fast path: sets the args of a fresh node (no args, no inputs yet) when they
+ * are few and flat (no strings, lists or tuples) and every node reference is a node of n's
+ * own graph: one pass finds the inputs (linear dedupe), the values are copied as they are, and
+ * the use records are one contiguous run. Equivalent to ir_copy_args_kwargs +
+ * ir_rebuild_inputs for such args. IR_NOT_FLAT (n untouched) when a precondition fails: the
+ * caller takes the general path. */
+enum { IR_NOT_FLAT = 1 };
+int ir_set_flat_args(cfx_node *n, const cfx_value *args, uint32_t n_args);
 
 /* Recomputes n's input nodes from its args and kwargs: n leaves all old producers' users and
  * is appended to each new producer's users (FX's _update_args_kwargs). */

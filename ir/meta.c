@@ -158,7 +158,8 @@ void ir_meta_free(cfx_graph *g)
     hc_free(&g->hc_meta);
 }
 
-/* Dims: n sizes then n strides, in one arena array. */
+/* Dims: n sizes then n strides, in one arena array, with the memory format they are
+ * contiguous in (tensor_meta's, computed once per distinct dims). */
 typedef struct dims_key {
     int32_t n;
     const int64_t *sizes, *strides;
@@ -166,15 +167,30 @@ typedef struct dims_key {
 
 typedef struct dims_rec {
     int32_t n;
+    int8_t memory_format;
     int64_t d[];
 } dims_rec;
 
+static inline const dims_rec *dims_rec_of(const int64_t *d)
+{
+    return (const dims_rec *)(const void *)((const char *)d - offsetof(dims_rec, d));
+}
+
+/* Ranks are tiny: a loop beats two memcmp calls. */
+static inline bool dims_match(const dims_rec *r, int32_t n, const int64_t *sizes, const int64_t *strides)
+{
+    if (r->n != n)
+        return false;
+    for (int32_t i = 0; i < n; i++)
+        if (r->d[i] != sizes[i] || r->d[n + i] != strides[i])
+            return false;
+    return true;
+}
+
 static bool dims_eq(const void *rec, const void *key)
 {
-    const dims_rec *r = rec;
     const dims_key *k = key;
-    size_t b = (size_t)k->n * sizeof(int64_t);
-    return r->n == k->n && memcmp(r->d, k->sizes, b) == 0 && memcmp(r->d + k->n, k->strides, b) == 0;
+    return dims_match(rec, k->n, k->sizes, k->strides);
 }
 
 /* The graph's copy of (sizes, strides); NULL for n == 0 (and on OOM, error set). */
@@ -183,9 +199,9 @@ static const int64_t *intern_dims(cfx_graph *g, const int64_t *sizes, const int6
 {
     if (n <= 0)
         return NULL;
-    dims_key k = {n, sizes, strides};
-    if (g->last_dims && dims_eq(g->last_dims, &k))
+    if (g->last_dims && dims_match(g->last_dims, n, sizes, strides))
         return ((const dims_rec *)g->last_dims)->d;
+    dims_key k = {n, sizes, strides};
     uint64_t h = (uint64_t)n;
     for (int32_t i = 0; i < n; i++)
         h = mix(mix(h, (uint64_t)sizes[i]), (uint64_t)strides[i]);
@@ -203,11 +219,18 @@ static const int64_t *intern_dims(cfx_graph *g, const int64_t *sizes, const int6
     r->n = n;
     memcpy(r->d, sizes, (size_t)n * sizeof(int64_t));
     memcpy(r->d + n, strides, (size_t)n * sizeof(int64_t));
+    r->memory_format = (int8_t)cfx_memory_format_of(r->d, r->d + n, n);
     s->hash = fold(h);
     s->rec = r;
     g->hc_dims.count++;
     g->last_dims = r;
     return r->d;
+}
+
+/* tensor_meta's memory_format for dims interned by intern_dims (d NULL: rank 0). */
+static inline int8_t dims_memory_format(const int64_t *d)
+{
+    return d ? dims_rec_of(d)->memory_format : (int8_t)CFX_CONTIGUOUS_FORMAT;
 }
 
 static bool val_eq(const void *rec, const void *key)
@@ -486,20 +509,37 @@ int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
     return meta_put(n, PUT_TM, r);
 }
 
+/* The graph's tensor_meta record for t, whose dims are d (interned by intern_dims: their
+ * memory format is computed once per distinct dims, not per node). */
+static const cfx_tensor_meta *tensor_meta_of(cfx_graph *g, const cfx_tensor *t, const int64_t *d,
+                                             bool requires_grad)
+{
+    cfx_tensor_meta k = {
+        .ndim = t->ndim,
+        .dtype = t->dtype,
+        .memory_format = dims_memory_format(d),
+        .requires_grad = requires_grad,
+        .is_quantized = false,
+        .shape = d,
+        .stride = d ? d + t->ndim : NULL,
+    };
+    return intern_tensor_meta(g, &k);
+}
+
 int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad)
 {
     if (!n || !t)
         return CFX_ERR;
-    cfx_tensor_meta tm = {
-        .ndim = t->ndim,
-        .dtype = t->dtype,
-        .memory_format = (int8_t)cfx_memory_format_of(t->sizes, t->strides, t->ndim),
-        .requires_grad = requires_grad,
-        .is_quantized = false,
-        .shape = t->sizes,
-        .stride = t->strides,
-    };
-    return cfx_node_set_tensor_meta(n, &tm);
+    if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
+        return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)t->ndim);
+    bool oom = false;
+    const int64_t *d = intern_dims(n->graph, t->sizes, t->strides, t->ndim, &oom);
+    if (oom)
+        return CFX_ERR_NOMEM;
+    const cfx_tensor_meta *r = tensor_meta_of(n->graph, t, d, requires_grad);
+    if (!r)
+        return CFX_ERR_NOMEM;
+    return meta_put(n, PUT_TM, r);
 }
 
 const cfx_tensor_meta *cfx_node_tensor_meta(const cfx_node *n) { return n->meta ? n->meta->tensor_meta : NULL; }
@@ -590,6 +630,112 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
 }
 
 const cfx_site *cfx_node_stack_trace(const cfx_node *n) { return n->meta ? n->meta->stack_trace : NULL; }
+
+/* ---- set_meta of a traced result ----------------------------------------------------------- */
+
+enum { RM_VAL = 1, RM_GRAD = 2 };
+
+static inline uint32_t rmeta_slot(const cfx_site *site)
+{
+    return (uint32_t)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60);
+}
+
+/* Whether the caller's site still says what its interned record says. */
+static inline bool site_matches(const cfx_site *rec, const cfx_site *site)
+{
+    return rec->line == site->line && same_str(rec->file, site->file ? site->file : "") &&
+           same_str(rec->func, site->func);
+}
+
+/* The meta record a fresh node gets from (site, t): interned step by step, then remembered in
+ * the site's cache slot. NULL on OOM (error set). */
+static cfx_meta *result_meta_slow(cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
+                                  const cfx_device *val_device, uint8_t flags)
+{
+    const cfx_site *sr = NULL;
+    if (site && !(sr = intern_site(g, site)))
+        return NULL;
+    bool oom = false;
+    const int64_t *d = intern_dims(g, t->sizes, t->strides, t->ndim, &oom);
+    if (oom)
+        return NULL;
+    const cfx_meta_val *vr = NULL;
+    if (val_device) {
+        cfx_meta_val v = {
+            .kind = CFX_MVAL_TENSOR,
+            .dtype = t->dtype,
+            .device = *val_device,
+            .n = t->ndim,
+            .sizes = d,
+            .strides = d ? d + t->ndim : NULL,
+            .storage_offset = t->storage_offset,
+        };
+        if (!(vr = intern_tensor_val(g, &v)))
+            return NULL;
+    }
+    const cfx_tensor_meta *tr = tensor_meta_of(g, t, d, (flags & RM_GRAD) != 0);
+    if (!tr)
+        return NULL;
+    cfx_meta k = {vr, tr, sr, NULL, 0, 0};
+    cfx_meta *rec = intern_meta(g, &k);
+    if (!rec)
+        return NULL;
+    g->rmeta[rmeta_slot(site)] = (struct ir_rmeta){
+        .src = site,
+        .site = sr,
+        .dims = d ? dims_rec_of(d) : NULL,
+        .meta = rec,
+        .storage_offset = t->storage_offset,
+        .device = val_device ? *val_device : (cfx_device){0, 0},
+        .dtype = t->dtype,
+        .ndim = t->ndim,
+        .flags = flags,
+    };
+    return rec;
+}
+
+int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                             const cfx_device *val_device, bool requires_grad)
+{
+    if (!n || !t)
+        return CFX_ERR;
+    cfx_graph *g = n->graph;
+    uint8_t flags = (uint8_t)((val_device ? RM_VAL : 0) | (requires_grad ? RM_GRAD : 0));
+    /* the last result seen at this site, if everything it was made from is unchanged */
+    const struct ir_rmeta *c = &g->rmeta[rmeta_slot(site)];
+    cfx_meta *rec = c->meta;
+    if (!rec || c->src != site || c->flags != flags || c->dtype != t->dtype || c->ndim != t->ndim ||
+        c->storage_offset != t->storage_offset || (val_device && !cfx_device_eq(c->device, *val_device)) ||
+        (c->dims && !dims_match(c->dims, t->ndim, t->sizes, t->strides)) ||
+        (site && !site_matches(c->site, site))) {
+        if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
+            return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
+                                 (int)t->ndim);
+        rec = result_meta_slow(g, site, t, val_device, flags);
+        if (!rec)
+            return CFX_ERR_NOMEM;
+    }
+    cfx_meta *m = n->meta;
+    if (!m || m == rec) { /* a fresh node (the tracer's case), or nothing changes */
+        n->meta = rec;
+        return CFX_OK;
+    }
+    /* meta already set: only the slots given change, as with the one-slot setters */
+    cfx_meta k = {m->val, m->tensor_meta, m->stack_trace, NULL, 0, 0};
+    cfx_meta *dst = m->cap_entries != SHARED ? m : &k;
+    if (val_device)
+        dst->val = rec->val;
+    dst->tensor_meta = rec->tensor_meta;
+    if (site)
+        dst->stack_trace = rec->stack_trace;
+    if (dst == &k) {
+        cfx_meta *r = intern_meta(g, &k);
+        if (!r)
+            return CFX_ERR_NOMEM;
+        n->meta = r;
+    }
+    return CFX_OK;
+}
 
 /* ---- free-form entries ------------------------------------------------------------------------ */
 

@@ -72,6 +72,16 @@ const cfx_tensor_meta *cfx_node_tensor_meta(const cfx_node *n);         /* NULL 
  *  stride=(3, 1), memory_format=torch.contiguous_format, is_quantized=False, qparams={})" */
 void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b);
 
+/* set_meta of a traced op's tensor result in one call: stack_trace from site (left as it is
+ * when site is NULL), val from t as a FakeTensor on *val_device (left as it is when val_device
+ * is NULL: a real tensor gets no val), tensor_meta from t with requires_grad. The same as
+ * cfx_node_set_stack_trace + cfx_node_set_val (tensor val) +
+ * cfx_node_set_tensor_meta_from_tensor, except that on error nothing is set; but when the
+ * site and t's metadata match the last call at that site (checked in full, site strings by
+ * content), a fresh node just takes that call's shared meta record. */
+int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                             const cfx_device *val_device, bool requires_grad);
+
 /* stack_trace: the site is copied (strings interned in the graph). */
 int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site);
 const cfx_site *cfx_node_stack_trace(const cfx_node *n);                /* NULL if unset */

@@ -477,8 +477,44 @@ static int make_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
     return CFX_OK;
 }
 
+static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
+                                cfx_name *out);
+
 int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
                               cfx_name *out)
+{
+    istr *base = rec_of(c->base);
+    /* The common case, a tracer naming its hundredth `add`: a candidate without a numeric
+     * suffix (so whole == base) that is not reserved. Then FX's loop below starts at
+     * num = _base_count[base] and takes `base` itself if unused, else the first unused
+     * `base_<num+1...>`; when that is the very next suffix and it sits in the bitset, the
+     * answer is known without the loop. Anything else (reserved words, a used next suffix,
+     * suffixes in the overflow set) takes the loop. */
+    if (c->num < 0 && base->reserved == NOT_RESERVED) {
+        if (!base->used_plain) {
+            base->used_plain = 1;
+            *out = (cfx_name){base->s, CFX_NAME_NO_SUFFIX};
+            return CFX_OK; /* _base_count[base] = _base_count[base] */
+        }
+        int64_t num = base->count + 1;
+        uint32_t w = (uint32_t)((uint64_t)num >> 6);
+        if (num <= CFX_NAME_MAX_SUFFIX && w < base->nwords && !base->n_overflow &&
+            !(base->bits[w] >> (num & 63) & 1)) {
+            base->bits[w] |= (uint64_t)1 << (num & 63);
+            base->count = num;
+            *out = (cfx_name){base->s, (int32_t)num};
+            return CFX_OK;
+        }
+    }
+    return create_prepared_loop(ns, c, obj, out);
+}
+
+/* FX's create_name, step by step (out of line: the fast path above stays lean). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
+                                cfx_name *out)
 {
     istr *base = rec_of(c->base);
     cfx_name cand = c->key;

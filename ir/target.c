@@ -223,7 +223,17 @@ static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
     return rc;
 }
 
-cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t);
+
+cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t)
+{
+    cfx_target_info *r = target_info_lookup(g, t);
+    if (r && r->kind != CFX_TARGET_STRING)
+        g->tcache[ir_tcache_slot(r->ptr)] = r;
+    return r;
+}
+
+static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
 {
     const void *ptr = t.u.str;
     if (t.kind == CFX_TARGET_STRING) {
