@@ -216,8 +216,7 @@ bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx)
 
 /* ---- uses -------------------------------------------------------------------------------- */
 
-/* Reserves count consecutive use ids (records not initialized); 0 on OOM, error set. */
-static uint32_t use_alloc(cfx_graph *g, uint32_t count)
+uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
 {
     if (g->n_uses == 0)
         g->n_uses = 1; /* id 0 means "none" */
@@ -254,17 +253,6 @@ static uint32_t use_alloc(cfx_graph *g, uint32_t count)
     uint64_t limit = (uint64_t)need << IR_USE_SHIFT;
     g->use_limit = limit > UINT32_MAX ? UINT32_MAX : (uint32_t)limit;
     return first;
-}
-
-/* use_alloc, inline while the current block has room. */
-static inline uint32_t use_reserve(cfx_graph *g, uint32_t count)
-{
-    uint32_t first = g->n_uses;
-    if (first && count <= g->use_limit - first) {
-        g->n_uses = first + count;
-        return first;
-    }
-    return use_alloc(g, count);
 }
 
 /* A ref to node p from records of g: its seq, or an entry of g's ext[]. */
@@ -351,7 +339,7 @@ static int add_use(cfx_node *n, uint32_t id, cfx_node *p)
     uint32_t pref, uref;
     if (!node_ref(g, p, &pref) || !node_ref(h, n, &uref))
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    uint32_t other = use_alloc(h, 1);
+    uint32_t other = ir_use_alloc(h, 1);
     if (!other)
         return CFX_ERR_NOMEM;
     ir_use *v = ir_use_at(h, other);
@@ -529,7 +517,7 @@ int ir_rebuild_inputs(cfx_node *n)
     if (rc != CFX_OK)
         return rc;
     if (c.count > cap) {
-        uint32_t first = use_reserve(g, c.count);
+        uint32_t first = ir_use_reserve(g, c.count);
         if (!first)
             return CFX_ERR_NOMEM;
         n->inputs = first;
@@ -568,7 +556,7 @@ int ir_add_inputs_from(cfx_node *n, cfx_value *v)
     if (!add)
         return CFX_OK;
     uint32_t total = n->n_inputs + add;
-    uint32_t first = use_alloc(g, total);
+    uint32_t first = ir_use_alloc(g, total);
     if (!first)
         return CFX_ERR_NOMEM;
     /* move the records and repoint their neighbours (each producer's list holds one of them);
@@ -598,82 +586,6 @@ int ir_add_inputs_from(cfx_node *n, cfx_value *v)
         if (rc != CFX_OK)
             return rc;
         n->n_inputs++;
-    }
-    return CFX_OK;
-}
-
-/* ---- the flat fast path ------------------------------------------------------------------- */
-
-enum { FLAT_MAX = 16 };
-
-/* Value kinds copied as they are (no arena copy, no node reference). */
-#define FLAT_SCALARS                                                                            \
-    (1u << CFX_V_NONE | 1u << CFX_V_BOOL | 1u << CFX_V_INT | 1u << CFX_V_DOUBLE |              \
-     1u << CFX_V_TENSOR | 1u << CFX_V_DTYPE | 1u << CFX_V_DEVICE | 1u << CFX_V_MEMORY_FORMAT | \
-     1u << CFX_V_LAYOUT | 1u << CFX_V_OBJECT)
-_Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds must fit the FLAT_SCALARS mask");
-
-int ir_set_flat_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
-{
-    if (n_args > FLAT_MAX || (n_args && !args))
-        return IR_NOT_FLAT;
-    cfx_graph *g = n->graph;
-    /* inputs: distinct node references in first-seen order, as collect() finds them */
-    cfx_node *ins[FLAT_MAX];
-    uint32_t count = 0;
-    for (uint32_t i = 0; i < n_args; i++) {
-        uint32_t k = args[i].kind;
-        if (k == CFX_V_NODE) {
-            cfx_node *p = args[i].u.node;
-            if (!p || p->graph != g)
-                return IR_NOT_FLAT;
-            uint32_t j = 0;
-            while (j < count && ins[j] != p)
-                j++;
-            if (j == count)
-                ins[count++] = p;
-        } else if (k >= 32 || !(FLAT_SCALARS >> k & 1)) {
-            return IR_NOT_FLAT;
-        }
-    }
-    if (n_args) {
-        cfx_value *a = cfx_arena_alloc(&g->arena, (size_t)n_args * sizeof *a);
-        if (!a)
-            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        for (uint32_t i = 0; i < n_args; i++)
-            a[i] = args[i];
-        n->args = a;
-        n->n_args = n_args;
-    }
-    if (!count)
-        return CFX_OK;
-    uint32_t first = use_reserve(g, count);
-    if (!first)
-        return CFX_ERR_NOMEM;
-    n->inputs = first;
-    n->n_inputs = count;
-    /* the run usually sits in one block: walk it by pointer */
-    bool one_block = (first & ((1u << IR_USE_SHIFT) - 1)) + count <= (1u << IR_USE_SHIFT);
-    ir_use *u = ir_use_at(g, first);
-    for (uint32_t i = 0; i < count; i++, u++) {
-        uint32_t id = first + i;
-        if (!one_block)
-            u = ir_use_at(g, id);
-        cfx_node *p = ins[i];
-        u->user = n->seq;
-        u->producer = p->seq;
-        u->next = 0;
-        uint32_t head = p->users_head;
-        if (!head) {
-            u->prev = id;
-            p->users_head = id;
-        } else {
-            ir_use *h = ir_use_at(g, head);
-            ir_use_at(g, h->prev)->next = id;
-            u->prev = h->prev;
-            h->prev = id;
-        }
-        p->n_users++;
     }
     return CFX_OK;
 }

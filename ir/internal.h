@@ -8,11 +8,31 @@
 #include "ir/arena.h"
 #include "ir/graph.h"
 
+/* For the few hot-path helpers GCC would otherwise leave out of line. */
+#if defined(__GNUC__)
+#define IR_ALWAYS_INLINE inline __attribute__((always_inline))
+#define IR_NOINLINE __attribute__((noinline))
+#else
+#define IR_ALWAYS_INLINE inline
+#define IR_NOINLINE
+#endif
+
 /* An open-addressing set of arena records, for hash-consing (meta.c). */
 typedef struct ir_hcons {
     struct ir_hcons_slot { uint32_t hash; const void *rec; } *slots;
     uint32_t cap, count;
 } ir_hcons;
+
+/* A call site as a caller last passed it, and the interned record its contents equal
+ * (meta.c's site caches). */
+typedef struct ir_site_memo {
+    const cfx_site *src;     /* the caller's cfx_site */
+    const char *file, *func; /* its strings as last seen */
+    int line;
+    bool fixed;              /* both strings are read-only literals (rodata.c): equal addresses
+                                mean equal bytes, no need to compare them */
+    const cfx_site *rec;     /* NULL: empty */
+} ir_site_memo;
 
 /* One use record: `user` has `producer` among its inputs. Both are node refs (below); prev
  * and next are use ids (0 = none) linking the producer's users list, whose head's prev is
@@ -64,17 +84,14 @@ struct cfx_graph {
      * meta records without free-form entries)
      * and interned stack-trace sites, with a cache keyed by the caller's site pointer */
     ir_hcons hc_dims, hc_val, hc_tm, hc_site, hc_meta;
-    struct { const cfx_site *src; const cfx_site *rec; } site_cache[16];
+    ir_site_memo site_cache[16];
     /* cfx_node_set_result_meta: per call-site slot, the last result's key and meta record */
     struct ir_rmeta {
-        const cfx_site *src;        /* the caller's site pointer (NULL: no site) */
-        const cfx_site *site;       /* its interned record, checked against the caller's */
-        const struct dims_rec *dims; /* NULL for rank 0 */
+        ir_site_memo site;          /* src NULL: no site */
+        const int64_t *dims;        /* interned sizes then strides; NULL for rank 0 */
         cfx_meta *meta;             /* NULL: empty slot */
         int64_t storage_offset;
-        cfx_device device;          /* val's device (when flags has the val bit) */
-        int8_t dtype, ndim;
-        uint8_t flags;              /* val set, requires_grad */
+        uint64_t key;               /* dtype, rank, requires_grad, val's device (meta.c) */
     } rmeta[16];
     /* recent moves between shared meta records: (from, slot, slot value) -> to */
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
@@ -157,14 +174,17 @@ static inline cfx_kwarg *ir_kwargs(const cfx_node *n)
 typedef void (*ir_value_fn)(cfx_value *slot, void *ctx);
 bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx);
 
-/* create_node's fast path: sets the args of a fresh node (no args, no inputs yet) when they
- * are few and flat (no strings, lists or tuples) and every node reference is a node of n's
- * own graph: one pass finds the inputs (linear dedupe), the values are copied as they are, and
- * the use records are one contiguous run. Equivalent to ir_copy_args_kwargs +
- * ir_rebuild_inputs for such args. IR_NOT_FLAT (n untouched) when a precondition fails: the
- * caller takes the general path. */
-enum { IR_NOT_FLAT = 1 };
-int ir_set_flat_args(cfx_node *n, const cfx_value *args, uint32_t n_args);
+/* Reserves count consecutive use ids (records not initialized); 0 on OOM, error set. */
+uint32_t ir_use_alloc(cfx_graph *g, uint32_t count);
+static inline uint32_t ir_use_reserve(cfx_graph *g, uint32_t count)
+{
+    uint32_t first = g->n_uses;
+    if (first && count <= g->use_limit - first) { /* the current block has room */
+        g->n_uses = first + count;
+        return first;
+    }
+    return ir_use_alloc(g, count);
+}
 
 /* Recomputes n's input nodes from its args and kwargs: n leaves all old producers' users and
  * is appended to each new producer's users (FX's _update_args_kwargs). */

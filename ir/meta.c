@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ir/internal.h"
+#include "ir/rodata.h"
 
 typedef struct meta_entry {
     const char *key; /* interned */
@@ -577,16 +578,45 @@ void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b)
 
 /* ---- stack_trace ---------------------------------------------------------------------------- */
 
-static bool same_str(const char *interned, const char *s) { return interned == s || (interned && s && strcmp(interned, s) == 0); }
+static IR_ALWAYS_INLINE bool same_str(const char *interned, const char *s) { return interned == s || (interned && s && strcmp(interned, s) == 0); }
+
+static inline uint32_t site_slot(const cfx_site *site)
+{
+    return (uint32_t)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60);
+}
+
+/* Whether the caller's site (the one m was filled from: same pointer) still says what m's
+ * record says: its strings compared by address when they are literals, else by content (the
+ * caller may rewrite a buffer in place). */
+static IR_NOINLINE bool site_strings_same(const cfx_site *rec, const cfx_site *site)
+{
+    return same_str(rec->file, site->file ? site->file : "") && same_str(rec->func, site->func);
+}
+
+static IR_ALWAYS_INLINE bool site_memo_same(const ir_site_memo *m, const cfx_site *site)
+{
+    if (m->line != site->line)
+        return false;
+    if (m->fixed && m->file == site->file && m->func == site->func)
+        return true;
+    return site_strings_same(m->rec, site);
+}
+
+static void site_memo_set(ir_site_memo *m, const cfx_site *site, const cfx_site *rec)
+{
+    /* the same string addresses as before: already known */
+    bool fixed = m->rec && m->fixed && m->file == site->file && m->func == site->func;
+    if (!fixed)
+        fixed = (!site->file || ir_str_is_readonly(site->file)) && (!site->func || ir_str_is_readonly(site->func));
+    *m = (ir_site_memo){site, site->file, site->func, site->line, fixed, rec};
+}
 
 /* The graph's record for site, through the pointer-keyed cache. */
 static const cfx_site *intern_site(cfx_graph *g, const cfx_site *site)
 {
-    uint32_t slot = (uint32_t)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60);
-    const cfx_site *c = g->site_cache[slot].rec;
-    if (g->site_cache[slot].src == site && c->line == site->line &&
-        same_str(c->file, site->file ? site->file : "") && same_str(c->func, site->func))
-        return c;
+    ir_site_memo *m = &g->site_cache[site_slot(site)];
+    if (m->rec && m->src == site && site_memo_same(m, site))
+        return m->rec;
     cfx_names *ns = g->names;
     cfx_site k = {
         cfx_names_intern(ns, site->file ? site->file : "", site->file ? strlen(site->file) : 0),
@@ -614,8 +644,7 @@ static const cfx_site *intern_site(cfx_graph *g, const cfx_site *site)
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
-    g->site_cache[slot].src = site;
-    g->site_cache[slot].rec = r;
+    site_memo_set(m, site, r);
     return r;
 }
 
@@ -633,24 +662,36 @@ const cfx_site *cfx_node_stack_trace(const cfx_node *n) { return n->meta ? n->me
 
 /* ---- set_meta of a traced result ----------------------------------------------------------- */
 
-enum { RM_VAL = 1, RM_GRAD = 2 };
-
-static inline uint32_t rmeta_slot(const cfx_site *site)
+/* The scalar part of a result's key in one word: dtype, rank, requires_grad, and whether val
+ * is set and on which device. */
+_Static_assert(offsetof(cfx_tensor, ndim) == offsetof(cfx_tensor, dtype) + 1, "dtype and ndim are adjacent");
+_Static_assert(sizeof(cfx_device) == 2, "a device is two bytes");
+static inline uint64_t rmeta_key(const cfx_tensor *t, const cfx_device *val_device, bool requires_grad)
 {
-    return (uint32_t)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60);
+    uint16_t dn, dev;
+    memcpy(&dn, &t->dtype, 2); /* dtype and ndim in one load */
+    uint64_t k = (uint64_t)dn | (uint64_t)requires_grad << 16;
+    if (val_device) {
+        memcpy(&dev, val_device, 2);
+        k |= 1ull << 17 | (uint64_t)dev << 24;
+    }
+    return k;
 }
 
-/* Whether the caller's site still says what its interned record says. */
-static inline bool site_matches(const cfx_site *rec, const cfx_site *site)
+/* Whether interned dims d (NULL for rank 0) are t's, t's rank known to be theirs (the key
+ * holds it). */
+static IR_ALWAYS_INLINE bool dims_same(const int64_t *d, const cfx_tensor *t)
 {
-    return rec->line == site->line && same_str(rec->file, site->file ? site->file : "") &&
-           same_str(rec->func, site->func);
+    for (int32_t i = 0, n = t->ndim; i < n; i++)
+        if (d[i] != t->sizes[i] || d[n + i] != t->strides[i])
+            return false;
+    return true;
 }
 
 /* The meta record a fresh node gets from (site, t): interned step by step, then remembered in
  * the site's cache slot. NULL on OOM (error set). */
-static cfx_meta *result_meta_slow(cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
-                                  const cfx_device *val_device, uint8_t flags)
+static cfx_meta *result_meta_rec(cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
+                                 const cfx_device *val_device, bool requires_grad)
 {
     const cfx_site *sr = NULL;
     if (site && !(sr = intern_site(g, site)))
@@ -673,50 +714,50 @@ static cfx_meta *result_meta_slow(cfx_graph *g, const cfx_site *site, const cfx_
         if (!(vr = intern_tensor_val(g, &v)))
             return NULL;
     }
-    const cfx_tensor_meta *tr = tensor_meta_of(g, t, d, (flags & RM_GRAD) != 0);
+    const cfx_tensor_meta *tr = tensor_meta_of(g, t, d, requires_grad);
     if (!tr)
         return NULL;
     cfx_meta k = {vr, tr, sr, NULL, 0, 0};
     cfx_meta *rec = intern_meta(g, &k);
     if (!rec)
         return NULL;
-    g->rmeta[rmeta_slot(site)] = (struct ir_rmeta){
-        .src = site,
-        .site = sr,
-        .dims = d ? dims_rec_of(d) : NULL,
+    /* a site's slot is the same in both caches: intern_site just filled its memo */
+    g->rmeta[site_slot(site)] = (struct ir_rmeta){
+        .site = site ? g->site_cache[site_slot(site)] : (ir_site_memo){0},
+        .dims = d,
         .meta = rec,
         .storage_offset = t->storage_offset,
-        .device = val_device ? *val_device : (cfx_device){0, 0},
-        .dtype = t->dtype,
-        .ndim = t->ndim,
-        .flags = flags,
+        .key = rmeta_key(t, val_device, requires_grad),
     };
     return rec;
 }
 
-int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
-                             const cfx_device *val_device, bool requires_grad)
+/* The last result at site's slot, if it is the one (site, t) would make. */
+static IR_ALWAYS_INLINE cfx_meta *rmeta_hit(const cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
+                                            uint64_t key)
+{
+    const struct ir_rmeta *c = &g->rmeta[site_slot(site)];
+    if (c->site.src != site || !c->meta || c->key != key || c->storage_offset != t->storage_offset ||
+        !dims_same(c->dims, t))
+        return NULL;
+    return !site || site_memo_same(&c->site, site) ? c->meta : NULL;
+}
+
+/* cfx_node_set_result_meta in full. */
+static IR_NOINLINE int set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                                       const cfx_device *val_device, bool requires_grad)
 {
     if (!n || !t)
         return CFX_ERR;
+    if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
+        return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
+                             (int)t->ndim);
     cfx_graph *g = n->graph;
-    uint8_t flags = (uint8_t)((val_device ? RM_VAL : 0) | (requires_grad ? RM_GRAD : 0));
-    /* the last result seen at this site, if everything it was made from is unchanged */
-    const struct ir_rmeta *c = &g->rmeta[rmeta_slot(site)];
-    cfx_meta *rec = c->meta;
-    if (!rec || c->src != site || c->flags != flags || c->dtype != t->dtype || c->ndim != t->ndim ||
-        c->storage_offset != t->storage_offset || (val_device && !cfx_device_eq(c->device, *val_device)) ||
-        (c->dims && !dims_match(c->dims, t->ndim, t->sizes, t->strides)) ||
-        (site && !site_matches(c->site, site))) {
-        if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
-            return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
-                                 (int)t->ndim);
-        rec = result_meta_slow(g, site, t, val_device, flags);
-        if (!rec)
-            return CFX_ERR_NOMEM;
-    }
+    cfx_meta *rec = rmeta_hit(g, site, t, rmeta_key(t, val_device, requires_grad));
+    if (!rec && !(rec = result_meta_rec(g, site, t, val_device, requires_grad)))
+        return CFX_ERR_NOMEM;
     cfx_meta *m = n->meta;
-    if (!m || m == rec) { /* a fresh node (the tracer's case), or nothing changes */
+    if (!m || m == rec) {
         n->meta = rec;
         return CFX_OK;
     }
@@ -735,6 +776,25 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
         n->meta = r;
     }
     return CFX_OK;
+}
+
+int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                             const cfx_device *val_device, bool requires_grad)
+{
+    /* The tracer's case, without a call: a fresh node whose result matches the last one at
+     * its call site in everything the record was made from, the site's strings being
+     * literals (compared by address). The rest, content compares included, is the full path. */
+    if (n && t && !n->meta) {
+        const struct ir_rmeta *c = &n->graph->rmeta[site_slot(site)];
+        if (c->site.src == site && c->meta && c->key == rmeta_key(t, val_device, requires_grad) &&
+            c->storage_offset == t->storage_offset && dims_same(c->dims, t) &&
+            (!site || (c->site.fixed && c->site.line == site->line && c->site.file == site->file &&
+                       c->site.func == site->func))) {
+            n->meta = c->meta;
+            return CFX_OK;
+        }
+    }
+    return set_result_meta(n, site, t, val_device, requires_grad);
 }
 
 /* ---- free-form entries ------------------------------------------------------------------------ */

@@ -16,18 +16,10 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "ir/istr.h"
 #include "ir/names.h"
 
-typedef struct istr {
-    uint32_t hash, len;
-    int64_t count;      /* _base_count[this string] (0 when absent, as .get(s, 0)) */
-    uint64_t *bits;     /* used suffixes: bit n set = "<s>_<n>" is used (malloc'd) */
-    uint32_t nwords;
-    uint32_t n_overflow; /* used suffixes of this base kept in the overflow set */
-    uint8_t used_plain; /* "<s>" itself is used */
-    uint8_t reserved;   /* enum reserved_kind */
-    char s[];
-} istr;
+typedef ir_istr istr;
 
 typedef struct ovf_entry {
     const istr *base;
@@ -43,7 +35,7 @@ struct cfx_names {
     uint32_t ovf_cap, ovf_count;
 };
 
-static istr *rec_of(const char *s) { return (istr *)(void *)(s - offsetof(istr, s)); }
+static istr *rec_of(const char *s) { return ir_istr_of(s); }
 
 uint32_t cfx_istr_len(const char *interned) { return rec_of(interned)->len; }
 
@@ -85,7 +77,7 @@ static const char *const reserved_names[] = {
  * a keyword is never legal; a builtin is legal only for the builtin itself; and "None", whose
  * builtins entry overwrote its keyword sentinel with None itself, is legal when obj is None
  * (every graph node name: create_node passes obj=None) - so 2.x names a node "None". */
-enum reserved_kind { NOT_RESERVED, RESERVED_KEYWORD, RESERVED_BUILTIN, RESERVED_NONE };
+enum reserved_kind { NOT_RESERVED = 0, RESERVED_KEYWORD, RESERVED_BUILTIN, RESERVED_NONE }; /* 0: istr.h */
 
 static const char *const keywords[] = {
     "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
@@ -483,29 +475,9 @@ static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_
 int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
                               cfx_name *out)
 {
-    istr *base = rec_of(c->base);
-    /* The common case, a tracer naming its hundredth `add`: a candidate without a numeric
-     * suffix (so whole == base) that is not reserved. Then FX's loop below starts at
-     * num = _base_count[base] and takes `base` itself if unused, else the first unused
-     * `base_<num+1...>`; when that is the very next suffix and it sits in the bitset, the
-     * answer is known without the loop. Anything else (reserved words, a used next suffix,
-     * suffixes in the overflow set) takes the loop. */
-    if (c->num < 0 && base->reserved == NOT_RESERVED) {
-        if (!base->used_plain) {
-            base->used_plain = 1;
-            *out = (cfx_name){base->s, CFX_NAME_NO_SUFFIX};
-            return CFX_OK; /* _base_count[base] = _base_count[base] */
-        }
-        int64_t num = base->count + 1;
-        uint32_t w = (uint32_t)((uint64_t)num >> 6);
-        if (num <= CFX_NAME_MAX_SUFFIX && w < base->nwords && !base->n_overflow &&
-            !(base->bits[w] >> (num & 63) & 1)) {
-            base->bits[w] |= (uint64_t)1 << (num & 63);
-            base->count = num;
-            *out = (cfx_name){base->s, (int32_t)num};
-            return CFX_OK;
-        }
-    }
+    /* obj only matters for reserved names, which the fast path leaves to the loop */
+    if (ir_names_create_fast(c, out))
+        return CFX_OK;
     return create_prepared_loop(ns, c, obj, out);
 }
 
