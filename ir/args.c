@@ -220,11 +220,16 @@ uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
 {
     if (g->n_uses == 0)
         g->n_uses = 1; /* id 0 means "none" */
-    if (count > UINT32_MAX - g->n_uses) {
+    uint32_t first = g->n_uses;
+    const uint32_t block = 1u << IR_USE_SHIFT;
+    /* a run that fits in a block is kept in one (see ir_use_reserve); the ids skipped are
+     * never handed out */
+    if (count <= block && (first & (block - 1)) + count > block)
+        first = first > UINT32_MAX - block ? 0 : (first | (block - 1)) + 1;
+    if (!first || count > UINT32_MAX - first) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory (too many uses)");
         return 0;
     }
-    uint32_t first = g->n_uses;
     uint32_t need = ((first + count - 1) >> IR_USE_SHIFT) + 1;
     if (need > g->ublock_cap) {
         uint32_t cap = g->ublock_cap ? g->ublock_cap : 8;

@@ -72,14 +72,11 @@ static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args,
     n->n_inputs = count;
     if (!count)
         return CFX_OK;
-    /* append each record to its producer's users (the head's prev is the tail); the run
-     * usually sits in one block, walked by pointer */
-    bool one_block = (first & ((1u << IR_USE_SHIFT) - 1)) + count <= (1u << IR_USE_SHIFT);
+    /* append each record to its producer's users (the head's prev is the tail); the run is
+     * in one block (ir_use_reserve), walked by pointer */
     ir_use *u = ir_use_at(g, first);
     for (uint32_t i = 0; i < count; i++, u++) {
         uint32_t id = first + i;
-        if (!one_block)
-            u = ir_use_at(g, id);
         cfx_node *p = ins[i];
         u->user = n->seq;
         u->producer = p->seq;

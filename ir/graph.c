@@ -226,9 +226,8 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
         if (!nm.base)
             return NULL;
     }
-    bool want_fn = op == CFX_NODE_CALL_FUNCTION;
-    if (want_fn == (info->kind == CFX_TARGET_STRING)) {
-        target_type_error(g, nm, info, want_fn);
+    if (!(info->op_mask >> op & 1)) {
+        target_type_error(g, nm, info, op == CFX_NODE_CALL_FUNCTION);
         return NULL;
     }
     cfx_node *n = ir_node_slot(g);

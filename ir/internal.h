@@ -174,13 +174,15 @@ static inline cfx_kwarg *ir_kwargs(const cfx_node *n)
 typedef void (*ir_value_fn)(cfx_value *slot, void *ctx);
 bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx);
 
-/* Reserves count consecutive use ids (records not initialized); 0 on OOM, error set. */
+/* Reserves count consecutive use ids (records not initialized); 0 on OOM, error set. A run
+ * of at most a block's records lies in one block, so ir_use_at(g, first) + i addresses its
+ * records (the ids skipped to get there are never used). */
 uint32_t ir_use_alloc(cfx_graph *g, uint32_t count);
 static inline uint32_t ir_use_reserve(cfx_graph *g, uint32_t count)
 {
     uint32_t first = g->n_uses;
-    if (first && count <= g->use_limit - first) { /* the current block has room */
-        g->n_uses = first + count;
+    if (first && first < g->use_limit && (first & ((1u << IR_USE_SHIFT) - 1)) + count <= (1u << IR_USE_SHIFT)) {
+        g->n_uses = first + count; /* the current block has room */
         return first;
     }
     return ir_use_alloc(g, count);

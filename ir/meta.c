@@ -20,22 +20,7 @@
 #include "ir/internal.h"
 #include "ir/rodata.h"
 
-typedef struct meta_entry {
-    const char *key; /* interned */
-    cfx_value value;
-} meta_entry;
-
-/* A meta record without free-form entries is shared: hash-consed on (val, tensor_meta,
- * stack_trace) and never written. The first free-form entry gives the node a private copy. */
-struct cfx_meta {
-    const cfx_meta_val *val;        /* hash-consed when a tensor */
-    const cfx_tensor_meta *tensor_meta; /* hash-consed */
-    const cfx_site *stack_trace;    /* hash-consed; NULL: unset */
-    meta_entry *entries;
-    uint32_t n_entries, cap_entries; /* cap_entries == SHARED: a shared record */
-};
-
-#define SHARED UINT32_MAX
+#define SHARED CFX_META_SHARED
 
 static inline uint64_t mix(uint64_t h, uint64_t x)
 {
@@ -487,7 +472,6 @@ int cfx_node_set_val_tensor(cfx_node *n, const cfx_tensor *t)
     return cfx_node_set_val(n, &v);
 }
 
-const cfx_meta_val *cfx_node_val(const cfx_node *n) { return n->meta ? n->meta->val : NULL; }
 
 /* ---- tensor_meta ---------------------------------------------------------------------------- */
 
@@ -543,7 +527,6 @@ int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool 
     return meta_put(n, PUT_TM, r);
 }
 
-const cfx_tensor_meta *cfx_node_tensor_meta(const cfx_node *n) { return n->meta ? n->meta->tensor_meta : NULL; }
 
 static void put_dims(cfx_buf *b, const int64_t *d, int n, bool tuple)
 {
@@ -658,7 +641,6 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
     return meta_put(n, PUT_SITE, r);
 }
 
-const cfx_site *cfx_node_stack_trace(const cfx_node *n) { return n->meta ? n->meta->stack_trace : NULL; }
 
 /* ---- set_meta of a traced result ----------------------------------------------------------- */
 
@@ -786,10 +768,11 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
      * literals (compared by address). The rest, content compares included, is the full path. */
     if (n && t && !n->meta) {
         const struct ir_rmeta *c = &n->graph->rmeta[site_slot(site)];
-        if (c->site.src == site && c->meta && c->key == rmeta_key(t, val_device, requires_grad) &&
-            c->storage_offset == t->storage_offset && dims_same(c->dims, t) &&
+        if (c->site.src == site && c->key == rmeta_key(t, val_device, requires_grad) &&
+            c->storage_offset == t->storage_offset &&
             (!site || (c->site.fixed && c->site.line == site->line && c->site.file == site->file &&
-                       c->site.func == site->func))) {
+                       c->site.func == site->func)) &&
+            c->meta && dims_same(c->dims, t)) {
             n->meta = c->meta;
             return CFX_OK;
         }
@@ -817,7 +800,7 @@ int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v)
         }
     if (m->n_entries == m->cap_entries) {
         uint32_t cap = m->cap_entries ? m->cap_entries * 2 : 4;
-        meta_entry *e = cfx_arena_alloc(&g->arena, cap * sizeof *e);
+        cfx_meta_entry *e = cfx_arena_alloc(&g->arena, cap * sizeof *e);
         if (!e)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         if (m->n_entries)
@@ -828,7 +811,7 @@ int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v)
     const char *k = cfx_names_intern(g->names, key, strlen(key));
     if (!k)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    m->entries[m->n_entries++] = (meta_entry){k, v};
+    m->entries[m->n_entries++] = (cfx_meta_entry){k, v};
     return CFX_OK;
 }
 
@@ -856,11 +839,23 @@ bool cfx_node_meta_remove(cfx_node *n, const char *key)
     return false;
 }
 
-uint32_t cfx_node_meta_count(const cfx_node *n) { return n->meta ? n->meta->n_entries : 0; }
 const char *cfx_node_meta_key(const cfx_node *n, uint32_t i) { return n->meta->entries[i].key; }
 const cfx_value *cfx_node_meta_value(const cfx_node *n, uint32_t i) { return &n->meta->entries[i].value; }
 
+static IR_NOINLINE int meta_copy(cfx_node *dst, const cfx_node *src);
+
 int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src)
+{
+    /* the tracer's case: an immutable record shared within the graph */
+    const cfx_meta *m = dst && src ? src->meta : NULL;
+    if (m && m->cap_entries == SHARED && dst->graph == src->graph) {
+        dst->meta = (cfx_meta *)m;
+        return CFX_OK;
+    }
+    return meta_copy(dst, src);
+}
+
+static int meta_copy(cfx_node *dst, const cfx_node *src)
 {
     if (!dst || !src)
         return CFX_ERR;

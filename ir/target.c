@@ -281,6 +281,8 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
     }
     r->kind = t.kind;
     r->ptr = ptr;
+    r->op_mask = (uint8_t)(t.kind == CFX_TARGET_STRING ? ((1u << CFX_NODE_OP_COUNT) - 1) & ~(1u << CFX_NODE_CALL_FUNCTION)
+                                                        : 1u << CFX_NODE_CALL_FUNCTION);
     if (fill_info(g, r, t) != CFX_OK)
         return NULL;
     uint32_t mask = g->tinfo_cap - 1, j = tinfo_hash(t.kind, ptr) & mask;
