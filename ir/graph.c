@@ -3,7 +3,8 @@
  * The node list is circular through a sentinel embedded in the graph, as FX's `_root`. A new
  * node takes its name first (so, as in FX, a name is consumed even when the node is then
  * refused), then its target is checked, its args are copied and its uses linked, and only
- * then is it spliced in at the insertion point. Erasing unlinks and tombstones: the node
+ * then is it spliced in at the insertion point. Flat args (a few scalars and nodes of this
+ * graph) take one pass (args_flat.h), the rest the general copy and walk (args.c). Erasing unlinks and tombstones: the node
  * keeps its own prev/next so an iterator standing on it can still move on. */
 #include <pthread.h>
 #include <stdlib.h>

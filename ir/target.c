@@ -1,7 +1,8 @@
 /* target.c - node targets: builtin descriptors, operator spellings, the per-graph cache.
  *
  * Each distinct target a graph uses gets one cfx_target_info in the graph's arena, found by
- * pointer hash. It holds what would otherwise be recomputed per node: the printed target
+ * pointer hash (operators and functions first through a small direct-mapped cache, inline in
+ * internal.h: a tracer alternates a few). It holds what would otherwise be recomputed per node: the printed target
  * (`torch.ops.aten.add.Tensor`), the registry key, and the prepared naming candidate. The
  * candidate follows FX: for an operator, make_fx's `_target_to_str(overloadpacket.__name__)`
  * (strip a magic `__x__`, snake_case); for a builtin function its `__name__`, snake_cased; for a
