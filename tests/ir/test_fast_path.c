@@ -267,8 +267,10 @@ static void tensor(cfx_tensor *t, const int64_t *sizes, const int64_t *strides, 
     t->storage_offset = off;
     t->sizes = t->dims_inline;
     t->strides = t->dims_inline + CFX_INLINE_DIMS;
-    memcpy(t->sizes, sizes, nd * sizeof *sizes);
-    memcpy(t->strides, strides, nd * sizeof *strides);
+    if (nd) {
+        memcpy(t->sizes, sizes, nd * sizeof *sizes);
+        memcpy(t->strides, strides, nd * sizeof *strides);
+    }
 }
 
 /* set_result_meta(n, ...) and the three setters on m give the same meta. */
