@@ -7,8 +7,8 @@
  *
  * Building a big graph touches fresh memory at ~150 bytes a node, and taking one page fault
  * per 4 KiB costs more than the building itself. On Linux, chunks of 1 MiB and more are
- * therefore mapped directly and populated ahead of the bump pointer in windows of a 64th
- * of the chunk (MADV_POPULATE_WRITE: the kernel fills the pages in one call, no faults):
+ * therefore mapped directly and populated ahead of the bump pointer in windows that grow
+ * with the arena (MADV_POPULATE_WRITE: the kernel fills the pages in one call, no faults):
  * `end` is where the populated part ends, `limit` where the chunk ends, and the slow path
  * populates the next window when an allocation crosses `end`. Populating the whole chunk at
  * once (MAP_POPULATE) would be as fast but would count a barely used 4 MiB chunk fully in
@@ -106,12 +106,13 @@ void cfx_arena_free(cfx_arena *a)
 }
 
 /* Moves a->end past need (<= a->limit), populating the pages in between when the chunk is
- * mapped; the window grows with the chunk, a 64th of it (a 4 MiB chunk takes 64 calls). */
+ * mapped. The window is a 128th of the arena so far (at least 16 KiB): what is populated but
+ * not used yet stays under 1% of it, and a big graph takes few calls (each costs several
+ * microseconds on a virtual machine). */
 static void extend_end(cfx_arena *a, char *need)
 {
 #if ARENA_MMAP
-    size_t chunk = (size_t)(a->limit - (char *)a->chunks); /* the mapping, header included */
-    size_t window = chunk / 64 > 16 * 1024 ? chunk / 64 : 16 * 1024;
+    size_t window = a->total / 128 > 16 * 1024 ? a->total / 128 : 16 * 1024;
     uintptr_t to = ((uintptr_t)need + window + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
     char *end = to < (uintptr_t)a->limit ? (char *)to : a->limit;
     /* end is page aligned except at the start of the chunk (after the header) */
