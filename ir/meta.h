@@ -96,8 +96,9 @@ void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b);
  * is NULL: a real tensor gets no val), tensor_meta from t with requires_grad. The same as
  * cfx_node_set_stack_trace + cfx_node_set_val (tensor val) +
  * cfx_node_set_tensor_meta_from_tensor, except that on error nothing is set; but when the
- * site and t's metadata match the last call at that site (checked in full, site strings by
- * content), a fresh node just takes that call's shared meta record. */
+ * site and t's metadata match the last call at that site (checked in full; the site's
+ * strings by content, or by address when they are read-only literals, whose bytes cannot
+ * change), a fresh node just takes that call's shared meta record. */
 int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
                              const cfx_device *val_device, bool requires_grad);
 
