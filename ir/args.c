@@ -9,7 +9,8 @@
  * The node references found in args then kwargs, deduplicated in first-seen order, are the
  * node's inputs. Deduplication is a linear scan while there are few of them (the common case:
  * one to three) and switches to a reusable pointer hash set past 16, so a node with a million
- * inputs is built in linear time. */
+ * inputs is built in linear time. A fresh node with a few flat args (what tracing makes)
+ * skips all of this: args_flat.h. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,55 +132,46 @@ oom:
     return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
 }
 
-/* An uninitialised arena array for the n elements of src, or NULL with *rc set: CFX_OK when
- * n is 0 (nothing to copy), an error otherwise. what ("args") names src in errors. */
-static void *arena_array(cfx_graph *g, const void *src, uint32_t n, size_t size, const char *what,
-                         int *rc)
+cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc)
 {
     *rc = CFX_OK;
-    if (n == 0)
+    if (!n_args && !n_kwargs)
         return NULL;
-    if (!src) {
-        *rc = cfx_error_set(CFX_ERR, NULL, "%s is NULL but its count is %u", what, n);
-        return NULL;
-    }
-    void *dst = cfx_arena_alloc(&g->arena, (size_t)n * size);
+    /* kwargs follow the values: 16-byte values keep the 8-byte kwargs aligned */
+    cfx_value *dst = cfx_arena_alloc(&g->arena, (size_t)n_args * sizeof(cfx_value) +
+                                                    (size_t)n_kwargs * sizeof(cfx_kwarg));
     if (!dst)
         *rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     return dst;
 }
 
-int ir_copy_args(cfx_graph *g, const cfx_value *src, uint32_t n, cfx_node_map_fn map, void *ctx,
-                 cfx_value **out)
+int ir_copy_args_kwargs(cfx_graph *g, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
+                        uint32_t n_kwargs, cfx_node_map_fn map, void *ctx, cfx_value **out)
 {
-    int rc;
-    cfx_value *dst = arena_array(g, src, n, sizeof *dst, "args", &rc);
     *out = NULL;
+    if (n_args && !args)
+        return cfx_error_set(CFX_ERR, NULL, "args is NULL but its count is %u", n_args);
+    int rc;
+    cfx_value *dst = ir_args_block(g, n_args, n_kwargs, &rc);
     if (!dst)
         return rc;
-    memcpy(dst, src, (size_t)n * sizeof *dst);
-    rc = ir_fixup_values(g, dst, n, map, ctx);
-    if (rc == CFX_OK)
-        *out = dst;
-    return rc;
-}
-
-int ir_copy_kwargs(cfx_graph *g, const cfx_kwarg *src, uint32_t n, cfx_node_map_fn map, void *ctx,
-                   cfx_kwarg **out)
-{
-    int rc;
-    cfx_kwarg *dst = arena_array(g, src, n, sizeof *dst, "kwargs", &rc);
-    *out = NULL;
-    if (!dst)
-        return rc;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!src[i].name)
+    if (n_args) {
+        memcpy(dst, args, (size_t)n_args * sizeof *dst);
+        rc = ir_fixup_values(g, dst, n_args, map, ctx);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    if (n_kwargs && !kwargs)
+        return cfx_error_set(CFX_ERR, NULL, "kwargs is NULL but its count is %u", n_kwargs);
+    cfx_kwarg *k = (cfx_kwarg *)(void *)(dst + n_args);
+    for (uint32_t i = 0; i < n_kwargs; i++) {
+        if (!kwargs[i].name)
             return cfx_error_set(CFX_ERR, NULL, "kwarg %u has no name", i);
-        dst[i].name = cfx_names_intern(g->names, src[i].name, strlen(src[i].name));
-        if (!dst[i].name)
+        k[i].name = cfx_names_intern(g->names, kwargs[i].name, strlen(kwargs[i].name));
+        if (!k[i].name)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        dst[i].value = src[i].value;
-        rc = ir_fixup_values(g, &dst[i].value, 1, map, ctx);
+        k[i].value = kwargs[i].value;
+        rc = ir_fixup_values(g, &k[i].value, 1, map, ctx);
         if (rc != CFX_OK)
             return rc;
     }
@@ -225,16 +217,20 @@ bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx)
 
 /* ---- uses -------------------------------------------------------------------------------- */
 
-/* Reserves count consecutive use ids (records not initialized); 0 on OOM, error set. */
-static uint32_t use_alloc(cfx_graph *g, uint32_t count)
+uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
 {
     if (g->n_uses == 0)
         g->n_uses = 1; /* id 0 means "none" */
-    if (count > UINT32_MAX - g->n_uses) {
+    uint32_t first = g->n_uses;
+    const uint32_t block = 1u << IR_USE_SHIFT;
+    /* a run that fits in a block is kept in one (see ir_use_reserve); the ids skipped are
+     * never handed out */
+    if (count <= block && (first & (block - 1)) + count > block)
+        first = first > UINT32_MAX - block ? 0 : (first | (block - 1)) + 1;
+    if (!first || count > UINT32_MAX - first) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory (too many uses)");
         return 0;
     }
-    uint32_t first = g->n_uses;
     uint32_t need = ((first + count - 1) >> IR_USE_SHIFT) + 1;
     if (need > g->ublock_cap) {
         uint32_t cap = g->ublock_cap ? g->ublock_cap : 8;
@@ -259,6 +255,9 @@ static uint32_t use_alloc(cfx_graph *g, uint32_t count)
         }
     }
     g->n_uses = first + count;
+    /* blocks are taken in id order, so every one below `need` exists */
+    uint64_t limit = (uint64_t)need << IR_USE_SHIFT;
+    g->use_limit = limit > UINT32_MAX ? UINT32_MAX : (uint32_t)limit;
     return first;
 }
 
@@ -346,7 +345,7 @@ static int add_use(cfx_node *n, uint32_t id, cfx_node *p)
     uint32_t pref, uref;
     if (!node_ref(g, p, &pref) || !node_ref(h, n, &uref))
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    uint32_t other = use_alloc(h, 1);
+    uint32_t other = ir_use_alloc(h, 1);
     if (!other)
         return CFX_ERR_NOMEM;
     ir_use *v = ir_use_at(h, other);
@@ -506,7 +505,7 @@ static int collect_inputs(cfx_node *n, collector *c)
     c->oom = false;
     bool ok = ir_walk_node_refs(n->args, n->n_args, collect, c);
     for (uint32_t i = 0; ok && i < n->n_kwargs; i++)
-        ok = ir_walk_node_refs(&n->kwargs[i].value, 1, collect, c);
+        ok = ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, collect, c);
     if (c->hmask)
         hset_clear(c->g, c->hmask, c->g->scratch, c->count);
     if (!ok || c->oom)
@@ -524,7 +523,7 @@ int ir_rebuild_inputs(cfx_node *n)
     if (rc != CFX_OK)
         return rc;
     if (c.count > cap) {
-        uint32_t first = use_alloc(g, c.count);
+        uint32_t first = ir_use_reserve(g, c.count);
         if (!first)
             return CFX_ERR_NOMEM;
         n->inputs = first;
@@ -563,7 +562,7 @@ int ir_add_inputs_from(cfx_node *n, cfx_value *v)
     if (!add)
         return CFX_OK;
     uint32_t total = n->n_inputs + add;
-    uint32_t first = use_alloc(g, total);
+    uint32_t first = ir_use_alloc(g, total);
     if (!first)
         return CFX_ERR_NOMEM;
     /* move the records and repoint their neighbours (each producer's list holds one of them);

@@ -3,13 +3,16 @@
  * The node list is circular through a sentinel embedded in the graph, as FX's `_root`. A new
  * node takes its name first (so, as in FX, a name is consumed even when the node is then
  * refused), then its target is checked, its args are copied and its uses linked, and only
- * then is it spliced in at the insertion point. Erasing unlinks and tombstones: the node
+ * then is it spliced in at the insertion point. Flat args (a few scalars and nodes of this
+ * graph) take one pass (args_flat.h), the rest the general copy and walk (args.c). Erasing unlinks and tombstones: the node
  * keeps its own prev/next so an iterator standing on it can still move on. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/args_flat.h"
 #include "ir/internal.h"
+#include "ir/istr.h"
 
 /* The value printer is process-wide: install it once, not on every graph (graphs are built
  * on several threads at once, and rewriting a shared pointer there is a data race). */
@@ -70,7 +73,7 @@ void cfx_graph_free(cfx_graph *g)
 
 /* Node records sit in blocks of the node table, found by seq. A block is one arena
  * allocation, so the records are packed at their own size, not rounded up to 16 bytes. */
-cfx_node *ir_node_slot(cfx_graph *g)
+cfx_node *ir_node_slot_slow(cfx_graph *g)
 {
     uint32_t seq = g->n_created;
     uint32_t b = seq >> IR_NODE_SHIFT;
@@ -96,6 +99,8 @@ cfx_node *ir_node_slot(cfx_graph *g)
             return NULL;
         }
     }
+    /* blocks are taken in seq order, so every one below b exists (b < 2^24: no overflow) */
+    g->node_limit = (b + 1) << IR_NODE_SHIFT;
     return ir_node_at(g, seq);
 }
 
@@ -150,9 +155,52 @@ static void print_target_str(const cfx_target_info *t, cfx_buf *b)
     }
 }
 
-static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
-                             uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs,
-                             const char *name, cfx_node_map_fn map, void *ctx)
+/* The error for a call_function node with a string target or another node with a callable
+ * one (FX's Node.__init__ check). Out of line: create_node is inlined twice. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void target_type_error(cfx_graph *g, cfx_name nm, const cfx_target_info *info, bool want_fn)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "Node [graph = ");
+    cfx_graph_print(g, &b);
+    cfx_buf_puts(&b, ", name = '");
+    cfx_name_print(nm, &b);
+    cfx_buf_puts(&b, "'] target ");
+    print_target_str(info, &b);
+    cfx_buf_puts(&b, " has type ");
+    print_target_typename(info, &b);
+    cfx_buf_puts(&b, want_fn ? " but a Callable is expected" : " but a str is expected");
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "invalid node target");
+    free(msg);
+}
+
+/* A node's name the long way: from an explicit candidate, or by create_name's full loop.
+ * Returned by value (base NULL on error) so the fast path's name stays in registers. */
+static IR_NOINLINE cfx_name node_name(cfx_graph *g, const char *name, const cfx_target_info *info)
+{
+    cfx_name nm = {NULL, CFX_NAME_NO_SUFFIX};
+    cfx_name_candidate c;
+    const cfx_name_candidate *cand = &info->cand;
+    if (name) {
+        if (cfx_names_prepare(g->names, name, strlen(name), &c) != CFX_OK)
+            return nm;
+        cand = &c;
+    }
+    if (cfx_names_create_prepared(g->names, cand, CFX_NAME_FOR_NONE, &nm) != CFX_OK)
+        nm.base = NULL;
+    return nm;
+}
+
+/* Always inlined: cfx_graph_create_node, the tracer's entry, gets a copy of its own with map
+ * folded away; every other creator shares create_node_any's. */
+static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
+                                              const cfx_value *args, uint32_t n_args,
+                                              const cfx_kwarg *kwargs, uint32_t n_kwargs,
+                                              const char *name, cfx_node_map_fn map, void *ctx)
 {
     if (!g)
         return NULL;
@@ -174,54 +222,43 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
     if (!info)
         return NULL;
     cfx_name nm;
-    int rc;
-    if (name) {
-        cfx_name_candidate c;
-        rc = cfx_names_prepare(g->names, name, strlen(name), &c);
-        if (rc == CFX_OK)
-            rc = cfx_names_create_prepared(g->names, &c, CFX_NAME_FOR_NONE, &nm);
-    } else {
-        rc = cfx_names_create_prepared(g->names, &info->cand, CFX_NAME_FOR_NONE, &nm);
+    if (name || !ir_names_create_fast(&info->cand, &nm)) {
+        nm = node_name(g, name, info);
+        if (!nm.base)
+            return NULL;
     }
-    if (rc != CFX_OK)
-        return NULL;
-    bool want_fn = op == CFX_NODE_CALL_FUNCTION;
-    if (want_fn == (info->kind == CFX_TARGET_STRING)) {
-        cfx_buf b;
-        cfx_buf_init(&b);
-        cfx_buf_puts(&b, "Node [graph = ");
-        cfx_graph_print(g, &b);
-        cfx_buf_puts(&b, ", name = '");
-        cfx_name_print(nm, &b);
-        cfx_buf_puts(&b, "'] target ");
-        print_target_str(info, &b);
-        cfx_buf_puts(&b, " has type ");
-        print_target_typename(info, &b);
-        cfx_buf_puts(&b, want_fn ? " but a Callable is expected" : " but a str is expected");
-        char *msg = cfx_buf_take(&b);
-        cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "invalid node target");
-        free(msg);
+    if (!(info->op_mask >> op & 1)) {
+        target_type_error(g, nm, info, op == CFX_NODE_CALL_FUNCTION);
         return NULL;
     }
     cfx_node *n = ir_node_slot(g);
     if (!n)
         return NULL;
-    memset(n, 0, sizeof *n);
+    /* every field but prev / next (set when linked in) and those the args paths set */
     n->seq = g->n_created; /* the slot is taken only if the node is made */
     n->graph = g;
     n->target = info;
     n->op = (uint8_t)op;
+    n->flags = 0;
     n->name_base = nm.base;
     n->name_suffix = nm.suffix;
-    if (ir_copy_args(g, args, n_args, map, ctx, &n->args) != CFX_OK ||
-        ir_copy_kwargs(g, kwargs, n_kwargs, map, ctx, &n->kwargs) != CFX_OK)
-        return NULL;
-    n->n_args = n_args;
-    n->n_kwargs = n_kwargs;
-    if (ir_rebuild_inputs(n) != CFX_OK) {
-        ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
-        return NULL;
+    n->meta = NULL;
+    n->n_users = 0;
+    n->users_head = 0;
+    n->mark = 0;
+    int rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(n, args, n_args);
+    if (rc == IR_NOT_FLAT) {
+        n->n_args = n->n_kwargs = n->n_inputs = n->inputs = 0;
+        if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
+            return NULL;
+        n->n_args = n_args;
+        n->n_kwargs = n_kwargs;
+        rc = ir_rebuild_inputs(n);
+        if (rc != CFX_OK)
+            ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
     }
+    if (rc != CFX_OK)
+        return NULL;
     g->n_created++;
     if (g->insert.after)
         link_before(at->next, n);
@@ -229,6 +266,13 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
         link_before(at, n);
     g->len++;
     return n;
+}
+
+static IR_NOINLINE cfx_node *create_node_any(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
+                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs,
+                                 const char *name, cfx_node_map_fn map, void *ctx)
+{
+    return create_node(g, op, target, args, n_args, kwargs, n_kwargs, name, map, ctx);
 }
 
 cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
@@ -240,52 +284,52 @@ cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
 
 cfx_node *cfx_graph_placeholder(cfx_graph *g, const char *name)
 {
-    return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), NULL, 0, NULL, 0, NULL, NULL, NULL);
+    return create_node_any(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), NULL, 0, NULL, 0, NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_placeholder_default(cfx_graph *g, const char *name, cfx_value default_value)
 {
-    return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), &default_value, 1, NULL, 0,
+    return create_node_any(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), &default_value, 1, NULL, 0,
                        NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_get_attr(cfx_graph *g, const char *qualified_name)
 {
-    return create_node(g, CFX_NODE_GET_ATTR, cfx_target_str(qualified_name), NULL, 0, NULL, 0,
+    return create_node_any(g, CFX_NODE_GET_ATTR, cfx_target_str(qualified_name), NULL, 0, NULL, 0,
                        NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_op(cfx_graph *g, const cfx_op *op, const cfx_value *args, uint32_t n_args,
                             const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
-    return create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(op), args, n_args, kwargs, n_kwargs,
+    return create_node_any(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(op), args, n_args, kwargs, n_kwargs,
                        NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_fn(cfx_graph *g, const cfx_builtin_fn *fn, const cfx_value *args,
                             uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
-    return create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_fn(fn), args, n_args, kwargs, n_kwargs,
+    return create_node_any(g, CFX_NODE_CALL_FUNCTION, cfx_target_fn(fn), args, n_args, kwargs, n_kwargs,
                        NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_method(cfx_graph *g, const char *method, const cfx_value *args,
                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
-    return create_node(g, CFX_NODE_CALL_METHOD, cfx_target_str(method), args, n_args, kwargs,
+    return create_node_any(g, CFX_NODE_CALL_METHOD, cfx_target_str(method), args, n_args, kwargs,
                        n_kwargs, NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_module(cfx_graph *g, const char *module_path, const cfx_value *args,
                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
-    return create_node(g, CFX_NODE_CALL_MODULE, cfx_target_str(module_path), args, n_args, kwargs,
+    return create_node_any(g, CFX_NODE_CALL_MODULE, cfx_target_str(module_path), args, n_args, kwargs,
                        n_kwargs, NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_output(cfx_graph *g, cfx_value result)
 {
-    return create_node(g, CFX_NODE_OUTPUT, cfx_target_str("output"), &result, 1, NULL, 0, NULL,
+    return create_node_any(g, CFX_NODE_OUTPUT, cfx_target_str("output"), &result, 1, NULL, 0, NULL,
                        NULL, NULL);
 }
 
@@ -302,8 +346,8 @@ cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_f
         return NULL;
     }
     *cfx_name_write(nm, name) = '\0';
-    cfx_node *n = create_node(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
-                              node->kwargs, node->n_kwargs, name, map, ctx);
+    cfx_node *n = create_node_any(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
+                              cfx_node_kwargs(node), node->n_kwargs, name, map, ctx);
     if (name != small)
         free(name);
     if (n && node->meta && cfx_node_meta_copy(n, node) != CFX_OK)
@@ -382,7 +426,7 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
     if (n->n_inputs) {
         ir_walk_node_refs(n->args, n->n_args, null_node_ref, NULL);
         for (uint32_t i = 0; i < n->n_kwargs; i++)
-            ir_walk_node_refs(&n->kwargs[i].value, 1, null_node_ref, NULL);
+            ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, null_node_ref, NULL);
         ir_unlink_inputs(n);
     }
     return CFX_OK;

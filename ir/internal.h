@@ -8,11 +8,31 @@
 #include "ir/arena.h"
 #include "ir/graph.h"
 
+/* For the few hot-path helpers GCC would otherwise leave out of line. */
+#if defined(__GNUC__)
+#define IR_ALWAYS_INLINE inline __attribute__((always_inline))
+#define IR_NOINLINE __attribute__((noinline))
+#else
+#define IR_ALWAYS_INLINE inline
+#define IR_NOINLINE
+#endif
+
 /* An open-addressing set of arena records, for hash-consing (meta.c). */
 typedef struct ir_hcons {
     struct ir_hcons_slot { uint32_t hash; const void *rec; } *slots;
     uint32_t cap, count;
 } ir_hcons;
+
+/* A call site as a caller last passed it, and the interned record its contents equal
+ * (meta.c's site caches). */
+typedef struct ir_site_memo {
+    const cfx_site *src;     /* the caller's cfx_site */
+    const char *file, *func; /* its strings as last seen */
+    int line;
+    bool fixed;              /* both strings are read-only literals (rodata.c): equal addresses
+                                mean equal bytes, no need to compare them */
+    const cfx_site *rec;     /* NULL: empty */
+} ir_site_memo;
 
 /* One use record: `user` has `producer` among its inputs. Both are node refs (below); prev
  * and next are use ids (0 = none) linking the producer's users list, whose head's prev is
@@ -51,6 +71,9 @@ struct cfx_graph {
     ir_use **ublock;            /* use table, the same way (id 0 is never handed out) */
     uint32_t nblock_cap, ublock_cap;
     uint32_t n_uses;            /* next use id */
+    uint32_t node_limit;        /* seqs below this have a slot in an allocated block */
+    uint32_t use_limit;         /* use ids below this have a record in an allocated block */
+    cfx_target_info *tcache[8]; /* recent non-string targets, direct-mapped on the pointer */
     uint32_t n_ext, ext_cap;
     cfx_node **ext;             /* nodes of other graphs named by IR_EXT refs */
     bool has_foreign_uses;      /* some use links a node of another graph */
@@ -61,7 +84,15 @@ struct cfx_graph {
      * meta records without free-form entries)
      * and interned stack-trace sites, with a cache keyed by the caller's site pointer */
     ir_hcons hc_dims, hc_val, hc_tm, hc_site, hc_meta;
-    struct { const cfx_site *src; const cfx_site *rec; } site_cache[16];
+    ir_site_memo site_cache[16];
+    /* cfx_node_set_result_meta: per call-site slot, the last result's key and meta record */
+    struct ir_rmeta {
+        ir_site_memo site;          /* src NULL: no site */
+        const int64_t *dims;        /* interned sizes then strides; NULL for rank 0 */
+        cfx_meta *meta;             /* NULL: empty slot */
+        int64_t storage_offset;
+        uint64_t key;               /* dtype, rank, requires_grad, val's device (meta.c) */
+    } rmeta[16];
     /* recent moves between shared meta records: (from, slot, slot value) -> to */
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
     const void *last_dims, *last_val, *last_tm; /* the records interned last */
@@ -85,7 +116,12 @@ static inline cfx_node *ir_input(const cfx_node *n, uint32_t i)
     return ir_ref(n->graph, ir_use_at(n->graph, n->inputs + i)->producer);
 }
 /* The next node record (seq g->n_created), not zeroed; NULL + error on OOM. */
-cfx_node *ir_node_slot(cfx_graph *g);
+cfx_node *ir_node_slot_slow(cfx_graph *g);
+static inline cfx_node *ir_node_slot(cfx_graph *g)
+{
+    uint32_t seq = g->n_created;
+    return seq < g->node_limit ? ir_node_at(g, seq) : ir_node_slot_slow(g);
+}
 
 /* cfx_graph_lint that, if order is non-NULL and the graph is well formed, also returns the
  * live nodes in graph order (malloc'd, cfx_graph_num_nodes entries; NULL when empty). */
@@ -94,8 +130,24 @@ int ir_lint_collect(cfx_graph *g, cfx_node ***order);
 /* Frees meta.c's side tables (records live in the arena). */
 void ir_meta_free(cfx_graph *g);
 
-/* The graph's record for a target (created on first use). NULL + error on OOM / bad target. */
-cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t);
+/* The graph's record for a target (created on first use). NULL + error on OOM / bad target.
+ * Operators and function descriptors are named by pointer, so a tracer's few recent ones are
+ * found by one compare in tcache; strings must be interned (their bytes may have changed)
+ * and always take the hash table. */
+cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t);
+static inline uint32_t ir_tcache_slot(const void *ptr)
+{
+    return (uint32_t)(((uint64_t)(uintptr_t)ptr * 0x9E3779B97F4A7C15ull) >> 61);
+}
+static inline cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+{
+    if (t.kind != CFX_TARGET_STRING) {
+        cfx_target_info *c = g->tcache[ir_tcache_slot(t.u.op)];
+        if (c && c->ptr == (const void *)t.u.op && c->kind == t.kind)
+            return c;
+    }
+    return ir_target_info_slow(g, t);
+}
 /* Frees the target cache's side tables (records live in the arena). */
 void ir_target_cache_free(cfx_graph *g);
 
@@ -103,17 +155,38 @@ void ir_target_cache_free(cfx_graph *g);
  * get arena copies; node references go through map (if non-NULL). Iterative. Returns CFX_OK,
  * CFX_ERR_NOMEM (error set), or CFX_ERR without a message when a node reference is NULL. */
 int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx);
-/* Arena copies of an args array / kwargs array (NULL for n == 0). */
-int ir_copy_args(cfx_graph *g, const cfx_value *src, uint32_t n, cfx_node_map_fn map, void *ctx,
-                 cfx_value **out);
-int ir_copy_kwargs(cfx_graph *g, const cfx_kwarg *src, uint32_t n, cfx_node_map_fn map, void *ctx,
-                   cfx_kwarg **out);
+/* A node's argument block: n_args values then n_kwargs kwargs in one arena allocation (not
+ * initialized); NULL when both are 0 or on OOM (error set: check *rc). */
+cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc);
+/* The arena copy of args and kwargs as one argument block (values deep-copied, kwarg names
+ * interned); *out is NULL when both are empty. */
+int ir_copy_args_kwargs(cfx_graph *g, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
+                        uint32_t n_kwargs, cfx_node_map_fn map, void *ctx, cfx_value **out);
+/* A node's kwargs, writable (ir/ only). */
+static inline cfx_kwarg *ir_kwargs(const cfx_node *n)
+{
+    return n->n_kwargs ? (cfx_kwarg *)(void *)(n->args + n->n_args) : NULL;
+}
 
 /* Calls fn on every node reference in args then kwargs, in order (duplicates included),
  * nested lists and tuples walked with an explicit stack. fn may rewrite the slot. Returns
  * false on OOM of the walk stack. */
 typedef void (*ir_value_fn)(cfx_value *slot, void *ctx);
 bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx);
+
+/* Reserves count consecutive use ids (records not initialized); 0 on OOM, error set. A run
+ * of at most a block's records lies in one block, so ir_use_at(g, first) + i addresses its
+ * records (the ids skipped to get there are never used). */
+uint32_t ir_use_alloc(cfx_graph *g, uint32_t count);
+static inline uint32_t ir_use_reserve(cfx_graph *g, uint32_t count)
+{
+    uint32_t first = g->n_uses;
+    if (first && first < g->use_limit && (first & ((1u << IR_USE_SHIFT) - 1)) + count <= (1u << IR_USE_SHIFT)) {
+        g->n_uses = first + count; /* the current block has room */
+        return first;
+    }
+    return ir_use_alloc(g, count);
+}
 
 /* Recomputes n's input nodes from its args and kwargs: n leaves all old producers' users and
  * is appended to each new producer's users (FX's _update_args_kwargs). */

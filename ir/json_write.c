@@ -100,12 +100,12 @@ static int put_node(jwriter *w, const cfx_node *n)
     w->what = "kwargs";
     PB_LIT(b, "], \"kwargs\": [");
     for (uint32_t i = 0; i < n->n_kwargs; i++) {
-        w->key = n->kwargs[i].name;
+        w->key = cfx_node_kwargs(n)[i].name;
         cfx_buf_puts(b, i ? ", [" : "[");
-        if (jw_cstr(w, n->kwargs[i].name) != CFX_OK)
+        if (jw_cstr(w, cfx_node_kwargs(n)[i].name) != CFX_OK)
             return CFX_ERR;
         PB_LIT(b, ", ");
-        if (jw_value(w, &n->kwargs[i].value, 3, JW_REF_ARGS) != CFX_OK)
+        if (jw_value(w, &cfx_node_kwargs(n)[i].value, 3, JW_REF_ARGS) != CFX_OK)
             return CFX_ERR;
         pb_putc(b, ']');
     }

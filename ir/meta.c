@@ -18,23 +18,9 @@
 #include <string.h>
 
 #include "ir/internal.h"
+#include "ir/rodata.h"
 
-typedef struct meta_entry {
-    const char *key; /* interned */
-    cfx_value value;
-} meta_entry;
-
-/* A meta record without free-form entries is shared: hash-consed on (val, tensor_meta,
- * stack_trace) and never written. The first free-form entry gives the node a private copy. */
-struct cfx_meta {
-    const cfx_meta_val *val;        /* hash-consed when a tensor */
-    const cfx_tensor_meta *tensor_meta; /* hash-consed */
-    const cfx_site *stack_trace;    /* hash-consed; NULL: unset */
-    meta_entry *entries;
-    uint32_t n_entries, cap_entries; /* cap_entries == SHARED: a shared record */
-};
-
-#define SHARED UINT32_MAX
+#define SHARED CFX_META_SHARED
 
 static inline uint64_t mix(uint64_t h, uint64_t x)
 {
@@ -158,7 +144,8 @@ void ir_meta_free(cfx_graph *g)
     hc_free(&g->hc_meta);
 }
 
-/* Dims: n sizes then n strides, in one arena array. */
+/* Dims: n sizes then n strides, in one arena array, with the memory format they are
+ * contiguous in (tensor_meta's, computed once per distinct dims). */
 typedef struct dims_key {
     int32_t n;
     const int64_t *sizes, *strides;
@@ -166,15 +153,30 @@ typedef struct dims_key {
 
 typedef struct dims_rec {
     int32_t n;
+    int8_t memory_format;
     int64_t d[];
 } dims_rec;
 
+static inline const dims_rec *dims_rec_of(const int64_t *d)
+{
+    return (const dims_rec *)(const void *)((const char *)d - offsetof(dims_rec, d));
+}
+
+/* Ranks are tiny: a loop beats two memcmp calls. */
+static inline bool dims_match(const dims_rec *r, int32_t n, const int64_t *sizes, const int64_t *strides)
+{
+    if (r->n != n)
+        return false;
+    for (int32_t i = 0; i < n; i++)
+        if (r->d[i] != sizes[i] || r->d[n + i] != strides[i])
+            return false;
+    return true;
+}
+
 static bool dims_eq(const void *rec, const void *key)
 {
-    const dims_rec *r = rec;
     const dims_key *k = key;
-    size_t b = (size_t)k->n * sizeof(int64_t);
-    return r->n == k->n && memcmp(r->d, k->sizes, b) == 0 && memcmp(r->d + k->n, k->strides, b) == 0;
+    return dims_match(rec, k->n, k->sizes, k->strides);
 }
 
 /* The graph's copy of (sizes, strides); NULL for n == 0 (and on OOM, error set). */
@@ -183,9 +185,9 @@ static const int64_t *intern_dims(cfx_graph *g, const int64_t *sizes, const int6
 {
     if (n <= 0)
         return NULL;
-    dims_key k = {n, sizes, strides};
-    if (g->last_dims && dims_eq(g->last_dims, &k))
+    if (g->last_dims && dims_match(g->last_dims, n, sizes, strides))
         return ((const dims_rec *)g->last_dims)->d;
+    dims_key k = {n, sizes, strides};
     uint64_t h = (uint64_t)n;
     for (int32_t i = 0; i < n; i++)
         h = mix(mix(h, (uint64_t)sizes[i]), (uint64_t)strides[i]);
@@ -203,11 +205,18 @@ static const int64_t *intern_dims(cfx_graph *g, const int64_t *sizes, const int6
     r->n = n;
     memcpy(r->d, sizes, (size_t)n * sizeof(int64_t));
     memcpy(r->d + n, strides, (size_t)n * sizeof(int64_t));
+    r->memory_format = (int8_t)cfx_memory_format_of(r->d, r->d + n, n);
     s->hash = fold(h);
     s->rec = r;
     g->hc_dims.count++;
     g->last_dims = r;
     return r->d;
+}
+
+/* tensor_meta's memory_format for dims interned by intern_dims (d NULL: rank 0). */
+static inline int8_t dims_memory_format(const int64_t *d)
+{
+    return d ? dims_rec_of(d)->memory_format : (int8_t)CFX_CONTIGUOUS_FORMAT;
 }
 
 static bool val_eq(const void *rec, const void *key)
@@ -463,7 +472,6 @@ int cfx_node_set_val_tensor(cfx_node *n, const cfx_tensor *t)
     return cfx_node_set_val(n, &v);
 }
 
-const cfx_meta_val *cfx_node_val(const cfx_node *n) { return n->meta ? n->meta->val : NULL; }
 
 /* ---- tensor_meta ---------------------------------------------------------------------------- */
 
@@ -486,23 +494,39 @@ int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
     return meta_put(n, PUT_TM, r);
 }
 
+/* The graph's tensor_meta record for t, whose dims are d (interned by intern_dims: their
+ * memory format is computed once per distinct dims, not per node). */
+static const cfx_tensor_meta *tensor_meta_of(cfx_graph *g, const cfx_tensor *t, const int64_t *d,
+                                             bool requires_grad)
+{
+    cfx_tensor_meta k = {
+        .ndim = t->ndim,
+        .dtype = t->dtype,
+        .memory_format = dims_memory_format(d),
+        .requires_grad = requires_grad,
+        .is_quantized = false,
+        .shape = d,
+        .stride = d ? d + t->ndim : NULL,
+    };
+    return intern_tensor_meta(g, &k);
+}
+
 int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad)
 {
     if (!n || !t)
         return CFX_ERR;
-    cfx_tensor_meta tm = {
-        .ndim = t->ndim,
-        .dtype = t->dtype,
-        .memory_format = (int8_t)cfx_memory_format_of(t->sizes, t->strides, t->ndim),
-        .requires_grad = requires_grad,
-        .is_quantized = false,
-        .shape = t->sizes,
-        .stride = t->strides,
-    };
-    return cfx_node_set_tensor_meta(n, &tm);
+    if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
+        return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)t->ndim);
+    bool oom = false;
+    const int64_t *d = intern_dims(n->graph, t->sizes, t->strides, t->ndim, &oom);
+    if (oom)
+        return CFX_ERR_NOMEM;
+    const cfx_tensor_meta *r = tensor_meta_of(n->graph, t, d, requires_grad);
+    if (!r)
+        return CFX_ERR_NOMEM;
+    return meta_put(n, PUT_TM, r);
 }
 
-const cfx_tensor_meta *cfx_node_tensor_meta(const cfx_node *n) { return n->meta ? n->meta->tensor_meta : NULL; }
 
 static void put_dims(cfx_buf *b, const int64_t *d, int n, bool tuple)
 {
@@ -537,16 +561,45 @@ void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b)
 
 /* ---- stack_trace ---------------------------------------------------------------------------- */
 
-static bool same_str(const char *interned, const char *s) { return interned == s || (interned && s && strcmp(interned, s) == 0); }
+static IR_ALWAYS_INLINE bool same_str(const char *interned, const char *s) { return interned == s || (interned && s && strcmp(interned, s) == 0); }
+
+static inline uint32_t site_slot(const cfx_site *site)
+{
+    return (uint32_t)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60);
+}
+
+/* Whether the caller's site (the one m was filled from: same pointer) still says what m's
+ * record says: its strings compared by address when they are literals, else by content (the
+ * caller may rewrite a buffer in place). */
+static IR_NOINLINE bool site_strings_same(const cfx_site *rec, const cfx_site *site)
+{
+    return same_str(rec->file, site->file ? site->file : "") && same_str(rec->func, site->func);
+}
+
+static IR_ALWAYS_INLINE bool site_memo_same(const ir_site_memo *m, const cfx_site *site)
+{
+    if (m->line != site->line)
+        return false;
+    if (m->fixed && m->file == site->file && m->func == site->func)
+        return true;
+    return site_strings_same(m->rec, site);
+}
+
+static void site_memo_set(ir_site_memo *m, const cfx_site *site, const cfx_site *rec)
+{
+    /* the same string addresses as before: already known */
+    bool fixed = m->rec && m->fixed && m->file == site->file && m->func == site->func;
+    if (!fixed)
+        fixed = (!site->file || ir_str_is_readonly(site->file)) && (!site->func || ir_str_is_readonly(site->func));
+    *m = (ir_site_memo){site, site->file, site->func, site->line, fixed, rec};
+}
 
 /* The graph's record for site, through the pointer-keyed cache. */
 static const cfx_site *intern_site(cfx_graph *g, const cfx_site *site)
 {
-    uint32_t slot = (uint32_t)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60);
-    const cfx_site *c = g->site_cache[slot].rec;
-    if (g->site_cache[slot].src == site && c->line == site->line &&
-        same_str(c->file, site->file ? site->file : "") && same_str(c->func, site->func))
-        return c;
+    ir_site_memo *m = &g->site_cache[site_slot(site)];
+    if (m->rec && m->src == site && site_memo_same(m, site))
+        return m->rec;
     cfx_names *ns = g->names;
     cfx_site k = {
         cfx_names_intern(ns, site->file ? site->file : "", site->file ? strlen(site->file) : 0),
@@ -574,8 +627,7 @@ static const cfx_site *intern_site(cfx_graph *g, const cfx_site *site)
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
-    g->site_cache[slot].src = site;
-    g->site_cache[slot].rec = r;
+    site_memo_set(m, site, r);
     return r;
 }
 
@@ -589,7 +641,144 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
     return meta_put(n, PUT_SITE, r);
 }
 
-const cfx_site *cfx_node_stack_trace(const cfx_node *n) { return n->meta ? n->meta->stack_trace : NULL; }
+
+/* ---- set_meta of a traced result ----------------------------------------------------------- */
+
+/* The scalar part of a result's key in one word: dtype, rank, requires_grad, and whether val
+ * is set and on which device. */
+_Static_assert(offsetof(cfx_tensor, ndim) == offsetof(cfx_tensor, dtype) + 1, "dtype and ndim are adjacent");
+_Static_assert(sizeof(cfx_device) == 2, "a device is two bytes");
+static inline uint64_t rmeta_key(const cfx_tensor *t, const cfx_device *val_device, bool requires_grad)
+{
+    uint16_t dn, dev;
+    memcpy(&dn, &t->dtype, 2); /* dtype and ndim in one load */
+    uint64_t k = (uint64_t)dn | (uint64_t)requires_grad << 16;
+    if (val_device) {
+        memcpy(&dev, val_device, 2);
+        k |= 1ull << 17 | (uint64_t)dev << 24;
+    }
+    return k;
+}
+
+/* Whether interned dims d (NULL for rank 0) are t's, t's rank known to be theirs (the key
+ * holds it). */
+static IR_ALWAYS_INLINE bool dims_same(const int64_t *d, const cfx_tensor *t)
+{
+    for (int32_t i = 0, n = t->ndim; i < n; i++)
+        if (d[i] != t->sizes[i] || d[n + i] != t->strides[i])
+            return false;
+    return true;
+}
+
+/* The meta record a fresh node gets from (site, t): interned step by step, then remembered in
+ * the site's cache slot. NULL on OOM (error set). */
+static cfx_meta *result_meta_rec(cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
+                                 const cfx_device *val_device, bool requires_grad)
+{
+    const cfx_site *sr = NULL;
+    if (site && !(sr = intern_site(g, site)))
+        return NULL;
+    bool oom = false;
+    const int64_t *d = intern_dims(g, t->sizes, t->strides, t->ndim, &oom);
+    if (oom)
+        return NULL;
+    const cfx_meta_val *vr = NULL;
+    if (val_device) {
+        cfx_meta_val v = {
+            .kind = CFX_MVAL_TENSOR,
+            .dtype = t->dtype,
+            .device = *val_device,
+            .n = t->ndim,
+            .sizes = d,
+            .strides = d ? d + t->ndim : NULL,
+            .storage_offset = t->storage_offset,
+        };
+        if (!(vr = intern_tensor_val(g, &v)))
+            return NULL;
+    }
+    const cfx_tensor_meta *tr = tensor_meta_of(g, t, d, requires_grad);
+    if (!tr)
+        return NULL;
+    cfx_meta k = {vr, tr, sr, NULL, 0, 0};
+    cfx_meta *rec = intern_meta(g, &k);
+    if (!rec)
+        return NULL;
+    /* a site's slot is the same in both caches: intern_site just filled its memo */
+    g->rmeta[site_slot(site)] = (struct ir_rmeta){
+        .site = site ? g->site_cache[site_slot(site)] : (ir_site_memo){0},
+        .dims = d,
+        .meta = rec,
+        .storage_offset = t->storage_offset,
+        .key = rmeta_key(t, val_device, requires_grad),
+    };
+    return rec;
+}
+
+/* The last result at site's slot, if it is the one (site, t) would make. */
+static IR_ALWAYS_INLINE cfx_meta *rmeta_hit(const cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
+                                            uint64_t key)
+{
+    const struct ir_rmeta *c = &g->rmeta[site_slot(site)];
+    if (c->site.src != site || !c->meta || c->key != key || c->storage_offset != t->storage_offset ||
+        !dims_same(c->dims, t))
+        return NULL;
+    return !site || site_memo_same(&c->site, site) ? c->meta : NULL;
+}
+
+/* cfx_node_set_result_meta in full. */
+static IR_NOINLINE int set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                                       const cfx_device *val_device, bool requires_grad)
+{
+    if (!n || !t)
+        return CFX_ERR;
+    if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
+        return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
+                             (int)t->ndim);
+    cfx_graph *g = n->graph;
+    cfx_meta *rec = rmeta_hit(g, site, t, rmeta_key(t, val_device, requires_grad));
+    if (!rec && !(rec = result_meta_rec(g, site, t, val_device, requires_grad)))
+        return CFX_ERR_NOMEM;
+    cfx_meta *m = n->meta;
+    if (!m || m == rec) {
+        n->meta = rec;
+        return CFX_OK;
+    }
+    /* meta already set: only the slots given change, as with the one-slot setters */
+    cfx_meta k = {m->val, m->tensor_meta, m->stack_trace, NULL, 0, 0};
+    cfx_meta *dst = m->cap_entries != SHARED ? m : &k;
+    if (val_device)
+        dst->val = rec->val;
+    dst->tensor_meta = rec->tensor_meta;
+    if (site)
+        dst->stack_trace = rec->stack_trace;
+    if (dst == &k) {
+        cfx_meta *r = intern_meta(g, &k);
+        if (!r)
+            return CFX_ERR_NOMEM;
+        n->meta = r;
+    }
+    return CFX_OK;
+}
+
+int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                             const cfx_device *val_device, bool requires_grad)
+{
+    /* The tracer's case, without a call: a fresh node whose result matches the last one at
+     * its call site in everything the record was made from, the site's strings being
+     * literals (compared by address). The rest, content compares included, is the full path. */
+    if (n && t && !n->meta) {
+        const struct ir_rmeta *c = &n->graph->rmeta[site_slot(site)];
+        if (c->site.src == site && c->key == rmeta_key(t, val_device, requires_grad) &&
+            c->storage_offset == t->storage_offset &&
+            (!site || (c->site.fixed && c->site.line == site->line && c->site.file == site->file &&
+                       c->site.func == site->func)) &&
+            c->meta && dims_same(c->dims, t)) {
+            n->meta = c->meta;
+            return CFX_OK;
+        }
+    }
+    return set_result_meta(n, site, t, val_device, requires_grad);
+}
 
 /* ---- free-form entries ------------------------------------------------------------------------ */
 
@@ -611,7 +800,7 @@ int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v)
         }
     if (m->n_entries == m->cap_entries) {
         uint32_t cap = m->cap_entries ? m->cap_entries * 2 : 4;
-        meta_entry *e = cfx_arena_alloc(&g->arena, cap * sizeof *e);
+        cfx_meta_entry *e = cfx_arena_alloc(&g->arena, cap * sizeof *e);
         if (!e)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         if (m->n_entries)
@@ -622,7 +811,7 @@ int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v)
     const char *k = cfx_names_intern(g->names, key, strlen(key));
     if (!k)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    m->entries[m->n_entries++] = (meta_entry){k, v};
+    m->entries[m->n_entries++] = (cfx_meta_entry){k, v};
     return CFX_OK;
 }
 
@@ -650,11 +839,23 @@ bool cfx_node_meta_remove(cfx_node *n, const char *key)
     return false;
 }
 
-uint32_t cfx_node_meta_count(const cfx_node *n) { return n->meta ? n->meta->n_entries : 0; }
 const char *cfx_node_meta_key(const cfx_node *n, uint32_t i) { return n->meta->entries[i].key; }
 const cfx_value *cfx_node_meta_value(const cfx_node *n, uint32_t i) { return &n->meta->entries[i].value; }
 
+static IR_NOINLINE int meta_copy(cfx_node *dst, const cfx_node *src);
+
 int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src)
+{
+    /* the tracer's case: an immutable record shared within the graph */
+    const cfx_meta *m = dst && src ? src->meta : NULL;
+    if (m && m->cap_entries == SHARED && dst->graph == src->graph) {
+        dst->meta = (cfx_meta *)m;
+        return CFX_OK;
+    }
+    return meta_copy(dst, src);
+}
+
+static int meta_copy(cfx_node *dst, const cfx_node *src)
 {
     if (!dst || !src)
         return CFX_ERR;

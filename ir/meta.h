@@ -45,6 +45,24 @@ typedef struct cfx_meta_val {
     } u;
 } cfx_meta_val;
 
+/* A free-form entry (meta.c). */
+typedef struct cfx_meta_entry {
+    const char *key; /* interned */
+    cfx_value value;
+} cfx_meta_entry;
+
+/* node.meta. Public so the getters below inline; written only by the functions here. A
+ * record without free-form entries is shared: hash-consed on (val, tensor_meta, stack_trace)
+ * and never written; the first free-form entry gives the node a private copy. */
+#define CFX_META_SHARED UINT32_MAX
+struct cfx_meta {
+    const struct cfx_meta_val *val;            /* hash-consed when a tensor */
+    const struct cfx_tensor_meta *tensor_meta; /* hash-consed */
+    const cfx_site *stack_trace;               /* hash-consed; NULL: unset */
+    cfx_meta_entry *entries;
+    uint32_t n_entries, cap_entries;           /* cap_entries == CFX_META_SHARED: shared */
+};
+
 /* -1 in memory_format means None. */
 typedef struct cfx_tensor_meta {
     int32_t ndim;
@@ -62,26 +80,38 @@ int cfx_memory_format_of(const int64_t *sizes, const int64_t *strides, int ndim)
 /* val */
 int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v);              /* deep copy */
 int cfx_node_set_val_tensor(cfx_node *n, const cfx_tensor *t);          /* from a (fake) tensor */
-const cfx_meta_val *cfx_node_val(const cfx_node *n);                    /* NULL if unset */
+/* NULL if unset */
+static inline const cfx_meta_val *cfx_node_val(const cfx_node *n) { return n->meta ? n->meta->val : NULL; }
 
 /* tensor_meta */
 int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm);  /* deep copy */
 int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad);
-const cfx_tensor_meta *cfx_node_tensor_meta(const cfx_node *n);         /* NULL if unset */
+static inline const cfx_tensor_meta *cfx_node_tensor_meta(const cfx_node *n) { return n->meta ? n->meta->tensor_meta : NULL; }
 /* "TensorMetadata(shape=torch.Size([2, 3]), dtype=torch.float32, requires_grad=False,
  *  stride=(3, 1), memory_format=torch.contiguous_format, is_quantized=False, qparams={})" */
 void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b);
 
+/* set_meta of a traced op's tensor result in one call: stack_trace from site (left as it is
+ * when site is NULL), val from t as a FakeTensor on *val_device (left as it is when val_device
+ * is NULL: a real tensor gets no val), tensor_meta from t with requires_grad. The same as
+ * cfx_node_set_stack_trace + cfx_node_set_val (tensor val) +
+ * cfx_node_set_tensor_meta_from_tensor, except that on error nothing is set; but when the
+ * site and t's metadata match the last call at that site (checked in full; the site's
+ * strings by content, or by address when they are read-only literals, whose bytes cannot
+ * change), a fresh node just takes that call's shared meta record. */
+int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                             const cfx_device *val_device, bool requires_grad);
+
 /* stack_trace: the site is copied (strings interned in the graph). */
 int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site);
-const cfx_site *cfx_node_stack_trace(const cfx_node *n);                /* NULL if unset */
+static inline const cfx_site *cfx_node_stack_trace(const cfx_node *n) { return n->meta ? n->meta->stack_trace : NULL; }
 
 /* Free-form entries, in insertion order; setting an existing key replaces its value in place.
  * Node references inside entry values are not uses (as in FX). */
 int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v);
 const cfx_value *cfx_node_meta_get(const cfx_node *n, const char *key);
 bool cfx_node_meta_remove(cfx_node *n, const char *key);
-uint32_t cfx_node_meta_count(const cfx_node *n);
+static inline uint32_t cfx_node_meta_count(const cfx_node *n) { return n->meta ? n->meta->n_entries : 0; }
 const char *cfx_node_meta_key(const cfx_node *n, uint32_t i);
 const cfx_value *cfx_node_meta_value(const cfx_node *n, uint32_t i);
 

@@ -16,18 +16,10 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "ir/istr.h"
 #include "ir/names.h"
 
-typedef struct istr {
-    uint32_t hash, len;
-    int64_t count;      /* _base_count[this string] (0 when absent, as .get(s, 0)) */
-    uint64_t *bits;     /* used suffixes: bit n set = "<s>_<n>" is used (malloc'd) */
-    uint32_t nwords;
-    uint32_t n_overflow; /* used suffixes of this base kept in the overflow set */
-    uint8_t used_plain; /* "<s>" itself is used */
-    uint8_t reserved;   /* enum reserved_kind */
-    char s[];
-} istr;
+typedef ir_istr istr;
 
 typedef struct ovf_entry {
     const istr *base;
@@ -43,7 +35,7 @@ struct cfx_names {
     uint32_t ovf_cap, ovf_count;
 };
 
-static istr *rec_of(const char *s) { return (istr *)(void *)(s - offsetof(istr, s)); }
+static istr *rec_of(const char *s) { return ir_istr_of(s); }
 
 uint32_t cfx_istr_len(const char *interned) { return rec_of(interned)->len; }
 
@@ -85,7 +77,7 @@ static const char *const reserved_names[] = {
  * a keyword is never legal; a builtin is legal only for the builtin itself; and "None", whose
  * builtins entry overwrote its keyword sentinel with None itself, is legal when obj is None
  * (every graph node name: create_node passes obj=None) - so 2.x names a node "None". */
-enum reserved_kind { NOT_RESERVED, RESERVED_KEYWORD, RESERVED_BUILTIN, RESERVED_NONE };
+enum reserved_kind { NOT_RESERVED = 0, RESERVED_KEYWORD, RESERVED_BUILTIN, RESERVED_NONE }; /* 0: istr.h */
 
 static const char *const keywords[] = {
     "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
@@ -477,8 +469,24 @@ static int make_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
     return CFX_OK;
 }
 
+static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
+                                cfx_name *out);
+
 int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
                               cfx_name *out)
+{
+    /* obj only matters for reserved names, which the fast path leaves to the loop */
+    if (ir_names_create_fast(c, out))
+        return CFX_OK;
+    return create_prepared_loop(ns, c, obj, out);
+}
+
+/* FX's create_name, step by step (out of line: the fast path above stays lean). */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
+                                cfx_name *out)
 {
     istr *base = rec_of(c->base);
     cfx_name cand = c->key;

@@ -30,9 +30,10 @@ int cfx_node_op_from_name(const char *s)
 
 const cfx_value *cfx_node_kwarg(const cfx_node *n, const char *name)
 {
+    cfx_kwarg *k = ir_kwargs(n);
     for (uint32_t i = 0; i < n->n_kwargs; i++)
-        if (strcmp(n->kwargs[i].name, name) == 0)
-            return &n->kwargs[i].value;
+        if (strcmp(k[i].name, name) == 0)
+            return &k[i].value;
     return NULL;
 }
 
@@ -77,15 +78,11 @@ int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args
     if (!n)
         return CFX_ERR;
     cfx_value *a;
-    cfx_kwarg *k;
-    int rc = ir_copy_args(n->graph, args, n_args, NULL, NULL, &a);
-    if (rc == CFX_OK)
-        rc = ir_copy_kwargs(n->graph, kwargs, n_kwargs, NULL, NULL, &k);
+    int rc = ir_copy_args_kwargs(n->graph, args, n_args, kwargs, n_kwargs, NULL, NULL, &a);
     if (rc != CFX_OK)
         return rc;
     n->args = a;
     n->n_args = n_args;
-    n->kwargs = k;
     n->n_kwargs = n_kwargs;
     return ir_rebuild_inputs(n);
 }
@@ -94,7 +91,7 @@ int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
 {
     if (!n)
         return CFX_ERR;
-    return cfx_node_set_args_kwargs(n, args, n_args, n->kwargs, n->n_kwargs);
+    return cfx_node_set_args_kwargs(n, args, n_args, ir_kwargs(n), n->n_kwargs);
 }
 
 int cfx_node_set_kwargs(cfx_node *n, const cfx_kwarg *kwargs, uint32_t n_kwargs)
@@ -125,19 +122,26 @@ int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v)
     int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
+    cfx_kwarg *old = ir_kwargs(n);
     for (uint32_t i = 0; i < n->n_kwargs; i++)
-        if (strcmp(n->kwargs[i].name, key) == 0) {
-            n->kwargs[i].value = v;
+        if (strcmp(old[i].name, key) == 0) {
+            old[i].value = v;
             return ir_rebuild_inputs(n);
         }
-    cfx_kwarg *k = cfx_arena_alloc(&g->arena, (size_t)(n->n_kwargs + 1) * sizeof *k);
     const char *name = cfx_names_intern(g->names, key, strlen(key));
-    if (!k || !name)
+    if (!name)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    /* a new key: a new argument block, the values moved over (they are the node's own) */
+    cfx_value *a = ir_args_block(g, n->n_args, n->n_kwargs + 1, &rc);
+    if (!a)
+        return rc;
+    if (n->n_args)
+        memcpy(a, n->args, n->n_args * sizeof *a);
+    cfx_kwarg *k = (cfx_kwarg *)(void *)(a + n->n_args);
     if (n->n_kwargs)
-        memcpy(k, n->kwargs, n->n_kwargs * sizeof *k);
+        memcpy(k, old, n->n_kwargs * sizeof *k);
     k[n->n_kwargs] = (cfx_kwarg){name, v};
-    n->kwargs = k;
+    n->args = a;
     n->n_kwargs++;
     return ir_rebuild_inputs(n);
 }
@@ -152,14 +156,16 @@ int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v)
     int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
-    cfx_value *a = cfx_arena_alloc(&g->arena, (size_t)(n->n_args + 1) * sizeof *a);
+    cfx_value *a = ir_args_block(g, n->n_args + 1, n->n_kwargs, &rc);
     if (!a)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return rc;
     if (idx)
         memcpy(a, n->args, idx * sizeof *a);
     a[idx] = v;
     if (n->n_args > idx)
         memcpy(a + idx + 1, n->args + idx, (n->n_args - idx) * sizeof *a);
+    if (n->n_kwargs)
+        memcpy(a + n->n_args + 1, ir_kwargs(n), n->n_kwargs * sizeof(cfx_kwarg));
     n->args = a;
     n->n_args++;
     return ir_add_inputs_from(n, &a[idx]);
@@ -182,7 +188,7 @@ static int replace_in(cfx_node *n, cfx_node *old, cfx_node *new_)
     replace_ctx r = {old, new_};
     bool ok = ir_walk_node_refs(n->args, n->n_args, replace_ref, &r);
     for (uint32_t i = 0; ok && i < n->n_kwargs; i++)
-        ok = ir_walk_node_refs(&n->kwargs[i].value, 1, replace_ref, &r);
+        ok = ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, replace_ref, &r);
     if (!ok)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     return ir_rebuild_inputs(n);

@@ -74,8 +74,8 @@ struct cfx_node {
     cfx_node *prev, *next;          /* graph order (circular, through the sentinel) */
     cfx_graph *graph;
     const cfx_target_info *target;
-    cfx_value *args;                /* n_args values, arena-owned */
-    cfx_kwarg *kwargs;              /* n_kwargs pairs, names interned */
+    cfx_value *args;                /* n_args values then n_kwargs cfx_kwargs (names interned),
+                                       one arena block: a node pays one pointer for both */
     const char *name_base;          /* name = cfx_name{name_base, name_suffix} */
     cfx_meta *meta;                 /* NULL until some meta is set; may be shared */
     uint32_t n_args, n_kwargs;
@@ -90,7 +90,7 @@ struct cfx_node {
     uint8_t flags;
 };
 
-_Static_assert(sizeof(struct cfx_node) <= 104, "cfx_node must stay within 104 bytes");
+_Static_assert(sizeof(struct cfx_node) <= 96, "cfx_node must stay within 96 bytes");
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
@@ -102,7 +102,10 @@ static inline uint32_t cfx_node_num_args(const cfx_node *n) { return n->n_args; 
 static inline const cfx_value *cfx_node_args(const cfx_node *n) { return n->args; }
 static inline cfx_value cfx_node_arg(const cfx_node *n, uint32_t i) { return n->args[i]; }
 static inline uint32_t cfx_node_num_kwargs(const cfx_node *n) { return n->n_kwargs; }
-static inline const cfx_kwarg *cfx_node_kwargs(const cfx_node *n) { return n->kwargs; }
+static inline const cfx_kwarg *cfx_node_kwargs(const cfx_node *n)
+{
+    return n->n_kwargs ? (const cfx_kwarg *)(const void *)(n->args + n->n_args) : NULL;
+}
 static inline uint32_t cfx_node_num_users(const cfx_node *n) { return n->n_users; }
 /* Users in insertion order (see cfx_user_iter); NULL after the last. */
 cfx_node *cfx_node_first_user(const cfx_node *n, cfx_user_iter *it);

@@ -322,9 +322,9 @@ void cfx_node_format(const cfx_node *n, cfx_buf *b)
         for (uint32_t i = 0; i < n->n_kwargs; i++) {
             if (i)
                 PB_LIT(b, ", ");
-            pb_istr(b, n->kwargs[i].name);
+            pb_istr(b, cfx_node_kwargs(n)[i].name);
             PB_LIT(b, ": ");
-            ir_print_value(&n->kwargs[i].value, CFX_ARG_FX, NULL, b);
+            ir_print_value(&cfx_node_kwargs(n)[i].value, CFX_ARG_FX, NULL, b);
         }
         PB_LIT(b, "})");
         return;

@@ -250,9 +250,9 @@ static void format_args(gen *s, const cfx_value *args, uint32_t n, const cfx_nod
         if (!first)
             PB_LIT(s->body, ", ");
         first = false;
-        pb_istr(s->body, node->kwargs[i].name);
+        pb_istr(s->body, cfx_node_kwargs(node)[i].name);
         PB_LIT(s->body, " = ");
-        put_repr(s, &node->kwargs[i].value);
+        put_repr(s, &cfx_node_kwargs(node)[i].value);
     }
 }
 

@@ -1,7 +1,8 @@
 /* target.c - node targets: builtin descriptors, operator spellings, the per-graph cache.
  *
  * Each distinct target a graph uses gets one cfx_target_info in the graph's arena, found by
- * pointer hash. It holds what would otherwise be recomputed per node: the printed target
+ * pointer hash (operators and functions first through a small direct-mapped cache, inline in
+ * internal.h: a tracer alternates a few). It holds what would otherwise be recomputed per node: the printed target
  * (`torch.ops.aten.add.Tensor`), the registry key, and the prepared naming candidate. The
  * candidate follows FX: for an operator, make_fx's `_target_to_str(overloadpacket.__name__)`
  * (strip a magic `__x__`, snake_case); for a builtin function its `__name__`, snake_cased; for a
@@ -223,7 +224,17 @@ static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
     return rc;
 }
 
-cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t);
+
+cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t)
+{
+    cfx_target_info *r = target_info_lookup(g, t);
+    if (r && r->kind != CFX_TARGET_STRING)
+        g->tcache[ir_tcache_slot(r->ptr)] = r;
+    return r;
+}
+
+static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
 {
     const void *ptr = t.u.str;
     if (t.kind == CFX_TARGET_STRING) {
@@ -271,6 +282,8 @@ cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
     }
     r->kind = t.kind;
     r->ptr = ptr;
+    r->op_mask = (uint8_t)(t.kind == CFX_TARGET_STRING ? ((1u << CFX_NODE_OP_COUNT) - 1) & ~(1u << CFX_NODE_CALL_FUNCTION)
+                                                        : 1u << CFX_NODE_CALL_FUNCTION);
     if (fill_info(g, r, t) != CFX_OK)
         return NULL;
     uint32_t mask = g->tinfo_cap - 1, j = tinfo_hash(t.kind, ptr) & mask;

@@ -58,6 +58,8 @@ typedef struct cfx_target_info {
     bool impure;              /* side-effectful (registry, fn flag, or mutable schema) */
     bool nondeterministic;    /* registered nondeterministic_seeded */
     uint8_t magic;            /* python_code form: enum in pycode.c (infix operator, ...) */
+    uint8_t op_mask;          /* bit per cfx_node_op a node with this target may have: a
+                                 callable for call_function, a string for the others */
 } cfx_target_info;
 
 static inline const cfx_op *cfx_target_info_op(const cfx_target_info *t)
