@@ -36,7 +36,16 @@ CFX   = $(BUILD)/cfx
 TESTS = $(BUILD)/cfx-tests
 BENCH = $(BUILD)/cfx-bench
 
-.PHONY: all deps test asan bench install clean
+# The sources of every target, one per line: rewritten only when the set changes, so deleting
+# a source (which leaves no newer prerequisite behind) still relinks what contained it.
+SRC_LIST = $(BUILD)/sources.txt
+$(SRC_LIST): FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) | cmp -s - $@ || \
+	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
+FORCE:
+
+.PHONY: all deps test asan bench install clean FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
 
@@ -58,18 +67,18 @@ $(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags criterion 2>/dev/null) -c $< -o $@
 
-$(LIBA): $(STATIC_OBJ)
+$(LIBA): $(STATIC_OBJ) $(SRC_LIST)
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(STATIC_OBJ)
 
-$(LIBSO): $(PIC_OBJ)
-	$(CC) -shared -o $@ $^ $(LIBS)
+$(LIBSO): $(PIC_OBJ) $(SRC_LIST)
+	$(CC) -shared -o $@ $(PIC_OBJ) $(LIBS)
 
 # --whole-archive: built-in operators register through constructors in the archive.
-$(CFX): $(TOOL_OBJ) $(LIBA)
+$(CFX): $(TOOL_OBJ) $(LIBA) $(SRC_LIST)
 	$(CC) -o $@ $(TOOL_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
 
-$(TESTS): $(TEST_OBJ) $(LIBA)
+$(TESTS): $(TEST_OBJ) $(LIBA) $(SRC_LIST)
 	$(CC) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(TEST_LIBS) $(LIBS)
 
 # Criterion runs each test in its own process; -j2 matches the machine.
@@ -85,7 +94,7 @@ asan: deps
 	    CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS) > build-asan/tests.log 2>&1; \
 	    rc=$$?; cat build-asan/tests.log; sh scripts/check-leaks.sh build-asan/tests.log && exit $$rc
 
-$(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA)
+$(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
 	$(CC) -o $@ $(BENCH_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
 
 bench: deps

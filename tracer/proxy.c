@@ -7,12 +7,9 @@
  * worked out from the schema the first time the operator is seen and kept in a small
  * per-mode table keyed by the operator's address. Arguments are mapped into arrays on the C
  * stack (list arguments holding tensors into one scratch buffer reused across calls); the
- * graph copies them into its arena when it creates the node. Node meta (stack_trace, val,
- * tensor_meta) is a function of the call site and the result's dtype, device, sizes, strides
- * and offset, and a model calls the same sites with the same shapes over and over: a small
- * per-mode memo remembers the last node built from each such key, and a new node with an
- * equal key copies that node's meta (an immutable record the graph shares) instead of
- * building it again.
+ * graph copies them into its arena when it creates the node. A fresh node's meta (stack_trace,
+ * val, tensor_meta) is set in one call, cfx_node_set_result_meta, which shares the records the
+ * graph already holds for the same call site and result geometry.
  *
  * The args/kwargs split reproduces what a Python __torch_dispatch__ receives, which is what
  * make_fx records: torch/csrc's parseIValuesToPyArgsKwargs turns the boxed stack into
@@ -66,25 +63,6 @@ typedef struct op_plan {
     uint8_t enum_kind[MAX_ARGS]; /* cfx_value_kind an INT there is shown as */
 } op_plan;
 
-enum { MEMO_SLOTS = 16, MEMO_DIMS = 8 };
-
-/* What a fresh call_function node's meta was built from (its call site and result tensor),
- * and the node it was built on. A later node built from the same things gets the same meta,
- * so it copies the donor's (cfx_node_meta_copy shares an immutable record) instead of setting
- * stack_trace, val and tensor_meta one by one. */
-typedef struct meta_memo {
-    cfx_node *donor; /* NULL = empty */
-    const void *val, *tm, *st; /* the donor's meta as set: a changed donor is not used */
-    const char *file, *func;   /* the site's strings (compared by address) */
-    int line;
-    bool fake;
-    int8_t dtype;
-    cfx_device device;
-    int32_t ndim;
-    int64_t storage_offset;
-    int64_t sizes[MEMO_DIMS], strides[MEMO_DIMS];
-} meta_memo;
-
 typedef struct const_entry {
     const cfx_tensor *t; /* NULL = free slot */
     const char *name;    /* owned by the graph module */
@@ -105,7 +83,6 @@ struct cfx_proxy_mode {
     bool params_may_clash; /* some parameter name starts with "_tensor_constant" */
     cfx_value *scratch;  /* list arguments with tensors substituted */
     uint32_t scratch_cap;
-    meta_memo memo[MEMO_SLOTS];
 };
 
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
@@ -533,62 +510,16 @@ int cfx_proxy_track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *ou
 
 /* ---- meta of a fresh node -------------------------------------------------------------------- */
 
-static meta_memo *memo_slot(cfx_proxy_mode *pm, const cfx_site *site, const cfx_tensor *t)
-{
-    uint64_t h = (uint64_t)(uintptr_t)(site ? site->file : NULL) ^ (uint64_t)(site ? site->line : 0) * 0x9E3779B97F4A7C15ull;
-    h ^= (uint64_t)t->ndim << 7 ^ (uint64_t)(t->ndim ? t->sizes[0] : 0) * 0xff51afd7ed558ccdull;
-    return &pm->memo[cfx_hash_ptr((const void *)(uintptr_t)h) & (MEMO_SLOTS - 1)];
-}
-
-static bool memo_matches(const meta_memo *m, const cfx_site *site, const cfx_tensor *t, bool fake, cfx_device dev)
-{
-    if (!m->donor || m->file != (site ? site->file : NULL) || m->line != (site ? site->line : 0) ||
-        m->func != (site ? site->func : NULL) || m->fake != fake || m->dtype != t->dtype ||
-        m->ndim != t->ndim || m->storage_offset != t->storage_offset || (fake && !cfx_device_eq(m->device, dev)))
-        return false;
-    if (memcmp(m->sizes, t->sizes, (size_t)t->ndim * sizeof *t->sizes) != 0 ||
-        memcmp(m->strides, t->strides, (size_t)t->ndim * sizeof *t->strides) != 0)
-        return false;
-    /* the donor's meta must still be exactly what was set on it */
-    const cfx_node *d = m->donor;
-    return !cfx_node_is_erased(d) && cfx_node_meta_count(d) == 0 && (const void *)cfx_node_val(d) == m->val &&
-           (const void *)cfx_node_tensor_meta(d) == m->tm && (const void *)cfx_node_stack_trace(d) == m->st;
-}
-
-/* track() plus the call site, for a node that has no meta yet (the handler's own node). */
 static int track_fresh(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, const cfx_site *site)
 {
     if (site && !site->file)
         site = NULL;
+    int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
+    if (rc != CFX_OK)
+        return rc;
     bool fake = cfx_tensor_is_fake(t);
     cfx_device dev = fake ? cfx_tensor_fake_device(t) : t->device;
-    meta_memo *m = t->ndim <= MEMO_DIMS ? memo_slot(pm, site, t) : NULL;
-    if (m && memo_matches(m, site, t, fake, dev)) {
-        int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
-        return rc == CFX_OK ? cfx_node_meta_copy(n, m->donor) : rc;
-    }
-    int rc = site ? cfx_node_set_stack_trace(n, site) : CFX_OK;
-    if (rc == CFX_OK)
-        rc = track(pm, t, n);
-    if (rc != CFX_OK || !m)
-        return rc;
-    *m = (meta_memo){
-        .donor = n,
-        .val = cfx_node_val(n),
-        .tm = cfx_node_tensor_meta(n),
-        .st = cfx_node_stack_trace(n),
-        .file = site ? site->file : NULL,
-        .func = site ? site->func : NULL,
-        .line = site ? site->line : 0,
-        .fake = fake,
-        .dtype = t->dtype,
-        .device = dev,
-        .ndim = t->ndim,
-        .storage_offset = t->storage_offset,
-    };
-    memcpy(m->sizes, t->sizes, (size_t)t->ndim * sizeof *t->sizes);
-    memcpy(m->strides, t->strides, (size_t)t->ndim * sizeof *t->strides);
-    return CFX_OK;
+    return cfx_node_set_result_meta(n, site, t, fake ? &dev : NULL, false);
 }
 
 /* ---- the handler ----------------------------------------------------------------------------- */

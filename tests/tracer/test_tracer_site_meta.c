@@ -1,7 +1,7 @@
-/* test_tracer_meta_memo.c - node meta when one call site is traced many times.
+/* test_tracer_site_meta.c - node meta when one call site is traced many times.
  *
- * The proxy mode reuses the meta of an earlier node built from the same call site and an
- * equal result (dtype, device, sizes, strides, storage offset). These models run the same
+ * The graph shares meta records between nodes built from the same call site and an equal
+ * result (dtype, device, sizes, strides, storage offset). These models run the same
  * few call sites over results that differ in exactly one of those at a time: sizes ([4, 6]
  * vs [6, 4] vs [24] through one view call), strides (relu of a transposed [6, 4] vs of a
  * contiguous one: same sizes, strides (1, 6) vs (4, 1), memory_format None vs contiguous) and
@@ -125,5 +125,5 @@ static void check(cfx_tracing_mode mode)
     cfx_scope_end(s);
 }
 
-Test(tracer_meta_memo, fake) { check(CFX_TRACE_FAKE); }
-Test(tracer_meta_memo, real) { check(CFX_TRACE_REAL); }
+Test(tracer_site_meta, fake) { check(CFX_TRACE_FAKE); }
+Test(tracer_site_meta, real) { check(CFX_TRACE_REAL); }
