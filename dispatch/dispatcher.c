@@ -411,24 +411,38 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n)
     return cfx_op_redispatch(op, ks, stack);
 }
 
+/* Why the slot for an (already masked) ks cannot be called: nothing there, or no boxed entry. */
+static __attribute__((noinline, cold)) int slot_error(const cfx_op *op, cfx_keyset ks, const cfx_kernel *k)
+{
+    if (!cfx_kernel_is_valid(k))
+        return cfx_dispatch_missing_kernel_error(op, ks);
+    return cfx_error_set(CFX_ERR, op->qualified_name, "%s: the kernel for %s has no boxed entry",
+                         op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
+}
+
+/* Calls the kernel in the slot of an already masked key set. */
+static inline int call_slot(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
+    if (__builtin_expect((k->flags & CFX_KERNEL_VALID) && k->boxed, 1))
+        return k->boxed(k->ctx, op, ks, stack);
+    return slot_error(op, ks, k);
+}
+
 int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     /* Re-masking is idempotent for an already-masked set and keeps a caller that passes an
      * unmasked set from landing on a fallthrough kernel. */
-    const cfx_keyset *mask = &op->non_fallthrough;
-    if (op->per_backend_masks_differ) {
-        cfx_backend b = cfx_keyset_highest_backend(ks);
-        if (b != CFX_BACKEND_INVALID)
-            mask = &op->non_fallthrough_per_backend[b - 1];
-    }
-    ks = cfx_keyset_and(ks, *mask);
-    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
-    if (!cfx_kernel_is_valid(k))
-        return cfx_dispatch_missing_kernel_error(op, ks);
-    if (!k->boxed)
-        return cfx_error_set(CFX_ERR, op->qualified_name, "%s: the kernel for %s has no boxed entry",
-                             op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
-    return k->boxed(k->ctx, op, ks, stack);
+    return call_slot(op, cfx_op_skip_fallthrough(op, ks), stack);
+}
+
+int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
+{
+    /* cfx_op_dispatch_keyset + cfx_op_redispatch without masking twice */
+    cfx_keyset args;
+    if (!arg_keys(op, stack, &args))
+        args = cfx_keyset_empty();
+    return call_slot(op, cfx_op_mask_keyset(op, args, cfx_local_keys_get()), stack);
 }
 
 /* c10's listAllDispatchKeys: runtime keys with a valid slot, ascending. */

@@ -47,6 +47,11 @@ const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, 
  * (ks already went through them); the op's fallthrough mask is (idempotent). Missing kernel:
  * the error below. */
 int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+/* A fresh dispatch of a full stack (all schema arguments, defaults included): the key set of
+ * cfx_op_dispatch_keyset (tensor arguments + the thread's local sets, a NULL required Tensor
+ * contributing nothing), then its kernel as cfx_op_redispatch calls it. cfx_mode_redispatch's
+ * body: every traced node runs it twice, so the key set is masked once, not twice. */
+int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack);
 /* Records the missing-kernel error for ks on op and returns CFX_ERR_NOTIMPL: PyTorch's
  * reportError text for highestPriorityTypeId(ks) (the "no tensor arguments" variant for
  * Undefined), followed by the computed table. Like c10 it checks the op's invariants first

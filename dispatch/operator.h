@@ -71,10 +71,10 @@ static inline const char *cfx_op_name(const cfx_op *op) { return op->qualified_n
 /* The key set a call is dispatched with, from its boxed arguments and the thread's local
  * sets: ((union of tensor args' sets | included) - excluded) & non-fallthrough mask. */
 cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack);
-/* Same, from an already-computed union of the tensor arguments' key sets. */
-static inline cfx_keyset cfx_op_mask_keyset(const cfx_op *op, cfx_keyset args, cfx_local_keys tls)
+/* ks without the keys whose slots hold fallthrough kernels (the op's non-fallthrough mask, the
+ * per-backend one when the op's masks differ by backend). Idempotent. */
+static inline cfx_keyset cfx_op_skip_fallthrough(const cfx_op *op, cfx_keyset ks)
 {
-    cfx_keyset ks = cfx_keyset_minus(cfx_keyset_or(args, tls.included), tls.excluded);
     const cfx_keyset *mask = &op->non_fallthrough;
     if (op->per_backend_masks_differ) {
         cfx_backend b = cfx_keyset_highest_backend(ks);
@@ -82,6 +82,12 @@ static inline cfx_keyset cfx_op_mask_keyset(const cfx_op *op, cfx_keyset args, c
             mask = &op->non_fallthrough_per_backend[b - 1];
     }
     return cfx_keyset_and(ks, *mask);
+}
+/* Same as cfx_op_dispatch_keyset, from an already-computed union of the tensor arguments' key
+ * sets. */
+static inline cfx_keyset cfx_op_mask_keyset(const cfx_op *op, cfx_keyset args, cfx_local_keys tls)
+{
+    return cfx_op_skip_fallthrough(op, cfx_keyset_minus(cfx_keyset_or(args, tls.included), tls.excluded));
 }
 
 /* The kernel in the slot for ks (may be invalid: see cfx_dispatch_missing_kernel_error). */
