@@ -148,44 +148,64 @@ static bool box_ints(cfx_int_list l, cfx_value *buf, cfx_value **heap, cfx_value
     return true;
 }
 
-/* Runs a boxed-only kernel and takes its nret tensor returns from the stack into out. */
-static bool call_boxed(const cfx_op *op, const cfx_kernel *k, cfx_keyset ks, cfx_value *stack, int nret,
-                       cfx_tensor **out)
+/* Why a boxed kernel's call failed after it returned CFX_OK: no boxed entry, or return i is
+ * not a tensor. */
+static __attribute__((noinline, cold)) bool boxed_error(const cfx_op *op, const cfx_value *stack, int nret,
+                                                        int i)
 {
-    if (!k->boxed) {
+    if (i < 0)
         cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel has neither a C nor a boxed entry",
                       op->qualified_name);
-        return false;
-    }
+    else if (nret == 1)
+        cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s, expected a Tensor",
+                      op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind));
+    else
+        cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s as return %d, expected a Tensor",
+                      op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind), i);
+    return false;
+}
+
+/* Runs a boxed-only kernel and takes its nret tensor returns from the stack into out. Inline:
+ * on a traced call it is the wrapper's only path (the Python keys' fallbacks are boxed). */
+static inline __attribute__((always_inline)) bool call_boxed(const cfx_op *op, const cfx_kernel *k, cfx_keyset ks,
+                                                             cfx_value *stack, int nret, cfx_tensor **out)
+{
+    if (__builtin_expect(!k->boxed, 0))
+        return boxed_error(op, stack, nret, -1);
     if (k->boxed(k->ctx, op, ks, stack) != CFX_OK)
         return false;
-    for (int i = 0; i < nret; i++)
-        if (stack[i].kind != CFX_V_TENSOR) {
-            if (nret == 1)
-                cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s, expected a Tensor",
-                              op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind));
-            else
-                cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s as return %d, expected a Tensor",
-                              op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind), i);
-            return false;
-        }
-    for (int i = 0; i < nret; i++)
+    for (int i = 0; i < nret; i++) {
+        if (__builtin_expect(stack[i].kind != CFX_V_TENSOR, 0))
+            return boxed_error(op, stack, nret, i);
         out[i] = stack[i].u.t;
+    }
     return true;
 }
 
 /* The kernel for an explicit key set: masked like cfx_op_redispatch, error if missing. */
 static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
 {
-    const cfx_keyset *mask = &op->non_fallthrough;
-    if (op->per_backend_masks_differ) {
-        cfx_backend b = cfx_keyset_highest_backend(*ks);
-        if (b != CFX_BACKEND_INVALID)
-            mask = &op->non_fallthrough_per_backend[b - 1];
-    }
-    *ks = cfx_keyset_and(*ks, *mask);
+    *ks = cfx_op_skip_fallthrough(op, *ks);
     const cfx_kernel *k = cfx_op_kernel_for(op, *ks);
     if (!cfx_kernel_is_valid(k)) {
+        cfx_dispatch_missing_kernel_error(op, *ks);
+        return NULL;
+    }
+    return k;
+}
+
+/* cfx_dispatch_select for the typed arguments: the wrapper knows which parameters are tensors
+ * (ops.def's markers, which match the schema's Tensor arguments: tests/dispatch/test_ops.c
+ * checks every op's masks), so it ORs their key sets directly instead of walking the boxed
+ * stack. NULL when a plain Tensor is NULL (no new error) or the slot is empty (error). */
+static inline __attribute__((always_inline)) const cfx_kernel *select_kernel(const cfx_op *op, uint64_t arg_keys,
+                                                                             bool null_tensor, cfx_keyset *ks)
+{
+    if (__builtin_expect(null_tensor, 0))
+        return NULL;
+    *ks = cfx_op_mask_keyset(op, (cfx_keyset){arg_keys}, cfx_local_keys_get());
+    const cfx_kernel *k = cfx_op_kernel_for(op, *ks);
+    if (__builtin_expect(!(k->flags & CFX_KERNEL_VALID), 0)) {
         cfx_dispatch_missing_kernel_error(op, *ks);
         return NULL;
     }
@@ -222,6 +242,24 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
 #define LISTFREE_ABool(x)
 #define LISTFREE_AIntList(x) free(x##_heap_);
 
+/* A parameter's share of the call's key set: a Tensor's keys (a NULL plain Tensor marks the
+ * call as failed), a Tensor?'s when given, nothing for the rest. */
+#define ARGKEYS(p) CFX_PP_CAT(ARGKEYS_, CFX_PARAM_KIND(p))(CFX_PARAM_NAME(p))
+#define ARGKEYS_TENSOR(x) \
+    if (x)                \
+        keys_ |= (x)->keys.repr; \
+    else                  \
+        null_ = true;
+#define ARGKEYS_TENSOROPT(x) \
+    if (x)                   \
+        keys_ |= (x)->keys.repr;
+#define ARGKEYS_SCALAR(x)
+#define ARGKEYS_OPT(x)
+#define ARGKEYS_INTLIST(x)
+#define ARGKEYS_INT(x)
+#define ARGKEYS_DOUBLE(x)
+#define ARGKEYS_BOOL(x)
+
 /* The body shared by a wrapper and its _redispatch twin: box, pick, call, unbox. SELECT is
  * the statement that sets k_ (and ks_). The stack also receives the returns of a boxed
  * kernel, so it has room for the larger of the two counts. */
@@ -239,7 +277,7 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
         const cfx_kernel *k_;                                                                \
         SELECT                                                                               \
         if (k_) {                                                                            \
-            cfx_tensor *outs_[NRET_];                                                        \
+            cfx_tensor *outs_[NRET_] = {0};                                                  \
             if (k_->unboxed)                                                                 \
                 r_ = ((cfx_kfn_##id)k_->unboxed)(CFX_PARAMS(CFX_PARAM_NAME, CFX_PP_COMMA, params)); \
             else if (call_boxed(op, k_, ks_, stack, NRET_, outs_))                           \
@@ -255,8 +293,11 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
         if (__builtin_expect(!op, 0) && !(op = cfx_builtin_op(CFX_OPID_##id)))               \
             return CFX_RET_NULL(ret);                                                        \
         const cfx_site *prev_ = site ? cfx_set_current_site(site) : NULL;                    \
+        uint64_t keys_ = 0;                                                                  \
+        bool null_ = false;                                                                  \
+        CFX_PARAMS(ARGKEYS, CFX_PP_NOSEP, params)                                            \
         cfx_keyset ks_;                                                                      \
-        CALL_BODY(id, params, ret, k_ = cfx_dispatch_select(op, stack, &ks_);)               \
+        CALL_BODY(id, params, ret, k_ = select_kernel(op, keys_, null_, &ks_);)              \
         if (site)                                                                            \
             cfx_set_current_site(prev_);                                                     \
         return r_;                                                                           \
