@@ -20,7 +20,7 @@ typedef struct error_state {
 } error_state;
 
 static _Thread_local error_state err;
-static _Thread_local const cfx_site *current_site;
+_Thread_local const cfx_site *cfx_current_site_tls;
 
 int cfx_error_set_text(cfx_status status, const char *op, const char *text)
 {
@@ -31,10 +31,10 @@ int cfx_error_set_text(cfx_status status, const char *op, const char *text)
     err.status = status;
     err.message = cfx_strdup(text ? text : "unknown error");
     err.op = cfx_strdup(op);
-    if (current_site) {
-        err.site_file = cfx_strdup(current_site->file);
-        err.site_func = cfx_strdup(current_site->func);
-        err.site = (cfx_site){err.site_file, current_site->line, err.site_func};
+    if (cfx_current_site_tls) {
+        err.site_file = cfx_strdup(cfx_current_site_tls->file);
+        err.site_func = cfx_strdup(cfx_current_site_tls->func);
+        err.site = (cfx_site){err.site_file, cfx_current_site_tls->line, err.site_func};
     }
     return status;
 }
@@ -68,15 +68,6 @@ void cfx_error_clear(void)
     free(err.site_file);
     free(err.site_func);
     memset(&err, 0, sizeof err);
-}
-
-const cfx_site *cfx_current_site(void) { return current_site; }
-
-const cfx_site *cfx_set_current_site(const cfx_site *site)
-{
-    const cfx_site *old = current_site;
-    current_site = site;
-    return old;
 }
 
 static cfx_warning_fn warn_fn;

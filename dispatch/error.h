@@ -49,9 +49,19 @@ const char *cfx_error_op(void);
 cfx_site cfx_error_site(void);
 void cfx_error_clear(void);
 
+/* Internal (error.c): the thread's current call site. Every op wrapper sets and restores it,
+ * hence the inline accessors below. */
+extern _Thread_local const cfx_site *cfx_current_site_tls;
+
 /* The C call site of the op currently being called on this thread (set by op wrappers). */
-const cfx_site *cfx_current_site(void);
-const cfx_site *cfx_set_current_site(const cfx_site *site); /* returns the previous one */
+static inline const cfx_site *cfx_current_site(void) { return cfx_current_site_tls; }
+/* Returns the previous one. */
+static inline const cfx_site *cfx_set_current_site(const cfx_site *site)
+{
+    const cfx_site *old = cfx_current_site_tls;
+    cfx_current_site_tls = site;
+    return old;
+}
 
 /* Warnings (kernel overrides, ...) go to stderr unless captured; tests capture them. */
 typedef void (*cfx_warning_fn)(const char *message, void *ctx);
