@@ -318,8 +318,11 @@ void cfx_registry_deregister_fallback(cfx_dispatch_key key)
 
 /* ---- the call path ------------------------------------------------------------------------- */
 
-/* ORs the key sets of the tensor arguments; false if a required Tensor is NULL/None. */
-static inline bool arg_keys(const cfx_op *op, const cfx_value *stack, cfx_keyset *out)
+/* What arg_keys returns when a required Tensor is NULL/None: bit 63 belongs to no key. */
+#define NO_ARG_KEYS UINT64_MAX
+
+/* The union of the tensor arguments' key sets, or `missing` if a required Tensor is NULL/None. */
+static __attribute__((noinline)) uint64_t arg_keys_loop(const cfx_op *op, const cfx_value *stack, uint64_t missing)
 {
     uint64_t ks = 0, m = op->dispatch_arg_mask, req = op->required_tensor_mask;
     while (m) {
@@ -333,27 +336,36 @@ static inline bool arg_keys(const cfx_op *op, const cfx_value *stack, cfx_keyset
                 if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t)
                     ks |= v->u.items[j].u.t->keys.repr;
         } else if (req >> i & 1) {
-            return false;
+            return missing;
         }
     }
-    out->repr = ks;
-    return true;
+    return ks;
+}
+
+/* Same, reading one or two plain Tensor positions directly when the op has no other dispatch
+ * arguments (cfx_op.tensor_pair) and both hold tensors; anything else takes the loop. */
+static inline uint64_t arg_keys(const cfx_op *op, const cfx_value *stack, uint64_t missing)
+{
+    if (__builtin_expect(op->tensor_pair_ok, 1)) {
+        const cfx_value *a = &stack[op->tensor_pair[0]], *b = &stack[op->tensor_pair[1]];
+        if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1))
+            return a->u.t->keys.repr | b->u.t->keys.repr;
+    }
+    return arg_keys_loop(op, stack, missing);
 }
 
 cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack)
 {
-    cfx_keyset args;
-    if (!arg_keys(op, stack, &args))
-        args = cfx_keyset_empty();
-    return cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+    uint64_t args = arg_keys(op, stack, 0); /* a missing Tensor contributes nothing */
+    return cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
 }
 
 const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks)
 {
-    cfx_keyset args;
-    if (__builtin_expect(!arg_keys(op, stack, &args), 0))
+    uint64_t args = arg_keys(op, stack, NO_ARG_KEYS);
+    if (__builtin_expect(args == NO_ARG_KEYS, 0))
         return NULL;
-    cfx_keyset s = cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+    cfx_keyset s = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
     const cfx_kernel *k = cfx_op_kernel_for(op, s);
     if (__builtin_expect(!(k->flags & CFX_KERNEL_VALID), 0)) {
         cfx_dispatch_missing_kernel_error(op, s);
@@ -398,16 +410,17 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n)
         }
         stack[i] = s->args[i].default_value;
     }
-    cfx_keyset args = cfx_keyset_empty();
-    if (!arg_keys(op, stack, &args)) {
+    uint64_t args = arg_keys(op, stack, NO_ARG_KEYS);
+    if (args == NO_ARG_KEYS) {
         for (int i = 0; i < s->n_args; i++)
             if ((op->required_tensor_mask >> i & 1) && !(stack[i].kind == CFX_V_TENSOR && stack[i].u.t))
                 return cfx_error_set(CFX_ERR, op->qualified_name,
                                      "Expected a proper Tensor but got None (or an undefined Tensor in C++) for "
                                      "argument #%d '%s'",
                                      i, s->args[i].name);
+        args = 0;
     }
-    cfx_keyset ks = cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+    cfx_keyset ks = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
     return cfx_op_redispatch(op, ks, stack);
 }
 
@@ -439,10 +452,8 @@ int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
 {
     /* cfx_op_dispatch_keyset + cfx_op_redispatch without masking twice */
-    cfx_keyset args;
-    if (!arg_keys(op, stack, &args))
-        args = cfx_keyset_empty();
-    return call_slot(op, cfx_op_mask_keyset(op, args, cfx_local_keys_get()), stack);
+    uint64_t args = arg_keys(op, stack, 0); /* a missing Tensor contributes nothing */
+    return call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get()), stack);
 }
 
 /* c10's listAllDispatchKeys: runtime keys with a valid slot, ascending. */

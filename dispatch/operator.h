@@ -30,6 +30,11 @@ struct cfx_op {
     cfx_keyset non_fallthrough;                         /* when all backends agree */
     cfx_keyset non_fallthrough_per_backend[CFX_NUM_BACKENDS];
     bool per_backend_masks_differ;                      /* requiresBitsetPerBackend */
+    /* The key-set shortcut for ops whose dispatch arguments are one or two plain Tensors (most
+     * of aten): their positions, the same one twice for a single Tensor. tensor_pair_ok is
+     * false for any other schema (none, lists, optionals, three or more). From the masks below. */
+    bool tensor_pair_ok;
+    uint8_t tensor_pair[2];
     const cfx_schema *schema;                           /* NULL until def'd */
     /* Argument positions, from the schema (0 while there is none): */
     uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */
@@ -93,7 +98,7 @@ static inline cfx_keyset cfx_op_mask_keyset(const cfx_op *op, cfx_keyset args, c
 /* The kernel in the slot for ks (may be invalid: see cfx_dispatch_missing_kernel_error). */
 static inline const cfx_kernel *cfx_op_kernel_for(const cfx_op *op, cfx_keyset ks)
 {
-    return &op->table[cfx_keyset_table_index(ks)];
+    return &op->table[(unsigned)cfx_keyset_table_index(ks)]; /* never negative: no sign extension */
 }
 
 /* dumpState / dumpComputedTable in PyTorch's exact text (malloc'd). */
