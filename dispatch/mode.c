@@ -68,12 +68,13 @@ const char *cfx_mode_key_name(cfx_mode_key key)
     }
 }
 
-static cfx_keyset python_keys(void)
-{
-    /* plain functionality keys: one bit each */
-    return (cfx_keyset){CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) |
-                        CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)};
-}
+/* plain functionality keys: one bit each */
+#define PYTHON_KEYS \
+    (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot))
+_Static_assert((PYTHON_KEYS & CFX_KEYS_DEFAULT_INCLUDED) == 0,
+               "cfx_mode_call_top clears the Python keys in the stored (XOR-encoded) included set");
+
+static cfx_keyset python_keys(void) { return (cfx_keyset){PYTHON_KEYS}; }
 
 static void set_python_included(bool on)
 {
@@ -236,16 +237,21 @@ int cfx_mode_call_top(const cfx_op *op, cfx_keyset ks, cfx_value *stack, cfx_key
     /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. */
     int slot;
     cfx_mode *m = take_top(&slot);
-    if (!m)
+    if (__builtin_expect(!m, 0))
         return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
-    cfx_local_keys saved = cfx_local_keys_get(), k = saved;
-    k.excluded = cfx_keyset_or(k.excluded, exclude);
+    /* The stored (XOR-encoded) sets are saved and put back verbatim. Python keys are not among
+     * the default included keys, so clearing them in the stored form clears them. */
+    uint64_t saved_inc = cfx_local_keys_raw.included.repr, saved_exc = cfx_local_keys_raw.excluded.repr;
+    uint64_t inc = saved_inc;
     if (cfx_mode_n_set == 0)
-        k.included = cfx_keyset_minus(k.included, python_keys());
-    cfx_local_keys_set(k);
+        inc &= ~PYTHON_KEYS;
+    cfx_local_keys_raw.included.repr = inc;
+    cfx_local_keys_raw.excluded.repr =
+        ((saved_exc ^ CFX_KEYS_DEFAULT_EXCLUDED) | exclude.repr) ^ CFX_KEYS_DEFAULT_EXCLUDED;
     int rc = m->vt->dispatch(m, op, ks, stack);
     int prc = put_mode(m, slot);
-    cfx_local_keys_set(saved);
+    cfx_local_keys_raw.included.repr = saved_inc;
+    cfx_local_keys_raw.excluded.repr = saved_exc;
     return rc < 0 ? rc : prc;
 }
 

@@ -132,7 +132,7 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
  * the local key sets recorded when the call entered PythonTLSSnapshot, so a call made in
  * between runs with the keys above Python (autograd, ...) again. */
 typedef struct cfx_tls_snapshot_guard {
-    cfx_local_keys saved_keys;
+    cfx_local_keys saved_keys;  /* both as stored (cfx_local_keys_raw), not as _get returns them */
     cfx_local_keys saved_entry;
     bool active;
 } cfx_tls_snapshot_guard;

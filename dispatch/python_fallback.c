@@ -24,7 +24,9 @@
 #include "dispatch/operator.h"
 #include "dispatch/tensor_ext.h"
 
-/* tls_on_entry: the local key sets when the outermost call entered PythonTLSSnapshot. */
+/* tls_on_entry: the local key sets when the outermost call entered PythonTLSSnapshot, as
+ * stored (cfx_local_keys_raw, XOR-encoded): taken on every traced call, decoded by nobody, since
+ * restoring it is a plain store back. */
 static _Thread_local cfx_local_keys tls_on_entry;
 static _Thread_local bool tls_on_entry_set;
 
@@ -103,7 +105,7 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
     ks = cfx_keyset_and(ks, BELOW_SNAPSHOT_KEYS);
     if (tls_on_entry_set)
         return cfx_op_redispatch(op, ks, stack);
-    tls_on_entry = cfx_local_keys_get();
+    tls_on_entry = cfx_local_keys_raw;
     tls_on_entry_set = true;
     int rc = cfx_op_redispatch(op, ks, stack);
     tls_on_entry_set = false;
@@ -116,12 +118,12 @@ int cfx_tls_snapshot_restore_begin(cfx_tls_snapshot_guard *g)
     if (!tls_on_entry_set)
         return cfx_error_set(CFX_ERR, NULL,
                              "Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.");
-    g->saved_keys = cfx_local_keys_get();
+    g->saved_keys = cfx_local_keys_raw;
     g->saved_entry = tls_on_entry;
     g->active = true;
     /* The snapshot is consumed while restored, so calls made now record their own. */
     tls_on_entry_set = false;
-    cfx_local_keys_set(g->saved_entry);
+    cfx_local_keys_raw = g->saved_entry;
     return CFX_OK;
 }
 
@@ -129,7 +131,7 @@ void cfx_tls_snapshot_restore_end(cfx_tls_snapshot_guard *g)
 {
     if (!g->active)
         return;
-    cfx_local_keys_set(g->saved_keys);
+    cfx_local_keys_raw = g->saved_keys;
     tls_on_entry = g->saved_entry;
     tls_on_entry_set = true;
     g->active = false;
