@@ -149,10 +149,10 @@ extern const cfx_keys_functionality_info cfx_keys_functionality_infos[64];
 
 /* 0-based index of the highest set bit of a non-zero x. `clz ^ 63` rather than `63 - clz`:
  * the same for 0..63, and compilers turn it into one bsr/lzcnt-free instruction. */
-static inline int cfx_keys_top_bit(uint64_t x) { return __builtin_clzll(x) ^ 63; }
+static inline uint64_t cfx_keys_top_bit(uint64_t x) { return (uint64_t)__builtin_clzll(x) ^ 63; }
 
 /* 1-based index of the highest set bit, 0 for none (c10's indexOfHighestBit); x < 2^63. */
-static inline int cfx_keys_high_bit(uint64_t x) { return cfx_keys_top_bit((x << 1) | 1); }
+static inline int cfx_keys_high_bit(uint64_t x) { return (int)cfx_keys_top_bit((x << 1) | 1); }
 
 static inline cfx_dispatch_key cfx_keyset_highest_functionality(cfx_keyset s)
 {
@@ -178,7 +178,7 @@ static inline int cfx_keyset_table_index(cfx_keyset s)
      * 1-based top bit of (s & mask) >> 1 (0 when no backend bit above CPU's is set). */
     const cfx_keys_functionality_info *fi =
         &cfx_keys_functionality_infos[cfx_keys_top_bit((s.repr >> (CFX_NUM_BACKENDS - 1)) | 1)];
-    return fi->offset + cfx_keys_top_bit((s.repr & fi->mask) | 1);
+    return (int)(fi->offset + cfx_keys_top_bit((s.repr & fi->mask) | 1));
 }
 /* Same for a single runtime key; -1 for alias keys. */
 int cfx_key_table_index(cfx_dispatch_key k);
