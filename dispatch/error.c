@@ -10,8 +10,8 @@
 #include "dispatch/error.h"
 #include "dispatch/value.h"
 
+/* The status lives outside the struct, in cfx_error_status_tls, which error.h reads inline. */
 typedef struct error_state {
-    cfx_status status;
     char *message;
     char *op;
     cfx_site site;
@@ -20,15 +20,16 @@ typedef struct error_state {
 } error_state;
 
 static _Thread_local error_state err;
+_Thread_local cfx_status cfx_error_status_tls;
 _Thread_local const cfx_site *cfx_current_site_tls;
 
 int cfx_error_set_text(cfx_status status, const char *op, const char *text)
 {
     if (status == CFX_OK)
         status = CFX_ERR;
-    if (err.status != CFX_OK)
+    if (cfx_error_status_tls != CFX_OK)
         return status;
-    err.status = status;
+    cfx_error_status_tls = status;
     err.message = cfx_strdup(text ? text : "unknown error");
     err.op = cfx_strdup(op);
     if (cfx_current_site_tls) {
@@ -41,7 +42,7 @@ int cfx_error_set_text(cfx_status status, const char *op, const char *text)
 
 int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
 {
-    if (err.status != CFX_OK)
+    if (cfx_error_status_tls != CFX_OK)
         return status == CFX_OK ? CFX_ERR : status;
     cfx_buf b;
     cfx_buf_init(&b);
@@ -55,8 +56,6 @@ int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
     return rc;
 }
 
-bool cfx_error_occurred(void) { return err.status != CFX_OK; }
-cfx_status cfx_error_status(void) { return err.status; }
 const char *cfx_error_message(void) { return err.message; }
 const char *cfx_error_op(void) { return err.op; }
 cfx_site cfx_error_site(void) { return err.site; }
@@ -68,6 +67,7 @@ void cfx_error_clear(void)
     free(err.site_file);
     free(err.site_func);
     memset(&err, 0, sizeof err);
+    cfx_error_status_tls = CFX_OK;
 }
 
 static cfx_warning_fn warn_fn;

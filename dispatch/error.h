@@ -39,8 +39,12 @@ int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
 /* Same, but the message is taken verbatim (no formatting); for long PyTorch texts. */
 int cfx_error_set_text(cfx_status status, const char *op, const char *text);
 
-bool cfx_error_occurred(void);
-cfx_status cfx_error_status(void);
+/* Internal (error.c): the status of the thread's first error. Boxed kernel entries ask on
+ * every call, hence the inline accessors below. */
+extern _Thread_local cfx_status cfx_error_status_tls;
+
+static inline bool cfx_error_occurred(void) { return cfx_error_status_tls != CFX_OK; }
+static inline cfx_status cfx_error_status(void) { return cfx_error_status_tls; }
 /* The message of the first error, or NULL. Valid until cfx_error_clear(). */
 const char *cfx_error_message(void);
 /* The operator name recorded with the error, or NULL. */
