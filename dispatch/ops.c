@@ -31,11 +31,33 @@
 #include "dispatch/library.h"
 #include "dispatch/ops.h"
 
+#define PP_OR() |
+#define TENSOR_BIT(i, p) CFX_PP_CAT(TENSOR_BIT_, CFX_PARAM_KIND(p))(i)
+#define TENSOR_BIT_TENSOR(i) (UINT64_C(1) << (i))
+#define TENSOR_BIT_TENSOROPT(i) (UINT64_C(1) << (i))
+#define TENSOR_BIT_SCALAR(i) 0
+#define TENSOR_BIT_OPT(i) 0
+#define TENSOR_BIT_INTLIST(i) 0
+#define TENSOR_BIT_INT(i) 0
+#define TENSOR_BIT_DOUBLE(i) 0
+#define TENSOR_BIT_BOOL(i) 0
+#define REQUIRED_BIT(i, p) CFX_PP_CAT(REQUIRED_BIT_, CFX_PARAM_KIND(p))(i)
+#define REQUIRED_BIT_TENSOR(i) (UINT64_C(1) << (i))
+#define REQUIRED_BIT_TENSOROPT(i) 0
+#define REQUIRED_BIT_SCALAR(i) 0
+#define REQUIRED_BIT_OPT(i) 0
+#define REQUIRED_BIT_INTLIST(i) 0
+#define REQUIRED_BIT_INT(i) 0
+#define REQUIRED_BIT_DOUBLE(i) 0
+#define REQUIRED_BIT_BOOL(i) 0
+#define PARAM_MASKS(params) \
+    CFX_PARAMS_I(TENSOR_BIT, PP_OR, params), CFX_PARAMS_I(REQUIRED_BIT, PP_OR, params)
+
 const cfx_builtin_op_info cfx_builtin_ops[CFX_OPID_COUNT] = {
 #define CFX_OP(id, name, schema, params) \
-    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), 1},
+    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), 1, PARAM_MASKS(params)},
 #define CFX_OP_MULTI(id, name, schema, params, rets) \
-    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), CFX_RET_COUNT(rets)},
+    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), CFX_RET_COUNT(rets), PARAM_MASKS(params)},
 #include "dispatch/ops.def"
 #undef CFX_OP_MULTI
 #undef CFX_OP

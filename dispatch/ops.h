@@ -138,6 +138,10 @@ typedef struct cfx_builtin_op_info {
     const char *schema; /* as torch 1.13 prints it */
     int n_args;
     int n_returns;      /* tensors returned: 1 for CFX_OP, N for CFX_OP_MULTI */
+    /* From the parameter markers: bit i for ATensor or ATensorOpt, and for ATensor alone. The
+     * wrappers compute key sets from these parameters, so they must equal the registered
+     * schema's dispatch_arg_mask and required_tensor_mask (operator.h; tested). */
+    uint64_t tensor_params, required_tensor_params;
 } cfx_builtin_op_info;
 
 extern const cfx_builtin_op_info cfx_builtin_ops[CFX_OPID_COUNT];
