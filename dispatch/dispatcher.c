@@ -449,11 +449,25 @@ int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
     return call_slot(op, cfx_op_skip_fallthrough(op, ks), stack);
 }
 
+/* cfx_op_dispatch_stack for ops without the tensor-pair shortcut, or a stack it cannot read. */
+static __attribute__((noinline)) int dispatch_stack_loop(const cfx_op *op, cfx_value *stack)
+{
+    uint64_t args = arg_keys_loop(op, stack, 0); /* a missing Tensor contributes nothing */
+    return call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get()), stack);
+}
+
 int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
 {
-    /* cfx_op_dispatch_keyset + cfx_op_redispatch without masking twice */
-    uint64_t args = arg_keys(op, stack, 0); /* a missing Tensor contributes nothing */
-    return call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get()), stack);
+    /* cfx_op_dispatch_keyset + cfx_op_redispatch without masking twice; arg_keys's shortcut
+     * spelt out so that the usual path makes no call before the kernel's tail call */
+    if (__builtin_expect(op->tensor_pair_ok, 1)) {
+        const cfx_value *a = &stack[op->tensor_pair[0]], *b = &stack[op->tensor_pair[1]];
+        if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1)) {
+            cfx_keyset args = {a->u.t->keys.repr | b->u.t->keys.repr};
+            return call_slot(op, cfx_op_mask_keyset(op, args, cfx_local_keys_get()), stack);
+        }
+    }
+    return dispatch_stack_loop(op, stack);
 }
 
 /* c10's listAllDispatchKeys: runtime keys with a valid slot, ascending. */

@@ -232,7 +232,7 @@ cfx_mode *cfx_mode_top(void)
 
 /* ------------------------------------------------------------------ invoking modes */
 
-int cfx_mode_call_top(const cfx_op *op, cfx_keyset ks, cfx_value *stack, cfx_keyset exclude)
+int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. */
     int slot;

@@ -120,8 +120,9 @@ int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack);
  * Python keys that popping the last mode takes out of the included set are cleared in the
  * same write as the exclusion, and the restore brings them back (a push that follows a restore
  * of the whole state would only be overwritten). Error "trying to pop from empty mode stack"
- * with no mode set. */
-int cfx_mode_call_top(const cfx_op *op, cfx_keyset ks, cfx_value *stack, cfx_keyset exclude);
+ * with no mode set. `exclude` comes first so that op, ks and stack sit where a boxed kernel
+ * (the fallback) received them and the fallback's call is one register load and a jump. */
+int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
 /* The Python and PythonTLSSnapshot backend fallbacks (python_fallback.c). The dispatcher's
  * default fallbacks (fallbacks.c) register them, so every dump shows their rows as PyTorch's do. */

@@ -87,7 +87,7 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
     (void)ctx;
     /* steps 1 and 2 together: mode.c excludes the keys in the same write as its pop */
     if (__builtin_expect(cfx_mode_stack_len() > 0, 1))
-        return cfx_mode_call_top(op, ks, stack, ABOVE_PYTHON_KEYS);
+        return cfx_mode_call_top(ABOVE_PYTHON_KEYS, op, ks, stack);
     return call_tensor_mode(op, stack);
 }
 
