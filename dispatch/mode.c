@@ -12,7 +12,10 @@
  *
  * Invoking the top mode pops it for the duration of its handler: a handler's own calls then
  * dispatch to the modes below, and a handler that fails still leaves the stack as it found
- * it. */
+ * it. That runs twice per traced node (proxy, then fake), so cfx_mode_call_top touches the
+ * local key sets once on the way in (the Python fallback's exclusion and, for the last mode,
+ * the Python keys, in one write) and once on the way out (the saved sets, which already hold
+ * the Python keys, so the push back leaves them alone). */
 #include <stdlib.h>
 
 #include "dispatch/dispatcher.h"

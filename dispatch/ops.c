@@ -18,8 +18,9 @@
  * batching, sparse, quantized, mkldnn, ...) belong to subsystems cfx does not have.
  *
  * A wrapper's fast path boxes its arguments into a stack array (int lists into a small
- * inline array, heap only past 16 entries), lets the dispatcher pick the kernel from the
- * tensors' key sets, and calls the kernel's C function directly when it has one. Single- and
+ * inline array, heap only past 16 entries), picks the kernel from its tensor parameters' key
+ * sets (cfx_dispatch_select's rules, inline), and calls the kernel's C function directly when
+ * it has one, its boxed entry otherwise (with a mode set, the Python keys' fallbacks). Single- and
  * multi-return operators share one generator, parameterised by the return marker of ops.h
  * (RTensor, RTensor2, RTensor3): a boxed kernel's returns are gathered from the stack. */
 #include <pthread.h>
