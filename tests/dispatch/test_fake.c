@@ -778,6 +778,8 @@ Test(fake, device_propagation_failure_leaks_nothing_without_scope)
     cr_assert_str_eq(cfx_error_message(),
                      "Unhandled FakeTensor Device Propagation for aten.add.Tensor, found two different devices cpu, meta");
     cr_assert_eq(cfx_tensor_live_count(), live);
+    cfx_tensor_release(c);
+    cfx_tensor_release(mt);
     cfx_fake_mode_free(m);
     cfx_tensor_release(rc);
     cfx_tensor_release(rm);
