@@ -104,10 +104,10 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
     /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot. */
     ks = cfx_keyset_and(ks, BELOW_SNAPSHOT_KEYS);
     if (tls_on_entry_set)
-        return cfx_op_redispatch(op, ks, stack);
+        return cfx_op_redispatch_inline(op, ks, stack);
     tls_on_entry = cfx_local_keys_raw;
     tls_on_entry_set = true;
-    int rc = cfx_op_redispatch(op, ks, stack);
+    int rc = cfx_op_redispatch_inline(op, ks, stack);
     tls_on_entry_set = false;
     return rc;
 }
