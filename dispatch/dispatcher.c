@@ -318,8 +318,11 @@ void cfx_registry_deregister_fallback(cfx_dispatch_key key)
 
 /* ---- the call path ------------------------------------------------------------------------- */
 
-/* ORs the key sets of the tensor arguments; false if a required Tensor is NULL/None. */
-static inline bool arg_keys(const cfx_op *op, const cfx_value *stack, cfx_keyset *out)
+/* What arg_keys returns when a required Tensor is NULL/None: bit 63 belongs to no key. */
+#define NO_ARG_KEYS UINT64_MAX
+
+/* The union of the tensor arguments' key sets, or `missing` if a required Tensor is NULL/None. */
+static __attribute__((noinline)) uint64_t arg_keys_loop(const cfx_op *op, const cfx_value *stack, uint64_t missing)
 {
     uint64_t ks = 0, m = op->dispatch_arg_mask, req = op->required_tensor_mask;
     while (m) {
@@ -333,27 +336,36 @@ static inline bool arg_keys(const cfx_op *op, const cfx_value *stack, cfx_keyset
                 if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t)
                     ks |= v->u.items[j].u.t->keys.repr;
         } else if (req >> i & 1) {
-            return false;
+            return missing;
         }
     }
-    out->repr = ks;
-    return true;
+    return ks;
+}
+
+/* Same, reading one or two plain Tensor positions directly when the op has no other dispatch
+ * arguments (cfx_op.tensor_pair) and both hold tensors; anything else takes the loop. */
+static inline uint64_t arg_keys(const cfx_op *op, const cfx_value *stack, uint64_t missing)
+{
+    if (__builtin_expect(op->tensor_pair_ok, 1)) {
+        const cfx_value *a = &stack[op->tensor_pair[0]], *b = &stack[op->tensor_pair[1]];
+        if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1))
+            return a->u.t->keys.repr | b->u.t->keys.repr;
+    }
+    return arg_keys_loop(op, stack, missing);
 }
 
 cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack)
 {
-    cfx_keyset args;
-    if (!arg_keys(op, stack, &args))
-        args = cfx_keyset_empty();
-    return cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+    uint64_t args = arg_keys(op, stack, 0); /* a missing Tensor contributes nothing */
+    return cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
 }
 
 const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks)
 {
-    cfx_keyset args;
-    if (__builtin_expect(!arg_keys(op, stack, &args), 0))
+    uint64_t args = arg_keys(op, stack, NO_ARG_KEYS);
+    if (__builtin_expect(args == NO_ARG_KEYS, 0))
         return NULL;
-    cfx_keyset s = cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+    cfx_keyset s = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
     const cfx_kernel *k = cfx_op_kernel_for(op, s);
     if (__builtin_expect(!(k->flags & CFX_KERNEL_VALID), 0)) {
         cfx_dispatch_missing_kernel_error(op, s);
@@ -398,37 +410,64 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n)
         }
         stack[i] = s->args[i].default_value;
     }
-    cfx_keyset args = cfx_keyset_empty();
-    if (!arg_keys(op, stack, &args)) {
+    uint64_t args = arg_keys(op, stack, NO_ARG_KEYS);
+    if (args == NO_ARG_KEYS) {
         for (int i = 0; i < s->n_args; i++)
             if ((op->required_tensor_mask >> i & 1) && !(stack[i].kind == CFX_V_TENSOR && stack[i].u.t))
                 return cfx_error_set(CFX_ERR, op->qualified_name,
                                      "Expected a proper Tensor but got None (or an undefined Tensor in C++) for "
                                      "argument #%d '%s'",
                                      i, s->args[i].name);
+        args = 0;
     }
-    cfx_keyset ks = cfx_op_mask_keyset(op, args, cfx_local_keys_get());
+    cfx_keyset ks = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
     return cfx_op_redispatch(op, ks, stack);
+}
+
+/* Why the slot for an (already masked) ks cannot be called: nothing there, or no boxed entry. */
+static __attribute__((noinline, cold)) int slot_error(const cfx_op *op, cfx_keyset ks, const cfx_kernel *k)
+{
+    if (!cfx_kernel_is_valid(k))
+        return cfx_dispatch_missing_kernel_error(op, ks);
+    return cfx_error_set(CFX_ERR, op->qualified_name, "%s: the kernel for %s has no boxed entry",
+                         op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
+}
+
+/* Calls the kernel in the slot of an already masked key set. */
+static inline int call_slot(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
+    if (__builtin_expect((k->flags & CFX_KERNEL_VALID) && k->boxed, 1))
+        return k->boxed(k->ctx, op, ks, stack);
+    return slot_error(op, ks, k);
 }
 
 int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     /* Re-masking is idempotent for an already-masked set and keeps a caller that passes an
      * unmasked set from landing on a fallthrough kernel. */
-    const cfx_keyset *mask = &op->non_fallthrough;
-    if (op->per_backend_masks_differ) {
-        cfx_backend b = cfx_keyset_highest_backend(ks);
-        if (b != CFX_BACKEND_INVALID)
-            mask = &op->non_fallthrough_per_backend[b - 1];
+    return call_slot(op, cfx_op_skip_fallthrough(op, ks), stack);
+}
+
+/* cfx_op_dispatch_stack for ops without the tensor-pair shortcut, or a stack it cannot read. */
+static __attribute__((noinline)) int dispatch_stack_loop(const cfx_op *op, cfx_value *stack)
+{
+    uint64_t args = arg_keys_loop(op, stack, 0); /* a missing Tensor contributes nothing */
+    return call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get()), stack);
+}
+
+int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
+{
+    /* cfx_op_dispatch_keyset + cfx_op_redispatch without masking twice; arg_keys's shortcut
+     * spelt out so that the usual path makes no call before the kernel's tail call */
+    if (__builtin_expect(op->tensor_pair_ok, 1)) {
+        const cfx_value *a = &stack[op->tensor_pair[0]], *b = &stack[op->tensor_pair[1]];
+        if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1)) {
+            cfx_keyset args = {a->u.t->keys.repr | b->u.t->keys.repr};
+            return call_slot(op, cfx_op_mask_keyset(op, args, cfx_local_keys_get()), stack);
+        }
     }
-    ks = cfx_keyset_and(ks, *mask);
-    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
-    if (!cfx_kernel_is_valid(k))
-        return cfx_dispatch_missing_kernel_error(op, ks);
-    if (!k->boxed)
-        return cfx_error_set(CFX_ERR, op->qualified_name, "%s: the kernel for %s has no boxed entry",
-                             op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
-    return k->boxed(k->ctx, op, ks, stack);
+    return dispatch_stack_loop(op, stack);
 }
 
 /* c10's listAllDispatchKeys: runtime keys with a valid slot, ascending. */

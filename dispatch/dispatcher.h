@@ -47,6 +47,21 @@ const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, 
  * (ks already went through them); the op's fallthrough mask is (idempotent). Missing kernel:
  * the error below. */
 int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+/* The same call, inline, for the fallbacks every traced call passes through (python_fallback.c):
+ * a slot that cannot be called goes to cfx_op_redispatch, which reports why. */
+static inline int cfx_op_redispatch_inline(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    ks = cfx_op_skip_fallthrough(op, ks);
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
+    if (__builtin_expect((k->flags & CFX_KERNEL_VALID) && k->boxed, 1))
+        return k->boxed(k->ctx, op, ks, stack);
+    return cfx_op_redispatch(op, ks, stack);
+}
+/* A fresh dispatch of a full stack (all schema arguments, defaults included): the key set of
+ * cfx_op_dispatch_keyset (tensor arguments + the thread's local sets, a NULL required Tensor
+ * contributing nothing), then its kernel as cfx_op_redispatch calls it. cfx_mode_redispatch's
+ * body: every traced node runs it twice, so the key set is masked once, not twice. */
+int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack);
 /* Records the missing-kernel error for ks on op and returns CFX_ERR_NOTIMPL: PyTorch's
  * reportError text for highestPriorityTypeId(ks) (the "no tensor arguments" variant for
  * Undefined), followed by the computed table. Like c10 it checks the op's invariants first

@@ -143,11 +143,16 @@ typedef struct cfx_keys_functionality_info {
     uint16_t offset; /* table slot of the functionality (of its CPU instance if per-backend) */
     uint16_t mask;   /* backend bits that select the instance: all of them, or 0 */
     uint16_t base;   /* the key itself, or StartOf<F>Backends when per-backend */
+    uint16_t unused; /* 8-byte entries: one scaled load per lookup */
 } cfx_keys_functionality_info;
 extern const cfx_keys_functionality_info cfx_keys_functionality_infos[64];
 
+/* 0-based index of the highest set bit of a non-zero x. `clz ^ 63` rather than `63 - clz`:
+ * the same for 0..63, and compilers turn it into one bsr/lzcnt-free instruction. */
+static inline uint64_t cfx_keys_top_bit(uint64_t x) { return (uint64_t)__builtin_clzll(x) ^ 63; }
+
 /* 1-based index of the highest set bit, 0 for none (c10's indexOfHighestBit); x < 2^63. */
-static inline int cfx_keys_high_bit(uint64_t x) { return 63 - __builtin_clzll((x << 1) | 1); }
+static inline int cfx_keys_high_bit(uint64_t x) { return (int)cfx_keys_top_bit((x << 1) | 1); }
 
 static inline cfx_dispatch_key cfx_keyset_highest_functionality(cfx_keyset s)
 {
@@ -168,9 +173,12 @@ static inline cfx_dispatch_key cfx_keyset_highest_priority(cfx_keyset s)
 /* Index into an operator's runtime dispatch table (0..CFX_NUM_RUNTIME_ENTRIES-1). */
 static inline int cfx_keyset_table_index(cfx_keyset s)
 {
+    /* offset + high_bit((s & mask) >> 1) at high_bit(s >> 14), with the shifts folded away:
+     * ((s >> 14) << 1) | 1 == (s >> 13) | 1, and the 0-based top bit of (s & mask) | 1 is the
+     * 1-based top bit of (s & mask) >> 1 (0 when no backend bit above CPU's is set). */
     const cfx_keys_functionality_info *fi =
-        &cfx_keys_functionality_infos[cfx_keys_high_bit(s.repr >> CFX_NUM_BACKENDS)];
-    return fi->offset + cfx_keys_high_bit((s.repr & fi->mask) >> 1);
+        &cfx_keys_functionality_infos[cfx_keys_top_bit((s.repr >> (CFX_NUM_BACKENDS - 1)) | 1)];
+    return (int)(fi->offset + cfx_keys_top_bit((s.repr & fi->mask) | 1));
 }
 /* Same for a single runtime key; -1 for alias keys. */
 int cfx_key_table_index(cfx_dispatch_key k);

@@ -12,7 +12,10 @@
  *
  * Invoking the top mode pops it for the duration of its handler: a handler's own calls then
  * dispatch to the modes below, and a handler that fails still leaves the stack as it found
- * it. */
+ * it. That runs twice per traced node (proxy, then fake), so cfx_mode_call_top touches the
+ * local key sets once on the way in (the Python fallback's exclusion and, for the last mode,
+ * the Python keys, in one write) and once on the way out (the saved sets, which already hold
+ * the Python keys, so the push back leaves them alone). */
 #include <stdlib.h>
 
 #include "dispatch/dispatcher.h"
@@ -24,11 +27,13 @@ typedef struct mode_state {
     cfx_mode *infra[CFX_MODE_NUM_KEYS];
     cfx_mode *user[CFX_MODE_STACK_MAX];
     int n_user;
-    int n_set;         /* occupied slots + n_user: every call pops and pushes, so no counting loop */
     unsigned occupied; /* bit i: infra[i] is set, so the top slot is one count-leading-zeros */
 } mode_state;
 
 static _Thread_local mode_state st;
+/* occupied slots + n_user: every call pops and pushes, so no counting loop; outside the struct
+ * because mode.h reads it inline */
+_Thread_local int cfx_mode_n_set;
 
 /* ------------------------------------------------------------------ refcounting */
 
@@ -66,14 +71,13 @@ const char *cfx_mode_key_name(cfx_mode_key key)
     }
 }
 
-bool cfx_mode_any_set(void) { return st.n_set > 0; }
+/* plain functionality keys: one bit each */
+#define PYTHON_KEYS \
+    (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot))
+_Static_assert((PYTHON_KEYS & CFX_KEYS_DEFAULT_INCLUDED) == 0,
+               "cfx_mode_call_top clears the Python keys in the stored (XOR-encoded) included set");
 
-static cfx_keyset python_keys(void)
-{
-    /* plain functionality keys: one bit each */
-    return (cfx_keyset){CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) |
-                        CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)};
-}
+static cfx_keyset python_keys(void) { return (cfx_keyset){PYTHON_KEYS}; }
 
 static void set_python_included(bool on)
 {
@@ -87,16 +91,65 @@ static void set_python_included(bool on)
 
 static bool valid_key(int key) { return key >= 0 && key < CFX_MODE_NUM_KEYS; }
 
-static int set_slot(cfx_mode *m, cfx_mode_key key)
+/* Puts m into infra slot `slot`, or on top of the user stack for slot < 0, leaving the local
+ * key sets alone (the callers decide about the Python keys). */
+static inline int put_mode(cfx_mode *m, int slot)
 {
-    if (st.infra[key])
-        return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
-                             cfx_mode_key_name(key));
-    if (st.n_set++ == 0)
-        set_python_included(true);
-    st.infra[key] = m;
-    st.occupied |= 1u << key;
+    if (slot >= 0) {
+        if (__builtin_expect(st.infra[slot] != NULL, 0))
+            return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
+                                 cfx_mode_key_name((cfx_mode_key)slot));
+        st.infra[slot] = m;
+        st.occupied |= 1u << slot;
+    } else {
+        if (__builtin_expect(st.n_user >= CFX_MODE_STACK_MAX, 0))
+            return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed",
+                                 CFX_MODE_STACK_MAX);
+        st.user[st.n_user++] = m;
+    }
+    cfx_mode_n_set++;
     return CFX_OK;
+}
+
+/* Removes and returns the top of the logical stack (NULL when nothing is set), leaving the
+ * local key sets alone; *slot gets its infra key or -1. */
+static inline cfx_mode *take_top(int *slot)
+{
+    cfx_mode *out;
+    if (st.n_user > 0) {
+        out = st.user[--st.n_user];
+        st.user[st.n_user] = NULL;
+        *slot = CFX_MODE_USER;
+    } else if (st.occupied) {
+        int i = 31 - __builtin_clz(st.occupied);
+        out = st.infra[i];
+        st.infra[i] = NULL;
+        st.occupied &= ~(1u << i);
+        *slot = i;
+    } else {
+        *slot = CFX_MODE_USER;
+        return NULL;
+    }
+    cfx_mode_n_set--;
+    return out;
+}
+
+/* A push: the first mode brings the Python keys into the included set. */
+static int push_to(cfx_mode *m, int slot)
+{
+    int rc = put_mode(m, slot);
+    if (rc == CFX_OK && cfx_mode_n_set == 1)
+        set_python_included(true);
+    return rc;
+}
+
+/* A pop: the last mode takes the Python keys out of the included set. */
+static cfx_mode *pop_top(int *slot)
+{
+    cfx_mode *out = take_top(slot);
+    if (out && cfx_mode_n_set == 0)
+        set_python_included(false);
+    return out;
 }
 
 int cfx_mode_set(cfx_mode *m, cfx_mode_key key)
@@ -104,7 +157,7 @@ int cfx_mode_set(cfx_mode *m, cfx_mode_key key)
     if (!m || !valid_key(key))
         return cfx_error_set(CFX_ERR, NULL, "cfx_mode_set: invalid mode or mode key %d", (int)key);
     cfx_dispatcher_init();
-    return set_slot(m, key);
+    return push_to(m, key);
 }
 
 cfx_mode *cfx_mode_unset(cfx_mode_key key)
@@ -114,52 +167,19 @@ cfx_mode *cfx_mode_unset(cfx_mode_key key)
     cfx_mode *out = st.infra[key];
     st.infra[key] = NULL;
     st.occupied &= ~(1u << key);
-    if (out && --st.n_set == 0)
+    if (out && --cfx_mode_n_set == 0)
         set_python_included(false);
     return out;
 }
 
 cfx_mode *cfx_mode_get(cfx_mode_key key) { return valid_key(key) ? st.infra[key] : NULL; }
 
-static int push_user(cfx_mode *m)
-{
-    if (st.n_user >= CFX_MODE_STACK_MAX)
-        return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed",
-                             CFX_MODE_STACK_MAX);
-    if (st.n_set++ == 0)
-        set_python_included(true);
-    st.user[st.n_user++] = m;
-    return CFX_OK;
-}
-
 int cfx_mode_push(cfx_mode *m)
 {
     if (!m || !m->vt || !m->vt->dispatch)
         return cfx_error_set(CFX_ERR, NULL, "cfx_mode_push: a mode needs a vtable with dispatch");
     cfx_dispatcher_init();
-    if (valid_key(m->key))
-        return set_slot(m, (cfx_mode_key)m->key);
-    return push_user(m);
-}
-
-/* Removes and returns the top of the logical stack; *slot gets its infra key or -1. */
-static cfx_mode *pop_top(int *slot)
-{
-    cfx_mode *out = NULL;
-    *slot = CFX_MODE_USER;
-    if (st.n_user > 0) {
-        out = st.user[--st.n_user];
-        st.user[st.n_user] = NULL;
-    } else if (st.occupied) {
-        int i = 31 - __builtin_clz(st.occupied);
-        out = st.infra[i];
-        st.infra[i] = NULL;
-        st.occupied &= ~(1u << i);
-        *slot = i;
-    }
-    if (out && --st.n_set == 0)
-        set_python_included(false);
-    return out;
+    return push_to(m, valid_key(m->key) ? m->key : CFX_MODE_USER);
 }
 
 cfx_mode *cfx_mode_pop(void)
@@ -190,8 +210,6 @@ int cfx_mode_exit(cfx_mode *m)
     return CFX_OK;
 }
 
-int cfx_mode_stack_len(void) { return st.n_set; }
-
 cfx_mode *cfx_mode_stack_at(int idx)
 {
     if (idx < 0 || idx >= cfx_mode_stack_len()) {
@@ -217,20 +235,30 @@ cfx_mode *cfx_mode_top(void)
 
 /* ------------------------------------------------------------------ invoking modes */
 
-int cfx_mode_call_top(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. */
     int slot;
-    cfx_mode *m = pop_top(&slot);
-    if (!m)
+    cfx_mode *m = take_top(&slot);
+    if (__builtin_expect(!m, 0))
         return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
+    /* The stored (XOR-encoded) sets are saved and put back verbatim. Python keys are not among
+     * the default included keys, so clearing them in the stored form clears them. */
+    uint64_t saved_inc = cfx_local_keys_raw.included.repr, saved_exc = cfx_local_keys_raw.excluded.repr;
+    uint64_t inc = saved_inc;
+    if (cfx_mode_n_set == 0)
+        inc &= ~PYTHON_KEYS;
+    cfx_local_keys_raw.included.repr = inc;
+    cfx_local_keys_raw.excluded.repr =
+        ((saved_exc ^ CFX_KEYS_DEFAULT_EXCLUDED) | exclude.repr) ^ CFX_KEYS_DEFAULT_EXCLUDED;
     int rc = m->vt->dispatch(m, op, ks, stack);
-    int prc = slot >= 0 ? set_slot(m, (cfx_mode_key)slot) : push_user(m);
+    int prc = put_mode(m, slot);
+    cfx_local_keys_raw.included.repr = saved_inc;
+    cfx_local_keys_raw.excluded.repr = saved_exc;
     return rc < 0 ? rc : prc;
 }
 
 int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)
 {
-    cfx_keyset ks = cfx_op_dispatch_keyset(op, stack);
-    return cfx_op_redispatch(op, ks, stack);
+    return cfx_op_dispatch_stack(op, stack);
 }

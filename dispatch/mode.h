@@ -95,10 +95,14 @@ cfx_mode *cfx_mode_get(cfx_mode_key key);   /* NULL if empty */
 int cfx_mode_set(cfx_mode *m, cfx_mode_key key);
 cfx_mode *cfx_mode_unset(cfx_mode_key key); /* returns what was there (may be NULL) */
 
+/* Internal (mode.c): how many modes this thread has set (occupied slots + user modes). Every
+ * Python-key call asks, hence the inline accessors below. */
+extern _Thread_local int cfx_mode_n_set;
+
 /* The logical stack: index 0 is the bottom (lowest-priority infra slot). */
-int cfx_mode_stack_len(void);
+static inline int cfx_mode_stack_len(void) { return cfx_mode_n_set; }
 cfx_mode *cfx_mode_stack_at(int idx); /* NULL + error "Tried to get stack at idx that's too big" */
-bool cfx_mode_any_set(void);
+static inline bool cfx_mode_any_set(void) { return cfx_mode_n_set > 0; }
 /* The mode the next call would reach first (top of the logical stack), or NULL. */
 cfx_mode *cfx_mode_top(void);
 
@@ -110,9 +114,15 @@ const char *cfx_mode_key_name(cfx_mode_key key);
  * popped), else a tensor's own mode, else the kernels. stack holds all schema arguments. */
 int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack);
 
-/* Called by the top mode handler machinery (python_fallback.c): runs the top mode's handler
- * with that mode popped, pushing it back afterwards even on error. */
-int cfx_mode_call_top(const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+/* Called by the Python key's fallback (python_fallback.c): runs the top mode's handler with
+ * that mode popped and `exclude` added to the thread's excluded keys, then pushes the mode back
+ * into its place and restores the local key sets exactly as they were, also on error. The
+ * Python keys that popping the last mode takes out of the included set are cleared in the
+ * same write as the exclusion, and the restore brings them back (a push that follows a restore
+ * of the whole state would only be overwritten). Error "trying to pop from empty mode stack"
+ * with no mode set. `exclude` comes first so that op, ks and stack sit where a boxed kernel
+ * (the fallback) received them and the fallback's call is one register load and a jump. */
+int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
 /* The Python and PythonTLSSnapshot backend fallbacks (python_fallback.c). The dispatcher's
  * default fallbacks (fallbacks.c) register them, so every dump shows their rows as PyTorch's do. */
@@ -123,7 +133,7 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
  * the local key sets recorded when the call entered PythonTLSSnapshot, so a call made in
  * between runs with the keys above Python (autograd, ...) again. */
 typedef struct cfx_tls_snapshot_guard {
-    cfx_local_keys saved_keys;
+    cfx_local_keys saved_keys;  /* both as stored (cfx_local_keys_raw), not as _get returns them */
     cfx_local_keys saved_entry;
     bool active;
 } cfx_tls_snapshot_guard;

@@ -358,6 +358,17 @@ static uint64_t required_tensors(const cfx_schema *s)
     return m;
 }
 
+/* The argument positions the dispatch path reads, from the schema (none without one). */
+static void set_dispatch_args(cfx_op *op, const cfx_schema *s)
+{
+    uint64_t m = s ? s->tensor_arg_mask : 0;
+    op->dispatch_arg_mask = m;
+    op->required_tensor_mask = s ? required_tensors(s) : 0;
+    op->tensor_pair_ok = m != 0 && m == op->required_tensor_mask && __builtin_popcountll(m) <= 2;
+    op->tensor_pair[0] = op->tensor_pair_ok ? (uint8_t)__builtin_ctzll(m) : 0;
+    op->tensor_pair[1] = op->tensor_pair_ok ? (uint8_t)(63 - __builtin_clzll(m)) : 0;
+}
+
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,
                                 bool alias_is_default)
 {
@@ -388,8 +399,7 @@ int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debu
     op->schema_debug = d;
     op->alias_analysis = alias_analysis;
     op->alias_analysis_is_default = alias_is_default;
-    op->dispatch_arg_mask = schema->tensor_arg_mask;
-    op->required_tensor_mask = required_tensors(schema);
+    set_dispatch_args(op, schema);
     if (rebuilt)
         update_full(op); /* the table holds copies of the kernels that just got a boxed entry */
     return CFX_OK;
@@ -410,8 +420,7 @@ void cfx_opentry_deregister_schema(cfx_op *op)
     free(op->schema_debug);
     op->schema = NULL;
     op->schema_debug = NULL;
-    op->dispatch_arg_mask = 0;
-    op->required_tensor_mask = 0;
+    set_dispatch_args(op, NULL);
 }
 
 static void warn_override(const cfx_op *op, bool has_key, cfx_dispatch_key key, const char *debug)

@@ -30,6 +30,11 @@ struct cfx_op {
     cfx_keyset non_fallthrough;                         /* when all backends agree */
     cfx_keyset non_fallthrough_per_backend[CFX_NUM_BACKENDS];
     bool per_backend_masks_differ;                      /* requiresBitsetPerBackend */
+    /* The key-set shortcut for ops whose dispatch arguments are one or two plain Tensors (most
+     * of aten): their positions, the same one twice for a single Tensor. tensor_pair_ok is
+     * false for any other schema (none, lists, optionals, three or more). From the masks below. */
+    bool tensor_pair_ok;
+    uint8_t tensor_pair[2];
     const cfx_schema *schema;                           /* NULL until def'd */
     /* Argument positions, from the schema (0 while there is none): */
     uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */
@@ -71,10 +76,10 @@ static inline const char *cfx_op_name(const cfx_op *op) { return op->qualified_n
 /* The key set a call is dispatched with, from its boxed arguments and the thread's local
  * sets: ((union of tensor args' sets | included) - excluded) & non-fallthrough mask. */
 cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack);
-/* Same, from an already-computed union of the tensor arguments' key sets. */
-static inline cfx_keyset cfx_op_mask_keyset(const cfx_op *op, cfx_keyset args, cfx_local_keys tls)
+/* ks without the keys whose slots hold fallthrough kernels (the op's non-fallthrough mask, the
+ * per-backend one when the op's masks differ by backend). Idempotent. */
+static inline cfx_keyset cfx_op_skip_fallthrough(const cfx_op *op, cfx_keyset ks)
 {
-    cfx_keyset ks = cfx_keyset_minus(cfx_keyset_or(args, tls.included), tls.excluded);
     const cfx_keyset *mask = &op->non_fallthrough;
     if (op->per_backend_masks_differ) {
         cfx_backend b = cfx_keyset_highest_backend(ks);
@@ -83,11 +88,17 @@ static inline cfx_keyset cfx_op_mask_keyset(const cfx_op *op, cfx_keyset args, c
     }
     return cfx_keyset_and(ks, *mask);
 }
+/* Same as cfx_op_dispatch_keyset, from an already-computed union of the tensor arguments' key
+ * sets. */
+static inline cfx_keyset cfx_op_mask_keyset(const cfx_op *op, cfx_keyset args, cfx_local_keys tls)
+{
+    return cfx_op_skip_fallthrough(op, cfx_keyset_minus(cfx_keyset_or(args, tls.included), tls.excluded));
+}
 
 /* The kernel in the slot for ks (may be invalid: see cfx_dispatch_missing_kernel_error). */
 static inline const cfx_kernel *cfx_op_kernel_for(const cfx_op *op, cfx_keyset ks)
 {
-    return &op->table[cfx_keyset_table_index(ks)];
+    return &op->table[(unsigned)cfx_keyset_table_index(ks)]; /* never negative: no sign extension */
 }
 
 /* dumpState / dumpComputedTable in PyTorch's exact text (malloc'd). */

@@ -18,8 +18,9 @@
  * batching, sparse, quantized, mkldnn, ...) belong to subsystems cfx does not have.
  *
  * A wrapper's fast path boxes its arguments into a stack array (int lists into a small
- * inline array, heap only past 16 entries), lets the dispatcher pick the kernel from the
- * tensors' key sets, and calls the kernel's C function directly when it has one. Single- and
+ * inline array, heap only past 16 entries), picks the kernel from its tensor parameters' key
+ * sets (cfx_dispatch_select's rules, inline), and calls the kernel's C function directly when
+ * it has one, its boxed entry otherwise (with a mode set, the Python keys' fallbacks). Single- and
  * multi-return operators share one generator, parameterised by the return marker of ops.h
  * (RTensor, RTensor2, RTensor3): a boxed kernel's returns are gathered from the stack. */
 #include <pthread.h>
@@ -31,11 +32,33 @@
 #include "dispatch/library.h"
 #include "dispatch/ops.h"
 
+#define PP_OR() |
+#define TENSOR_BIT(i, p) CFX_PP_CAT(TENSOR_BIT_, CFX_PARAM_KIND(p))(i)
+#define TENSOR_BIT_TENSOR(i) (UINT64_C(1) << (i))
+#define TENSOR_BIT_TENSOROPT(i) (UINT64_C(1) << (i))
+#define TENSOR_BIT_SCALAR(i) 0
+#define TENSOR_BIT_OPT(i) 0
+#define TENSOR_BIT_INTLIST(i) 0
+#define TENSOR_BIT_INT(i) 0
+#define TENSOR_BIT_DOUBLE(i) 0
+#define TENSOR_BIT_BOOL(i) 0
+#define REQUIRED_BIT(i, p) CFX_PP_CAT(REQUIRED_BIT_, CFX_PARAM_KIND(p))(i)
+#define REQUIRED_BIT_TENSOR(i) (UINT64_C(1) << (i))
+#define REQUIRED_BIT_TENSOROPT(i) 0
+#define REQUIRED_BIT_SCALAR(i) 0
+#define REQUIRED_BIT_OPT(i) 0
+#define REQUIRED_BIT_INTLIST(i) 0
+#define REQUIRED_BIT_INT(i) 0
+#define REQUIRED_BIT_DOUBLE(i) 0
+#define REQUIRED_BIT_BOOL(i) 0
+#define PARAM_MASKS(params) \
+    CFX_PARAMS_I(TENSOR_BIT, PP_OR, params), CFX_PARAMS_I(REQUIRED_BIT, PP_OR, params)
+
 const cfx_builtin_op_info cfx_builtin_ops[CFX_OPID_COUNT] = {
 #define CFX_OP(id, name, schema, params) \
-    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), 1},
+    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), 1, PARAM_MASKS(params)},
 #define CFX_OP_MULTI(id, name, schema, params, rets) \
-    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), CFX_RET_COUNT(rets)},
+    {#id, name, schema, CFX_PARAMS(CFX_PARAM_COUNT, CFX_PP_NOSEP, params), CFX_RET_COUNT(rets), PARAM_MASKS(params)},
 #include "dispatch/ops.def"
 #undef CFX_OP_MULTI
 #undef CFX_OP
@@ -148,44 +171,64 @@ static bool box_ints(cfx_int_list l, cfx_value *buf, cfx_value **heap, cfx_value
     return true;
 }
 
-/* Runs a boxed-only kernel and takes its nret tensor returns from the stack into out. */
-static bool call_boxed(const cfx_op *op, const cfx_kernel *k, cfx_keyset ks, cfx_value *stack, int nret,
-                       cfx_tensor **out)
+/* Why a boxed kernel's call failed after it returned CFX_OK: no boxed entry, or return i is
+ * not a tensor. */
+static __attribute__((noinline, cold)) bool boxed_error(const cfx_op *op, const cfx_value *stack, int nret,
+                                                        int i)
 {
-    if (!k->boxed) {
+    if (i < 0)
         cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel has neither a C nor a boxed entry",
                       op->qualified_name);
-        return false;
-    }
+    else if (nret == 1)
+        cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s, expected a Tensor",
+                      op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind));
+    else
+        cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s as return %d, expected a Tensor",
+                      op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind), i);
+    return false;
+}
+
+/* Runs a boxed-only kernel and takes its nret tensor returns from the stack into out. Inline:
+ * on a traced call it is the wrapper's only path (the Python keys' fallbacks are boxed). */
+static inline __attribute__((always_inline)) bool call_boxed(const cfx_op *op, const cfx_kernel *k, cfx_keyset ks,
+                                                             cfx_value *stack, int nret, cfx_tensor **out)
+{
+    if (__builtin_expect(!k->boxed, 0))
+        return boxed_error(op, stack, nret, -1);
     if (k->boxed(k->ctx, op, ks, stack) != CFX_OK)
         return false;
-    for (int i = 0; i < nret; i++)
-        if (stack[i].kind != CFX_V_TENSOR) {
-            if (nret == 1)
-                cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s, expected a Tensor",
-                              op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind));
-            else
-                cfx_error_set(CFX_ERR, op->qualified_name, "%s: kernel returned a %s as return %d, expected a Tensor",
-                              op->qualified_name, cfx_value_kind_name((cfx_value_kind)stack[i].kind), i);
-            return false;
-        }
-    for (int i = 0; i < nret; i++)
+    for (int i = 0; i < nret; i++) {
+        if (__builtin_expect(stack[i].kind != CFX_V_TENSOR, 0))
+            return boxed_error(op, stack, nret, i);
         out[i] = stack[i].u.t;
+    }
     return true;
 }
 
 /* The kernel for an explicit key set: masked like cfx_op_redispatch, error if missing. */
 static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
 {
-    const cfx_keyset *mask = &op->non_fallthrough;
-    if (op->per_backend_masks_differ) {
-        cfx_backend b = cfx_keyset_highest_backend(*ks);
-        if (b != CFX_BACKEND_INVALID)
-            mask = &op->non_fallthrough_per_backend[b - 1];
-    }
-    *ks = cfx_keyset_and(*ks, *mask);
+    *ks = cfx_op_skip_fallthrough(op, *ks);
     const cfx_kernel *k = cfx_op_kernel_for(op, *ks);
     if (!cfx_kernel_is_valid(k)) {
+        cfx_dispatch_missing_kernel_error(op, *ks);
+        return NULL;
+    }
+    return k;
+}
+
+/* cfx_dispatch_select for the typed arguments: the wrapper knows which parameters are tensors
+ * (ops.def's markers, which match the schema's Tensor arguments: tests/dispatch/test_ops.c
+ * checks every op's masks), so it ORs their key sets directly instead of walking the boxed
+ * stack. NULL when a plain Tensor is NULL (no new error) or the slot is empty (error). */
+static inline __attribute__((always_inline)) const cfx_kernel *select_kernel(const cfx_op *op, uint64_t arg_keys,
+                                                                             bool null_tensor, cfx_keyset *ks)
+{
+    if (__builtin_expect(null_tensor, 0))
+        return NULL;
+    *ks = cfx_op_mask_keyset(op, (cfx_keyset){arg_keys}, cfx_local_keys_get());
+    const cfx_kernel *k = cfx_op_kernel_for(op, *ks);
+    if (__builtin_expect(!(k->flags & CFX_KERNEL_VALID), 0)) {
         cfx_dispatch_missing_kernel_error(op, *ks);
         return NULL;
     }
@@ -222,6 +265,24 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
 #define LISTFREE_ABool(x)
 #define LISTFREE_AIntList(x) free(x##_heap_);
 
+/* A parameter's share of the call's key set: a Tensor's keys (a NULL plain Tensor marks the
+ * call as failed), a Tensor?'s when given, nothing for the rest. */
+#define ARGKEYS(p) CFX_PP_CAT(ARGKEYS_, CFX_PARAM_KIND(p))(CFX_PARAM_NAME(p))
+#define ARGKEYS_TENSOR(x) \
+    if (x)                \
+        keys_ |= (x)->keys.repr; \
+    else                  \
+        null_ = true;
+#define ARGKEYS_TENSOROPT(x) \
+    if (x)                   \
+        keys_ |= (x)->keys.repr;
+#define ARGKEYS_SCALAR(x)
+#define ARGKEYS_OPT(x)
+#define ARGKEYS_INTLIST(x)
+#define ARGKEYS_INT(x)
+#define ARGKEYS_DOUBLE(x)
+#define ARGKEYS_BOOL(x)
+
 /* The body shared by a wrapper and its _redispatch twin: box, pick, call, unbox. SELECT is
  * the statement that sets k_ (and ks_). The stack also receives the returns of a boxed
  * kernel, so it has room for the larger of the two counts. */
@@ -239,7 +300,7 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
         const cfx_kernel *k_;                                                                \
         SELECT                                                                               \
         if (k_) {                                                                            \
-            cfx_tensor *outs_[NRET_];                                                        \
+            cfx_tensor *outs_[NRET_] = {0};                                                  \
             if (k_->unboxed)                                                                 \
                 r_ = ((cfx_kfn_##id)k_->unboxed)(CFX_PARAMS(CFX_PARAM_NAME, CFX_PP_COMMA, params)); \
             else if (call_boxed(op, k_, ks_, stack, NRET_, outs_))                           \
@@ -248,15 +309,27 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
     }                                                                                        \
     CFX_PARAMS(LISTFREE, CFX_PP_NOSEP, params)
 
+/* A wrapper's first call initialises the built-ins out of line and starts over, so the
+ * wrapper itself makes no call before its kernel's and its arguments need no saving. */
 #define WRAPPERS(id, params, ret)                                                            \
+    static __attribute__((noinline, cold)) CFX_RET_TYPE(ret)                                 \
+        first_call_##id(const cfx_site *site, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)) \
+    {                                                                                        \
+        if (!cfx_builtin_op(CFX_OPID_##id))                                                  \
+            return CFX_RET_NULL(ret);                                                        \
+        return cfx_op_##id(site, CFX_PARAMS(CFX_PARAM_NAME, CFX_PP_COMMA, params));          \
+    }                                                                                        \
     CFX_RET_TYPE(ret) cfx_op_##id(const cfx_site *site, CFX_PARAMS(CFX_PARAM_DECL, CFX_PP_COMMA, params)) \
     {                                                                                        \
         cfx_op *op = __atomic_load_n(&handles[CFX_OPID_##id], __ATOMIC_ACQUIRE);             \
-        if (__builtin_expect(!op, 0) && !(op = cfx_builtin_op(CFX_OPID_##id)))               \
-            return CFX_RET_NULL(ret);                                                        \
+        if (__builtin_expect(!op, 0))                                                        \
+            return first_call_##id(site, CFX_PARAMS(CFX_PARAM_NAME, CFX_PP_COMMA, params));  \
         const cfx_site *prev_ = site ? cfx_set_current_site(site) : NULL;                    \
+        uint64_t keys_ = 0;                                                                  \
+        bool null_ = false;                                                                  \
+        CFX_PARAMS(ARGKEYS, CFX_PP_NOSEP, params)                                            \
         cfx_keyset ks_;                                                                      \
-        CALL_BODY(id, params, ret, k_ = cfx_dispatch_select(op, stack, &ks_);)               \
+        CALL_BODY(id, params, ret, k_ = select_kernel(op, keys_, null_, &ks_);)              \
         if (site)                                                                            \
             cfx_set_current_site(prev_);                                                     \
         return r_;                                                                           \
@@ -474,12 +547,36 @@ static int box_returns(const cfx_op *op, cfx_tensor *const *outs, int n, cfx_val
 #define UNFREE_ABool(x)
 #define UNFREE_AIntList(x) free(x##_iheap_);
 
+/* The fast path of a boxed entry: every slot already holds exactly its parameter's C value
+ * (a Tensor, None for an optional, an int for an int, ...), so nothing needs converting or
+ * reporting. Int lists always take the general path, as does anything the general path would
+ * normalise (an int for a float, a value for an AOpt): test_ops_boxed.c checks both paths
+ * against the libffi adapter. */
+#define PP_AND() &&
+#define FASTOK(i, p) CFX_PP_CAT(FASTOK_, CFX_PARAM_KIND(p))(stack[i].kind)
+#define FASTOK_TENSOR(k) (k) == CFX_V_TENSOR
+#define FASTOK_TENSOROPT(k) ((k) == CFX_V_TENSOR || (k) == CFX_V_NONE)
+#define FASTOK_SCALAR(k) ((k) == CFX_V_INT || (k) == CFX_V_DOUBLE || (k) == CFX_V_BOOL)
+#define FASTOK_OPT(k) (k) == CFX_V_NONE
+#define FASTOK_INTLIST(k) ((void)(k), false)
+#define FASTOK_INT(k) (k) == CFX_V_INT
+#define FASTOK_DOUBLE(k) (k) == CFX_V_DOUBLE
+#define FASTOK_BOOL(k) (k) == CFX_V_BOOL
+#define FASTARG(i, p) CFX_PP_CAT(FASTARG_, CFX_PARAM_KIND(p))(stack[i])
+#define FASTARG_TENSOR(v) (v).u.t
+#define FASTARG_TENSOROPT(v) ((v).kind == CFX_V_TENSOR ? (v).u.t : NULL)
+#define FASTARG_SCALAR(v) (v)
+#define FASTARG_OPT(v) (v)
+#define FASTARG_INTLIST(v) ((cfx_int_list){NULL, -1})
+#define FASTARG_INT(v) (v).u.i
+#define FASTARG_DOUBLE(v) (v).u.d
+#define FASTARG_BOOL(v) (v).u.b
+
 /* A kernel that returns its tensors but records an error has failed too; that shows only if
  * no error was recorded before (the first error wins), as in the adapter. */
 #define BOXED_ENTRY(id, params, ret)                                                         \
-    int cfx_kfn_boxed_##id(void *fn, const cfx_op *op, cfx_keyset ks, cfx_value *stack)      \
+    static __attribute__((noinline)) int boxed_general_##id(void *fn, const cfx_op *op, cfx_value *stack) \
     {                                                                                        \
-        (void)ks;                                                                            \
         CFX_PARAMS(UNDECL, CFX_PP_NOSEP, params)                                             \
         CFX_PARAMS(UNLIST, CFX_PP_NOSEP, params)                                             \
         int rc_ = CFX_OK, i_ = 0;                                                            \
@@ -496,6 +593,18 @@ static int box_returns(const cfx_op *op, cfx_tensor *const *outs, int n, cfx_val
         }                                                                                    \
         CFX_PARAMS(UNFREE, CFX_PP_NOSEP, params)                                             \
         return rc_;                                                                          \
+    }                                                                                        \
+    int cfx_kfn_boxed_##id(void *fn, const cfx_op *op, cfx_keyset ks, cfx_value *stack)      \
+    {                                                                                        \
+        (void)ks;                                                                            \
+        if (__builtin_expect(!(CFX_PARAMS_I(FASTOK, PP_AND, params)), 0))                    \
+            return boxed_general_##id(fn, op, stack);                                        \
+        bool had_error_ = cfx_error_occurred();                                              \
+        CFX_RET_TYPE(ret) r_ = ((cfx_kfn_##id)(uintptr_t)fn)(CFX_PARAMS_I(FASTARG, CFX_PP_COMMA, params)); \
+        cfx_tensor *outs_[CFX_RET_COUNT(ret)];                                               \
+        CFX_RET_UNPACK(ret, r_, outs_);                                                      \
+        return !had_error_ && cfx_error_occurred() ? CFX_ERR                                 \
+                                                   : box_returns(op, outs_, CFX_RET_COUNT(ret), stack); \
     }
 #define CFX_OP(id, name, schema, params) BOXED_ENTRY(id, params, RTensor)
 #define CFX_OP_MULTI(id, name, schema, params, rets) BOXED_ENTRY(id, params, rets)

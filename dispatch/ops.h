@@ -3,10 +3,11 @@
  * Every operator in dispatch/ops.def gets, generated from that one list:
  *   - CFX_OPID_<id>, its index in the built-in table (cfx_builtin_ops[]);
  *   - cfx_op_<id>(site, args...), the typed wrapper: it boxes the arguments into a small
- *     stack array, asks the dispatcher for the kernel (cfx_dispatch_select), calls it unboxed
- *     when it can, boxed otherwise, and keeps `site` as the thread's current call site for
- *     the duration (errors and tracers report the user's C line). Returns NULL on error, or
- *     when an argument tensor is NULL (no new error: NULL propagates);
+ *     stack array, picks the kernel as cfx_dispatch_select does (from its tensor parameters'
+ *     key sets, read directly), calls it unboxed when it can, boxed otherwise, and keeps
+ *     `site` as the thread's current call site for the duration (errors and tracers report
+ *     the user's C line). Returns NULL on error, or when an argument tensor is NULL (no new
+ *     error: NULL propagates);
  *   - cfx_op_<id>_redispatch(ks, args...), the same call for an explicit key set (kernels
  *     that redispatch below themselves, such as BackendSelect's);
  *   - cfx_kfn_<id>, the kernel's C function type, and CFX_IMPL_OP, which registers a kernel
@@ -138,6 +139,10 @@ typedef struct cfx_builtin_op_info {
     const char *schema; /* as torch 1.13 prints it */
     int n_args;
     int n_returns;      /* tensors returned: 1 for CFX_OP, N for CFX_OP_MULTI */
+    /* From the parameter markers: bit i for ATensor or ATensorOpt, and for ATensor alone. The
+     * wrappers compute key sets from these parameters, so they must equal the registered
+     * schema's dispatch_arg_mask and required_tensor_mask (operator.h; tested). */
+    uint64_t tensor_params, required_tensor_params;
 } cfx_builtin_op_info;
 
 extern const cfx_builtin_op_info cfx_builtin_ops[CFX_OPID_COUNT];

@@ -24,7 +24,9 @@
 #include "dispatch/operator.h"
 #include "dispatch/tensor_ext.h"
 
-/* tls_on_entry: the local key sets when the outermost call entered PythonTLSSnapshot. */
+/* tls_on_entry: the local key sets when the outermost call entered PythonTLSSnapshot, as
+ * stored (cfx_local_keys_raw, XOR-encoded): taken on every traced call, decoded by nobody, since
+ * restoring it is a plain store back. */
 static _Thread_local cfx_local_keys tls_on_entry;
 static _Thread_local bool tls_on_entry_set;
 
@@ -55,50 +57,58 @@ static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
     return NULL;
 }
 
+/* No mode set: a tensor argument's own mode, entered for this one call (step 3, or 4). Out of
+ * line, so that the fallback's path with a mode set needs no stack frame. */
+static __attribute__((noinline)) int call_tensor_mode(const cfx_op *op, cfx_value *stack)
+{
+    cfx_key_guard g;
+    cfx_exclude_keys_begin(&g, ABOVE_PYTHON_KEYS);
+    int rc;
+    cfx_mode *m = tensor_arg_mode(op, stack);
+    if (!m) {
+        rc = cfx_error_set(CFX_ERR, cfx_op_name(op),
+                           "Hit Python dispatch key but no arguments had PyInterpreter (no tensor args?)");
+    } else {
+        /* The tensor holds m alive; pushing cannot collide since the stack is empty. */
+        rc = cfx_mode_push(m);
+        if (rc == CFX_OK) {
+            rc = cfx_mode_redispatch(op, stack);
+            int erc = cfx_mode_exit(m);
+            if (rc == CFX_OK)
+                rc = erc;
+        }
+    }
+    cfx_key_guard_end(&g);
+    return rc;
+}
+
 int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ctx;
-    /* cfx_exclude_keys_begin/cfx_key_guard_end, inlined: this runs on every call */
-    cfx_local_keys saved = cfx_local_keys_get(), k = saved;
-    k.excluded = cfx_keyset_or(k.excluded, ABOVE_PYTHON_KEYS);
-    cfx_local_keys_set(k);
-    int rc;
-    if (cfx_mode_stack_len() > 0) {
-        rc = cfx_mode_call_top(op, ks, stack);
-    } else {
-        cfx_mode *m = tensor_arg_mode(op, stack);
-        if (!m) {
-            rc = cfx_error_set(CFX_ERR, cfx_op_name(op),
-                               "Hit Python dispatch key but no arguments had PyInterpreter (no tensor args?)");
-        } else {
-            /* The tensor holds m alive; pushing cannot collide since the stack is empty. */
-            rc = cfx_mode_push(m);
-            if (rc == CFX_OK) {
-                rc = cfx_mode_redispatch(op, stack);
-                int erc = cfx_mode_exit(m);
-                if (rc == CFX_OK)
-                    rc = erc;
-            }
-        }
-    }
-    cfx_local_keys_set(saved);
-    return rc;
+    /* steps 1 and 2 together: mode.c excludes the keys in the same write as its pop */
+    if (__builtin_expect(cfx_mode_stack_len() > 0, 1))
+        return cfx_mode_call_top(ABOVE_PYTHON_KEYS, op, ks, stack);
+    return call_tensor_mode(op, stack);
 }
+
+/* Where PythonTLSSnapshot's fallback redispatches: cfx_keyset_full_after(PythonTLSSnapshot),
+ * a constant (every bit below the key's own, plus PythonDispatcher). */
+#define BELOW_SNAPSHOT_KEYS                                                                      \
+    ((cfx_keyset){(CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot) - 1) |                   \
+                  CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
 
 int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
                                         cfx_value *stack)
 {
     (void)ctx;
     /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot. */
-    bool set_here = !tls_on_entry_set;
-    if (set_here) {
-        tls_on_entry = cfx_local_keys_get();
-        tls_on_entry_set = true;
-    }
-    int rc = cfx_op_redispatch(op, cfx_keyset_and(ks, cfx_keyset_full_after(CFX_KEY_PythonTLSSnapshot)),
-                               stack);
-    if (set_here)
-        tls_on_entry_set = false;
+    ks = cfx_keyset_and(ks, BELOW_SNAPSHOT_KEYS);
+    if (tls_on_entry_set)
+        return cfx_op_redispatch_inline(op, ks, stack);
+    tls_on_entry = cfx_local_keys_raw;
+    tls_on_entry_set = true;
+    int rc = cfx_op_redispatch_inline(op, ks, stack);
+    tls_on_entry_set = false;
     return rc;
 }
 
@@ -108,12 +118,12 @@ int cfx_tls_snapshot_restore_begin(cfx_tls_snapshot_guard *g)
     if (!tls_on_entry_set)
         return cfx_error_set(CFX_ERR, NULL,
                              "Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.");
-    g->saved_keys = cfx_local_keys_get();
+    g->saved_keys = cfx_local_keys_raw;
     g->saved_entry = tls_on_entry;
     g->active = true;
     /* The snapshot is consumed while restored, so calls made now record their own. */
     tls_on_entry_set = false;
-    cfx_local_keys_set(g->saved_entry);
+    cfx_local_keys_raw = g->saved_entry;
     return CFX_OK;
 }
 
@@ -121,7 +131,7 @@ void cfx_tls_snapshot_restore_end(cfx_tls_snapshot_guard *g)
 {
     if (!g->active)
         return;
-    cfx_local_keys_set(g->saved_keys);
+    cfx_local_keys_raw = g->saved_keys;
     tls_on_entry = g->saved_entry;
     tls_on_entry_set = true;
     g->active = false;
