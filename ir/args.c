@@ -137,6 +137,11 @@ cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *
     *rc = CFX_OK;
     if (!n_args && !n_kwargs)
         return NULL;
+    if (n_kwargs > CFX_NODE_MAX_KWARGS) {
+        *rc = cfx_error_set(CFX_ERR, NULL, "a node takes at most %u kwargs, not %u", (unsigned)CFX_NODE_MAX_KWARGS,
+                            n_kwargs);
+        return NULL;
+    }
     /* kwargs follow the values: 16-byte values keep the 8-byte kwargs aligned */
     cfx_value *dst = cfx_arena_alloc(&g->arena, (size_t)n_args * sizeof(cfx_value) +
                                                     (size_t)n_kwargs * sizeof(cfx_kwarg));

@@ -33,12 +33,13 @@ cfx_graph *cfx_graph_new(void)
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
-    g->root.prev = g->root.next = &g->root;
+    g->root.prev = g->root.next = g->root.seq = CFX_NODE_ROOT_SEQ;
     g->root.graph = g;
     g->root.op = CFX_NODE_ROOT;
     g->root.name_base = cfx_names_intern(g->names, "", 0);
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
+    g->n_uses = 1; /* use id 0 means "none" */
     /* node references inside cfx_values print as node names */
     pthread_once(&printer_once, install_node_printer);
     return g;
@@ -50,7 +51,7 @@ void cfx_graph_free(cfx_graph *g)
         return;
     if (g->has_foreign_uses) {
         /* our use records sit in other graphs' users lists: take them out */
-        for (cfx_node *n = g->root.next; n != &g->root; n = n->next)
+        for (cfx_node *n = ir_link(g, g->root.next); n != &g->root; n = ir_link(g, n->next))
             for (uint32_t i = 0; i < n->n_inputs; i++)
                 if (ir_use_at(g, n->inputs + i)->producer & IR_EXT) {
                     ir_unlink_inputs(n);
@@ -99,24 +100,25 @@ cfx_node *ir_node_slot_slow(cfx_graph *g)
             return NULL;
         }
     }
-    /* blocks are taken in seq order, so every one below b exists (b < 2^24: no overflow) */
-    g->node_limit = (b + 1) << IR_NODE_SHIFT;
-    return ir_node_at(g, seq);
+    /* blocks are taken in seq order: the rest of this one is next */
+    g->nslot = ir_node_at(g, seq);
+    g->nslot_end = g->nblock[b] + (1u << IR_NODE_SHIFT);
+    return g->nslot;
 }
 
-static void link_before(cfx_node *at, cfx_node *x)
+static IR_ALWAYS_INLINE void link_before(cfx_graph *g, cfx_node *at, cfx_node *x)
 {
-    cfx_node *p = at->prev;
-    p->next = x;
+    uint32_t p = at->prev;
+    ir_link(g, p)->next = x->seq;
     x->prev = p;
-    x->next = at;
-    at->prev = x;
+    x->next = at->seq;
+    at->prev = x->seq;
 }
 
-static void unlink_node(cfx_node *x)
+static void unlink_node(cfx_graph *g, cfx_node *x)
 {
-    x->prev->next = x->next;
-    x->next->prev = x->prev;
+    ir_link(g, x->prev)->next = x->next;
+    ir_link(g, x->next)->prev = x->prev;
 }
 
 /* torch.typename(target): module + "." + qualname. An OpOverload's module is torch._ops.<ns>
@@ -195,6 +197,18 @@ static IR_NOINLINE cfx_name node_name(cfx_graph *g, const char *name, const cfx_
     return nm;
 }
 
+/* The insertion point is a node of another graph or an erased one. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void insert_point_error(const cfx_graph *g, const cfx_node *at)
+{
+    if (at->graph != g)
+        cfx_error_set(CFX_ERR, NULL, "Node to insert before is not in graph.");
+    else
+        cfx_error_set(CFX_ERR, NULL, "the insertion point node was erased");
+}
+
 /* Always inlined: cfx_graph_create_node, the tracer's entry, gets a copy of its own with map
  * folded away; every other creator shares create_node_any's. */
 static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
@@ -210,19 +224,15 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
         return NULL;
     }
     cfx_node *at = g->insert.at;
-    if (at->graph != g) {
-        cfx_error_set(CFX_ERR, NULL, "Node to insert before is not in graph.");
-        return NULL;
-    }
-    if (at != &g->root && cfx_node_is_erased(at)) {
-        cfx_error_set(CFX_ERR, NULL, "the insertion point node was erased");
+    if (at != &g->root && (at->graph != g || cfx_node_is_erased(at))) {
+        insert_point_error(g, at);
         return NULL;
     }
     const cfx_target_info *info = ir_target_info(g, target);
     if (!info)
         return NULL;
     cfx_name nm;
-    if (name || !ir_names_create_fast(&info->cand, &nm)) {
+    if (name || !info->name_fast || !ir_names_next(info->cand.base, &nm)) {
         nm = node_name(g, name, info);
         if (!nm.base)
             return NULL;
@@ -235,35 +245,33 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
     if (!n)
         return NULL;
     /* every field but prev / next (set when linked in) and those the args paths set */
-    n->seq = g->n_created; /* the slot is taken only if the node is made */
     n->graph = g;
-    n->target = info;
-    n->op = (uint8_t)op;
-    n->flags = 0;
     n->name_base = nm.base;
-    n->name_suffix = nm.suffix;
     n->meta = NULL;
+    n->target_id = info->id;
+    n->name_suffix = nm.suffix;
+    n->seq = g->n_created; /* the slot is taken only if the node is made */
     n->n_users = 0;
     n->users_head = 0;
     n->mark = 0;
+    n->op = (uint8_t)op;
+    n->flags = 0;
     int rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(n, args, n_args);
     if (rc == IR_NOT_FLAT) {
         n->n_args = n->n_kwargs = n->n_inputs = n->inputs = 0;
+        n->args = NULL;
         if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
             return NULL;
         n->n_args = n_args;
-        n->n_kwargs = n_kwargs;
+        n->n_kwargs = (uint16_t)n_kwargs; /* checked by ir_args_block */
         rc = ir_rebuild_inputs(n);
         if (rc != CFX_OK)
             ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
     }
     if (rc != CFX_OK)
         return NULL;
-    g->n_created++;
-    if (g->insert.after)
-        link_before(at->next, n);
-    else
-        link_before(at, n);
+    ir_node_commit(g);
+    link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
     g->len++;
     return n;
 }
@@ -419,7 +427,7 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
         free(s);
         return CFX_OK;
     }
-    unlink_node(n);
+    unlink_node(g, n);
     n->flags |= CFX_NODE_ERASED;
     g->len--;
     /* null out node arguments so producers drop n from their users */
@@ -434,24 +442,21 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
 
 /* ---- walking ------------------------------------------------------------------------------ */
 
-cfx_node *cfx_node_next(const cfx_node *n)
+cfx_node *cfx_node_next(const cfx_node *n) { return ir_next_in(n->graph, n); }
+cfx_node *cfx_node_prev(const cfx_node *n) { return ir_prev_in(n->graph, n); }
+
+const cfx_target_info *cfx_node_target_info(const cfx_node *n) { return ir_target_of(n); }
+cfx_target cfx_node_target(const cfx_node *n) { return cfx_target_from_info(ir_target_of(n)); }
+const cfx_op *cfx_node_operator(const cfx_node *n) { return cfx_target_info_op(ir_target_of(n)); }
+
+const char *cfx_node_target_str(const cfx_node *n)
 {
-    cfx_node *p = n->next;
-    while (p->op != CFX_NODE_ROOT && (p->flags & CFX_NODE_ERASED))
-        p = p->next;
-    return p->op == CFX_NODE_ROOT ? NULL : p;
+    const cfx_target_info *t = ir_target_of(n);
+    return t->kind == CFX_TARGET_STRING ? (const char *)t->ptr : NULL;
 }
 
-cfx_node *cfx_node_prev(const cfx_node *n)
-{
-    cfx_node *p = n->prev;
-    while (p->op != CFX_NODE_ROOT && (p->flags & CFX_NODE_ERASED))
-        p = p->prev;
-    return p->op == CFX_NODE_ROOT ? NULL : p;
-}
-
-cfx_node *cfx_graph_first(const cfx_graph *g) { return g ? cfx_node_next(&g->root) : NULL; }
-cfx_node *cfx_graph_last(const cfx_graph *g) { return g ? cfx_node_prev(&g->root) : NULL; }
+cfx_node *cfx_graph_first(const cfx_graph *g) { return g ? ir_next_in((cfx_graph *)g, &g->root) : NULL; }
+cfx_node *cfx_graph_last(const cfx_graph *g) { return g ? ir_prev_in((cfx_graph *)g, &g->root) : NULL; }
 uint32_t cfx_graph_num_nodes(const cfx_graph *g) { return g ? g->len : 0; }
 uint32_t cfx_graph_num_created(const cfx_graph *g) { return g ? g->n_created : 0; }
 
@@ -472,7 +477,7 @@ cfx_node *cfx_graph_find_node(const cfx_graph *g, const char *name)
 uint32_t cfx_graph_new_stamp(cfx_graph *g)
 {
     if (++g->stamp == 0) {
-        for (cfx_node *n = g->root.next; n != &g->root; n = n->next)
+        for (cfx_node *n = ir_link(g, g->root.next); n != &g->root; n = ir_link(g, n->next))
             n->mark = 0;
         g->stamp = 1;
     }

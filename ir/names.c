@@ -302,6 +302,8 @@ static bool mark_used(cfx_names *ns, cfx_name k)
         uint32_t nw = b->nwords ? b->nwords : 1;
         while (nw <= w)
             nw *= 2;
+        if (nw > IR_NAME_MAX_WORDS)
+            nw = IR_NAME_MAX_WORDS; /* istr.h relies on it; still > w (suffixes are <= the max) */
         uint64_t *bits = realloc(b->bits, nw * sizeof *bits);
         if (!bits)
             return false;
