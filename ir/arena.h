@@ -39,6 +39,14 @@ static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
     return cfx_arena_alloc_slow(a, size);
 }
 
+/* Gives back p, size bytes, if it is the latest allocation (else nothing happens): for a
+ * fast path that allocated before it knew it could finish. */
+static inline void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size)
+{
+    if (p && a->cur == (char *)p + size)
+        a->cur = (char *)p;
+}
+
 void *cfx_arena_zalloc(cfx_arena *a, size_t size);
 /* A NUL-terminated copy of s[0..len). */
 char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len);

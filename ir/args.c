@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/args_flat.h"
 #include "ir/internal.h"
 
 /* ---- an explicit stack of value arrays -------------------------------------------------- */
@@ -363,6 +364,14 @@ static int add_use(cfx_node *n, uint32_t id, cfx_node *p)
     u->next = other;
     g->has_foreign_uses = true;
     return CFX_OK;
+}
+
+void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t size)
+{
+    cfx_graph *g = n->graph;
+    for (uint32_t i = k; i-- > 0;)
+        unlink_use(g, first + i);
+    cfx_arena_unalloc(&g->arena, block, size);
 }
 
 void ir_unlink_inputs(cfx_node *n)

@@ -12,9 +12,11 @@
 #if defined(__GNUC__)
 #define IR_ALWAYS_INLINE inline __attribute__((always_inline))
 #define IR_NOINLINE __attribute__((noinline))
+#define IR_COLD __attribute__((noinline, cold))
 #else
 #define IR_ALWAYS_INLINE inline
 #define IR_NOINLINE
+#define IR_COLD
 #endif
 
 /* An open-addressing set of arena records, for hash-consing (meta.c). */
@@ -89,11 +91,15 @@ struct cfx_graph {
     ir_site_memo site_cache[16];
     /* cfx_node_set_result_meta: per call-site slot, the last result's key and meta record */
     struct ir_rmeta {
-        ir_site_memo site;          /* src NULL: no site */
-        const int64_t *dims;        /* interned sizes then strides; NULL for rank 0 */
-        cfx_meta *meta;             /* NULL: empty slot */
+        const cfx_site *fast;       /* site.src if its strings are literals (or there is no
+                                       site): the inline check compares addresses only; else
+                                       a pointer no caller passes */
+        uint64_t key;               /* dtype, rank, requires_grad, val's device (meta.c);
+                                       0: empty slot */
         int64_t storage_offset;
-        uint64_t key;               /* dtype, rank, requires_grad, val's device (meta.c) */
+        const int64_t *dims;        /* interned sizes then strides; NULL for rank 0 */
+        cfx_meta *meta;
+        ir_site_memo site;          /* src NULL: no site */
     } rmeta[16];
     /* recent moves between shared meta records: (from, slot, slot value) -> to */
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
