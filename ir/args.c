@@ -371,6 +371,8 @@ void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t s
     cfx_graph *g = n->graph;
     for (uint32_t i = k; i-- > 0;)
         unlink_use(g, first + i);
+    if (k)
+        memset(ir_use_at(g, first), 0, k * sizeof(ir_use)); /* fresh again (arena.h) */
     cfx_arena_unalloc(&g->arena, block, size);
 }
 

@@ -30,19 +30,16 @@ _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds must fit IR_FLAT_SCALARS");
  * linked so far (each its producer's tail), the reserved run, the argument block. */
 IR_COLD void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t size);
 
-/* Sets args, n_args, n_kwargs (0), inputs and n_inputs of a fresh node n (no users of its
- * inputs yet) when its args are flat: at most IR_FLAT_MAX values, each a scalar kind or a
+/* Sets args, n_args, inputs and n_inputs of a fresh node n (zero-filled but for what
+ * create_node set; no users of its inputs yet) when its args are flat: at most IR_FLAT_MAX values, each a scalar kind or a
  * non-NULL node of n's graph, and a run of n_args use records free in the current block.
  * Returns CFX_OK, or IR_NOT_FLAT with n's links untouched when a precondition fails: the
  * caller then takes the general path (which also handles what needs memory). */
 static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
 {
     cfx_graph *g = n->graph;
-    if (!n_args) {
-        n->args = NULL;
-        n->n_args = n->n_kwargs = n->n_inputs = n->inputs = 0;
-        return CFX_OK;
-    }
+    if (!n_args)
+        return CFX_OK; /* a fresh node has no args and no inputs */
     uint32_t first = g->n_uses;
     size_t size = (size_t)n_args * sizeof(cfx_value);
     cfx_value *a;
@@ -78,18 +75,16 @@ static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args,
             h->prev = id;
         }
         u->producer = p->seq;
-        u->user = seq;
-        u->next = 0;
+        u->user = seq; /* next: 0 in a fresh record (arena.h) */
         u++;
         count++;
         p->n_users++;
     }
     g->n_uses = first + count;
     n->args = a;
-    n->n_args = n_args;
-    n->n_kwargs = 0;
+    n->n_args = n_args; /* n_kwargs: 0 in a fresh node */
     n->n_inputs = count;
-    n->inputs = count ? first : 0;
+    n->inputs = first; /* only read for the n_inputs records */
     return CFX_OK;
 not_flat:
     ir_flat_undo(n, first, count, a, size);

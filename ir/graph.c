@@ -40,6 +40,8 @@ cfx_graph *cfx_graph_new(void)
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
     g->n_uses = 1; /* use id 0 means "none" */
+    for (size_t i = 0; i < sizeof g->tcache / sizeof *g->tcache; i++)
+        g->tcache[i] = &ir_tcache_empty;
     /* node references inside cfx_values print as node names */
     pthread_once(&printer_once, install_node_printer);
     return g;
@@ -244,34 +246,41 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
     cfx_node *n = ir_node_slot(g);
     if (!n)
         return NULL;
-    /* every field but prev / next (set when linked in) and those the args paths set */
+    /* the slot is zero-filled (arena.h; a refused node's is zeroed again): the fields that
+     * are not 0 to start with, but those the args paths set */
     n->graph = g;
     n->name_base = nm.base;
-    n->meta = NULL;
     n->target_id = info->id;
     n->name_suffix = nm.suffix;
     n->seq = g->n_created; /* the slot is taken only if the node is made */
-    n->n_users = 0;
-    n->users_head = 0;
-    n->mark = 0;
     n->op = (uint8_t)op;
-    n->flags = 0;
+    /* Without a map nothing sees the graph while the args are taken, so the node is linked in
+     * first (at is dead then) and unlinked if they fail; a map (node_copy's callback) might
+     * walk the graph, so then it is linked in last. */
+    if (!map)
+        link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
     int rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(n, args, n_args);
     if (rc == IR_NOT_FLAT) {
         n->n_args = n->n_kwargs = n->n_inputs = n->inputs = 0;
-        n->args = NULL;
         if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
-            return NULL;
-        n->n_args = n_args;
-        n->n_kwargs = (uint16_t)n_kwargs; /* checked by ir_args_block */
-        rc = ir_rebuild_inputs(n);
-        if (rc != CFX_OK)
-            ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
+            rc = CFX_ERR;
+        else {
+            n->n_args = n_args;
+            n->n_kwargs = (uint16_t)n_kwargs; /* checked by ir_args_block */
+            rc = ir_rebuild_inputs(n);
+            if (rc != CFX_OK)
+                ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
+        }
     }
-    if (rc != CFX_OK)
+    if (rc != CFX_OK) {
+        if (!map)
+            unlink_node(g, n);
+        memset(n, 0, sizeof *n); /* the next node takes this slot */
         return NULL;
+    }
+    if (map)
+        link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
     ir_node_commit(g);
-    link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
     g->len++;
     return n;
 }

@@ -162,7 +162,8 @@ static inline cfx_node *ir_input(const cfx_node *n, uint32_t i)
 cfx_node *ir_node_slot_slow(cfx_graph *g);
 static inline cfx_node *ir_node_slot(cfx_graph *g)
 {
-    return g->nslot != g->nslot_end ? g->nslot : ir_node_slot_slow(g);
+    cfx_node *n = g->nslot;
+    return n != g->nslot_end ? n : ir_node_slot_slow(g);
 }
 static inline void ir_node_commit(cfx_graph *g)
 {
@@ -186,11 +187,13 @@ static inline uint32_t ir_tcache_slot(const void *ptr)
 {
     return (uint32_t)(((uint64_t)(uintptr_t)ptr * 0x9E3779B97F4A7C15ull) >> 61);
 }
+/* What an unused tcache slot holds: ptr NULL, kind NONE, never a target's record. */
+extern cfx_target_info ir_tcache_empty;
 static inline cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
 {
     if (t.kind != CFX_TARGET_STRING) {
         cfx_target_info *c = g->tcache[ir_tcache_slot(t.u.op)];
-        if (c && c->ptr == (const void *)t.u.op && c->kind == t.kind)
+        if (c->ptr == (const void *)t.u.op && c->kind == t.kind)
             return c;
     }
     return ir_target_info_slow(g, t);

@@ -132,6 +132,8 @@ void cfx_op_print_target(const char *qn, cfx_buf *b)
 
 /* ---- the cache -------------------------------------------------------------------------- */
 
+cfx_target_info ir_tcache_empty; /* never written: all zero */
+
 static uint32_t tinfo_hash(uint32_t kind, const void *ptr)
 {
     uint64_t x = ((uint64_t)(uintptr_t)ptr ^ kind) * 0x9E3779B97F4A7C15ull;
