@@ -10,23 +10,24 @@
 
 #include "ir/names.h"
 
-/* A string's bytes, its hash, and the naming state FX keeps in dicts keyed by it. */
+/* A string's bytes, its hash, and the naming state FX keeps in dicts keyed by it. The used
+ * suffixes n ("<s>_<n>" is used) are those in [run_lo, run_hi), in the bitset, or in the name
+ * space's overflow set: a run of suffixes taken in a row costs no bit per name. */
 typedef struct ir_istr {
     uint32_t hash, len;
     int64_t count;       /* _base_count[this string] (0 when absent, as .get(s, 0)) */
-    uint64_t *bits;      /* used suffixes: bit n set = "<s>_<n>" is used (malloc'd) */
+    uint64_t *bits;      /* bit n set: suffix n is used (malloc'd) */
     uint32_t nwords;
     uint32_t n_overflow; /* used suffixes of this base kept in the overflow set */
+    uint32_t run_lo, run_hi;
+    uint32_t free_from;  /* every suffix in the bitset or the overflow set is below it */
     uint8_t used_plain;  /* "<s>" itself is used */
+    uint8_t run_open;    /* run_lo < run_hi >= free_from: suffix run_hi is unused */
     uint8_t reserved;    /* names.c's enum reserved_kind; 0: not reserved */
     char s[];
 } ir_istr;
 
 static inline ir_istr *ir_istr_of(const char *s) { return (ir_istr *)(void *)(s - offsetof(ir_istr, s)); }
-
-/* Bitsets never grow past the words that hold CFX_NAME_MAX_SUFFIX (names.c puts anything
- * beyond in the overflow set), so a suffix whose word is in range is a valid suffix. */
-#define IR_NAME_MAX_WORDS ((uint32_t)(CFX_NAME_MAX_SUFFIX >> 6) + 1)
 
 /* Whether candidate c can take ir_names_next: no numeric suffix (so whole == base) and not
  * reserved. Fixed once c is prepared. */
@@ -38,9 +39,9 @@ static inline bool ir_names_fast_candidate(const cfx_name_candidate *c)
 /* create_name's common case, a tracer naming its hundredth `add`, for a candidate that
  * passes ir_names_fast_candidate. FX's loop starts at num = _base_count[base] and takes
  * `base` itself if unused, else the first unused `base_<num+1...>`; when that is the very
- * next suffix and it sits in the bitset, the answer is known without the loop. Returns
- * false (nothing changed) for everything else: a used next suffix, one beyond the bitset,
- * a base with suffixes in the overflow set, which cfx_names_create_prepared handles in full. */
+ * next suffix and it extends the open run of used suffixes, the answer is known without the
+ * loop. Returns false (nothing changed) for everything else, which cfx_names_create_prepared
+ * handles in full. */
 static inline bool ir_names_next(const char *s, cfx_name *out)
 {
     ir_istr *base = ir_istr_of(s);
@@ -49,12 +50,11 @@ static inline bool ir_names_next(const char *s, cfx_name *out)
         *out = (cfx_name){s, CFX_NAME_NO_SUFFIX};
         return true;
     }
-    uint64_t num = (uint64_t)base->count + 1;
-    uint64_t w = num >> 6, bit = (uint64_t)1 << (num & 63);
-    if (w >= base->nwords || base->n_overflow || (base->bits[w] & bit))
+    int64_t num = base->count + 1;
+    if (!base->run_open || num != (int64_t)base->run_hi || num > CFX_NAME_MAX_SUFFIX)
         return false;
-    base->bits[w] |= bit;
-    base->count = (int64_t)num;
+    base->run_hi = (uint32_t)num + 1;
+    base->count = num;
     *out = (cfx_name){s, (int32_t)num};
     return true;
 }
