@@ -17,7 +17,7 @@
 
 #include "ir/internal.h"
 
-enum { IR_FLAT_MAX = 16, IR_NOT_FLAT = 1 };
+enum { IR_NOT_FLAT = 1 };
 
 /* Value kinds copied as they are (no arena copy, no node reference). */
 #define IR_FLAT_SCALARS                                                                         \
@@ -31,8 +31,9 @@ _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds must fit IR_FLAT_SCALARS");
 IR_COLD void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t size);
 
 /* Sets args, n_args, inputs and n_inputs of a fresh node n (zero-filled but for what
- * create_node set; no users of its inputs yet) when its args are flat: at most IR_FLAT_MAX values, each a scalar kind or a
- * non-NULL node of n's graph, and a run of n_args use records free in the current block.
+ * create_node set; no users of its inputs yet) when its args are flat: each a scalar kind or
+ * a non-NULL node of n's graph, with a run of n_args use records free in the current block
+ * (so at most a block's worth).
  * Returns CFX_OK, or IR_NOT_FLAT with n's links untouched when a precondition fails: the
  * caller then takes the general path (which also handles what needs memory). */
 static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
@@ -43,8 +44,7 @@ static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args,
     uint32_t first = g->n_uses;
     size_t size = (size_t)n_args * sizeof(cfx_value);
     cfx_value *a;
-    if (n_args > IR_FLAT_MAX || !args || (uint64_t)first + n_args > g->use_limit ||
-        !(a = cfx_arena_alloc(&g->arena, size)))
+    if (!args || (uint64_t)first + n_args > g->use_limit || !(a = cfx_arena_alloc(&g->arena, size)))
         return IR_NOT_FLAT;
     uint32_t seq = n->seq, count = 0;
     ir_use *u = ir_use_at(g, first);

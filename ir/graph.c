@@ -243,8 +243,8 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
         target_type_error(g, nm, info, op == CFX_NODE_CALL_FUNCTION);
         return NULL;
     }
-    cfx_node *n = ir_node_slot(g);
-    if (!n)
+    cfx_node *n = g->nslot;
+    if (n == g->nslot_end && !(n = ir_node_slot_slow(g)))
         return NULL;
     /* the slot is zero-filled (arena.h; a refused node's is zeroed again): the fields that
      * are not 0 to start with, but those the args paths set */

@@ -157,14 +157,9 @@ static inline cfx_node *ir_input(const cfx_node *n, uint32_t i)
 {
     return ir_ref(n->graph, ir_use_at(n->graph, n->inputs + i)->producer);
 }
-/* The next node record (seq g->n_created), not zeroed; NULL + error on OOM. Taken by
- * ir_node_commit once the node is made. */
+/* The next node record (seq g->n_created) when g->nslot is at the end of its block:
+ * zero-filled; NULL + error on OOM. Taken by ir_node_commit once the node is made. */
 cfx_node *ir_node_slot_slow(cfx_graph *g);
-static inline cfx_node *ir_node_slot(cfx_graph *g)
-{
-    cfx_node *n = g->nslot;
-    return n != g->nslot_end ? n : ir_node_slot_slow(g);
-}
 static inline void ir_node_commit(cfx_graph *g)
 {
     g->nslot++;

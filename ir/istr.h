@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ir/names.h"
 
@@ -22,10 +23,13 @@ typedef struct ir_istr {
     uint32_t run_lo, run_hi;
     uint32_t free_from;  /* every suffix in the bitset or the overflow set is below it */
     uint8_t used_plain;  /* "<s>" itself is used */
-    uint8_t run_open;    /* run_lo < run_hi >= free_from: suffix run_hi is unused */
+    uint8_t run_open;    /* run_lo < run_hi >= free_from: suffix run_hi is unused (right
+                            after used_plain: ir_names_next reads both at once) */
     uint8_t reserved;    /* names.c's enum reserved_kind; 0: not reserved */
     char s[];
 } ir_istr;
+
+_Static_assert(offsetof(ir_istr, run_open) == offsetof(ir_istr, used_plain) + 1, "read together");
 
 static inline ir_istr *ir_istr_of(const char *s) { return (ir_istr *)(void *)(s - offsetof(ir_istr, s)); }
 
@@ -45,13 +49,17 @@ static inline bool ir_names_fast_candidate(const cfx_name_candidate *c)
 static inline bool ir_names_next(const char *s, cfx_name *out)
 {
     ir_istr *base = ir_istr_of(s);
-    if (!base->used_plain) {
+    uint16_t flags; /* used_plain and run_open, both 1 in the steady state: one compare */
+    memcpy(&flags, &base->used_plain, sizeof flags);
+    if (flags != 0x0101) {
+        if (base->used_plain)
+            return false;
         base->used_plain = 1; /* _base_count[base] = _base_count[base] */
         *out = (cfx_name){s, CFX_NAME_NO_SUFFIX};
         return true;
     }
     int64_t num = base->count + 1;
-    if (!base->run_open || num != (int64_t)base->run_hi || num > CFX_NAME_MAX_SUFFIX)
+    if (num != (int64_t)base->run_hi || num > CFX_NAME_MAX_SUFFIX)
         return false;
     base->run_hi = (uint32_t)num + 1;
     base->count = num;
