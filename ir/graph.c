@@ -1,11 +1,14 @@
 /* graph.c - graph lifecycle, node creation, the insertion point, erasing, walking.
  *
- * The node list is circular through a sentinel embedded in the graph, as FX's `_root`. A new
- * node takes its name first (so, as in FX, a name is consumed even when the node is then
- * refused), then its target is checked, its args are copied and its uses linked, and only
- * then is it spliced in at the insertion point. Flat args (a few scalars and nodes of this
- * graph) take one pass (args_flat.h), the rest the general copy and walk (args.c). Erasing unlinks and tombstones: the node
- * keeps its own prev/next so an iterator standing on it can still move on. */
+ * The node list is circular through a sentinel embedded in the graph, as FX's `_root`; links
+ * are node seqs resolved through the node table (the sentinel's seq is CFX_NODE_ROOT_SEQ). A
+ * new node takes its name first (so, as in FX, a name is consumed even when the node is then
+ * refused), then its target is checked, it is spliced in at the insertion point, and its args
+ * are copied and its uses linked; if that fails it is taken out again (no user code runs in
+ * between; with node_copy's callback it is spliced in last). Flat args (scalars and nodes of
+ * this graph) take one pass (args_flat.h), the rest the general copy and walk (args.c).
+ * Erasing unlinks and tombstones: the node keeps its own prev/next so an iterator standing on
+ * it can still move on. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,7 +264,6 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
         link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
     int rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(n, args, n_args);
     if (rc == IR_NOT_FLAT) {
-        n->n_args = n->n_kwargs = n->n_inputs = n->inputs = 0;
         if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
             rc = CFX_ERR;
         else {
