@@ -74,7 +74,7 @@ static cfx_arena_chunk *new_chunk(size_t size, bool whole)
 #else
     (void)whole;
 #endif
-    return malloc(bytes);
+    return calloc(1, bytes); /* zero-filled, as mapped pages are: see arena.h */
 }
 
 static void free_chunk(cfx_arena_chunk *c)
@@ -88,9 +88,14 @@ static void free_chunk(cfx_arena_chunk *c)
     free(c);
 }
 
+/* Where an empty arena's bump pointer rests: cur == end, so cfx_arena_alloc needs no NULL
+ * test to send the first allocation to the slow path (and a 0-byte one gets a valid pointer). */
+static _Alignas(16) char empty_arena[16];
+
 void cfx_arena_init(cfx_arena *a)
 {
     memset(a, 0, sizeof *a);
+    a->cur = a->end = a->limit = empty_arena;
     a->next_size = FIRST_CHUNK;
 }
 
@@ -131,7 +136,7 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size)
     if (a->next_size == 0)
         a->next_size = FIRST_CHUNK;
     /* room left in the current chunk, only not populated yet */
-    if (a->cur && a->end < a->limit) {
+    if (a->end < a->limit) {
         size_t align = size >= 16 ? 16 : 8;
         uintptr_t p = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
         if (p + size <= (uintptr_t)a->limit) {
@@ -180,12 +185,14 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size)
     return c->data;
 }
 
-void *cfx_arena_zalloc(cfx_arena *a, size_t size)
+void *cfx_arena_zalloc(cfx_arena *a, size_t size) { return cfx_arena_alloc(a, size); }
+
+void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size)
 {
-    void *p = cfx_arena_alloc(a, size);
-    if (p)
+    if (p && a->cur == (char *)p + size) {
         memset(p, 0, size);
-    return p;
+        a->cur = (char *)p;
+    }
 }
 
 char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len)

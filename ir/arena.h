@@ -26,19 +26,26 @@ void cfx_arena_free(cfx_arena *a);
 /* Slow path of cfx_arena_alloc: a new chunk. NULL on allocation failure (no error set). */
 void *cfx_arena_alloc_slow(cfx_arena *a, size_t size);
 
-/* size bytes aligned to 8 (16 when size >= 16, so cfx_value arrays are naturally aligned);
- * NOT zeroed. NULL on allocation failure. */
+/* size bytes aligned to 8 (16 when size >= 16, so cfx_value arrays are naturally aligned),
+ * zero-filled: chunks come from calloc or fresh anonymous mappings, and nothing is handed out
+ * twice (cfx_arena_unalloc zeroes what it takes back), so hot paths skip storing zeros.
+ * NULL on allocation failure. */
 static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
 {
     size_t align = size >= 16 ? 16 : 8;
     uintptr_t p = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
-    if (a->cur && p + size <= (uintptr_t)a->end) {
+    if (p + size <= (uintptr_t)a->end) { /* an empty arena's cur == end (arena.c) */
         a->cur = (char *)(p + size);
         return (void *)p;
     }
     return cfx_arena_alloc_slow(a, size);
 }
 
+/* Gives back p, size bytes, if it is the latest allocation (else nothing happens), zeroed
+ * again: for a fast path that allocated before it knew it could finish. */
+void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size);
+
+/* cfx_arena_alloc (kept for callers that say they need zeros). */
 void *cfx_arena_zalloc(cfx_arena *a, size_t size);
 /* A NUL-terminated copy of s[0..len). */
 char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len);

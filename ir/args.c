@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/args_flat.h"
 #include "ir/internal.h"
 
 /* ---- an explicit stack of value arrays -------------------------------------------------- */
@@ -137,6 +138,11 @@ cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *
     *rc = CFX_OK;
     if (!n_args && !n_kwargs)
         return NULL;
+    if (n_kwargs > CFX_NODE_MAX_KWARGS) {
+        *rc = cfx_error_set(CFX_ERR, NULL, "a node takes at most %u kwargs, not %u", (unsigned)CFX_NODE_MAX_KWARGS,
+                            n_kwargs);
+        return NULL;
+    }
     /* kwargs follow the values: 16-byte values keep the 8-byte kwargs aligned */
     cfx_value *dst = cfx_arena_alloc(&g->arena, (size_t)n_args * sizeof(cfx_value) +
                                                     (size_t)n_kwargs * sizeof(cfx_kwarg));
@@ -358,6 +364,16 @@ static int add_use(cfx_node *n, uint32_t id, cfx_node *p)
     u->next = other;
     g->has_foreign_uses = true;
     return CFX_OK;
+}
+
+void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t size)
+{
+    cfx_graph *g = n->graph;
+    for (uint32_t i = k; i-- > 0;)
+        unlink_use(g, first + i);
+    if (k)
+        memset(ir_use_at(g, first), 0, k * sizeof(ir_use)); /* fresh again (arena.h) */
+    cfx_arena_unalloc(&g->arena, block, size);
 }
 
 void ir_unlink_inputs(cfx_node *n)

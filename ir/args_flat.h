@@ -3,10 +3,12 @@
  * What a tracer passes almost always: a few values that are node references and scalars, no
  * strings, lists, tuples or kwargs, every node in the graph being built. For such args the
  * general path (args.c: copy, fix up, walk with a stack, collect into scratch, link use by
- * use) does nothing that one pass cannot: the inputs are found by a linear dedupe into a
- * local array, the values are copied as they are, and the use records are one contiguous
- * run linked straight onto the producers' users lists. The result is the same records, in
- * the same order, with the same ids as ir_copy_args_kwargs + ir_rebuild_inputs give.
+ * use) does nothing that one pass cannot: each value is copied as it is and, if it names a
+ * node, that node's use record is filled and appended to its users list right away, in a run
+ * reserved for at most n_args records in the current block of the use table. A node already
+ * seen in this call is recognized by its users list's tail: it is one of this run's records
+ * (ids from `first` on are all this call's). The result is the same records, in the same
+ * order, with the same ids as ir_copy_args_kwargs + ir_rebuild_inputs give.
  *
  * Inline in create_node (graph.c, its only user): it is the whole hot path of tracing a node,
  * and a call with its register saves costs a tenth of it. */
@@ -15,7 +17,7 @@
 
 #include "ir/internal.h"
 
-enum { IR_FLAT_MAX = 16, IR_NOT_FLAT = 1 };
+enum { IR_NOT_FLAT = 1 };
 
 /* Value kinds copied as they are (no arena copy, no node reference). */
 #define IR_FLAT_SCALARS                                                                         \
@@ -24,76 +26,69 @@ enum { IR_FLAT_MAX = 16, IR_NOT_FLAT = 1 };
      1u << CFX_V_LAYOUT | 1u << CFX_V_OBJECT)
 _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds must fit IR_FLAT_SCALARS");
 
-/* Sets args, n_args, n_kwargs (0), inputs and n_inputs of a fresh node n (no users of its
- * inputs yet) when its args are flat: at most IR_FLAT_MAX values, each a scalar kind or a
- * non-NULL node of n's graph. Returns CFX_OK, a negative status (OOM, error set; n has no
- * inputs), or IR_NOT_FLAT with n untouched when a precondition fails: the caller then takes
- * the general path. */
+/* Takes back what a flat pass did before it met a value it cannot take: the k records
+ * linked so far (each its producer's tail), the reserved run, the argument block. */
+IR_COLD void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t size);
+
+/* Sets args, n_args, inputs and n_inputs of a fresh node n (zero-filled but for what
+ * create_node set; no users of its inputs yet) when its args are flat: each a scalar kind or
+ * a non-NULL node of n's graph, with a run of n_args use records free in the current block
+ * (so at most a block's worth).
+ * Returns CFX_OK, or IR_NOT_FLAT with n's links untouched when a precondition fails: the
+ * caller then takes the general path (which also handles what needs memory). */
 static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
 {
-    if (n_args > IR_FLAT_MAX || (n_args && !args))
-        return IR_NOT_FLAT;
     cfx_graph *g = n->graph;
-    /* inputs: distinct node references in first-seen order, as args.c's collect() finds them */
-    cfx_node *ins[IR_FLAT_MAX];
-    uint32_t count = 0;
-    for (uint32_t i = 0; i < n_args; i++) {
-        uint32_t k = args[i].kind;
-        if (k == CFX_V_NODE) {
-            cfx_node *p = args[i].u.node;
-            if (!p || p->graph != g)
-                return IR_NOT_FLAT;
-            uint32_t j = 0;
-            while (j < count && ins[j] != p)
-                j++;
-            if (j == count)
-                ins[count++] = p;
-        } else if (k >= 32 || !(IR_FLAT_SCALARS >> k & 1)) {
-            return IR_NOT_FLAT;
-        }
-    }
-    cfx_value *a = NULL;
-    if (n_args) {
-        a = cfx_arena_alloc(&g->arena, (size_t)n_args * sizeof *a);
-        if (!a)
-            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        for (uint32_t i = 0; i < n_args; i++)
-            a[i] = args[i];
-    }
-    n->args = a;
-    n->n_args = n_args;
-    n->n_kwargs = 0;
-    uint32_t first = 0;
-    if (count && !(first = ir_use_reserve(g, count))) {
-        n->n_inputs = 0;
-        return CFX_ERR_NOMEM;
-    }
-    n->inputs = first;
-    n->n_inputs = count;
-    if (!count)
-        return CFX_OK;
-    /* append each record to its producer's users (the head's prev is the tail); the run is
-     * in one block (ir_use_reserve), walked by pointer */
+    if (!n_args)
+        return CFX_OK; /* a fresh node has no args and no inputs */
+    uint32_t first = g->n_uses;
+    size_t size = (size_t)n_args * sizeof(cfx_value);
+    cfx_value *a;
+    if (!args || (uint64_t)first + n_args > g->use_limit || !(a = cfx_arena_alloc(&g->arena, size)))
+        return IR_NOT_FLAT;
+    uint32_t seq = n->seq, count = 0;
     ir_use *u = ir_use_at(g, first);
-    for (uint32_t i = 0; i < count; i++, u++) {
-        uint32_t id = first + i;
-        cfx_node *p = ins[i];
-        u->user = n->seq;
-        u->producer = p->seq;
-        u->next = 0;
-        uint32_t head = p->users_head;
+    for (uint32_t i = 0; i < n_args; i++) {
+        cfx_value v = args[i];
+        a[i] = v;
+        if (v.kind != CFX_V_NODE) {
+            if (v.kind >= 32 || !(IR_FLAT_SCALARS >> v.kind & 1))
+                goto not_flat;
+            continue;
+        }
+        cfx_node *p = v.u.node;
+        if (!p || p->graph != g)
+            goto not_flat;
+        /* append record first + count to p's users (the head's prev is the tail), unless
+         * the tail is already this run's: p was an earlier argument */
+        uint32_t id = first + count, head = p->users_head;
         if (!head) {
-            u->prev = id;
             p->users_head = id;
+            u->prev = id;
         } else {
             ir_use *h = ir_use_at(g, head);
-            ir_use_at(g, h->prev)->next = id;
-            u->prev = h->prev;
+            uint32_t tail = h->prev;
+            if (tail >= first)
+                continue;
+            ir_use_at(g, tail)->next = id;
+            u->prev = tail;
             h->prev = id;
         }
+        u->producer = p->seq;
+        u->user = seq; /* next: 0 in a fresh record (arena.h) */
+        u++;
+        count++;
         p->n_users++;
     }
+    g->n_uses = first + count;
+    n->args = a;
+    n->n_args = n_args; /* n_kwargs: 0 in a fresh node */
+    n->n_inputs = count;
+    n->inputs = first; /* only read for the n_inputs records */
     return CFX_OK;
+not_flat:
+    ir_flat_undo(n, first, count, a, size);
+    return IR_NOT_FLAT;
 }
 
 #endif

@@ -1,11 +1,14 @@
 /* graph.c - graph lifecycle, node creation, the insertion point, erasing, walking.
  *
- * The node list is circular through a sentinel embedded in the graph, as FX's `_root`. A new
- * node takes its name first (so, as in FX, a name is consumed even when the node is then
- * refused), then its target is checked, its args are copied and its uses linked, and only
- * then is it spliced in at the insertion point. Flat args (a few scalars and nodes of this
- * graph) take one pass (args_flat.h), the rest the general copy and walk (args.c). Erasing unlinks and tombstones: the node
- * keeps its own prev/next so an iterator standing on it can still move on. */
+ * The node list is circular through a sentinel embedded in the graph, as FX's `_root`; links
+ * are node seqs resolved through the node table (the sentinel's seq is CFX_NODE_ROOT_SEQ). A
+ * new node takes its name first (so, as in FX, a name is consumed even when the node is then
+ * refused), then its target is checked, it is spliced in at the insertion point, and its args
+ * are copied and its uses linked; if that fails it is taken out again (no user code runs in
+ * between; with node_copy's callback it is spliced in last). Flat args (scalars and nodes of
+ * this graph) take one pass (args_flat.h), the rest the general copy and walk (args.c).
+ * Erasing unlinks and tombstones: the node keeps its own prev/next so an iterator standing on
+ * it can still move on. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +36,15 @@ cfx_graph *cfx_graph_new(void)
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
-    g->root.prev = g->root.next = &g->root;
+    g->root.prev = g->root.next = g->root.seq = CFX_NODE_ROOT_SEQ;
     g->root.graph = g;
     g->root.op = CFX_NODE_ROOT;
     g->root.name_base = cfx_names_intern(g->names, "", 0);
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
+    g->n_uses = 1; /* use id 0 means "none" */
+    for (size_t i = 0; i < sizeof g->tcache / sizeof *g->tcache; i++)
+        g->tcache[i] = &ir_tcache_empty;
     /* node references inside cfx_values print as node names */
     pthread_once(&printer_once, install_node_printer);
     return g;
@@ -50,7 +56,7 @@ void cfx_graph_free(cfx_graph *g)
         return;
     if (g->has_foreign_uses) {
         /* our use records sit in other graphs' users lists: take them out */
-        for (cfx_node *n = g->root.next; n != &g->root; n = n->next)
+        for (cfx_node *n = ir_link(g, g->root.next); n != &g->root; n = ir_link(g, n->next))
             for (uint32_t i = 0; i < n->n_inputs; i++)
                 if (ir_use_at(g, n->inputs + i)->producer & IR_EXT) {
                     ir_unlink_inputs(n);
@@ -99,24 +105,25 @@ cfx_node *ir_node_slot_slow(cfx_graph *g)
             return NULL;
         }
     }
-    /* blocks are taken in seq order, so every one below b exists (b < 2^24: no overflow) */
-    g->node_limit = (b + 1) << IR_NODE_SHIFT;
-    return ir_node_at(g, seq);
+    /* blocks are taken in seq order: the rest of this one is next */
+    g->nslot = ir_node_at(g, seq);
+    g->nslot_end = g->nblock[b] + (1u << IR_NODE_SHIFT);
+    return g->nslot;
 }
 
-static void link_before(cfx_node *at, cfx_node *x)
+static IR_ALWAYS_INLINE void link_before(cfx_graph *g, cfx_node *at, cfx_node *x)
 {
-    cfx_node *p = at->prev;
-    p->next = x;
+    uint32_t p = at->prev;
+    ir_link(g, p)->next = x->seq;
     x->prev = p;
-    x->next = at;
-    at->prev = x;
+    x->next = at->seq;
+    at->prev = x->seq;
 }
 
-static void unlink_node(cfx_node *x)
+static void unlink_node(cfx_graph *g, cfx_node *x)
 {
-    x->prev->next = x->next;
-    x->next->prev = x->prev;
+    ir_link(g, x->prev)->next = x->next;
+    ir_link(g, x->next)->prev = x->prev;
 }
 
 /* torch.typename(target): module + "." + qualname. An OpOverload's module is torch._ops.<ns>
@@ -195,6 +202,18 @@ static IR_NOINLINE cfx_name node_name(cfx_graph *g, const char *name, const cfx_
     return nm;
 }
 
+/* The insertion point is a node of another graph or an erased one. */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static void insert_point_error(const cfx_graph *g, const cfx_node *at)
+{
+    if (at->graph != g)
+        cfx_error_set(CFX_ERR, NULL, "Node to insert before is not in graph.");
+    else
+        cfx_error_set(CFX_ERR, NULL, "the insertion point node was erased");
+}
+
 /* Always inlined: cfx_graph_create_node, the tracer's entry, gets a copy of its own with map
  * folded away; every other creator shares create_node_any's. */
 static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
@@ -210,19 +229,15 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
         return NULL;
     }
     cfx_node *at = g->insert.at;
-    if (at->graph != g) {
-        cfx_error_set(CFX_ERR, NULL, "Node to insert before is not in graph.");
-        return NULL;
-    }
-    if (at != &g->root && cfx_node_is_erased(at)) {
-        cfx_error_set(CFX_ERR, NULL, "the insertion point node was erased");
+    if (at != &g->root && (at->graph != g || cfx_node_is_erased(at))) {
+        insert_point_error(g, at);
         return NULL;
     }
     const cfx_target_info *info = ir_target_info(g, target);
     if (!info)
         return NULL;
     cfx_name nm;
-    if (name || !ir_names_create_fast(&info->cand, &nm)) {
+    if (name || !info->name_fast || !ir_names_next(info->cand.base, &nm)) {
         nm = node_name(g, name, info);
         if (!nm.base)
             return NULL;
@@ -231,39 +246,43 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
         target_type_error(g, nm, info, op == CFX_NODE_CALL_FUNCTION);
         return NULL;
     }
-    cfx_node *n = ir_node_slot(g);
-    if (!n)
+    cfx_node *n = g->nslot;
+    if (n == g->nslot_end && !(n = ir_node_slot_slow(g)))
         return NULL;
-    /* every field but prev / next (set when linked in) and those the args paths set */
-    n->seq = g->n_created; /* the slot is taken only if the node is made */
+    /* the slot is zero-filled (arena.h; a refused node's is zeroed again): the fields that
+     * are not 0 to start with, but those the args paths set */
     n->graph = g;
-    n->target = info;
-    n->op = (uint8_t)op;
-    n->flags = 0;
     n->name_base = nm.base;
+    n->target_id = info->id;
     n->name_suffix = nm.suffix;
-    n->meta = NULL;
-    n->n_users = 0;
-    n->users_head = 0;
-    n->mark = 0;
+    n->seq = g->n_created; /* the slot is taken only if the node is made */
+    n->op = (uint8_t)op;
+    /* Without a map nothing sees the graph while the args are taken, so the node is linked in
+     * first (at is dead then) and unlinked if they fail; a map (node_copy's callback) might
+     * walk the graph, so then it is linked in last. */
+    if (!map)
+        link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
     int rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(n, args, n_args);
     if (rc == IR_NOT_FLAT) {
-        n->n_args = n->n_kwargs = n->n_inputs = n->inputs = 0;
         if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
-            return NULL;
-        n->n_args = n_args;
-        n->n_kwargs = n_kwargs;
-        rc = ir_rebuild_inputs(n);
-        if (rc != CFX_OK)
-            ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
+            rc = CFX_ERR;
+        else {
+            n->n_args = n_args;
+            n->n_kwargs = (uint16_t)n_kwargs; /* checked by ir_args_block */
+            rc = ir_rebuild_inputs(n);
+            if (rc != CFX_OK)
+                ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
+        }
     }
-    if (rc != CFX_OK)
+    if (rc != CFX_OK) {
+        if (!map)
+            unlink_node(g, n);
+        memset(n, 0, sizeof *n); /* the next node takes this slot */
         return NULL;
-    g->n_created++;
-    if (g->insert.after)
-        link_before(at->next, n);
-    else
-        link_before(at, n);
+    }
+    if (map)
+        link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
+    ir_node_commit(g);
     g->len++;
     return n;
 }
@@ -419,7 +438,7 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
         free(s);
         return CFX_OK;
     }
-    unlink_node(n);
+    unlink_node(g, n);
     n->flags |= CFX_NODE_ERASED;
     g->len--;
     /* null out node arguments so producers drop n from their users */
@@ -434,24 +453,21 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
 
 /* ---- walking ------------------------------------------------------------------------------ */
 
-cfx_node *cfx_node_next(const cfx_node *n)
+cfx_node *cfx_node_next(const cfx_node *n) { return ir_next_in(n->graph, n); }
+cfx_node *cfx_node_prev(const cfx_node *n) { return ir_prev_in(n->graph, n); }
+
+const cfx_target_info *cfx_node_target_info(const cfx_node *n) { return ir_target_of(n); }
+cfx_target cfx_node_target(const cfx_node *n) { return cfx_target_from_info(ir_target_of(n)); }
+const cfx_op *cfx_node_operator(const cfx_node *n) { return cfx_target_info_op(ir_target_of(n)); }
+
+const char *cfx_node_target_str(const cfx_node *n)
 {
-    cfx_node *p = n->next;
-    while (p->op != CFX_NODE_ROOT && (p->flags & CFX_NODE_ERASED))
-        p = p->next;
-    return p->op == CFX_NODE_ROOT ? NULL : p;
+    const cfx_target_info *t = ir_target_of(n);
+    return t->kind == CFX_TARGET_STRING ? (const char *)t->ptr : NULL;
 }
 
-cfx_node *cfx_node_prev(const cfx_node *n)
-{
-    cfx_node *p = n->prev;
-    while (p->op != CFX_NODE_ROOT && (p->flags & CFX_NODE_ERASED))
-        p = p->prev;
-    return p->op == CFX_NODE_ROOT ? NULL : p;
-}
-
-cfx_node *cfx_graph_first(const cfx_graph *g) { return g ? cfx_node_next(&g->root) : NULL; }
-cfx_node *cfx_graph_last(const cfx_graph *g) { return g ? cfx_node_prev(&g->root) : NULL; }
+cfx_node *cfx_graph_first(const cfx_graph *g) { return g ? ir_next_in((cfx_graph *)g, &g->root) : NULL; }
+cfx_node *cfx_graph_last(const cfx_graph *g) { return g ? ir_prev_in((cfx_graph *)g, &g->root) : NULL; }
 uint32_t cfx_graph_num_nodes(const cfx_graph *g) { return g ? g->len : 0; }
 uint32_t cfx_graph_num_created(const cfx_graph *g) { return g ? g->n_created : 0; }
 
@@ -472,7 +488,7 @@ cfx_node *cfx_graph_find_node(const cfx_graph *g, const char *name)
 uint32_t cfx_graph_new_stamp(cfx_graph *g)
 {
     if (++g->stamp == 0) {
-        for (cfx_node *n = g->root.next; n != &g->root; n = n->next)
+        for (cfx_node *n = ir_link(g, g->root.next); n != &g->root; n = ir_link(g, n->next))
             n->mark = 0;
         g->stamp = 1;
     }

@@ -12,9 +12,11 @@
 #if defined(__GNUC__)
 #define IR_ALWAYS_INLINE inline __attribute__((always_inline))
 #define IR_NOINLINE __attribute__((noinline))
+#define IR_COLD __attribute__((noinline, cold))
 #else
 #define IR_ALWAYS_INLINE inline
 #define IR_NOINLINE
+#define IR_COLD
 #endif
 
 /* An open-addressing set of arena records, for hash-consing (meta.c). */
@@ -63,6 +65,8 @@ struct cfx_graph {
     uint32_t stamp;             /* last value handed out by cfx_graph_new_stamp */
     cfx_target_info **tinfo;    /* target cache: open addressing on (kind, ptr) */
     uint32_t tinfo_cap, tinfo_count;
+    cfx_target_info **targets;  /* the same records by id (cfx_node.target_id) */
+    uint32_t targets_cap;
     cfx_node **scratch;         /* reusable node array (input collection) */
     uint32_t scratch_cap;
     cfx_node **hset;            /* reusable pointer set for deduplicating many inputs */
@@ -70,9 +74,9 @@ struct cfx_graph {
     cfx_node **nblock;          /* node table: node seq -> nblock[seq >> IR_NODE_SHIFT][low bits] */
     ir_use **ublock;            /* use table, the same way (id 0 is never handed out) */
     uint32_t nblock_cap, ublock_cap;
-    uint32_t n_uses;            /* next use id */
-    uint32_t node_limit;        /* seqs below this have a slot in an allocated block */
+    uint32_t n_uses;            /* next use id (from 1: id 0 means none) */
     uint32_t use_limit;         /* use ids below this have a record in an allocated block */
+    cfx_node *nslot, *nslot_end; /* the next node record (seq n_created) and the end of its block */
     cfx_target_info *tcache[8]; /* recent non-string targets, direct-mapped on the pointer */
     uint32_t n_ext, ext_cap;
     cfx_node **ext;             /* nodes of other graphs named by IR_EXT refs */
@@ -87,11 +91,15 @@ struct cfx_graph {
     ir_site_memo site_cache[16];
     /* cfx_node_set_result_meta: per call-site slot, the last result's key and meta record */
     struct ir_rmeta {
-        ir_site_memo site;          /* src NULL: no site */
-        const int64_t *dims;        /* interned sizes then strides; NULL for rank 0 */
-        cfx_meta *meta;             /* NULL: empty slot */
+        const cfx_site *fast;       /* site.src if its strings are literals (or there is no
+                                       site): the inline check compares addresses only; else
+                                       a pointer no caller passes */
+        uint64_t key;               /* dtype, rank, requires_grad, val's device (meta.c);
+                                       0: empty slot */
         int64_t storage_offset;
-        uint64_t key;               /* dtype, rank, requires_grad, val's device (meta.c) */
+        const int64_t *dims;        /* interned sizes then strides; NULL for rank 0 */
+        cfx_meta *meta;
+        ir_site_memo site;          /* src NULL: no site */
     } rmeta[16];
     /* recent moves between shared meta records: (from, slot, slot value) -> to */
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
@@ -106,6 +114,40 @@ static inline ir_use *ir_use_at(const cfx_graph *g, uint32_t id)
 {
     return &g->ublock[id >> IR_USE_SHIFT][id & ((1u << IR_USE_SHIFT) - 1)];
 }
+/* The node a graph-order link names: a node's seq or the sentinel's. */
+static inline cfx_node *ir_link(cfx_graph *g, uint32_t seq)
+{
+    return seq == CFX_NODE_ROOT_SEQ ? &g->root : ir_node_at(g, seq);
+}
+/* cfx_node_next / cfx_node_prev within g (lint walks g's list even when a corrupt node
+ * claims another graph). */
+static inline cfx_node *ir_next_in(cfx_graph *g, const cfx_node *n)
+{
+    uint32_t s = n->next;
+    while (s != CFX_NODE_ROOT_SEQ) {
+        cfx_node *p = ir_node_at(g, s);
+        if (!(p->flags & CFX_NODE_ERASED))
+            return p;
+        s = p->next;
+    }
+    return NULL;
+}
+static inline cfx_node *ir_prev_in(cfx_graph *g, const cfx_node *n)
+{
+    uint32_t s = n->prev;
+    while (s != CFX_NODE_ROOT_SEQ) {
+        cfx_node *p = ir_node_at(g, s);
+        if (!(p->flags & CFX_NODE_ERASED))
+            return p;
+        s = p->prev;
+    }
+    return NULL;
+}
+/* A node's target record. */
+static inline const cfx_target_info *ir_target_of(const cfx_node *n)
+{
+    return n->graph->targets[n->target_id];
+}
 static inline cfx_node *ir_ref(const cfx_graph *g, uint32_t ref)
 {
     return ref & IR_EXT ? g->ext[ref & ~IR_EXT] : ir_node_at(g, ref);
@@ -115,12 +157,13 @@ static inline cfx_node *ir_input(const cfx_node *n, uint32_t i)
 {
     return ir_ref(n->graph, ir_use_at(n->graph, n->inputs + i)->producer);
 }
-/* The next node record (seq g->n_created), not zeroed; NULL + error on OOM. */
+/* The next node record (seq g->n_created) when g->nslot is at the end of its block:
+ * zero-filled; NULL + error on OOM. Taken by ir_node_commit once the node is made. */
 cfx_node *ir_node_slot_slow(cfx_graph *g);
-static inline cfx_node *ir_node_slot(cfx_graph *g)
+static inline void ir_node_commit(cfx_graph *g)
 {
-    uint32_t seq = g->n_created;
-    return seq < g->node_limit ? ir_node_at(g, seq) : ir_node_slot_slow(g);
+    g->nslot++;
+    g->n_created++;
 }
 
 /* cfx_graph_lint that, if order is non-NULL and the graph is well formed, also returns the
@@ -139,11 +182,13 @@ static inline uint32_t ir_tcache_slot(const void *ptr)
 {
     return (uint32_t)(((uint64_t)(uintptr_t)ptr * 0x9E3779B97F4A7C15ull) >> 61);
 }
+/* What an unused tcache slot holds: ptr NULL, kind NONE, never a target's record. */
+extern cfx_target_info ir_tcache_empty;
 static inline cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
 {
     if (t.kind != CFX_TARGET_STRING) {
         cfx_target_info *c = g->tcache[ir_tcache_slot(t.u.op)];
-        if (c && c->ptr == (const void *)t.u.op && c->kind == t.kind)
+        if (c->ptr == (const void *)t.u.op && c->kind == t.kind)
             return c;
     }
     return ir_target_info_slow(g, t);
@@ -180,9 +225,10 @@ bool ir_walk_node_refs(cfx_value *vals, uint32_t n, ir_value_fn fn, void *ctx);
 uint32_t ir_use_alloc(cfx_graph *g, uint32_t count);
 static inline uint32_t ir_use_reserve(cfx_graph *g, uint32_t count)
 {
+    /* n_uses is in the last block taken (or at its end): a run that ends by use_limit fits */
     uint32_t first = g->n_uses;
-    if (first && first < g->use_limit && (first & ((1u << IR_USE_SHIFT) - 1)) + count <= (1u << IR_USE_SHIFT)) {
-        g->n_uses = first + count; /* the current block has room */
+    if ((uint64_t)first + count <= g->use_limit) {
+        g->n_uses = first + count;
         return first;
     }
     return ir_use_alloc(g, count);

@@ -7,49 +7,70 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ir/names.h"
 
-/* A string's bytes, its hash, and the naming state FX keeps in dicts keyed by it. */
+/* A string's bytes, its hash, and the naming state FX keeps in dicts keyed by it. The used
+ * suffixes n ("<s>_<n>" is used) are those in [run_lo, run_hi), in the bitset, or in the name
+ * space's overflow set: a run of suffixes taken in a row costs no bit per name. */
 typedef struct ir_istr {
     uint32_t hash, len;
     int64_t count;       /* _base_count[this string] (0 when absent, as .get(s, 0)) */
-    uint64_t *bits;      /* used suffixes: bit n set = "<s>_<n>" is used (malloc'd) */
+    uint64_t *bits;      /* bit n set: suffix n is used (malloc'd) */
     uint32_t nwords;
     uint32_t n_overflow; /* used suffixes of this base kept in the overflow set */
+    uint32_t run_lo, run_hi;
+    uint32_t free_from;  /* every suffix in the bitset or the overflow set is below it */
     uint8_t used_plain;  /* "<s>" itself is used */
+    uint8_t run_open;    /* run_lo < run_hi >= free_from: suffix run_hi is unused (right
+                            after used_plain: ir_names_next reads both at once) */
     uint8_t reserved;    /* names.c's enum reserved_kind; 0: not reserved */
     char s[];
 } ir_istr;
 
+_Static_assert(offsetof(ir_istr, run_open) == offsetof(ir_istr, used_plain) + 1, "read together");
+
 static inline ir_istr *ir_istr_of(const char *s) { return (ir_istr *)(void *)(s - offsetof(ir_istr, s)); }
 
-/* create_name's common case, a tracer naming its hundredth `add`: a candidate without a
- * numeric suffix (so whole == base) that is not reserved. FX's loop starts at
- * num = _base_count[base] and takes `base` itself if unused, else the first unused
- * `base_<num+1...>`; when that is the very next suffix and it sits in the bitset, the answer
- * is known without the loop. Returns false (nothing changed) for everything else: reserved
- * words, a used next suffix, suffixes in the overflow set, which cfx_names_create_prepared
- * handles in full. */
-static inline bool ir_names_create_fast(const cfx_name_candidate *c, cfx_name *out)
+/* Whether candidate c can take ir_names_next: no numeric suffix (so whole == base) and not
+ * reserved. Fixed once c is prepared. */
+static inline bool ir_names_fast_candidate(const cfx_name_candidate *c)
 {
-    ir_istr *base = ir_istr_of(c->base);
-    if (c->num >= 0 || base->reserved)
-        return false;
-    if (!base->used_plain) {
+    return c->num < 0 && !ir_istr_of(c->base)->reserved;
+}
+
+/* create_name's common case, a tracer naming its hundredth `add`, for a candidate that
+ * passes ir_names_fast_candidate. FX's loop starts at num = _base_count[base] and takes
+ * `base` itself if unused, else the first unused `base_<num+1...>`; when that is the very
+ * next suffix and it extends the open run of used suffixes, the answer is known without the
+ * loop. Returns false (nothing changed) for everything else, which cfx_names_create_prepared
+ * handles in full. */
+static inline bool ir_names_next(const char *s, cfx_name *out)
+{
+    ir_istr *base = ir_istr_of(s);
+    uint16_t flags; /* used_plain and run_open, both 1 in the steady state: one compare */
+    memcpy(&flags, &base->used_plain, sizeof flags);
+    if (flags != 0x0101) {
+        if (base->used_plain)
+            return false;
         base->used_plain = 1; /* _base_count[base] = _base_count[base] */
-        *out = (cfx_name){base->s, CFX_NAME_NO_SUFFIX};
+        *out = (cfx_name){s, CFX_NAME_NO_SUFFIX};
         return true;
     }
     int64_t num = base->count + 1;
-    uint32_t w = (uint32_t)((uint64_t)num >> 6);
-    if (num > CFX_NAME_MAX_SUFFIX || w >= base->nwords || base->n_overflow ||
-        (base->bits[w] >> (num & 63) & 1))
+    if (num != (int64_t)base->run_hi || num > CFX_NAME_MAX_SUFFIX)
         return false;
-    base->bits[w] |= (uint64_t)1 << (num & 63);
+    base->run_hi = (uint32_t)num + 1;
     base->count = num;
-    *out = (cfx_name){base->s, (int32_t)num};
+    *out = (cfx_name){s, (int32_t)num};
     return true;
+}
+
+/* Both: create_name's common case for any prepared candidate. */
+static inline bool ir_names_create_fast(const cfx_name_candidate *c, cfx_name *out)
+{
+    return ir_names_fast_candidate(c) && ir_names_next(c->base, out);
 }
 
 #endif

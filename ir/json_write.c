@@ -69,7 +69,7 @@ static int put_node(jwriter *w, const cfx_node *n)
     PB_LIT(b, ", \"op\": \"");
     cfx_buf_puts(b, cfx_node_op_name(n->op));
     PB_LIT(b, "\", \"target\": ");
-    const cfx_target_info *t = n->target;
+    const cfx_target_info *t = ir_target_of(n);
     w->what = "target";
     switch (t->kind) {
     case CFX_TARGET_OP:

@@ -82,7 +82,7 @@ int ir_lint_collect(cfx_graph *g, cfx_node ***order)
     }
     int rc = CFX_OK;
     uint32_t k = 0;
-    for (cfx_node *n = cfx_graph_first(g); n && rc == CFX_OK; n = cfx_node_next(n)) {
+    for (cfx_node *n = cfx_graph_first(g); n && rc == CFX_OK; n = ir_next_in(g, n)) {
         rc = check_node(g, n, stamp, names, cap);
         if (out)
             out[k++] = n;

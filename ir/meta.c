@@ -645,14 +645,14 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
 /* ---- set_meta of a traced result ----------------------------------------------------------- */
 
 /* The scalar part of a result's key in one word: dtype, rank, requires_grad, and whether val
- * is set and on which device. */
+ * is set and on which device; bit 63 is always set, so an empty slot (key 0) never matches. */
 _Static_assert(offsetof(cfx_tensor, ndim) == offsetof(cfx_tensor, dtype) + 1, "dtype and ndim are adjacent");
 _Static_assert(sizeof(cfx_device) == 2, "a device is two bytes");
-static inline uint64_t rmeta_key(const cfx_tensor *t, const cfx_device *val_device, bool requires_grad)
+static IR_ALWAYS_INLINE uint64_t rmeta_key(const cfx_tensor *t, const cfx_device *val_device, bool requires_grad)
 {
     uint16_t dn, dev;
     memcpy(&dn, &t->dtype, 2); /* dtype and ndim in one load */
-    uint64_t k = (uint64_t)dn | (uint64_t)requires_grad << 16;
+    uint64_t k = 1ull << 63 | (uint64_t)dn | (uint64_t)requires_grad << 16;
     if (val_device) {
         memcpy(&dev, val_device, 2);
         k |= 1ull << 17 | (uint64_t)dev << 24;
@@ -660,15 +660,39 @@ static inline uint64_t rmeta_key(const cfx_tensor *t, const cfx_device *val_devi
     return k;
 }
 
+static IR_ALWAYS_INLINE uint64_t dims_diff(const int64_t *a, const int64_t *b, int32_t n)
+{
+    uint64_t diff = 0;
+    for (int32_t i = 0; i < n; i++)
+        diff |= (uint64_t)(a[i] ^ b[i]);
+    return diff;
+}
+
 /* Whether interned dims d (NULL for rank 0) are t's, t's rank known to be theirs (the key
  * holds it). */
 static IR_ALWAYS_INLINE bool dims_same(const int64_t *d, const cfx_tensor *t)
 {
-    for (int32_t i = 0, n = t->ndim; i < n; i++)
-        if (d[i] != t->sizes[i] || d[n + i] != t->strides[i])
-            return false;
-    return true;
+    return (dims_diff(d, t->sizes, t->ndim) | dims_diff(d + t->ndim, t->strides, t->ndim)) == 0;
 }
+
+/* dims_same for the inline check: ranks up to 4 straight-line (a loop's registers would make
+ * it save and restore callee-saved ones); false for higher ranks, which the full path
+ * compares. */
+static IR_ALWAYS_INLINE bool dims_same_small(const int64_t *d, const cfx_tensor *t)
+{
+    const int64_t *sz = t->sizes, *st = t->strides;
+    switch (t->ndim) {
+    case 0: return true;
+    case 1: return ((uint64_t)(d[0] ^ sz[0]) | (uint64_t)(d[1] ^ st[0])) == 0;
+    case 2: return (dims_diff(d, sz, 2) | dims_diff(d + 2, st, 2)) == 0;
+    case 3: return (dims_diff(d, sz, 3) | dims_diff(d + 3, st, 3)) == 0;
+    case 4: return (dims_diff(d, sz, 4) | dims_diff(d + 4, st, 4)) == 0;
+    default: return false;
+    }
+}
+
+/* Never a caller's site: marks a cache slot the inline check must not take. */
+static const cfx_site not_fast;
 
 /* The meta record a fresh node gets from (site, t): interned step by step, then remembered in
  * the site's cache slot. NULL on OOM (error set). */
@@ -704,13 +728,15 @@ static cfx_meta *result_meta_rec(cfx_graph *g, const cfx_site *site, const cfx_t
     if (!rec)
         return NULL;
     /* a site's slot is the same in both caches: intern_site just filled its memo */
-    g->rmeta[site_slot(site)] = (struct ir_rmeta){
-        .site = site ? g->site_cache[site_slot(site)] : (ir_site_memo){0},
+    struct ir_rmeta *c = &g->rmeta[site_slot(site)];
+    *c = (struct ir_rmeta){
+        .key = rmeta_key(t, val_device, requires_grad),
+        .storage_offset = t->storage_offset,
         .dims = d,
         .meta = rec,
-        .storage_offset = t->storage_offset,
-        .key = rmeta_key(t, val_device, requires_grad),
+        .site = site ? g->site_cache[site_slot(site)] : (ir_site_memo){0},
     };
+    c->fast = !site || c->site.fixed ? site : &not_fast;
     return rec;
 }
 
@@ -719,8 +745,7 @@ static IR_ALWAYS_INLINE cfx_meta *rmeta_hit(const cfx_graph *g, const cfx_site *
                                             uint64_t key)
 {
     const struct ir_rmeta *c = &g->rmeta[site_slot(site)];
-    if (c->site.src != site || !c->meta || c->key != key || c->storage_offset != t->storage_offset ||
-        !dims_same(c->dims, t))
+    if (c->site.src != site || c->key != key || c->storage_offset != t->storage_offset || !dims_same(c->dims, t))
         return NULL;
     return !site || site_memo_same(&c->site, site) ? c->meta : NULL;
 }
@@ -760,6 +785,16 @@ static IR_NOINLINE int set_result_meta(cfx_node *n, const cfx_site *site, const 
     return CFX_OK;
 }
 
+/* cfx_node_set_result_meta for a slot whose site and key the caller's match: the site is
+ * c->fast and the key says the rest (the inline check needs fewer live registers so). */
+static IR_NOINLINE int set_result_meta_at(cfx_node *n, const cfx_tensor *t, const struct ir_rmeta *c)
+{
+    cfx_device dev;
+    uint16_t bits = (uint16_t)(c->key >> 24);
+    memcpy(&dev, &bits, sizeof dev);
+    return set_result_meta(n, c->fast, t, c->key >> 17 & 1 ? &dev : NULL, c->key >> 16 & 1);
+}
+
 int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
                              const cfx_device *val_device, bool requires_grad)
 {
@@ -768,13 +803,18 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
      * literals (compared by address). The rest, content compares included, is the full path. */
     if (n && t && !n->meta) {
         const struct ir_rmeta *c = &n->graph->rmeta[site_slot(site)];
-        if (c->site.src == site && c->key == rmeta_key(t, val_device, requires_grad) &&
-            c->storage_offset == t->storage_offset &&
-            (!site || (c->site.fixed && c->site.line == site->line && c->site.file == site->file &&
-                       c->site.func == site->func)) &&
-            c->meta && dims_same(c->dims, t)) {
-            n->meta = c->meta;
-            return CFX_OK;
+#if defined(__GNUC__)
+        __asm__("" : "+r"(c)); /* computed once: GCC would rebuild it from the slot index */
+#endif
+        if (c->fast == site && c->key == rmeta_key(t, val_device, requires_grad)) {
+            if (c->storage_offset == t->storage_offset &&
+                (!c->fast || (c->site.line == c->fast->line && c->site.file == c->fast->file &&
+                              c->site.func == c->fast->func)) &&
+                dims_same_small(c->dims, t)) {
+                n->meta = c->meta;
+                return CFX_OK;
+            }
+            return set_result_meta_at(n, t, c);
         }
     }
     return set_result_meta(n, site, t, val_device, requires_grad);

@@ -276,27 +276,27 @@ static bool key_used(const cfx_names *ns, cfx_name k)
     const istr *b = rec_of(k.base);
     if (k.suffix < 0)
         return b->used_plain;
+    if ((uint32_t)k.suffix >= b->run_lo && (uint32_t)k.suffix < b->run_hi)
+        return true;
     uint32_t w = (uint32_t)k.suffix >> 6;
     if (w < b->nwords && (b->bits[w] >> (k.suffix & 63) & 1))
         return true;
     return b->n_overflow && ovf_contains(ns, b, k.suffix);
 }
 
-static bool mark_used(cfx_names *ns, cfx_name k)
+/* Records suffix s of b in the bitset (or the overflow set, for a suffix far beyond it). */
+static bool set_suffix_bit(cfx_names *ns, istr *b, uint32_t s)
 {
-    istr *b = rec_of(k.base);
-    if (k.suffix < 0) {
-        b->used_plain = 1;
-        return true;
-    }
-    uint32_t w = (uint32_t)k.suffix >> 6;
+    uint32_t w = s >> 6;
     if (w >= b->nwords) {
         /* grow the bitset when the suffix is near the counted range; else overflow */
         uint64_t limit = (uint64_t)b->nwords * 2 + 64;
         if (w >= limit) {
-            if (!ovf_insert(ns, b, k.suffix))
+            if (!ovf_insert(ns, b, (int32_t)s))
                 return false;
             b->n_overflow++;
+            if (s >= b->free_from)
+                b->free_from = s + 1;
             return true;
         }
         uint32_t nw = b->nwords ? b->nwords : 1;
@@ -309,7 +309,39 @@ static bool mark_used(cfx_names *ns, cfx_name k)
         b->bits = bits;
         b->nwords = nw;
     }
-    b->bits[w] |= (uint64_t)1 << (k.suffix & 63);
+    b->bits[w] |= (uint64_t)1 << (s & 63);
+    if (s >= b->free_from)
+        b->free_from = s + 1;
+    return true;
+}
+
+/* Records k (unused) as used. Suffixes taken in a row, the tracer's case, extend the run; one
+ * beyond the run and everything recorded moves the run's suffixes into the bitset and starts
+ * a new run there (each suffix moves once: amortized O(1)); any other goes to the bitset. */
+static bool mark_used(cfx_names *ns, cfx_name k)
+{
+    istr *b = rec_of(k.base);
+    if (k.suffix < 0) {
+        b->used_plain = 1;
+        return true;
+    }
+    uint32_t s = (uint32_t)k.suffix;
+    if (b->run_open && s == b->run_hi) {
+        b->run_hi = s + 1;
+        return true;
+    }
+    if (s >= b->free_from && s >= b->run_hi) {
+        for (uint32_t i = b->run_lo; i < b->run_hi; i++)
+            if (!set_suffix_bit(ns, b, i))
+                return false; /* the run still holds what did not move */
+        b->run_lo = s;
+        b->run_hi = s + 1;
+        b->run_open = 1; /* s + 1 > free_from: nothing recorded at or beyond it */
+        return true;
+    }
+    if (!set_suffix_bit(ns, b, s))
+        return false;
+    b->run_open = b->run_lo < b->run_hi && b->run_hi >= b->free_from;
     return true;
 }
 

@@ -83,7 +83,7 @@ int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args
         return rc;
     n->args = a;
     n->n_args = n_args;
-    n->n_kwargs = n_kwargs;
+    n->n_kwargs = (uint16_t)n_kwargs; /* checked by ir_args_block */
     return ir_rebuild_inputs(n);
 }
 
@@ -249,13 +249,14 @@ int cfx_node_prepend(cfx_node *n, cfx_node *x)
         return cfx_error_set(CFX_ERR, NULL, "Attempting to move an erased Node");
     if (n == x)
         return CFX_OK; /* FX: "Trying to prepend a node to itself..." has no effect */
-    x->prev->next = x->next;
-    x->next->prev = x->prev;
-    cfx_node *p = n->prev;
-    p->next = x;
+    cfx_graph *g = n->graph;
+    ir_link(g, x->prev)->next = x->next;
+    ir_link(g, x->next)->prev = x->prev;
+    uint32_t p = n->prev;
+    ir_link(g, p)->next = x->seq;
     x->prev = p;
-    x->next = n;
-    n->prev = x;
+    x->next = n->seq;
+    n->prev = x->seq;
     return CFX_OK;
 }
 
@@ -265,5 +266,5 @@ int cfx_node_append(cfx_node *n, cfx_node *x)
         return CFX_ERR;
     if (n == x)
         return CFX_OK;
-    return cfx_node_prepend(n->next, x);
+    return cfx_node_prepend(ir_link(n->graph, n->next), x);
 }

@@ -69,28 +69,37 @@ enum {
 };
 
 /* Nodes live in arrays of the graph's node table (no per-record 16-byte rounding), so
- * every byte here is paid a million times in a million-node graph. */
+ * every byte here is paid a million times in a million-node graph: the graph-order links
+ * and the target are 32-bit ids resolved through the graph (cfx_node_next / cfx_node_prev,
+ * cfx_node_target_info), and n_kwargs is 16 bits (a node takes at most CFX_NODE_MAX_KWARGS). */
 struct cfx_node {
-    cfx_node *prev, *next;          /* graph order (circular, through the sentinel) */
     cfx_graph *graph;
-    const cfx_target_info *target;
     cfx_value *args;                /* n_args values then n_kwargs cfx_kwargs (names interned),
                                        one arena block: a node pays one pointer for both */
     const char *name_base;          /* name = cfx_name{name_base, name_suffix} */
     cfx_meta *meta;                 /* NULL until some meta is set; may be shared */
-    uint32_t n_args, n_kwargs;
+    uint32_t prev, next;            /* graph order: neighbours' seqs (circular through the
+                                       graph's sentinel, whose seq is CFX_NODE_ROOT_SEQ) */
+    uint32_t target_id;             /* index of the graph's target record */
     int32_t name_suffix;
+    uint32_t n_args;
     uint32_t n_users;
-    uint32_t n_inputs;
     uint32_t users_head;            /* first use id of the users list, 0 = none */
+    uint32_t n_inputs;
     uint32_t inputs;                /* use id of the first of n_inputs consecutive records */
     uint32_t mark;                  /* scratch for passes (see cfx_graph_new_stamp) */
     uint32_t seq;                   /* creation index, dense and unique in the graph: its id */
+    uint16_t n_kwargs;
     uint8_t op;                     /* cfx_node_op */
     uint8_t flags;
 };
 
-_Static_assert(sizeof(struct cfx_node) <= 96, "cfx_node must stay within 96 bytes");
+_Static_assert(sizeof(struct cfx_node) <= 80, "cfx_node must stay within 80 bytes");
+
+enum {
+    CFX_NODE_MAX_KWARGS = UINT16_MAX,
+};
+#define CFX_NODE_ROOT_SEQ UINT32_MAX
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
@@ -113,15 +122,13 @@ cfx_node *cfx_node_next_user(cfx_user_iter *it);
 /* all_input_nodes: distinct node references of args then kwargs, first occurrence order. */
 static inline uint32_t cfx_node_num_inputs(const cfx_node *n) { return n->n_inputs; }
 cfx_node *cfx_node_input(const cfx_node *n, uint32_t i);
-static inline const cfx_target_info *cfx_node_target_info(const cfx_node *n) { return n->target; }
-static inline cfx_target cfx_node_target(const cfx_node *n) { return cfx_target_from_info(n->target); }
+/* The graph's record of the node's target (out of line: the record table is the graph's). */
+const cfx_target_info *cfx_node_target_info(const cfx_node *n);
+cfx_target cfx_node_target(const cfx_node *n);
 /* The operator of a call_function node with an operator target, else NULL. */
-static inline const cfx_op *cfx_node_operator(const cfx_node *n) { return cfx_target_info_op(n->target); }
+const cfx_op *cfx_node_operator(const cfx_node *n);
 /* The string target of placeholder / get_attr / call_method / call_module / output, else NULL. */
-static inline const char *cfx_node_target_str(const cfx_node *n)
-{
-    return n->target->kind == CFX_TARGET_STRING ? (const char *)n->target->ptr : NULL;
-}
+const char *cfx_node_target_str(const cfx_node *n);
 /* The value of kwarg `name`, or NULL. */
 const cfx_value *cfx_node_kwarg(const cfx_node *n, const char *name);
 

@@ -263,7 +263,7 @@ void cfx_ir_print_value(cfx_value v, cfx_arg_style style, cfx_buf *b) { ir_print
 
 /* ---- format_node ----------------------------------------------------------------------------- */
 
-void cfx_node_print_target(const cfx_node *n, cfx_buf *b) { pb_istr(b, n->target->printed); }
+void cfx_node_print_target(const cfx_node *n, cfx_buf *b) { pb_istr(b, ir_target_of(n)->printed); }
 
 static inline void ir_put_target(cfx_buf *b, const cfx_target_info *t) { pb_istr(b, t->printed); }
 
@@ -282,7 +282,7 @@ void cfx_node_format(const cfx_node *n, cfx_buf *b)
         pb_name(b, cfx_node_name(n));
         put_users(b, n);
         PB_LIT(b, "placeholder[target=");
-        ir_put_target(b, n->target);
+        ir_put_target(b, ir_target_of(n));
         pb_putc(b, ']');
         if (n->n_args) {
             PB_LIT(b, "(default=");
@@ -295,7 +295,7 @@ void cfx_node_format(const cfx_node *n, cfx_buf *b)
         pb_name(b, cfx_node_name(n));
         put_users(b, n);
         PB_LIT(b, "get_attr[target=");
-        ir_put_target(b, n->target);
+        ir_put_target(b, ir_target_of(n));
         pb_putc(b, ']');
         return;
     case CFX_NODE_OUTPUT:
@@ -315,7 +315,7 @@ void cfx_node_format(const cfx_node *n, cfx_buf *b)
         else
             pb_i64(b, n->op);
         PB_LIT(b, "[target=");
-        ir_put_target(b, n->target);
+        ir_put_target(b, ir_target_of(n));
         PB_LIT(b, "](args = ");
         ir_print_values(n->args, n->n_args, true, CFX_ARG_FX, NULL, b);
         PB_LIT(b, ", kwargs = {");

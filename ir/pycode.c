@@ -279,7 +279,7 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
     cfx_buf *b = s->body;
     switch (n->op) {
     case CFX_NODE_PLACEHOLDER: {
-        const char *t = n->target->printed;
+        const char *t = ir_target_of(n)->printed;
         if (s->n_free++)
             PB_LIT(&s->fv, ", ");
         pb_istr(&s->fv, t);
@@ -327,15 +327,15 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
                 s->err = cfx_error_set(CFX_ERR, NULL, "tuple index out of range");
             return;
         }
-        target_prefix(b, n->target->printed);
+        target_prefix(b, ir_target_of(n)->printed);
         put_repr(s, &n->args[0]);
-        target_atoms(b, n->target->printed);
+        target_atoms(b, ir_target_of(n)->printed);
         pb_putc(b, '(');
         format_args(s, n->args + 1, n->n_args - 1, n);
         pb_putc(b, ')');
         return;
     case CFX_NODE_CALL_FUNCTION: {
-        const cfx_target_info *t = n->target;
+        const cfx_target_info *t = ir_target_of(n);
         if (t->kind == CFX_TARGET_FN && t->magic >= FORM_INPLACE) {
             put_template(s, inplace[t->magic - FORM_INPLACE].fmt, n);
             PB_LIT(b, ";  ");
@@ -390,9 +390,9 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
     case CFX_NODE_CALL_MODULE:
         pb_name(b, local_name(s, n));
         PB_LIT(b, " = ");
-        target_prefix(b, n->target->printed);
+        target_prefix(b, ir_target_of(n)->printed);
         pb_put(b, root, strlen(root));
-        target_atoms(b, n->target->printed);
+        target_atoms(b, ir_target_of(n)->printed);
         pb_putc(b, '(');
         format_args(s, n->args, n->n_args, n);
         pb_putc(b, ')');
@@ -400,9 +400,9 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
     case CFX_NODE_GET_ATTR:
         pb_name(b, local_name(s, n));
         PB_LIT(b, " = ");
-        target_prefix(b, n->target->printed);
+        target_prefix(b, ir_target_of(n)->printed);
         pb_put(b, root, strlen(root));
-        target_atoms(b, n->target->printed);
+        target_atoms(b, ir_target_of(n)->printed);
         return;
     case CFX_NODE_OUTPUT:
         PB_LIT(b, "return ");
@@ -413,7 +413,7 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
         return;
     default:
         if (!s->err)
-            s->err = cfx_error_set(CFX_ERR, NULL, "node: %d %s", n->op, n->target->printed);
+            s->err = cfx_error_set(CFX_ERR, NULL, "node: %d %s", n->op, ir_target_of(n)->printed);
         return;
     }
 }

@@ -171,7 +171,7 @@ bool cfx_node_is_impure_ex(const cfx_node *n, bool impure_random)
         return true;
     case CFX_NODE_CALL_FUNCTION: {
         /* the cache belongs to the graph, which belongs to this thread */
-        cfx_target_info *info = (cfx_target_info *)n->target;
+        cfx_target_info *info = (cfx_target_info *)ir_target_of(n);
         const cfx_op *op = cfx_target_info_op(info);
         if (op && op->schema && op->schema->is_mutable)
             return true; /* impure since it mutates inputs */

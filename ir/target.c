@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ir/internal.h"
+#include "ir/istr.h"
 
 /* ---- builtin functions ------------------------------------------------------------------ */
 
@@ -131,6 +132,8 @@ void cfx_op_print_target(const char *qn, cfx_buf *b)
 
 /* ---- the cache -------------------------------------------------------------------------- */
 
+cfx_target_info ir_tcache_empty; /* never written: all zero */
+
 static uint32_t tinfo_hash(uint32_t kind, const void *ptr)
 {
     uint64_t x = ((uint64_t)(uintptr_t)ptr ^ kind) * 0x9E3779B97F4A7C15ull;
@@ -161,8 +164,10 @@ static bool tinfo_grow(cfx_graph *g)
 void ir_target_cache_free(cfx_graph *g)
 {
     free(g->tinfo);
+    free(g->targets);
     g->tinfo = NULL;
-    g->tinfo_cap = g->tinfo_count = 0;
+    g->targets = NULL;
+    g->tinfo_cap = g->tinfo_count = g->targets_cap = 0;
 }
 
 static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
@@ -275,6 +280,16 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
+    if (g->tinfo_count == g->targets_cap) {
+        uint32_t cap = g->targets_cap ? g->targets_cap * 2 : 16;
+        cfx_target_info **t = realloc(g->targets, cap * sizeof *t);
+        if (!t) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            return NULL;
+        }
+        g->targets = t;
+        g->targets_cap = cap;
+    }
     cfx_target_info *r = cfx_arena_zalloc(&g->arena, sizeof *r);
     if (!r) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -286,6 +301,9 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
                                                         : 1u << CFX_NODE_CALL_FUNCTION);
     if (fill_info(g, r, t) != CFX_OK)
         return NULL;
+    r->name_fast = ir_names_fast_candidate(&r->cand);
+    r->id = g->tinfo_count;
+    g->targets[r->id] = r;
     uint32_t mask = g->tinfo_cap - 1, j = tinfo_hash(t.kind, ptr) & mask;
     while (g->tinfo[j])
         j = (j + 1) & mask;

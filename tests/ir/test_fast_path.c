@@ -178,8 +178,9 @@ Test(ir_fast_path, foreign_nodes_fall_back)
     cfx_graph_free(g1);
 }
 
-/* Strings, lists, tuples, kwargs, more than 16 args, NULL nodes: each takes the general path
- * and gives what it always gave. */
+/* Strings, lists, tuples, kwargs, NULL nodes: each takes the general path and gives what it
+ * always gave; 20 flat args take the fast path (test_compact.c compares counts up to a use
+ * block's worth with the general path). */
 Test(ir_fast_path, non_flat_args_fall_back)
 {
     cfx_graph *g = cfx_graph_new();
@@ -451,4 +452,59 @@ Test(ir_fast_path, arena_windows)
     cr_expect_eq(big[3 * 1024 * 1024 - 1], 0x5a);
     free(p);
     cfx_arena_free(&a);
+}
+
+/* Misses of the inline check after the slot's site and key matched (other dims, another
+ * storage offset: the slot goes to the full path), and ranks above 4 (the inline check leaves
+ * them to the full path, which still finds the slot's record). Every result equals the three
+ * setters', and equal results share one record. */
+Test(ir_fast_path, result_meta_slot_misses)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    static const cfx_site s1 = {"model.c", 20, "forward"};
+    cfx_device dev = cfx_device_make(CFX_DEVICE_META);
+    int64_t sa[2] = {4, 8}, sta[2] = {8, 1}, sb[2] = {4, 6}, stb[2] = {6, 1};
+    int64_t s5[5] = {2, 3, 4, 5, 6}, st5[5] = {360, 120, 30, 6, 1};
+    int64_t s6[6] = {1, 2, 3, 4, 5, 6}, st6[6] = {720, 360, 120, 30, 6, 1};
+    cfx_tensor ta, tb, t5, t6;
+    tensor(&ta, sa, sta, 2, CFX_FLOAT32, 0);
+    tensor(&tb, sb, stb, 2, CFX_FLOAT32, 0);
+    tensor(&t5, NULL, NULL, 0, CFX_FLOAT32, 0);
+    t5.ndim = 5;
+    t5.sizes = s5;
+    t5.strides = st5;
+    tensor(&t6, NULL, NULL, 0, CFX_FLOAT32, 0);
+    t6.ndim = 6;
+    t6.sizes = s6;
+    t6.strides = st6;
+    cfx_tensor ta_off = ta;
+    ta_off.storage_offset = 3;
+    const cfx_tensor *seq[] = {&ta, &tb, &ta, &ta_off, &ta, &t5, &t5, &t6, &t6, &t5, &ta};
+    cfx_node *made[sizeof seq / sizeof *seq];
+    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
+        cfx_node *n = OP(g, "aten::relu", NV(x)), *m = OP(g, "aten::relu", NV(x));
+        cr_assert_eq(cfx_node_set_result_meta(n, &s1, seq[i], &dev, false), CFX_OK);
+        three_setters(m, &s1, seq[i], &dev, false);
+        expect_same_meta(n, m);
+        cr_expect_eq(n->meta, m->meta, "step %zu: one shared record", i);
+        made[i] = n;
+    }
+    cr_expect_eq(made[2]->meta, made[0]->meta);
+    cr_expect_neq(made[1]->meta, made[0]->meta);
+    cr_expect_neq(made[3]->meta, made[0]->meta);
+    cr_expect_eq(cfx_node_val(made[3])->storage_offset, 3);
+    cr_expect_eq(made[6]->meta, made[5]->meta);
+    cr_expect_eq(made[9]->meta, made[5]->meta);
+    cr_expect_neq(made[7]->meta, made[5]->meta);
+    cr_expect_eq(cfx_node_val(made[8])->n, 6);
+    cr_expect_eq(cfx_node_tensor_meta(made[8])->stride[0], 720);
+    cr_expect_eq(made[10]->meta, made[0]->meta);
+    /* a changed stride at rank 5 is seen by the full compare */
+    st5[4] = 2;
+    cfx_node *n = OP(g, "aten::relu", NV(x));
+    cr_assert_eq(cfx_node_set_result_meta(n, &s1, &t5, &dev, false), CFX_OK);
+    cr_expect_neq(n->meta, made[5]->meta);
+    cr_expect_eq(cfx_node_val(n)->strides[4], 2);
+    cfx_graph_free(g);
 }

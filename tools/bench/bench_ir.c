@@ -1,5 +1,6 @@
 /* bench_ir.c - the IR's share of a traced node: create a call_function node on an operator
- * and set stack_trace, val and tensor_meta for a [64, 64] result, as the tracer does, for a
+ * (cfx_graph_create_node) and set its meta for a [64, 64] result in one call
+ * (cfx_node_set_result_meta: stack_trace, val, tensor_meta), as the tracer does, for a
  * 1M-node chain; then lint and DCE it. Subtracting this from the trace figure tells how much
  * of tracing is the graph and how much is dispatch. Prints ns/node per phase and arena bytes. */
 #include <stdio.h>
@@ -30,12 +31,10 @@ void bench_ir(void)
     cfx_node *y = x;
     for (long i = 0; i < nodes; i++) {
         cfx_value args[2] = {cfx_node_value(y), cfx_node_value(x)};
-        cfx_node *n = cfx_graph_call_op(g, ops[i % 3], args, i % 3 == 2 ? 1 : 2, NULL, 0);
-        cfx_node_set_stack_trace(n, &sites[i % 3]);
-        cfx_meta_val v = {.kind = CFX_MVAL_TENSOR, .dtype = t.dtype, .device = t.device, .n = 2,
-                          .sizes = sizes, .strides = strides};
-        cfx_node_set_val(n, &v);
-        cfx_node_set_tensor_meta_from_tensor(n, &t, false);
+        cfx_node *n = cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(ops[i % 3]), args,
+                                            i % 3 == 2 ? 1 : 2, NULL, 0, NULL);
+        if (cfx_node_set_result_meta(n, &sites[i % 3], &t, &t.device, false) != CFX_OK)
+            break;
         y = n;
     }
     cfx_graph_output(g, cfx_node_value(y));

@@ -1,0 +1,477 @@
+/* test_compact.c - the compact graph records and what they rely on.
+ *
+ * Nodes are 80 bytes: graph order is kept as 32-bit seqs (the sentinel's is
+ * CFX_NODE_ROOT_SEQ), the target as an id into the graph's record table, n_kwargs in 16 bits.
+ * Node creation stores no zeros because arena memory is zero-filled, and a refused node's
+ * slot is zeroed again. Used name suffixes taken in a row are a run, not bits. These tests
+ * walk each of those representations through the operations that change it and compare with
+ * what the old representation (or a naive model) says. */
+#include <criterion/criterion.h>
+
+#include "ir/internal.h"
+#include "ir/istr.h"
+#include "tests/ir/ir_test_util.h"
+
+_Static_assert(sizeof(cfx_node) == 80, "the node record is 80 bytes");
+
+/* Names of the live nodes, forward, then backward, as one string. */
+static char *order(cfx_graph *g)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
+        cfx_node_print_name(n, &b);
+        cfx_buf_putc(&b, ' ');
+    }
+    cfx_buf_puts(&b, "|");
+    for (cfx_node *n = cfx_graph_last(g); n; n = cfx_node_prev(n)) {
+        cfx_buf_putc(&b, ' ');
+        cfx_node_print_name(n, &b);
+    }
+    return cfx_buf_take(&b);
+}
+
+static void expect_order(cfx_graph *g, const char *want)
+{
+    char *got = order(g);
+    cr_expect_str_eq(got, want);
+    free(got);
+}
+
+Test(ir_compact, links_through_seqs)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::relu", NV(x));
+    cfx_node *b = OP(g, "aten::cos", NV(a));
+    expect_order(g, "x relu cos | cos relu x");
+    /* inserting before / after a node, and at both ends */
+    cfx_insert_point old = cfx_graph_inserting_before(g, b);
+    cfx_node *c = OP(g, "aten::sin", NV(a));
+    cfx_graph_inserting_after(g, x);
+    cfx_node *d = OP(g, "aten::neg", NV(x));
+    cfx_node *e = OP(g, "aten::exp", NV(x)); /* after x: before neg */
+    cfx_graph_inserting_before(g, NULL);      /* the start of the graph */
+    cfx_node *p = cfx_graph_placeholder(g, "p");
+    cfx_graph_set_insert_point(g, old);
+    cfx_node *o = cfx_graph_output(g, NV(b));
+    expect_order(g, "p x exp neg relu sin cos output | output cos sin relu neg exp x p");
+    /* moves, including to the ends */
+    cr_assert_eq(cfx_node_prepend(x, o), CFX_OK);
+    expect_order(g, "p output x exp neg relu sin cos | cos sin relu neg exp x output p");
+    cr_assert_eq(cfx_node_append(b, o), CFX_OK);
+    cr_assert_eq(cfx_node_append(x, p), CFX_OK);
+    expect_order(g, "x p exp neg relu sin cos output | output cos sin relu neg exp p x");
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    /* an erased node keeps its links: a walk standing on it goes on */
+    cr_assert_eq(cfx_graph_erase_node(g, c), CFX_OK);
+    cr_assert_eq(cfx_graph_erase_node(g, d), CFX_OK);
+    cr_expect_eq(cfx_node_next(c), b);
+    cr_expect_eq(cfx_node_prev(c), a);
+    cr_expect_eq(cfx_node_next(d), a);
+    cr_expect_eq(cfx_node_prev(d), e);
+    expect_order(g, "x p exp relu cos output | output cos relu exp p x");
+    cr_expect_eq(cfx_graph_find_node(g, "cos"), b);
+    cr_expect_null(cfx_graph_find_node(g, "sin"));
+    cr_expect_eq(cfx_graph_output_node(g), o);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    cfx_graph_free(g);
+}
+
+/* Hundreds of nodes (several node-table blocks), moved across blocks and erased: the order
+ * both ways matches an array model. */
+Test(ir_compact, links_across_blocks)
+{
+    enum { N = 700 };
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *model[N];
+    int m = 0;
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    model[m++] = x;
+    for (int i = 1; i < N; i++)
+        model[m++] = OP(g, "aten::relu", NV(x));
+    /* move every 7th node to just after the node 300 places back (or the first) */
+    for (int i = 7; i < N; i += 7) {
+        cfx_node *mv = model[i];
+        int at = i > 300 ? i - 300 : 0;
+        cr_assert_eq(cfx_node_append(model[at], mv), CFX_OK);
+        memmove(&model[at + 2], &model[at + 1], (size_t)(i - at - 1) * sizeof *model);
+        model[at + 1] = mv;
+    }
+    /* erase every 5th (all are leaves but x) */
+    int k = 0;
+    for (int i = 0; i < m; i++) {
+        if (i % 5 == 4) {
+            cr_assert_eq(cfx_graph_erase_node(g, model[i]), CFX_OK);
+            continue;
+        }
+        model[k++] = model[i];
+    }
+    m = k;
+    cfx_node *n = cfx_graph_first(g);
+    for (int i = 0; i < m; i++, n = cfx_node_next(n))
+        cr_assert_eq(n, model[i], "forward %d", i);
+    cr_expect_null(n);
+    n = cfx_graph_last(g);
+    for (int i = m - 1; i >= 0; i--, n = cfx_node_prev(n))
+        cr_assert_eq(n, model[i], "backward %d", i);
+    cr_expect_null(n);
+    cr_expect_eq(cfx_graph_num_nodes(g), (uint32_t)m);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    cfx_graph_free(g);
+}
+
+/* Targets by id: the accessors, past the first table size, strings and callables. */
+Test(ir_compact, target_ids)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *n[40];
+    const cfx_op *ops[40];
+    for (int i = 0; i < 40; i++) {
+        char q[32];
+        snprintf(q, sizeof q, "aten::op%d", i);
+        ops[i] = test_op(q);
+        n[i] = cfx_graph_call_op(g, ops[i], VALS(NV(x)), 1, NULL, 0);
+        cr_assert(n[i]);
+    }
+    cfx_node *m = cfx_graph_call_method(g, "view", VALS(NV(x)), 1, NULL, 0);
+    cfx_node *f = FN(g, &cfx_fn_getitem, NV(x), cfx_int(0));
+    for (int i = 0; i < 40; i++) {
+        cr_expect_eq(cfx_node_operator(n[i]), ops[i]);
+        cr_expect_eq(cfx_node_target(n[i]).kind, CFX_TARGET_OP);
+        cr_expect_null(cfx_node_target_str(n[i]));
+        cr_expect_eq(cfx_node_target_info(n[i])->id, n[i]->target_id);
+    }
+    /* the same target: the same record */
+    cr_expect_eq(cfx_node_target_info(cfx_graph_call_op(g, ops[3], VALS(NV(x)), 1, NULL, 0)),
+                 cfx_node_target_info(n[3]));
+    cr_expect_str_eq(cfx_node_target_str(m), "view");
+    cr_expect_str_eq(cfx_node_target_str(x), "x");
+    cr_expect_eq(cfx_target_info_fn(cfx_node_target_info(f)), &cfx_fn_getitem);
+    cr_expect_null(cfx_node_operator(f));
+    char *s = cfx_graph_to_string(g);
+    cr_assert(s);
+    cr_expect(strstr(s, "%op39 : [num_users=0] = call_function[target=torch.ops.aten.op39.default](args = (%x,), kwargs = {})"));
+    cr_expect(strstr(s, "%getitem : [num_users=0] = call_function[target=operator.getitem](args = (%x, 0), kwargs = {})"));
+    free(s);
+    cfx_graph_free(g);
+}
+
+/* n_kwargs is 16 bits: more is refused with a message, wherever kwargs are set. */
+Test(ir_compact, kwargs_limit)
+{
+    enum { MAX = CFX_NODE_MAX_KWARGS };
+    cfx_kwarg *kw = malloc((MAX + 1) * sizeof *kw);
+    cr_assert(kw);
+    for (int i = 0; i <= MAX; i++)
+        kw[i] = KW("k", cfx_int(i));
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_error_clear();
+    cr_expect_null(OPK(g, "aten::foo", kw, MAX + 1, NV(x)));
+    cr_expect_str_eq(cfx_error_message(), "a node takes at most 65535 kwargs, not 65536");
+    cr_expect_eq(cfx_node_num_users(x), 0);
+    cfx_error_clear();
+    cfx_node *a = OPK(g, "aten::foo", kw, MAX, NV(x));
+    cr_assert(a);
+    cr_expect_eq(cfx_node_num_kwargs(a), MAX);
+    cr_expect_eq(cfx_node_kwargs(a)[MAX - 1].value.u.i, MAX - 1);
+    cr_expect_eq(cfx_node_update_kwarg(a, "other", cfx_int(1)), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(), "a node takes at most 65535 kwargs, not 65536");
+    cr_expect_eq(cfx_node_num_kwargs(a), MAX);
+    cfx_error_clear();
+    cr_expect_eq(cfx_node_set_kwargs(a, kw, MAX + 1), CFX_ERR);
+    cr_expect_eq(cfx_node_num_kwargs(a), MAX);
+    cr_expect_eq(cfx_node_num_users(x), 1);
+    cfx_error_clear();
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    cfx_graph_free(g);
+    free(kw);
+}
+
+/* Users then inputs of every node with use ids (as test_fast_path's links()). */
+static char *uses(cfx_graph *g)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
+        cfx_node_print_name(n, &b);
+        cfx_buf_puts(&b, ": [");
+        cfx_user_iter it;
+        for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) {
+            cfx_node_print_name(u, &b);
+            cfx_buf_putc(&b, ' ');
+        }
+        cfx_buf_printf(&b, "] @%u [", cfx_node_num_inputs(n) ? n->inputs : 0);
+        for (uint32_t i = 0; i < cfx_node_num_inputs(n); i++) {
+            cfx_node_print_name(cfx_node_input(n, i), &b);
+            cfx_buf_putc(&b, ' ');
+        }
+        cfx_buf_puts(&b, "]\n");
+    }
+    return cfx_buf_take(&b);
+}
+
+/* Flat args of any count (the fast path links them as it copies, up to a block's run) and
+ * args that stop being flat after some nodes were linked (the fast path takes its links
+ * back): the same graph, users and use ids as when every node is built the general way. */
+static cfx_graph *build_mixed(bool general, cfx_node **keep)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *ph[8];
+    char nm[8][4];
+    for (int i = 0; i < 8; i++) {
+        snprintf(nm[i], sizeof nm[i], "p%d", i);
+        ph[i] = cfx_graph_placeholder(g, nm[i]);
+    }
+    const cfx_op *op = test_op("aten::foo");
+    cfx_value v[700];
+    for (int round = 0; round < 30; round++) {
+        uint32_t n = round % 3 == 0 ? 40 : round % 3 == 1 ? 600 : 5;
+        for (uint32_t i = 0; i < n; i++)
+            v[i] = i % 4 == 3 ? cfx_int(i) : NV(ph[(i * 5 + (uint32_t)round) % 8]);
+        if (round % 5 == 4) /* node args first, then a list: not flat after all */
+            v[n - 1] = LIST(NV(ph[round % 8]), cfx_int(1));
+        cfx_node *node;
+        if (general) {
+            node = cfx_graph_call_op(g, op, NULL, 0, NULL, 0);
+            cr_assert(node);
+            cr_assert_eq(cfx_node_set_args(node, v, n), CFX_OK);
+        } else {
+            node = cfx_graph_call_op(g, op, v, n, NULL, 0);
+            cr_assert(node);
+        }
+        ph[round % 8] = node;
+    }
+    *keep = ph[0];
+    return g;
+}
+
+Test(ir_compact, flat_args_any_count_and_undo)
+{
+    cfx_node *kf, *kg;
+    cfx_graph *fast = build_mixed(false, &kf), *general = build_mixed(true, &kg);
+    char *a = uses(fast), *b = uses(general);
+    cr_expect_str_eq(a, b);
+    cr_expect_eq(fast->n_uses, general->n_uses);
+    char *pa = cfx_graph_to_string(fast), *pb = cfx_graph_to_string(general);
+    cr_expect_str_eq(pa, pb);
+    cr_expect_eq(cfx_graph_lint(fast), CFX_OK);
+    free(a);
+    free(b);
+    free(pa);
+    free(pb);
+    cfx_graph_free(fast);
+    cfx_graph_free(general);
+}
+
+/* A refused node (a NULL node reference: CFX_ERR with no new message) was linked in and had
+ * uses; it leaves the graph as it was and a zero slot for the next node. */
+Test(ir_compact, refused_node_leaves_clean_slot)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = OP(g, "aten::relu", NV(x));
+    cfx_node *b = OP(g, "aten::cos", NV(a));
+    cfx_insert_point old = cfx_graph_inserting_before(g, b);
+    char *before = uses(g);
+    uint32_t made = cfx_graph_num_created(g), nu = g->n_uses;
+    cfx_error_clear();
+    cr_expect_null(OP(g, "aten::foo", NV(x), NV(a), cfx_node_value(NULL)));
+    cr_expect_null(OP(g, "aten::foo", NV(x), LIST(NV(a), cfx_node_value(NULL))));
+    cr_expect_null(cfx_error_message());
+    cr_expect_eq(cfx_graph_num_created(g), made);
+    char *after = uses(g);
+    cr_expect_str_eq(after, before);
+    expect_order(g, "x relu cos | cos relu x");
+    (void)nu;
+    /* the slot the refused nodes had: zero but for what the next node sets */
+    cfx_node *c = OP(g, "aten::sin", cfx_int(1));
+    cr_assert(c);
+    cr_expect_eq(c->seq, made);
+    cr_expect_null(c->meta);
+    cr_expect_eq(c->n_users, 0);
+    cr_expect_eq(c->users_head, 0);
+    cr_expect_eq(c->mark, 0);
+    cr_expect_eq(c->flags, 0);
+    cr_expect_eq(c->n_kwargs, 0);
+    cr_expect_eq(c->n_inputs, 0);
+    cr_expect_eq(cfx_node_num_args(c), 1);
+    expect_order(g, "x relu sin cos | cos sin relu x");
+    cfx_graph_set_insert_point(g, old);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    free(before);
+    free(after);
+    cfx_graph_free(g);
+}
+
+/* Arena memory comes zero-filled, also what unalloc took back; an empty arena's bump pointer
+ * is not NULL. */
+Test(ir_compact, arena_zero_filled)
+{
+    cfx_arena a;
+    cfx_arena_init(&a);
+    cr_expect_not_null(cfx_arena_alloc(&a, 0));
+    size_t total = 0;
+    for (int i = 0; total < 6u * 1024 * 1024; i++) {
+        size_t sz = (size_t)(i * 37 % 5000) + 1;
+        unsigned char *p = cfx_arena_alloc(&a, sz);
+        cr_assert(p);
+        for (size_t k = 0; k < sz; k++)
+            cr_assert_eq(p[k], 0, "alloc %d byte %zu", i, k);
+        memset(p, 0xa5, sz);
+        if (i % 3 == 0) { /* the latest comes back zeroed and is handed out again */
+            cfx_arena_unalloc(&a, p, sz);
+            unsigned char *q = cfx_arena_alloc(&a, sz);
+            cr_assert_eq(q, p);
+            for (size_t k = 0; k < sz; k++)
+                cr_assert_eq(q[k], 0);
+            memset(q, 0xa5, sz);
+        }
+        total += sz;
+    }
+    /* not the latest: nothing happens */
+    unsigned char *p = cfx_arena_alloc(&a, 32), *q = cfx_arena_alloc(&a, 32);
+    memset(p, 1, 32);
+    cfx_arena_unalloc(&a, p, 32);
+    cr_expect_eq(p[0], 1);
+    cr_expect_neq(cfx_arena_alloc(&a, 32), p);
+    (void)q;
+    cfx_arena_free(&a);
+}
+
+/* ---- name runs -------------------------------------------------------------------------- */
+
+/* The used set as plain strings (an open-addressing hash set): what the run / bitset /
+ * overflow representation must say. */
+typedef struct name_model {
+    char **s;
+    int n, cap; /* cap: power of two */
+} name_model;
+
+static uint32_t str_hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static bool model_has(const name_model *m, const char *s)
+{
+    for (uint32_t j = str_hash(s) & (uint32_t)(m->cap - 1); m->s[j]; j = (j + 1) & (uint32_t)(m->cap - 1))
+        if (strcmp(m->s[j], s) == 0)
+            return true;
+    return false;
+}
+
+static void model_add(name_model *m, char *s)
+{
+    cr_assert_lt(m->n * 2, m->cap);
+    uint32_t j = str_hash(s) & (uint32_t)(m->cap - 1);
+    while (m->s[j])
+        j = (j + 1) & (uint32_t)(m->cap - 1);
+    m->s[j] = s;
+    m->n++;
+}
+
+/* Random candidates, defaults in bursts (runs), explicit suffixes near, inside and far beyond
+ * the runs (moves of runs into the bitset, the overflow set): every name made is new, and the
+ * name space's used set is exactly the names made. */
+Test(ir_compact, name_runs_match_model)
+{
+    static const char *pool[] = {"add", "add_1", "add_5", "add_63", "add_64", "add_65", "add_130", "add_200",
+                                 "add_900000", "add_900001", "add_0", "add_07", "relu", "relu_3", "sum",
+                                 "sum_2", "x", "x_1"};
+    enum { NPOOL = sizeof pool / sizeof *pool };
+    cfx_names *ns = cfx_names_new(NULL);
+    name_model made = {calloc(1 << 17, sizeof(char *)), 0, 1 << 17};
+    cr_assert(made.s);
+    uint64_t rng = 12345;
+    for (int step = 0; step < 1500; step++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        int r = (int)(rng >> 33);
+        /* mostly default candidates, in bursts */
+        const char *c = (r % 10 < 7) ? pool[(r >> 4) % 2 ? 0 : 12] : pool[(r >> 4) % NPOOL];
+        int burst = r % 10 < 7 ? 1 + (r >> 8) % 40 : 1;
+        for (int k = 0; k < burst; k++) {
+            cfx_name nm;
+            cr_assert_eq(cfx_names_create(ns, c, CFX_NAME_FOR_NONE, &nm), CFX_OK);
+            char *s = cfx_name_to_string(nm);
+            cr_assert(s);
+            cr_assert(!model_has(&made, s), "step %d: %s made twice", step, s);
+            model_add(&made, s);
+        }
+    }
+    for (int i = 0; i < made.cap; i++)
+        if (made.s[i])
+            cr_assert(cfx_names_is_used_str(ns, made.s[i]), "%s", made.s[i]);
+    /* probes around what was made */
+    char probe[64];
+    int unused = 0;
+    for (int i = 0; i < 40000; i++) {
+        snprintf(probe, sizeof probe, "add_%d", i);
+        bool want = model_has(&made, probe);
+        cr_assert_eq(cfx_names_is_used_str(ns, probe), want, "%s", probe);
+        unused += !want;
+        snprintf(probe, sizeof probe, "relu_%d", i);
+        cr_assert_eq(cfx_names_is_used_str(ns, probe), model_has(&made, probe), "%s", probe);
+    }
+    cr_expect_gt(unused, 0);
+    for (int i = 0; i < made.cap; i++)
+        free(made.s[i]);
+    free(made.s);
+    cfx_names_free(ns);
+}
+
+/* The run stops at the largest suffix a name key holds; the loop takes over beyond it. */
+Test(ir_compact, name_run_at_max_suffix)
+{
+    cfx_names *ns = cfx_names_new(NULL);
+    const char *want[] = {"add", "add_999999998", "add_999999999", "add_1000000000", "add_1000000001"};
+    const char *cand[] = {"add", "add_999999998", "add", "add", "add"};
+    for (int i = 0; i < 5; i++) {
+        cfx_name nm;
+        cr_assert_eq(cfx_names_create(ns, cand[i], CFX_NAME_FOR_NONE, &nm), CFX_OK);
+        char *s = cfx_name_to_string(nm);
+        cr_expect_str_eq(s, want[i]);
+        free(s);
+        cr_expect(cfx_names_is_used_str(ns, want[i]));
+    }
+    cfx_names_free(ns);
+}
+
+/* The inline case and the run: a graph's default names keep the run open, an explicit name
+ * beyond it moves the run and opens a new one after it. */
+Test(ir_compact, name_run_in_graph)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    for (int i = 0; i < 100; i++)
+        cr_assert(OP(g, "aten::add.Tensor", NV(x), NV(x)));
+    ir_istr *r = ir_istr_of(cfx_names_find(cfx_graph_names(g), "add", 3));
+    cr_expect(r->run_open);
+    cr_expect_eq(r->run_lo, 1);
+    cr_expect_eq(r->run_hi, 100);
+    cr_expect_eq(r->nwords, 0, "no bitset while names come in a row");
+    cfx_node *e = OPN(g, "aten::add.Tensor", "add_150", NV(x), NV(x));
+    cr_assert(e);
+    cr_expect(r->run_open);
+    cr_expect_eq(r->run_lo, 150);
+    cr_expect_eq(r->run_hi, 151);
+    cfx_node *f = OP(g, "aten::add.Tensor", NV(x), NV(x));
+    char *s = nname(f);
+    cr_expect_str_eq(s, "add_151");
+    free(s);
+    cr_expect(cfx_names_is_used_str(cfx_graph_names(g), "add_50"));
+    cr_expect(!cfx_names_is_used_str(cfx_graph_names(g), "add_120"));
+    cfx_node *h = OPN(g, "aten::add.Tensor", "add_120", NV(x), NV(x));
+    s = nname(h);
+    cr_expect_str_eq(s, "add_120");
+    free(s);
+    s = nname(OP(g, "aten::add.Tensor", NV(x), NV(x)));
+    cr_expect_str_eq(s, "add_121"); /* FX: the counter is 120 now */
+    free(s);
+    cfx_graph_free(g);
+}
