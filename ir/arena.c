@@ -5,16 +5,19 @@
  * exactly its size, linked behind the current one so the current chunk's free tail is not
  * wasted.
  *
- * Building a big graph touches fresh memory at ~150 bytes a node, and taking one page fault
- * per 4 KiB costs more than the building itself. On Linux, chunks of 1 MiB and more are
- * therefore mapped directly and populated ahead of the bump pointer in windows that grow
- * with the arena (MADV_POPULATE_WRITE: the kernel fills the pages in one call, no faults):
- * `end` is where the populated part ends, `limit` where the chunk ends, and the slow path
- * populates the next window when an allocation crosses `end`. Populating the whole chunk at
- * once (MAP_POPULATE) would be as fast but would count a barely used 4 MiB chunk fully in
- * the process's RSS. Where madvise refuses (kernels before 5.14), the whole chunk is mapped
- * with MAP_POPULATE instead. (Huge pages were tried: with the common defrag=madvise setting
- * the first touch stalls on compaction and is five times slower.) */
+ * Building a graph touches fresh memory at ~130 bytes a node, and on a virtual machine the
+ * kernel takes ~2 us to fault in each 4 KiB page: as much time as building the nodes on it.
+ * On Linux, chunks of 64 KiB and more are therefore mapped directly and populated a window
+ * ahead of the bump pointer: `end` is where the slow path next looks ahead, `limit` where the
+ * chunk ends. Each time an allocation crosses `end`, the window after the next one is handed
+ * to the background populating thread (prefault.h), so the pages are in by the time the
+ * graph reaches them and the faults overlap with tracing. With that thread off, the next
+ * window is populated synchronously instead (MADV_POPULATE_WRITE: one call, no faults), and
+ * where madvise is refused (kernels before 5.14) the whole chunk is mapped with MAP_POPULATE.
+ * Populated but unused memory stays within two windows (a 64th of the arena, 32 KiB to
+ * 1 MiB), so a barely used big chunk does not count fully in the process's RSS. (Huge pages
+ * were tried: with the common defrag=madvise setting the first touch stalls on compaction and
+ * is five times slower.) */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE, madvise */
 #endif
@@ -26,6 +29,7 @@
 #endif
 
 #include "ir/arena.h"
+#include "ir/prefault.h"
 
 #if defined(__linux__) && defined(MAP_POPULATE) && !defined(NO_POPULATE)
 #define ARENA_MMAP 1
@@ -42,7 +46,7 @@ struct cfx_arena_chunk {
     _Alignas(16) char data[];
 };
 
-enum { FIRST_CHUNK = 16 * 1024, MAX_CHUNK = 4 * 1024 * 1024, BIG_CHUNK = 1024 * 1024, PAGE = 4096 };
+enum { FIRST_CHUNK = 16 * 1024, MAX_CHUNK = 4 * 1024 * 1024, BIG_CHUNK = 64 * 1024, PAGE = 4096 };
 
 #if ARENA_MMAP
 /* Cleared (once, for the process) when the kernel refuses MADV_POPULATE_WRITE. */
@@ -81,6 +85,7 @@ static void free_chunk(cfx_arena_chunk *c)
 {
 #if ARENA_MMAP
     if (sizeof *c + c->size >= BIG_CHUNK) {
+        cfx_prefault_cancel(c, sizeof *c + c->size); /* nothing may populate it once unmapped */
         munmap(c, sizeof *c + c->size);
         return;
     }
@@ -110,20 +115,28 @@ void cfx_arena_free(cfx_arena *a)
     cfx_arena_init(a);
 }
 
-/* Moves a->end past need (<= a->limit), populating the pages in between when the chunk is
- * mapped. The window is a 128th of the arena so far (at least 16 KiB): what is populated but
- * not used yet stays under 1% of it, and a big graph takes few calls (each costs several
- * microseconds on a virtual machine). */
+/* Moves a->end a window past need (<= a->limit) and makes sure the pages up to it are, or
+ * will soon be, populated: the window after it goes to the background thread; without the
+ * thread, [old end, new end) is populated here. */
 static void extend_end(cfx_arena *a, char *need)
 {
 #if ARENA_MMAP
-    size_t window = a->total / 128 > 16 * 1024 ? a->total / 128 : 16 * 1024;
+    size_t window = a->total / 64;
+    window = window < 32 * 1024 ? 32 * 1024 : window > 1024 * 1024 ? 1024 * 1024 : window;
+    window &= ~(size_t)(PAGE - 1);
     uintptr_t to = ((uintptr_t)need + window + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
     char *end = to < (uintptr_t)a->limit ? (char *)to : a->limit;
-    /* end is page aligned except at the start of the chunk (after the header) */
+    char *ahead = (uintptr_t)end + window < (uintptr_t)a->limit ? end + window : a->limit;
+    /* a->end is page aligned except at the start of the chunk (after the header) */
     char *from = (char *)(((uintptr_t)a->end + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
-    if (from < end && !populate(from, end))
-        end = a->limit; /* the rest faults in on first touch */
+    if (a->ahead > from)
+        from = a->ahead; /* asked for already */
+    if (from < ahead) {
+        if (cfx_prefault_request(from, (size_t)(ahead - from)))
+            a->ahead = ahead;
+        else if (from < end && !populate(from, end))
+            end = a->limit; /* the rest faults in on first touch */
+    }
     a->end = end;
 #else
     (void)need;
@@ -176,7 +189,8 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size)
     a->end = a->limit;
 #if ARENA_MMAP
     if (big && can_populate()) {
-        a->end = c->data; /* the header's page is touched already */
+        a->end = c->data;  /* the header's page is touched already */
+        a->ahead = NULL;   /* what was asked for belongs to the previous chunk */
         extend_end(a, a->cur);
     }
 #endif
