@@ -149,14 +149,12 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size)
     if (a->next_size == 0)
         a->next_size = FIRST_CHUNK;
     /* room left in the current chunk, only not populated yet */
-    if (a->end < a->limit) {
-        size_t align = size >= 16 ? 16 : 8;
-        uintptr_t p = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
-        if (p + size <= (uintptr_t)a->limit) {
-            extend_end(a, (char *)(p + size));
-            a->cur = (char *)(p + size);
-            return (void *)p;
-        }
+    size = cfx_arena_round(size);
+    if (a->end < a->limit && size <= (size_t)(a->limit - a->cur)) {
+        char *p = a->cur;
+        extend_end(a, p + size);
+        a->cur = p + size;
+        return p;
     }
     if (size > a->next_size / 4) {
         /* a dedicated chunk, kept behind the current one */
@@ -203,6 +201,7 @@ void *cfx_arena_zalloc(cfx_arena *a, size_t size) { return cfx_arena_alloc(a, si
 
 void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size)
 {
+    size = cfx_arena_round(size);
     if (p && a->cur == (char *)p + size) {
         memset(p, 0, size);
         a->cur = (char *)p;

@@ -24,19 +24,22 @@ typedef struct cfx_arena {
 
 void cfx_arena_init(cfx_arena *a);
 void cfx_arena_free(cfx_arena *a);
-/* Slow path of cfx_arena_alloc: a new chunk. NULL on allocation failure (no error set). */
+/* Slow path of cfx_arena_alloc (size rounded already): a new chunk. NULL on allocation
+ * failure (no error set). */
 void *cfx_arena_alloc_slow(cfx_arena *a, size_t size);
 
-/* size bytes aligned to 8 (16 when size >= 16, so cfx_value arrays are naturally aligned),
+/* size bytes aligned to 16 (cfx_value arrays are naturally aligned; sizes are rounded up to
+ * 16 so the bump pointer stays aligned and the fast path needs no alignment step),
  * zero-filled: chunks come from calloc or fresh anonymous mappings, and nothing is handed out
  * twice (cfx_arena_unalloc zeroes what it takes back), so hot paths skip storing zeros.
  * NULL on allocation failure. */
+static inline size_t cfx_arena_round(size_t size) { return (size + 15) & ~(size_t)15; }
 static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
 {
-    size_t align = size >= 16 ? 16 : 8;
-    uintptr_t p = ((uintptr_t)a->cur + (align - 1)) & ~(uintptr_t)(align - 1);
-    if (p + size <= (uintptr_t)a->end) { /* an empty arena's cur == end (arena.c) */
-        a->cur = (char *)(p + size);
+    size = cfx_arena_round(size);
+    uintptr_t p = (uintptr_t)a->cur, q = p + size;
+    if (q <= (uintptr_t)a->end) { /* an empty arena's cur == end (arena.c) */
+        a->cur = (char *)q;
         return (void *)p;
     }
     return cfx_arena_alloc_slow(a, size);

@@ -675,22 +675,6 @@ static IR_ALWAYS_INLINE bool dims_same(const int64_t *d, const cfx_tensor *t)
     return (dims_diff(d, t->sizes, t->ndim) | dims_diff(d + t->ndim, t->strides, t->ndim)) == 0;
 }
 
-/* dims_same for the inline check: ranks up to 4 straight-line (a loop's registers would make
- * it save and restore callee-saved ones); false for higher ranks, which the full path
- * compares. */
-static IR_ALWAYS_INLINE bool dims_same_small(const int64_t *d, const cfx_tensor *t)
-{
-    const int64_t *sz = t->sizes, *st = t->strides;
-    switch (t->ndim) {
-    case 0: return true;
-    case 1: return ((uint64_t)(d[0] ^ sz[0]) | (uint64_t)(d[1] ^ st[0])) == 0;
-    case 2: return (dims_diff(d, sz, 2) | dims_diff(d + 2, st, 2)) == 0;
-    case 3: return (dims_diff(d, sz, 3) | dims_diff(d + 3, st, 3)) == 0;
-    case 4: return (dims_diff(d, sz, 4) | dims_diff(d + 4, st, 4)) == 0;
-    default: return false;
-    }
-}
-
 /* Never a caller's site: marks a cache slot the inline check must not take. */
 static const cfx_site not_fast;
 
@@ -807,13 +791,24 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
         __asm__("" : "+r"(c)); /* computed once: GCC would rebuild it from the slot index */
 #endif
         if (c->fast == site && c->key == rmeta_key(t, val_device, requires_grad)) {
-            if (c->storage_offset == t->storage_offset &&
-                (!c->fast || (c->site.line == c->fast->line && c->site.file == c->fast->file &&
-                              c->site.func == c->fast->func)) &&
-                dims_same_small(c->dims, t)) {
-                n->meta = c->meta;
-                return CFX_OK;
+            if (c->storage_offset != t->storage_offset ||
+                (c->fast && (c->site.line != c->fast->line || c->site.file != c->fast->file ||
+                             c->site.func != c->fast->func)))
+                goto miss;
+            /* dims: ranks up to 4 straight-line (a loop's registers would make this function
+             * save and restore callee-saved ones); higher ranks go to the full path */
+            const int64_t *d = c->dims, *sz = t->sizes, *st = t->strides;
+            switch (t->ndim) {
+            case 0: break;
+            case 1: if ((uint64_t)(d[0] ^ sz[0]) | (uint64_t)(d[1] ^ st[0])) goto miss; break;
+            case 2: if (dims_diff(d, sz, 2) | dims_diff(d + 2, st, 2)) goto miss; break;
+            case 3: if (dims_diff(d, sz, 3) | dims_diff(d + 3, st, 3)) goto miss; break;
+            case 4: if (dims_diff(d, sz, 4) | dims_diff(d + 4, st, 4)) goto miss; break;
+            default: goto miss;
             }
+            n->meta = c->meta;
+            return CFX_OK;
+        miss:
             return set_result_meta_at(n, t, c);
         }
     }

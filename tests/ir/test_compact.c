@@ -219,20 +219,21 @@ static char *uses(cfx_graph *g)
 static cfx_graph *build_mixed(bool general, cfx_node **keep)
 {
     cfx_graph *g = cfx_graph_new();
+    static const char *const nm[8] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
     cfx_node *ph[8];
-    char nm[8][4];
-    for (int i = 0; i < 8; i++) {
-        snprintf(nm[i], sizeof nm[i], "p%d", i);
+    for (int i = 0; i < 8; i++)
         ph[i] = cfx_graph_placeholder(g, nm[i]);
-    }
     const cfx_op *op = test_op("aten::foo");
-    cfx_value v[700];
+    cfx_value v[700], items[2];
     for (int round = 0; round < 30; round++) {
         uint32_t n = round % 3 == 0 ? 40 : round % 3 == 1 ? 600 : 5;
         for (uint32_t i = 0; i < n; i++)
             v[i] = i % 4 == 3 ? cfx_int(i) : NV(ph[(i * 5 + (uint32_t)round) % 8]);
-        if (round % 5 == 4) /* node args first, then a list: not flat after all */
-            v[n - 1] = LIST(NV(ph[round % 8]), cfx_int(1));
+        if (round % 5 == 4) { /* node args first, then a list: not flat after all */
+            items[0] = NV(ph[round % 8]);
+            items[1] = cfx_int(1);
+            v[n - 1] = cfx_list(items, 2);
+        }
         cfx_node *node;
         if (general) {
             node = cfx_graph_call_op(g, op, NULL, 0, NULL, 0);

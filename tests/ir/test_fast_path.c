@@ -482,14 +482,17 @@ Test(ir_fast_path, result_meta_slot_misses)
     ta_off.storage_offset = 3;
     const cfx_tensor *seq[] = {&ta, &tb, &ta, &ta_off, &ta, &t5, &t5, &t6, &t6, &t5, &ta};
     cfx_node *made[sizeof seq / sizeof *seq];
-    for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
-        cfx_node *n = OP(g, "aten::relu", NV(x)), *m = OP(g, "aten::relu", NV(x));
-        cr_assert_eq(cfx_node_set_result_meta(n, &s1, seq[i], &dev, false), CFX_OK);
-        three_setters(m, &s1, seq[i], &dev, false);
-        expect_same_meta(n, m);
-        cr_expect_eq(n->meta, m->meta, "step %zu: one shared record", i);
-        made[i] = n;
-    }
+    for (int pass = 0; pass < 2; pass++) /* with a site, then without */
+        for (size_t i = 0; i < sizeof seq / sizeof *seq; i++) {
+            const cfx_site *site = pass ? NULL : &s1;
+            cfx_node *n = OP(g, "aten::relu", NV(x)), *m = OP(g, "aten::relu", NV(x));
+            cr_assert_eq(cfx_node_set_result_meta(n, site, seq[i], &dev, false), CFX_OK);
+            three_setters(m, site, seq[i], &dev, false);
+            expect_same_meta(n, m);
+            cr_expect_eq(n->meta, m->meta, "pass %d step %zu: one shared record", pass, i);
+            if (!pass)
+                made[i] = n;
+        }
     cr_expect_eq(made[2]->meta, made[0]->meta);
     cr_expect_neq(made[1]->meta, made[0]->meta);
     cr_expect_neq(made[3]->meta, made[0]->meta);
