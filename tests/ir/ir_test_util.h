@@ -71,4 +71,28 @@ static inline cfx_node *op_call(cfx_graph *g, const char *qn, const char *name, 
 /* A node's name as a malloc'd string. */
 static inline char *nname(const cfx_node *n) { return cfx_node_name_string(n); }
 
+/* Users then inputs of every node, in order, with the use ids (which the two paths must
+ * hand out identically). */
+static inline char *graph_links(cfx_graph *g)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
+        cfx_node_print_name(n, &b);
+        cfx_buf_puts(&b, ": users=[");
+        cfx_user_iter it;
+        for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) {
+            cfx_node_print_name(u, &b);
+            cfx_buf_putc(&b, ' ');
+        }
+        cfx_buf_printf(&b, "] n_users=%u inputs@%u=[", cfx_node_num_users(n), cfx_node_num_inputs(n) ? n->inputs : 0);
+        for (uint32_t i = 0; i < cfx_node_num_inputs(n); i++) {
+            cfx_node_print_name(cfx_node_input(n, i), &b);
+            cfx_buf_putc(&b, ' ');
+        }
+        cfx_buf_puts(&b, "]\n");
+    }
+    return cfx_buf_take(&b);
+}
+
 #endif

@@ -190,29 +190,6 @@ Test(ir_compact, kwargs_limit)
     free(kw);
 }
 
-/* Users then inputs of every node with use ids (as test_fast_path's links()). */
-static char *uses(cfx_graph *g)
-{
-    cfx_buf b;
-    cfx_buf_init(&b);
-    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
-        cfx_node_print_name(n, &b);
-        cfx_buf_puts(&b, ": [");
-        cfx_user_iter it;
-        for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) {
-            cfx_node_print_name(u, &b);
-            cfx_buf_putc(&b, ' ');
-        }
-        cfx_buf_printf(&b, "] @%u [", cfx_node_num_inputs(n) ? n->inputs : 0);
-        for (uint32_t i = 0; i < cfx_node_num_inputs(n); i++) {
-            cfx_node_print_name(cfx_node_input(n, i), &b);
-            cfx_buf_putc(&b, ' ');
-        }
-        cfx_buf_puts(&b, "]\n");
-    }
-    return cfx_buf_take(&b);
-}
-
 /* Flat args of any count (the fast path links them as it copies, up to a block's run) and
  * args that stop being flat after some nodes were linked (the fast path takes its links
  * back): the same graph, users and use ids as when every node is built the general way. */
@@ -253,7 +230,7 @@ Test(ir_compact, flat_args_any_count_and_undo)
 {
     cfx_node *kf, *kg;
     cfx_graph *fast = build_mixed(false, &kf), *general = build_mixed(true, &kg);
-    char *a = uses(fast), *b = uses(general);
+    char *a = graph_links(fast), *b = graph_links(general);
     cr_expect_str_eq(a, b);
     cr_expect_eq(fast->n_uses, general->n_uses);
     char *pa = cfx_graph_to_string(fast), *pb = cfx_graph_to_string(general);
@@ -276,14 +253,14 @@ Test(ir_compact, refused_node_leaves_clean_slot)
     cfx_node *a = OP(g, "aten::relu", NV(x));
     cfx_node *b = OP(g, "aten::cos", NV(a));
     cfx_insert_point old = cfx_graph_inserting_before(g, b);
-    char *before = uses(g);
+    char *before = graph_links(g);
     uint32_t made = cfx_graph_num_created(g), nu = g->n_uses;
     cfx_error_clear();
     cr_expect_null(OP(g, "aten::foo", NV(x), NV(a), cfx_node_value(NULL)));
     cr_expect_null(OP(g, "aten::foo", NV(x), LIST(NV(a), cfx_node_value(NULL))));
     cr_expect_null(cfx_error_message());
     cr_expect_eq(cfx_graph_num_created(g), made);
-    char *after = uses(g);
+    char *after = graph_links(g);
     cr_expect_str_eq(after, before);
     expect_order(g, "x relu cos | cos relu x");
     (void)nu;
