@@ -650,13 +650,18 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
      * tell a fresh result (ours to drop if wrapping fails) from an input returned as is. */
     cfx_tensor *inputs[64];
     int n_inputs = 0;
-    for (int i = 0; i < s->n_args && n_inputs < 64; i++)
-        if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t)
-            inputs[n_inputs++] = stack[i].u.t;
+    bool all_inputs_known = true; /* else a result cannot be told from an input: keep it */
+    for (int i = 0; i < s->n_args; i++)
+        if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t) {
+            if (n_inputs == 64)
+                all_inputs_known = false;
+            else
+                inputs[n_inputs++] = stack[i].u.t;
+        }
     rc = call_below_python(op, stack);
     if (rc == CFX_OK) {
         rc = wrap_outputs(m, op, stack, s->n_returns, dev_err, has_dev_arg ? dev_arg : common);
-        if (rc != CFX_OK)
+        if (rc != CFX_OK && all_inputs_known)
             drop_fresh_results(stack, s->n_returns, inputs, n_inputs);
     }
     free(dev_err);

@@ -197,8 +197,6 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size)
     return c->data;
 }
 
-void *cfx_arena_zalloc(cfx_arena *a, size_t size) { return cfx_arena_alloc(a, size); }
-
 void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size)
 {
     size = cfx_arena_round(size);

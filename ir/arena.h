@@ -49,8 +49,6 @@ static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
  * again: for a fast path that allocated before it knew it could finish. */
 void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size);
 
-/* cfx_arena_alloc (kept for callers that say they need zeros). */
-void *cfx_arena_zalloc(cfx_arena *a, size_t size);
 /* A NUL-terminated copy of s[0..len). */
 char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len);
 

@@ -38,7 +38,7 @@ static cfx_meta *private_meta(cfx_node *n)
     cfx_meta *m = n->meta;
     if (m && m->cap_entries != SHARED)
         return m;
-    cfx_meta *p = cfx_arena_zalloc(&n->graph->arena, sizeof *p);
+    cfx_meta *p = cfx_arena_alloc(&n->graph->arena, sizeof *p);
     if (!p) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;

@@ -290,7 +290,7 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
         g->targets = t;
         g->targets_cap = cap;
     }
-    cfx_target_info *r = cfx_arena_zalloc(&g->arena, sizeof *r);
+    cfx_target_info *r = cfx_arena_alloc(&g->arena, sizeof *r);
     if (!r) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
