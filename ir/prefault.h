@@ -8,10 +8,14 @@
  * A page the worker has not reached yet simply faults in on first touch, as it would anyway:
  * populating is only ever a hint, never needed for correctness.
  *
- * The worker is started on the first request and lives until the process exits (it holds no
- * memory of its own worth freeing). It is off when CFX_PREFAULT=0 is in the environment or
- * after cfx_prefault_set_enabled(false), when the kernel refuses the madvise (before 5.14), or
- * when the thread cannot be created; then requests are ignored. A forked child starts with an
+ * The worker (thread name "cfx-prefault") is started on the first request and lives until
+ * the process exits (it holds no memory of its own worth freeing). It keeps off the CPU of
+ * the thread whose request it serves, and after its last request polls for the next one for
+ * a few hundred microseconds before it sleeps (prefault.c says why). It is off when
+ * CFX_PREFAULT=0 is in the environment or after cfx_prefault_set_enabled(false), when the
+ * process may run on one CPU only, when the kernel refuses the madvise (before 5.14), or when
+ * the thread cannot be created; then requests are refused (and the arena populates
+ * synchronously). A forked child starts with an
  * empty queue and no worker, and starts its own on its first request. */
 #ifndef CFX_IR_PREFAULT_H
 #define CFX_IR_PREFAULT_H

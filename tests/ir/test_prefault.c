@@ -1,9 +1,15 @@
 /* test_prefault.c - the background populating thread: requested pages become resident
  * without being touched, cancel leaves nothing queued for an unmapped range, the switch turns
- * requests off, and a forked child gets a worker of its own. Residency is read with mincore. */
-#define _DEFAULT_SOURCE
+ * requests off, a forked child gets a worker of its own, the worker keeps off the requesting
+ * thread's CPU, and a process confined to one CPU gets no worker. Residency is read with
+ * mincore, the worker's CPUs from /proc/self/task. */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -43,8 +49,18 @@ static bool wait_resident(char *p)
     return false;
 }
 
+/* The worker only runs where the process may use two CPUs or more (else requests are
+ * refused): tests that need it skip elsewhere. */
+static bool worker_possible(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) >= 2;
+}
+
 Test(prefault, requested_pages_become_resident_untouched)
 {
+    if (!worker_possible())
+        cr_skip_test("one usable CPU: no worker");
     cfx_prefault_set_enabled(true);
     char *p = fresh_mapping();
     cr_assert_eq(resident_pages(p), 0);
@@ -58,6 +74,8 @@ Test(prefault, requested_pages_become_resident_untouched)
 
 Test(prefault, cancel_then_unmap_and_reuse_the_address)
 {
+    if (!worker_possible())
+        cr_skip_test("one usable CPU: no worker");
     cfx_prefault_set_enabled(true);
     /* many requests, cancelled at once: after cancel nothing may touch the range, so a new
      * mapping at the same address stays untouched */
@@ -99,6 +117,8 @@ Test(prefault, bad_requests)
 
 Test(prefault, forked_child_starts_its_own_worker)
 {
+    if (!worker_possible())
+        cr_skip_test("one usable CPU: no worker");
     cfx_prefault_set_enabled(true);
     char *p = fresh_mapping();
     cr_assert(cfx_prefault_request(p, page_size())); /* the parent's worker runs */
@@ -114,4 +134,88 @@ Test(prefault, forked_child_starts_its_own_worker)
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's request was not served");
     munmap(p, PAGES * page_size());
+}
+
+/* The CPUs the task called "cfx-prefault" may run on, from /proc/self/task/TID/status. */
+static bool worker_cpus(cpu_set_t *out)
+{
+    DIR *d = opendir("/proc/self/task");
+    cr_assert_not_null(d);
+    bool found = false;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        bool named = fgets(comm, sizeof comm, f) && strncmp(comm, "cfx-prefault", 12) == 0;
+        fclose(f);
+        if (!named)
+            continue;
+        pid_t tid = (pid_t)atoi(e->d_name);
+        found = sched_getaffinity(tid, sizeof *out, out) == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+Test(prefault, worker_keeps_off_the_requesting_cpu)
+{
+    if (!worker_possible())
+        cr_skip_test("one usable CPU: no worker");
+    cpu_set_t all;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    cfx_prefault_set_enabled(true);
+    /* start the worker from this thread unpinned (a thread confined to one CPU gets none,
+     * see below), then request from each usable CPU in turn: once it has served a request
+     * from CPU c, the worker may not run on c */
+    char *first = fresh_mapping();
+    cr_assert(cfx_prefault_request(first, page_size()));
+    cfx_prefault_cancel(first, page_size());
+    munmap(first, PAGES * page_size());
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &all))
+            continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(c, &one);
+        cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+        char *p = fresh_mapping();
+        cr_assert(cfx_prefault_request(p, PAGES * page_size()));
+        cr_assert(wait_resident(p));
+        cfx_prefault_cancel(p, PAGES * page_size()); /* waits for the worker to be done there */
+        cpu_set_t w;
+        cr_assert(worker_cpus(&w), "no thread named cfx-prefault");
+        cr_assert_not(CPU_ISSET(c, &w), "the worker may still run on CPU %d, which asked", c);
+        cr_assert_gt(CPU_COUNT(&w), 0);
+        munmap(p, PAGES * page_size());
+    }
+    sched_setaffinity(0, sizeof all, &all);
+}
+
+Test(prefault, one_cpu_means_no_worker)
+{
+    /* a fresh process (Criterion forks one per test) whose thread is confined to one CPU
+     * before its first request: a worker there could only take turns with the caller (or
+     * roam where the program chose not to run), so none is started */
+    cpu_set_t all, one;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    cfx_prefault_set_enabled(true);
+    char *p = fresh_mapping();
+    cr_assert_not(cfx_prefault_request(p, PAGES * page_size()));
+    cr_assert_not(cfx_prefault_enabled(), "no worker on one CPU, so populating is off");
+    cpu_set_t w;
+    cr_assert_not(worker_cpus(&w), "a worker thread was started");
+    munmap(p, PAGES * page_size());
+    sched_setaffinity(0, sizeof all, &all);
 }
