@@ -138,16 +138,28 @@ cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *
     *rc = CFX_OK;
     if (!n_args && !n_kwargs)
         return NULL;
+    if (n_args > CFX_NODE_MAX_ARGS) {
+        *rc = cfx_error_set(CFX_ERR, NULL, "a node takes at most %u args, not %u", (unsigned)CFX_NODE_MAX_ARGS,
+                            n_args);
+        return NULL;
+    }
     if (n_kwargs > CFX_NODE_MAX_KWARGS) {
         *rc = cfx_error_set(CFX_ERR, NULL, "a node takes at most %u kwargs, not %u", (unsigned)CFX_NODE_MAX_KWARGS,
                             n_kwargs);
         return NULL;
     }
-    /* kwargs follow the values: 16-byte values keep the 8-byte kwargs aligned */
-    cfx_value *dst = cfx_arena_alloc(&g->arena, (size_t)n_args * sizeof(cfx_value) +
-                                                    (size_t)n_kwargs * sizeof(cfx_kwarg));
-    if (!dst)
+    /* kwargs follow the values: 16-byte values keep the 8-byte kwargs aligned; a kwargs count
+     * too big for the node's flags goes in front (so at most 16 bytes more, for rare nodes) */
+    size_t pre = n_kwargs >= CFX_NODE_KWARGS_OUT ? 16 : 0;
+    char *p = cfx_arena_alloc(&g->arena, pre + (size_t)n_args * sizeof(cfx_value) +
+                                             (size_t)n_kwargs * sizeof(cfx_kwarg));
+    if (!p) {
         *rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    cfx_value *dst = (cfx_value *)(void *)(p + pre);
+    if (pre)
+        ((uint32_t *)(void *)dst)[-1] = n_kwargs;
     return dst;
 }
 
@@ -270,7 +282,7 @@ uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
 /* A ref to node p from records of g: its seq, or an entry of g's ext[]. */
 static bool node_ref(cfx_graph *g, cfx_node *p, uint32_t *ref)
 {
-    if (p->graph == g) {
+    if (cfx_node_graph(p) == g) {
         *ref = p->seq;
         return true;
     }
@@ -330,7 +342,7 @@ static inline void unlink_input(cfx_graph *g, uint32_t id)
 {
     ir_use *u = ir_use_at(g, id);
     if (u->producer & IR_EXT)
-        unlink_use(g->ext[u->producer & ~IR_EXT]->graph, u->next);
+        unlink_use(cfx_node_graph(g->ext[u->producer & ~IR_EXT]), u->next);
     else
         unlink_use(g, id);
 }
@@ -338,16 +350,15 @@ static inline void unlink_input(cfx_graph *g, uint32_t id)
 /* Fills n's input record id with a use of p and links it. */
 static int add_use(cfx_node *n, uint32_t id, cfx_node *p)
 {
-    cfx_graph *g = n->graph;
+    cfx_graph *g = cfx_node_graph(n), *h = cfx_node_graph(p);
     ir_use *u = ir_use_at(g, id);
     u->user = n->seq;
-    if (p->graph == g) {
+    if (h == g) {
         u->producer = p->seq;
         link_use(g, id);
         return CFX_OK;
     }
     /* across graphs: a second record in the producer's graph carries the list links */
-    cfx_graph *h = p->graph;
     uint32_t pref, uref;
     if (!node_ref(g, p, &pref) || !node_ref(h, n, &uref))
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -366,9 +377,8 @@ static int add_use(cfx_node *n, uint32_t id, cfx_node *p)
     return CFX_OK;
 }
 
-void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t size)
+void ir_flat_undo(cfx_graph *g, uint32_t first, uint32_t k, void *block, size_t size)
 {
-    cfx_graph *g = n->graph;
     for (uint32_t i = k; i-- > 0;)
         unlink_use(g, first + i);
     if (k)
@@ -378,8 +388,9 @@ void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t s
 
 void ir_unlink_inputs(cfx_node *n)
 {
+    cfx_graph *g = cfx_node_graph(n);
     for (uint32_t i = 0; i < n->n_inputs; i++)
-        unlink_input(n->graph, n->inputs + i);
+        unlink_input(g, n->inputs + i);
     n->n_inputs = 0;
 }
 
@@ -399,7 +410,7 @@ cfx_node *cfx_node_next_user(cfx_user_iter *it)
 
 cfx_node *cfx_node_first_user(const cfx_node *n, cfx_user_iter *it)
 {
-    it->graph = n->graph;
+    it->graph = cfx_node_graph(n);
     it->use = n->users_head;
     return cfx_node_next_user(it);
 }
@@ -515,12 +526,12 @@ static void collect(cfx_value *slot, void *ctx)
 
 static int collect_inputs(cfx_node *n, collector *c)
 {
-    c->g = n->graph;
+    c->g = cfx_node_graph(n);
     c->count = 0;
     c->hmask = 0;
     c->oom = false;
     bool ok = ir_walk_node_refs(n->args, n->n_args, collect, c);
-    for (uint32_t i = 0; ok && i < n->n_kwargs; i++)
+    for (uint32_t i = 0, k = cfx_node_num_kwargs(n); ok && i < k; i++)
         ok = ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, collect, c);
     if (c->hmask)
         hset_clear(c->g, c->hmask, c->g->scratch, c->count);
@@ -531,7 +542,7 @@ static int collect_inputs(cfx_node *n, collector *c)
 
 int ir_rebuild_inputs(cfx_node *n)
 {
-    cfx_graph *g = n->graph;
+    cfx_graph *g = cfx_node_graph(n);
     uint32_t cap = n->n_inputs; /* the run is reused when the new inputs fit */
     ir_unlink_inputs(n);
     collector c;
@@ -557,7 +568,7 @@ int ir_rebuild_inputs(cfx_node *n)
  * appended (2.x: `if new_use not in self._input_nodes`), existing uses stay where they are. */
 int ir_add_inputs_from(cfx_node *n, cfx_value *v)
 {
-    cfx_graph *g = n->graph;
+    cfx_graph *g = cfx_node_graph(n);
     /* collect the value's producers into scratch[], then filter out existing inputs */
     collector c = {g, 0, 0, false};
     if (!ir_walk_node_refs(v, 1, collect, &c) || c.oom) {

@@ -18,6 +18,7 @@
 #include "ir/internal.h"
 
 enum { IR_NOT_FLAT = 1 };
+_Static_assert((1u << IR_USE_SHIFT) <= CFX_NODE_MAX_ARGS, "a flat run's n_args fits the node");
 
 /* Value kinds copied as they are (no arena copy, no node reference). */
 #define IR_FLAT_SCALARS                                                                         \
@@ -28,17 +29,17 @@ _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds must fit IR_FLAT_SCALARS");
 
 /* Takes back what a flat pass did before it met a value it cannot take: the k records
  * linked so far (each its producer's tail), the reserved run, the argument block. */
-IR_COLD void ir_flat_undo(cfx_node *n, uint32_t first, uint32_t k, void *block, size_t size);
+IR_COLD void ir_flat_undo(cfx_graph *g, uint32_t first, uint32_t k, void *block, size_t size);
 
-/* Sets args, n_args, inputs and n_inputs of a fresh node n (zero-filled but for what
+/* Sets args, n_args, inputs and n_inputs of a fresh node n of g (zero-filled but for what
  * create_node set; no users of its inputs yet) when its args are flat: each a scalar kind or
- * a non-NULL node of n's graph, with a run of n_args use records free in the current block
- * (so at most a block's worth).
+ * a non-NULL node of g, with a run of n_args use records free in the current block (so at
+ * most a block's worth, well below CFX_NODE_MAX_ARGS).
  * Returns CFX_OK, or IR_NOT_FLAT with n's links untouched when a precondition fails: the
  * caller then takes the general path (which also handles what needs memory). */
-static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
+static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_graph *g, cfx_node *n, const cfx_value *args,
+                                             uint32_t n_args)
 {
-    cfx_graph *g = n->graph;
     if (!n_args)
         return CFX_OK; /* a fresh node has no args and no inputs */
     uint32_t first = g->n_uses;
@@ -57,7 +58,7 @@ static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args,
             continue;
         }
         cfx_node *p = v.u.node;
-        if (!p || p->graph != g)
+        if (!p || cfx_node_graph(p) != g)
             goto not_flat;
         /* append record first + count to p's users (the head's prev is the tail), unless
          * the tail is already this run's: p was an earlier argument */
@@ -82,12 +83,12 @@ static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_node *n, const cfx_value *args,
     }
     g->n_uses = first + count;
     n->args = a;
-    n->n_args = n_args; /* n_kwargs: 0 in a fresh node */
+    n->n_args = (uint16_t)n_args; /* n_kwargs: 0 in a fresh node */
     n->n_inputs = count;
     n->inputs = first; /* only read for the n_inputs records */
     return CFX_OK;
 not_flat:
-    ir_flat_undo(n, first, count, a, size);
+    ir_flat_undo(g, first, count, a, size);
     return IR_NOT_FLAT;
 }
 

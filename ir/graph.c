@@ -37,7 +37,7 @@ cfx_graph *cfx_graph_new(void)
         return NULL;
     }
     g->root.prev = g->root.next = g->root.seq = CFX_NODE_ROOT_SEQ;
-    g->root.graph = g;
+    g->root_head.graph = g;
     g->root.op = CFX_NODE_ROOT;
     g->root.name_base = cfx_names_intern(g->names, "", 0);
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
@@ -78,7 +78,12 @@ void cfx_graph_free(cfx_graph *g)
 /* ---- creation ---------------------------------------------------------------------------- */
 
 /* Node records sit in blocks of the node table, found by seq. A block is one arena
- * allocation, so the records are packed at their own size, not rounded up to 16 bytes. */
+ * allocation, so the records are packed at their own size, not rounded up to 16 bytes; they
+ * start at a 64-byte boundary, each on a cache line of its own, and the block's head (the
+ * graph, for cfx_node_graph) follows the last. The arena's 16-byte alignment leaves at most
+ * 48 bytes unused in front of the first. */
+enum { NODE_BLOCK_BYTES = 48 + (sizeof(cfx_node) << IR_NODE_SHIFT) + sizeof(cfx_node_block_head) };
+_Static_assert(sizeof(cfx_node) == 64, "node block layout");
 cfx_node *ir_node_slot_slow(cfx_graph *g)
 {
     uint32_t seq = g->n_created;
@@ -99,11 +104,14 @@ cfx_node *ir_node_slot_slow(cfx_graph *g)
         g->nblock_cap = cap;
     }
     if (!g->nblock[b]) {
-        g->nblock[b] = cfx_arena_alloc(&g->arena, sizeof(cfx_node) << IR_NODE_SHIFT);
-        if (!g->nblock[b]) {
+        char *p = cfx_arena_alloc(&g->arena, NODE_BLOCK_BYTES);
+        if (!p) {
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             return NULL;
         }
+        cfx_node *first = (cfx_node *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+        ((cfx_node_block_head *)(void *)(first + (1u << IR_NODE_SHIFT)))->graph = g;
+        g->nblock[b] = first;
     }
     /* blocks are taken in seq order: the rest of this one is next */
     g->nslot = ir_node_at(g, seq);
@@ -208,7 +216,7 @@ __attribute__((noinline, cold))
 #endif
 static void insert_point_error(const cfx_graph *g, const cfx_node *at)
 {
-    if (at->graph != g)
+    if (cfx_node_graph(at) != g)
         cfx_error_set(CFX_ERR, NULL, "Node to insert before is not in graph.");
     else
         cfx_error_set(CFX_ERR, NULL, "the insertion point node was erased");
@@ -229,7 +237,7 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
         return NULL;
     }
     cfx_node *at = g->insert.at;
-    if (at != &g->root && (at->graph != g || cfx_node_is_erased(at))) {
+    if (at != &g->root && (cfx_node_graph(at) != g || cfx_node_is_erased(at))) {
         insert_point_error(g, at);
         return NULL;
     }
@@ -250,8 +258,7 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
     if (n == g->nslot_end && !(n = ir_node_slot_slow(g)))
         return NULL;
     /* the slot is zero-filled (arena.h; a refused node's is zeroed again): the fields that
-     * are not 0 to start with, but those the args paths set */
-    n->graph = g;
+     * are not 0 to start with, but those the args paths set (the graph is the block's) */
     n->name_base = nm.base;
     n->target_id = info->id;
     n->name_suffix = nm.suffix;
@@ -262,13 +269,13 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
      * walk the graph, so then it is linked in last. */
     if (!map)
         link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
-    int rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(n, args, n_args);
+    int rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(g, n, args, n_args);
     if (rc == IR_NOT_FLAT) {
-        if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &n->args) != CFX_OK)
+        cfx_value *a;
+        if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &a) != CFX_OK)
             rc = CFX_ERR;
         else {
-            n->n_args = n_args;
-            n->n_kwargs = (uint16_t)n_kwargs; /* checked by ir_args_block */
+            ir_set_args(n, a, n_args, n_kwargs); /* counts checked by ir_args_block */
             rc = ir_rebuild_inputs(n);
             if (rc != CFX_OK)
                 ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
@@ -366,7 +373,7 @@ cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_f
     }
     *cfx_name_write(nm, name) = '\0';
     cfx_node *n = create_node_any(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
-                              cfx_node_kwargs(node), node->n_kwargs, name, map, ctx);
+                              cfx_node_kwargs(node), cfx_node_num_kwargs(node), name, map, ctx);
     if (name != small)
         free(name);
     if (n && node->meta && cfx_node_meta_copy(n, node) != CFX_OK)
@@ -421,7 +428,7 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
         free(msg);
         return rc;
     }
-    if (n->graph != g) {
+    if (cfx_node_graph(n) != g) {
         cfx_buf b;
         cfx_buf_init(&b);
         cfx_buf_puts(&b, "Attempting to remove ");
@@ -444,7 +451,7 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
     /* null out node arguments so producers drop n from their users */
     if (n->n_inputs) {
         ir_walk_node_refs(n->args, n->n_args, null_node_ref, NULL);
-        for (uint32_t i = 0; i < n->n_kwargs; i++)
+        for (uint32_t i = 0, k = cfx_node_num_kwargs(n); i < k; i++)
             ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, null_node_ref, NULL);
         ir_unlink_inputs(n);
     }
@@ -453,8 +460,8 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
 
 /* ---- walking ------------------------------------------------------------------------------ */
 
-cfx_node *cfx_node_next(const cfx_node *n) { return ir_next_in(n->graph, n); }
-cfx_node *cfx_node_prev(const cfx_node *n) { return ir_prev_in(n->graph, n); }
+cfx_node *cfx_node_next(const cfx_node *n) { return ir_next_in(cfx_node_graph(n), n); }
+cfx_node *cfx_node_prev(const cfx_node *n) { return ir_prev_in(cfx_node_graph(n), n); }
 
 const cfx_target_info *cfx_node_target_info(const cfx_node *n) { return ir_target_of(n); }
 cfx_target cfx_node_target(const cfx_node *n) { return cfx_target_from_info(ir_target_of(n)); }
@@ -483,16 +490,6 @@ cfx_node *cfx_graph_find_node(const cfx_graph *g, const char *name)
         if (cfx_node_name_is(n, name))
             return n;
     return NULL;
-}
-
-uint32_t cfx_graph_new_stamp(cfx_graph *g)
-{
-    if (++g->stamp == 0) {
-        for (cfx_node *n = ir_link(g, g->root.next); n != &g->root; n = ir_link(g, n->next))
-            n->mark = 0;
-        g->stamp = 1;
-    }
-    return g->stamp;
 }
 
 cfx_names *cfx_graph_names(cfx_graph *g) { return g->names; }

@@ -104,10 +104,6 @@ cfx_node *cfx_graph_output_node(const cfx_graph *g);
 /* The live node named s, or NULL (linear scan). */
 cfx_node *cfx_graph_find_node(const cfx_graph *g, const char *name);
 
-/* A fresh value for cfx_node.mark: nodes whose mark equals it are "visited" in the caller's
- * walk. Marks are reset for all live nodes when the counter wraps. */
-uint32_t cfx_graph_new_stamp(cfx_graph *g);
-
 /* The graph's name space (node names) and arena, for layers that build on the IR. */
 cfx_names *cfx_graph_names(cfx_graph *g);
 cfx_arena *cfx_graph_arena(cfx_graph *g);

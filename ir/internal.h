@@ -51,18 +51,18 @@ typedef struct ir_use {
 #define IR_EXT 0x80000000u
 
 enum {
-    IR_NODE_SHIFT = 7,  /* 128 nodes per node-table block */
+    IR_NODE_SHIFT = CFX_NODE_BLOCK_SHIFT, /* 128 nodes per node-table block */
     IR_USE_SHIFT = 9,   /* 512 records per use-table block */
 };
 
 struct cfx_graph {
     cfx_node root;              /* sentinel of the circular node list */
+    cfx_node_block_head root_head; /* names this graph for the sentinel (cfx_node_graph) */
     cfx_arena arena;
     cfx_names *names;           /* node names + interned strings */
     cfx_insert_point insert;    /* where create_node puts nodes */
     uint32_t len;               /* live nodes */
     uint32_t n_created;         /* next seq */
-    uint32_t stamp;             /* last value handed out by cfx_graph_new_stamp */
     cfx_target_info **tinfo;    /* target cache: open addressing on (kind, ptr) */
     uint32_t tinfo_cap, tinfo_count;
     cfx_target_info **targets;  /* the same records by id (cfx_node.target_id) */
@@ -71,7 +71,8 @@ struct cfx_graph {
     uint32_t scratch_cap;
     cfx_node **hset;            /* reusable pointer set for deduplicating many inputs */
     uint32_t hset_cap;
-    cfx_node **nblock;          /* node table: node seq -> nblock[seq >> IR_NODE_SHIFT][low bits] */
+    cfx_node **nblock;          /* node table: node seq -> nblock[seq >> IR_NODE_SHIFT][low bits];
+                                   each block's records are followed by a cfx_node_block_head */
     ir_use **ublock;            /* use table, the same way (id 0 is never handed out) */
     uint32_t nblock_cap, ublock_cap;
     uint32_t n_uses;            /* next use id (from 1: id 0 means none) */
@@ -105,6 +106,11 @@ struct cfx_graph {
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
     const void *last_dims, *last_val, *last_tm; /* the records interned last */
 };
+
+_Static_assert(offsetof(struct cfx_graph, root_head) == offsetof(struct cfx_graph, root) + sizeof(cfx_node),
+               "the sentinel's block head is right after it");
+_Static_assert((CFX_NODE_ROOT_SEQ & (CFX_NODE_BLOCK - 1)) == CFX_NODE_BLOCK - 1,
+               "the sentinel is last in its block");
 
 static inline cfx_node *ir_node_at(const cfx_graph *g, uint32_t seq)
 {
@@ -146,7 +152,7 @@ static inline cfx_node *ir_prev_in(cfx_graph *g, const cfx_node *n)
 /* A node's target record. */
 static inline const cfx_target_info *ir_target_of(const cfx_node *n)
 {
-    return n->graph->targets[n->target_id];
+    return cfx_node_graph(n)->targets[n->target_id];
 }
 static inline cfx_node *ir_ref(const cfx_graph *g, uint32_t ref)
 {
@@ -155,7 +161,8 @@ static inline cfx_node *ir_ref(const cfx_graph *g, uint32_t ref)
 /* cfx_node_input, inlined for the ir/ loops. */
 static inline cfx_node *ir_input(const cfx_node *n, uint32_t i)
 {
-    return ir_ref(n->graph, ir_use_at(n->graph, n->inputs + i)->producer);
+    cfx_graph *g = cfx_node_graph(n);
+    return ir_ref(g, ir_use_at(g, n->inputs + i)->producer);
 }
 /* The next node record (seq g->n_created) when g->nslot is at the end of its block:
  * zero-filled; NULL + error on OOM. Taken by ir_node_commit once the node is made. */
@@ -201,16 +208,25 @@ void ir_target_cache_free(cfx_graph *g);
  * CFX_ERR_NOMEM (error set), or CFX_ERR without a message when a node reference is NULL. */
 int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx);
 /* A node's argument block: n_args values then n_kwargs kwargs in one arena allocation (not
- * initialized); NULL when both are 0 or on OOM (error set: check *rc). */
+ * initialized), after a 16-byte prefix holding n_kwargs when that is CFX_NODE_KWARGS_OUT or
+ * more; NULL when both are 0, when a count is over its limit or on OOM (error set: check
+ * *rc). */
 cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc);
 /* The arena copy of args and kwargs as one argument block (values deep-copied, kwarg names
  * interned); *out is NULL when both are empty. */
 int ir_copy_args_kwargs(cfx_graph *g, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
                         uint32_t n_kwargs, cfx_node_map_fn map, void *ctx, cfx_value **out);
 /* A node's kwargs, writable (ir/ only). */
-static inline cfx_kwarg *ir_kwargs(const cfx_node *n)
+static inline cfx_kwarg *ir_kwargs(const cfx_node *n) { return (cfx_kwarg *)cfx_node_kwargs(n); }
+/* Sets n's args and its counts. args must come from ir_args_block(n_args, n_kwargs) (which
+ * checked the counts and wrote a count that does not fit the flags in front of the block),
+ * or be NULL when both are 0. */
+static inline void ir_set_args(cfx_node *n, cfx_value *args, uint32_t n_args, uint32_t n_kwargs)
 {
-    return n->n_kwargs ? (cfx_kwarg *)(void *)(n->args + n->n_args) : NULL;
+    uint32_t k = n_kwargs < CFX_NODE_KWARGS_OUT ? n_kwargs : CFX_NODE_KWARGS_OUT;
+    n->args = args;
+    n->n_args = (uint16_t)n_args;
+    n->flags = (uint8_t)((n->flags & CFX_NODE_ERASED) | k << CFX_NODE_KWARGS_SHIFT);
 }
 
 /* Calls fn on every node reference in args then kwargs, in order (duplicates included),

@@ -99,13 +99,14 @@ static int put_node(jwriter *w, const cfx_node *n)
     }
     w->what = "kwargs";
     PB_LIT(b, "], \"kwargs\": [");
-    for (uint32_t i = 0; i < n->n_kwargs; i++) {
-        w->key = cfx_node_kwargs(n)[i].name;
+    const cfx_kwarg *kw = cfx_node_kwargs(n);
+    for (uint32_t i = 0, nk = cfx_node_num_kwargs(n); i < nk; i++) {
+        w->key = kw[i].name;
         cfx_buf_puts(b, i ? ", [" : "[");
-        if (jw_cstr(w, cfx_node_kwargs(n)[i].name) != CFX_OK)
+        if (jw_cstr(w, kw[i].name) != CFX_OK)
             return CFX_ERR;
         PB_LIT(b, ", ");
-        if (jw_value(w, &cfx_node_kwargs(n)[i].value, 3, JW_REF_ARGS) != CFX_OK)
+        if (jw_value(w, &kw[i].value, 3, JW_REF_ARGS) != CFX_OK)
             return CFX_ERR;
         pb_putc(b, ']');
     }

@@ -261,7 +261,7 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
         const cfx_node *r = v->u.node;
         if (!r)
             return jw_err(w, "a node reference is NULL");
-        if (r->graph != w->g || cfx_node_is_erased(r) || r->op == CFX_NODE_ROOT)
+        if (cfx_node_graph(r) != w->g || cfx_node_is_erased(r) || r->op == CFX_NODE_ROOT)
             return jw_err(w, "refers to a node that is not in this graph (erased, or of another graph)");
         if (ref_mode == JW_REF_ARGS && !node_defined(w, r)) {
             cfx_buf m;

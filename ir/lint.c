@@ -1,8 +1,8 @@
 /* lint.c - Graph.lint for graphs without an owning module.
  *
  * One forward walk, as FX's: each node's opcode and graph are checked, then each of its input
- * nodes must belong to this graph and must already have been seen (marked with this walk's
- * stamp), then the node is marked. Names made by the name space are unique by construction;
+ * nodes must belong to this graph and must already have been seen (a bit per seq, set when
+ * the walk passes the node). Names made by the name space are unique by construction;
  * only when some name was assigned around it (cfx_node_set_name_unchecked) does lint hash
  * the names to find a redefinition. The walk can also hand back the nodes it visited, in
  * order, so that a pass that lints first (DCE) need not chase the list a second time. */
@@ -52,7 +52,7 @@ static bool seen_name(cfx_name *t, uint32_t cap, cfx_name k)
     return false;
 }
 
-static int check_node(cfx_graph *g, cfx_node *n, uint32_t stamp, cfx_name *names, uint32_t cap);
+static int check_node(cfx_graph *g, cfx_node *n, uint64_t *seen, cfx_name *names, uint32_t cap);
 
 int cfx_graph_lint(cfx_graph *g) { return ir_lint_collect(g, NULL); }
 
@@ -68,26 +68,28 @@ int ir_lint_collect(cfx_graph *g, cfx_node ***order)
         if (!out)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
-    uint32_t stamp = cfx_graph_new_stamp(g);
+    uint64_t *seen = calloc(g->n_created / 64 + 1, sizeof *seen);
     cfx_name *names = NULL;
     uint32_t cap = 64;
-    if (g->names_unchecked) {
+    if (seen && g->names_unchecked) {
         while (cap < g->len * 2 + 2)
             cap *= 2;
         names = calloc(cap, sizeof *names);
-        if (!names) {
-            free(out);
-            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        }
+    }
+    if (!seen || (g->names_unchecked && !names)) {
+        free(seen);
+        free(out);
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
     int rc = CFX_OK;
     uint32_t k = 0;
     for (cfx_node *n = cfx_graph_first(g); n && rc == CFX_OK; n = ir_next_in(g, n)) {
-        rc = check_node(g, n, stamp, names, cap);
+        rc = check_node(g, n, seen, names, cap);
         if (out)
             out[k++] = n;
     }
     free(names);
+    free(seen);
     if (rc != CFX_OK)
         free(out);
     else if (order)
@@ -95,7 +97,7 @@ int ir_lint_collect(cfx_graph *g, cfx_node ***order)
     return rc;
 }
 
-static int check_node(cfx_graph *g, cfx_node *n, uint32_t stamp, cfx_name *names, uint32_t cap)
+static int check_node(cfx_graph *g, cfx_node *n, uint64_t *seen, cfx_name *names, uint32_t cap)
 {
     if (n->op >= CFX_NODE_OP_COUNT) {
         cfx_buf b;
@@ -105,7 +107,7 @@ static int check_node(cfx_graph *g, cfx_node *n, uint32_t stamp, cfx_name *names
         cfx_buf_printf(&b, " had unknown opcode %d!", n->op);
         return fail(&b);
     }
-    if (n->graph != g) {
+    if (cfx_node_graph(n) != g) {
         cfx_buf b;
         cfx_buf_init(&b);
         cfx_buf_puts(&b, "Node '");
@@ -115,17 +117,17 @@ static int check_node(cfx_graph *g, cfx_node *n, uint32_t stamp, cfx_name *names
     }
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         const cfx_node *a = ir_input(n, i);
-        if (a->graph != g)
+        if (cfx_node_graph(a) != g)
             return arg_error(g, a, n,
                              "does not belong to this Graph, but was used as an argument! If you are "
                              "copying nodes from another graph, make sure to use ``arg_transform`` on "
                              "node_copy() to remap values");
-        if (a->mark != stamp)
+        if (!(seen[a->seq / 64] >> a->seq % 64 & 1))
             return arg_error(g, a, n,
                              "was used before it has been defined! Please check that Nodes in the graph "
                              "are topologically ordered");
     }
-    n->mark = stamp;
+    seen[n->seq / 64] |= 1ull << n->seq % 64;
     if (names && seen_name(names, cap, cfx_node_name(n))) {
         cfx_buf b;
         cfx_buf_init(&b);

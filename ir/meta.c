@@ -38,7 +38,7 @@ static cfx_meta *private_meta(cfx_node *n)
     cfx_meta *m = n->meta;
     if (m && m->cap_entries != SHARED)
         return m;
-    cfx_meta *p = cfx_arena_alloc(&n->graph->arena, sizeof *p);
+    cfx_meta *p = cfx_arena_alloc(&cfx_node_graph(n)->arena, sizeof *p);
     if (!p) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -59,7 +59,7 @@ enum { PUT_VAL, PUT_TM, PUT_SITE };
 static int meta_put(cfx_node *n, int which, const void *p)
 {
     cfx_meta *m = n->meta;
-    cfx_graph *g = n->graph;
+    cfx_graph *g = cfx_node_graph(n);
     /* tracing sets the same slots the same way node after node */
     uint32_t step = (fold(mix((uint64_t)(uintptr_t)m, (uint64_t)(uintptr_t)p)) + (uint32_t)which) & 63;
     if (g->meta_step[step].p == p && g->meta_step[step].from == m && p) {
@@ -426,26 +426,27 @@ int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v)
 {
     if (!n || !v)
         return CFX_ERR;
+    cfx_graph *g = cfx_node_graph(n);
     if (v->kind == CFX_MVAL_TENSOR) {
         if (v->n < 0 || v->n > CFX_MAX_DIMS)
             return cfx_error_set(CFX_ERR, NULL, "val: bad tensor rank %d", (int)v->n);
         bool oom = false;
         cfx_meta_val k = *v;
-        const int64_t *d = intern_dims(n->graph, v->sizes, v->strides, v->n, &oom);
+        const int64_t *d = intern_dims(g, v->sizes, v->strides, v->n, &oom);
         if (oom)
             return CFX_ERR_NOMEM;
         k.sizes = d;
         k.strides = d ? d + v->n : NULL;
-        const cfx_meta_val *r = intern_tensor_val(n->graph, &k);
+        const cfx_meta_val *r = intern_tensor_val(g, &k);
         if (!r)
             return CFX_ERR_NOMEM;
         return meta_put(n, PUT_VAL, r);
     }
-    cfx_meta_val *c = cfx_arena_alloc(&n->graph->arena, sizeof *c);
+    cfx_meta_val *c = cfx_arena_alloc(&g->arena, sizeof *c);
     if (!c)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     *c = *v;
-    int rc = fix_val(n->graph, c);
+    int rc = fix_val(g, c);
     if (rc != CFX_OK)
         return rc;
     /* a val of its own would make a shared record per node: keep it in a private one */
@@ -483,12 +484,13 @@ int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)tm->ndim);
     bool oom = false;
     cfx_tensor_meta k = *tm;
-    const int64_t *d = intern_dims(n->graph, tm->shape, tm->stride, tm->ndim, &oom);
+    cfx_graph *g = cfx_node_graph(n);
+    const int64_t *d = intern_dims(g, tm->shape, tm->stride, tm->ndim, &oom);
     if (oom)
         return CFX_ERR_NOMEM;
     k.shape = d;
     k.stride = d ? d + tm->ndim : NULL;
-    const cfx_tensor_meta *r = intern_tensor_meta(n->graph, &k);
+    const cfx_tensor_meta *r = intern_tensor_meta(g, &k);
     if (!r)
         return CFX_ERR_NOMEM;
     return meta_put(n, PUT_TM, r);
@@ -518,10 +520,11 @@ int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool 
     if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)t->ndim);
     bool oom = false;
-    const int64_t *d = intern_dims(n->graph, t->sizes, t->strides, t->ndim, &oom);
+    cfx_graph *g = cfx_node_graph(n);
+    const int64_t *d = intern_dims(g, t->sizes, t->strides, t->ndim, &oom);
     if (oom)
         return CFX_ERR_NOMEM;
-    const cfx_tensor_meta *r = tensor_meta_of(n->graph, t, d, requires_grad);
+    const cfx_tensor_meta *r = tensor_meta_of(g, t, d, requires_grad);
     if (!r)
         return CFX_ERR_NOMEM;
     return meta_put(n, PUT_TM, r);
@@ -635,7 +638,7 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
 {
     if (!n || !site)
         return CFX_ERR;
-    const cfx_site *r = intern_site(n->graph, site);
+    const cfx_site *r = intern_site(cfx_node_graph(n), site);
     if (!r)
         return CFX_ERR_NOMEM;
     return meta_put(n, PUT_SITE, r);
@@ -743,7 +746,7 @@ static IR_NOINLINE int set_result_meta(cfx_node *n, const cfx_site *site, const 
     if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
                              (int)t->ndim);
-    cfx_graph *g = n->graph;
+    cfx_graph *g = cfx_node_graph(n);
     cfx_meta *rec = rmeta_hit(g, site, t, rmeta_key(t, val_device, requires_grad));
     if (!rec && !(rec = result_meta_rec(g, site, t, val_device, requires_grad)))
         return CFX_ERR_NOMEM;
@@ -786,7 +789,7 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
      * its call site in everything the record was made from, the site's strings being
      * literals (compared by address). The rest, content compares included, is the full path. */
     if (n && t && !n->meta) {
-        const struct ir_rmeta *c = &n->graph->rmeta[site_slot(site)];
+        const struct ir_rmeta *c = &cfx_node_graph(n)->rmeta[site_slot(site)];
 #if defined(__GNUC__)
         __asm__("" : "+r"(c)); /* computed once: GCC would rebuild it from the slot index */
 #endif
@@ -821,7 +824,7 @@ int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v)
 {
     if (!n || !key)
         return CFX_ERR;
-    cfx_graph *g = n->graph;
+    cfx_graph *g = cfx_node_graph(n);
     int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
@@ -883,7 +886,7 @@ int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src)
 {
     /* the tracer's case: an immutable record shared within the graph */
     const cfx_meta *m = dst && src ? src->meta : NULL;
-    if (m && m->cap_entries == SHARED && dst->graph == src->graph) {
+    if (m && m->cap_entries == SHARED && cfx_node_graph(dst) == cfx_node_graph(src)) {
         dst->meta = (cfx_meta *)m;
         return CFX_OK;
     }
@@ -900,7 +903,7 @@ static int meta_copy(cfx_node *dst, const cfx_node *src)
     dst->meta = NULL;
     if (!m)
         return CFX_OK;
-    if (m->cap_entries == SHARED && dst->graph == src->graph) {
+    if (m->cap_entries == SHARED && cfx_node_graph(dst) == cfx_node_graph(src)) {
         dst->meta = (cfx_meta *)m; /* immutable: share it */
         return CFX_OK;
     }

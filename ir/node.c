@@ -31,7 +31,7 @@ int cfx_node_op_from_name(const char *s)
 const cfx_value *cfx_node_kwarg(const cfx_node *n, const char *name)
 {
     cfx_kwarg *k = ir_kwargs(n);
-    for (uint32_t i = 0; i < n->n_kwargs; i++)
+    for (uint32_t i = 0, nk = cfx_node_num_kwargs(n); i < nk; i++)
         if (strcmp(k[i].name, name) == 0)
             return &k[i].value;
     return NULL;
@@ -61,12 +61,13 @@ int cfx_node_set_name_unchecked(cfx_node *n, const char *name)
     if (!n || !name)
         return CFX_ERR;
     cfx_name nm;
-    int rc = cfx_names_key(n->graph->names, name, strlen(name), &nm);
+    cfx_graph *g = cfx_node_graph(n);
+    int rc = cfx_names_key(g->names, name, strlen(name), &nm);
     if (rc != CFX_OK)
         return rc;
     n->name_base = nm.base;
     n->name_suffix = nm.suffix;
-    n->graph->names_unchecked = true;
+    g->names_unchecked = true;
     return CFX_OK;
 }
 
@@ -78,12 +79,10 @@ int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args
     if (!n)
         return CFX_ERR;
     cfx_value *a;
-    int rc = ir_copy_args_kwargs(n->graph, args, n_args, kwargs, n_kwargs, NULL, NULL, &a);
+    int rc = ir_copy_args_kwargs(cfx_node_graph(n), args, n_args, kwargs, n_kwargs, NULL, NULL, &a);
     if (rc != CFX_OK)
         return rc;
-    n->args = a;
-    n->n_args = n_args;
-    n->n_kwargs = (uint16_t)n_kwargs; /* checked by ir_args_block */
+    ir_set_args(n, a, n_args, n_kwargs); /* counts checked by ir_args_block */
     return ir_rebuild_inputs(n);
 }
 
@@ -91,7 +90,7 @@ int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
 {
     if (!n)
         return CFX_ERR;
-    return cfx_node_set_args_kwargs(n, args, n_args, ir_kwargs(n), n->n_kwargs);
+    return cfx_node_set_args_kwargs(n, args, n_args, ir_kwargs(n), cfx_node_num_kwargs(n));
 }
 
 int cfx_node_set_kwargs(cfx_node *n, const cfx_kwarg *kwargs, uint32_t n_kwargs)
@@ -107,7 +106,7 @@ int cfx_node_update_arg(cfx_node *n, uint32_t idx, cfx_value v)
         return CFX_ERR;
     if (idx >= n->n_args)
         return cfx_error_set(CFX_ERR, NULL, "list assignment index out of range");
-    int rc = ir_fixup_values(n->graph, &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(cfx_node_graph(n), &v, 1, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     n->args[idx] = v;
@@ -118,12 +117,13 @@ int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v)
 {
     if (!n || !key)
         return CFX_ERR;
-    cfx_graph *g = n->graph;
+    cfx_graph *g = cfx_node_graph(n);
     int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     cfx_kwarg *old = ir_kwargs(n);
-    for (uint32_t i = 0; i < n->n_kwargs; i++)
+    uint32_t nk = cfx_node_num_kwargs(n);
+    for (uint32_t i = 0; i < nk; i++)
         if (strcmp(old[i].name, key) == 0) {
             old[i].value = v;
             return ir_rebuild_inputs(n);
@@ -132,17 +132,16 @@ int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v)
     if (!name)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     /* a new key: a new argument block, the values moved over (they are the node's own) */
-    cfx_value *a = ir_args_block(g, n->n_args, n->n_kwargs + 1, &rc);
+    cfx_value *a = ir_args_block(g, n->n_args, nk + 1, &rc);
     if (!a)
         return rc;
     if (n->n_args)
         memcpy(a, n->args, n->n_args * sizeof *a);
     cfx_kwarg *k = (cfx_kwarg *)(void *)(a + n->n_args);
-    if (n->n_kwargs)
-        memcpy(k, old, n->n_kwargs * sizeof *k);
-    k[n->n_kwargs] = (cfx_kwarg){name, v};
-    n->args = a;
-    n->n_kwargs++;
+    if (nk)
+        memcpy(k, old, nk * sizeof *k);
+    k[nk] = (cfx_kwarg){name, v};
+    ir_set_args(n, a, n->n_args, nk + 1);
     return ir_rebuild_inputs(n);
 }
 
@@ -152,11 +151,12 @@ int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v)
         return CFX_ERR;
     if (idx > n->n_args)
         return cfx_error_set(CFX_ERR, NULL, "insert_args index must be between 0 and len(self.args)");
-    cfx_graph *g = n->graph;
+    cfx_graph *g = cfx_node_graph(n);
     int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
-    cfx_value *a = ir_args_block(g, n->n_args + 1, n->n_kwargs, &rc);
+    uint32_t nk = cfx_node_num_kwargs(n);
+    cfx_value *a = ir_args_block(g, n->n_args + 1u, nk, &rc);
     if (!a)
         return rc;
     if (idx)
@@ -164,10 +164,9 @@ int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v)
     a[idx] = v;
     if (n->n_args > idx)
         memcpy(a + idx + 1, n->args + idx, (n->n_args - idx) * sizeof *a);
-    if (n->n_kwargs)
-        memcpy(a + n->n_args + 1, ir_kwargs(n), n->n_kwargs * sizeof(cfx_kwarg));
-    n->args = a;
-    n->n_args++;
+    if (nk)
+        memcpy(a + n->n_args + 1, ir_kwargs(n), nk * sizeof(cfx_kwarg));
+    ir_set_args(n, a, n->n_args + 1u, nk);
     return ir_add_inputs_from(n, &a[idx]);
 }
 
@@ -187,7 +186,7 @@ static int replace_in(cfx_node *n, cfx_node *old, cfx_node *new_)
 {
     replace_ctx r = {old, new_};
     bool ok = ir_walk_node_refs(n->args, n->n_args, replace_ref, &r);
-    for (uint32_t i = 0; ok && i < n->n_kwargs; i++)
+    for (uint32_t i = 0, nk = cfx_node_num_kwargs(n); ok && i < nk; i++)
         ok = ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, replace_ref, &r);
     if (!ok)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -243,13 +242,13 @@ int cfx_node_prepend(cfx_node *n, cfx_node *x)
 {
     if (!n || !x)
         return CFX_ERR;
-    if (n->graph != x->graph)
+    cfx_graph *g = cfx_node_graph(n);
+    if (cfx_node_graph(x) != g)
         return cfx_error_set(CFX_ERR, NULL, "Attempting to move a Node into a different Graph");
     if (cfx_node_is_erased(x) || (n->op != CFX_NODE_ROOT && cfx_node_is_erased(n)))
         return cfx_error_set(CFX_ERR, NULL, "Attempting to move an erased Node");
     if (n == x)
         return CFX_OK; /* FX: "Trying to prepend a node to itself..." has no effect */
-    cfx_graph *g = n->graph;
     ir_link(g, x->prev)->next = x->next;
     ir_link(g, x->next)->prev = x->prev;
     uint32_t p = n->prev;
@@ -266,5 +265,5 @@ int cfx_node_append(cfx_node *n, cfx_node *x)
         return CFX_ERR;
     if (n == x)
         return CFX_OK;
-    return cfx_node_prepend(ir_link(n->graph, n->next), x);
+    return cfx_node_prepend(ir_link(cfx_node_graph(n), n->next), x);
 }

@@ -64,16 +64,13 @@ typedef struct cfx_user_iter {
     uint32_t use;
 } cfx_user_iter;
 
-enum {
-    CFX_NODE_ERASED = 1 << 0,
-};
-
 /* Nodes live in arrays of the graph's node table (no per-record 16-byte rounding), so
- * every byte here is paid a million times in a million-node graph: the graph-order links
- * and the target are 32-bit ids resolved through the graph (cfx_node_next / cfx_node_prev,
- * cfx_node_target_info), and n_kwargs is 16 bits (a node takes at most CFX_NODE_MAX_KWARGS). */
+ * every byte here is paid a million times in a million-node graph: the record is one 64-byte
+ * cache line. The graph-order links and the target are 32-bit ids resolved through the graph
+ * (cfx_node_next / cfx_node_prev, cfx_node_target_info); the graph itself is not stored but
+ * found from the block the record sits in (cfx_node_graph); n_args is 16 bits (at most
+ * CFX_NODE_MAX_ARGS) and n_kwargs, nearly always small, shares a byte with the flags. */
 struct cfx_node {
-    cfx_graph *graph;
     cfx_value *args;                /* n_args values then n_kwargs cfx_kwargs (names interned),
                                        one arena block: a node pays one pointer for both */
     const char *name_base;          /* name = cfx_name{name_base, name_suffix} */
@@ -82,38 +79,63 @@ struct cfx_node {
                                        graph's sentinel, whose seq is CFX_NODE_ROOT_SEQ) */
     uint32_t target_id;             /* index of the graph's target record */
     int32_t name_suffix;
-    uint32_t n_args;
     uint32_t n_users;
     uint32_t users_head;            /* first use id of the users list, 0 = none */
     uint32_t n_inputs;
     uint32_t inputs;                /* use id of the first of n_inputs consecutive records */
-    uint32_t mark;                  /* scratch for passes (see cfx_graph_new_stamp) */
     uint32_t seq;                   /* creation index, dense and unique in the graph: its id */
-    uint16_t n_kwargs;
+    uint16_t n_args;
     uint8_t op;                     /* cfx_node_op */
-    uint8_t flags;
+    uint8_t flags;                  /* CFX_NODE_ERASED, and n_kwargs in the bits above it:
+                                       CFX_NODE_KWARGS_OUT means the count is in the 4 bytes
+                                       before args (cfx_node_num_kwargs) */
 };
 
-_Static_assert(sizeof(struct cfx_node) <= 80, "cfx_node must stay within 80 bytes");
+_Static_assert(sizeof(struct cfx_node) == 64, "cfx_node is one 64-byte cache line");
 
 enum {
+    CFX_NODE_ERASED = 1 << 0,
+    CFX_NODE_KWARGS_SHIFT = 1,
+    CFX_NODE_KWARGS_OUT = 0x7f, /* flags >> CFX_NODE_KWARGS_SHIFT: the count is out of line */
+};
+
+enum {
+    CFX_NODE_MAX_ARGS = UINT16_MAX,
     CFX_NODE_MAX_KWARGS = UINT16_MAX,
 };
+
+/* Node records sit in blocks of CFX_NODE_BLOCK, in seq order, each block followed by a
+ * header that names the graph: a node's position in its block is the low bits of its seq, so
+ * the header is found from the node alone (cfx_node_graph). The graph's sentinel has a header
+ * of its own right after it and a seq whose low bits say "last in its block". */
+enum { CFX_NODE_BLOCK_SHIFT = 7, CFX_NODE_BLOCK = 1 << CFX_NODE_BLOCK_SHIFT };
+typedef struct cfx_node_block_head {
+    cfx_graph *graph;
+} cfx_node_block_head;
 #define CFX_NODE_ROOT_SEQ UINT32_MAX
 
 /* ---- reading ---------------------------------------------------------------------------- */
 
 static inline cfx_node_op cfx_node_opcode(const cfx_node *n) { return (cfx_node_op)n->op; }
-static inline cfx_graph *cfx_node_graph(const cfx_node *n) { return n->graph; }
+static inline cfx_graph *cfx_node_graph(const cfx_node *n)
+{
+    /* the records after n's in its block (seq's low bits, inverted), then the header */
+    const cfx_node *last = n + (~n->seq & (CFX_NODE_BLOCK - 1));
+    return ((const cfx_node_block_head *)(const void *)(last + 1))->graph;
+}
 static inline cfx_name cfx_node_name(const cfx_node *n) { cfx_name r = {n->name_base, n->name_suffix}; return r; }
 static inline bool cfx_node_is_erased(const cfx_node *n) { return (n->flags & CFX_NODE_ERASED) != 0; }
 static inline uint32_t cfx_node_num_args(const cfx_node *n) { return n->n_args; }
 static inline const cfx_value *cfx_node_args(const cfx_node *n) { return n->args; }
 static inline cfx_value cfx_node_arg(const cfx_node *n, uint32_t i) { return n->args[i]; }
-static inline uint32_t cfx_node_num_kwargs(const cfx_node *n) { return n->n_kwargs; }
+static inline uint32_t cfx_node_num_kwargs(const cfx_node *n)
+{
+    uint32_t k = (uint32_t)n->flags >> CFX_NODE_KWARGS_SHIFT;
+    return k != CFX_NODE_KWARGS_OUT ? k : ((const uint32_t *)(const void *)n->args)[-1];
+}
 static inline const cfx_kwarg *cfx_node_kwargs(const cfx_node *n)
 {
-    return n->n_kwargs ? (const cfx_kwarg *)(const void *)(n->args + n->n_args) : NULL;
+    return n->flags >> CFX_NODE_KWARGS_SHIFT ? (const cfx_kwarg *)(const void *)(n->args + n->n_args) : NULL;
 }
 static inline uint32_t cfx_node_num_users(const cfx_node *n) { return n->n_users; }
 /* Users in insertion order (see cfx_user_iter); NULL after the last. */

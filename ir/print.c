@@ -319,12 +319,13 @@ void cfx_node_format(const cfx_node *n, cfx_buf *b)
         PB_LIT(b, "](args = ");
         ir_print_values(n->args, n->n_args, true, CFX_ARG_FX, NULL, b);
         PB_LIT(b, ", kwargs = {");
-        for (uint32_t i = 0; i < n->n_kwargs; i++) {
+        const cfx_kwarg *kw = cfx_node_kwargs(n);
+        for (uint32_t i = 0, nk = cfx_node_num_kwargs(n); i < nk; i++) {
             if (i)
                 PB_LIT(b, ", ");
-            pb_istr(b, cfx_node_kwargs(n)[i].name);
+            pb_istr(b, kw[i].name);
             PB_LIT(b, ": ");
-            ir_print_value(&cfx_node_kwargs(n)[i].value, CFX_ARG_FX, NULL, b);
+            ir_print_value(&kw[i].value, CFX_ARG_FX, NULL, b);
         }
         PB_LIT(b, "})");
         return;

@@ -246,13 +246,14 @@ static void format_args(gen *s, const cfx_value *args, uint32_t n, const cfx_nod
         first = false;
         put_repr(s, &args[i]);
     }
-    for (uint32_t i = 0; i < node->n_kwargs; i++) {
+    const cfx_kwarg *kw = cfx_node_kwargs(node);
+    for (uint32_t i = 0, nk = cfx_node_num_kwargs(node); i < nk; i++) {
         if (!first)
             PB_LIT(s->body, ", ");
         first = false;
-        pb_istr(s->body, cfx_node_kwargs(node)[i].name);
+        pb_istr(s->body, kw[i].name);
         PB_LIT(s->body, " = ");
-        put_repr(s, &cfx_node_kwargs(node)[i].value);
+        put_repr(s, &kw[i].value);
     }
 }
 
@@ -431,7 +432,7 @@ static void end_statement(gen *s, const cfx_node *n)
     uint32_t k = 0;
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         const cfx_node *p = ir_input(n, i);
-        if (p->graph == s->g && s->last_user[p->seq] == n->seq) {
+        if (cfx_node_graph(p) == s->g && s->last_user[p->seq] == n->seq) {
             if (k++)
                 PB_LIT(b, " = ");
             else
@@ -505,7 +506,7 @@ int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *
     for (cfx_node *n = cfx_graph_last(g); n; n = cfx_node_prev(n))
         for (uint32_t i = 0; i < n->n_inputs; i++) {
             const cfx_node *p = ir_input(n, i);
-            if (p->graph == g && s.last_user[p->seq] == UINT32_MAX)
+            if (cfx_node_graph(p) == g && s.last_user[p->seq] == UINT32_MAX)
                 s.last_user[p->seq] = n->seq;
         }
     PB_LIT(&body, "    ");

@@ -179,7 +179,7 @@ bool cfx_node_is_impure_ex(const cfx_node *n, bool impure_random)
         return info->impure || (impure_random && info->nondeterministic);
     }
     case CFX_NODE_CALL_MODULE: {
-        const cfx_graph *g = n->graph;
+        const cfx_graph *g = cfx_node_graph(n);
         return g->module_impure ? g->module_impure(g, cfx_node_target_str(n), g->module_impure_ctx) : false;
     }
     default:

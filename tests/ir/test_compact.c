@@ -1,7 +1,9 @@
 /* test_compact.c - the compact graph records and what they rely on.
  *
- * Nodes are 80 bytes: graph order is kept as 32-bit seqs (the sentinel's is
- * CFX_NODE_ROOT_SEQ), the target as an id into the graph's record table, n_kwargs in 16 bits.
+ * Nodes are 64 bytes: graph order is kept as 32-bit seqs (the sentinel's is
+ * CFX_NODE_ROOT_SEQ), the target as an id into the graph's record table, the graph in the head
+ * of the node's block, n_args in 16 bits, n_kwargs in the flags byte (or in front of the
+ * argument block).
  * Node creation stores no zeros because arena memory is zero-filled, and a refused node's
  * slot is zeroed again. Used name suffixes taken in a row are a run, not bits. These tests
  * walk each of those representations through the operations that change it and compare with
@@ -10,9 +12,10 @@
 
 #include "ir/internal.h"
 #include "ir/istr.h"
+#include "ir/json.h"
 #include "tests/ir/ir_test_util.h"
 
-_Static_assert(sizeof(cfx_node) == 80, "the node record is 80 bytes");
+_Static_assert(sizeof(cfx_node) == 64, "the node record is 64 bytes");
 
 /* Names of the live nodes, forward, then backward, as one string. */
 static char *order(cfx_graph *g)
@@ -190,6 +193,210 @@ Test(ir_compact, kwargs_limit)
     free(kw);
 }
 
+/* The graph a node belongs to is its node-table block's: nodes of two graphs made in turn
+ * across several blocks each, erased ones, and the sentinels all name their own graph. */
+Test(ir_compact, graph_from_block)
+{
+    enum { N = 700 };
+    cfx_graph *g = cfx_graph_new(), *h = cfx_graph_new();
+    cr_expect_eq(cfx_node_graph(&g->root), g);
+    cr_expect_eq(cfx_node_graph(&h->root), h);
+    static cfx_node *ng[N], *nh[N];
+    ng[0] = cfx_graph_placeholder(g, "x");
+    nh[0] = cfx_graph_placeholder(h, "y");
+    for (int i = 1; i < N; i++) {
+        ng[i] = OP(g, "aten::relu", NV(ng[i - 1]));
+        nh[i] = OP(h, "aten::cos", NV(nh[i - 1]));
+        cr_assert(ng[i] && nh[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(cfx_node_graph(ng[i]), g, "g node %d", i);
+        cr_assert_eq(cfx_node_graph(nh[i]), h, "h node %d", i);
+        cr_assert_eq(ng[i]->seq, (uint32_t)i);
+        cr_assert_eq((uintptr_t)ng[i] % 64, 0, "a record is one cache line");
+        /* the block's head follows its last record */
+        cr_assert_eq(((cfx_node_block_head *)(void *)(ng[i] - i % CFX_NODE_BLOCK + CFX_NODE_BLOCK))->graph, g);
+    }
+    /* an erased node still names its graph (it stays readable) */
+    cr_assert_eq(cfx_graph_erase_node(g, ng[N - 1]), CFX_OK);
+    cr_expect_eq(cfx_node_graph(ng[N - 1]), g);
+    /* what the graph lookup decides: a use across graphs, moves within one, insertion points */
+    cfx_node *m = OP(g, "aten::add.Tensor", NV(ng[300]), NV(nh[300]));
+    cr_assert(m);
+    cr_expect_eq(cfx_node_num_users(nh[300]), 2);
+    cr_expect_eq(cfx_node_input(m, 1), nh[300]);
+    cr_expect_eq(cfx_node_prepend(ng[5], nh[5]), CFX_ERR);
+    cr_expect_eq(cfx_node_prepend(ng[5], m), CFX_OK);
+    cfx_graph_inserting_before(g, nh[200]);
+    cfx_error_clear();
+    cr_expect_null(OP(g, "aten::neg", NV(ng[0])));
+    cr_expect_str_eq(cfx_error_message(), "Node to insert before is not in graph.");
+    cfx_graph_inserting_before(g, NULL);
+    cfx_error_clear();
+    cr_expect_eq(cfx_graph_erase_node(h, ng[10]), CFX_ERR);
+    cr_expect_eq(cfx_graph_lint(h), CFX_OK);
+    cfx_graph_free(g); /* takes its use out of nh[300]'s users */
+    cr_expect_eq(cfx_node_num_users(nh[300]), 1);
+    cr_expect_eq(cfx_graph_lint(h), CFX_OK);
+    cfx_graph_free(h);
+    cfx_error_clear();
+}
+
+/* n_args is 16 bits: more is refused with a message wherever args are set, and nothing
+ * changes (no node, no uses). */
+Test(ir_compact, args_limit)
+{
+    enum { MAX = CFX_NODE_MAX_ARGS };
+    cfx_value *v = malloc((MAX + 1) * sizeof *v);
+    cr_assert(v);
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    v[0] = NV(x);
+    for (int i = 1; i <= MAX; i++)
+        v[i] = cfx_int(i);
+    uint32_t made = cfx_graph_num_created(g);
+    cfx_error_clear();
+    cr_expect_null(cfx_graph_call_op(g, test_op("aten::foo"), v, MAX + 1, NULL, 0));
+    cr_expect_str_eq(cfx_error_message(), "a node takes at most 65535 args, not 65536");
+    cr_expect_eq(cfx_graph_num_created(g), made);
+    cr_expect_eq(cfx_graph_num_nodes(g), 1);
+    cr_expect_eq(cfx_node_num_users(x), 0);
+    cfx_error_clear();
+    cfx_node *a = cfx_graph_call_op(g, test_op("aten::foo"), v, MAX, NULL, 0);
+    cr_assert(a);
+    cr_expect_eq(cfx_node_num_args(a), MAX);
+    cr_expect_eq(cfx_node_arg(a, MAX - 1).u.i, MAX - 1);
+    cr_expect_eq(cfx_node_num_users(x), 1);
+    cr_expect_eq(cfx_node_insert_arg(a, 0, cfx_int(-1)), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(), "a node takes at most 65535 args, not 65536");
+    cfx_error_clear();
+    cr_expect_eq(cfx_node_set_args(a, v, MAX + 1), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(), "a node takes at most 65535 args, not 65536");
+    cfx_error_clear();
+    cr_expect_eq(cfx_node_num_args(a), MAX);
+    cr_expect_eq(cfx_node_arg(a, 0).u.node, x);
+    cr_expect_eq(cfx_node_num_users(x), 1);
+    /* kwargs on top of the most args */
+    cr_expect_eq(cfx_node_update_kwarg(a, "k", NV(x)), CFX_OK);
+    cr_expect_eq(cfx_node_num_args(a), MAX);
+    cr_expect_eq(cfx_node_num_kwargs(a), 1);
+    cr_expect_eq(cfx_node_kwargs(a)[0].value.u.node, x);
+    /* and back down */
+    cr_expect_eq(cfx_node_set_args(a, v, 2), CFX_OK);
+    cr_expect_eq(cfx_node_num_args(a), 2);
+    cr_expect_eq(cfx_node_num_kwargs(a), 1);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    cfx_graph_free(g);
+    free(v);
+}
+
+/* The printed kwargs of n: what print and JSON must show. */
+static char *kwargs_text(const cfx_node *n)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    const cfx_kwarg *k = cfx_node_kwargs(n);
+    for (uint32_t i = 0; i < cfx_node_num_kwargs(n); i++)
+        cfx_buf_printf(&b, "%s%s: %lld", i ? ", " : "", k[i].name, (long long)k[i].value.u.i);
+    return cfx_buf_take(&b);
+}
+
+/* A node's kwargs count sits in its flags byte below CFX_NODE_KWARGS_OUT and in front of the
+ * argument block from there on: counts on both sides and changes across the line read
+ * back the same through every accessor, printing, JSON and node_copy; erasing keeps it. */
+Test(ir_compact, kwargs_count_in_and_out_of_line)
+{
+    static const uint32_t counts[] = {0, 1, CFX_NODE_KWARGS_OUT - 1, CFX_NODE_KWARGS_OUT,
+                                      CFX_NODE_KWARGS_OUT + 1, 300};
+    enum { NC = sizeof counts / sizeof *counts, MAXK = 300 };
+    static char names[MAXK + 1][16];
+    static cfx_kwarg kw[MAXK + 1];
+    for (int i = 0; i <= MAXK; i++) {
+        snprintf(names[i], sizeof names[i], "k%d", i);
+        kw[i] = KW(names[i], cfx_int(i));
+    }
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *n[NC];
+    for (int c = 0; c < NC; c++) {
+        for (int nargs = 0; nargs < 2; nargs++) {
+            /* a method target: the JSON reader needs no operator for it */
+            cfx_node *a = cfx_graph_call_method(g, "foo", VALS(NV(x)), (uint32_t)nargs, kw, counts[c]);
+            cr_assert(a);
+            cr_expect_eq(cfx_node_num_args(a), (uint32_t)nargs);
+            cr_expect_eq(cfx_node_num_kwargs(a), counts[c]);
+            cr_expect_eq(a->flags >> CFX_NODE_KWARGS_SHIFT == CFX_NODE_KWARGS_OUT,
+                         counts[c] >= CFX_NODE_KWARGS_OUT);
+            cr_expect_eq(cfx_node_kwargs(a) == NULL, counts[c] == 0);
+            for (uint32_t i = 0; i < counts[c]; i++) {
+                cr_assert_str_eq(cfx_node_kwargs(a)[i].name, names[i]);
+                cr_assert_eq(cfx_node_kwargs(a)[i].value.u.i, i);
+            }
+            if (counts[c])
+                cr_expect_eq(cfx_node_kwarg(a, names[counts[c] - 1])->u.i, counts[c] - 1);
+            cr_expect_null(cfx_node_kwarg(a, "nope"));
+            n[c] = a;
+        }
+    }
+    /* printed: the kwargs as they were given */
+    char *s = cfx_graph_to_string(g);
+    cr_assert(s);
+    for (int c = 0; c < NC; c++) {
+        char *k = kwargs_text(n[c]);
+        cr_assert(k);
+        cr_expect(strstr(s, k), "%u kwargs", counts[c]);
+        free(k);
+    }
+    /* JSON round trip and a copy into another graph print the same */
+    char *j = NULL;
+    cr_assert_eq(cfx_graph_to_json(g, 0, &j), CFX_OK);
+    cfx_graph *back = cfx_graph_from_json(j, strlen(j));
+    cr_assert(back, "%s", cfx_error_message());
+    char *s2 = cfx_graph_to_string(back);
+    cr_expect_str_eq(s2, s);
+    cfx_graph *cp = cfx_graph_new();
+    cfx_node *cx = cfx_graph_placeholder(cp, "x");
+    cfx_node *c5 = cfx_graph_node_copy(cp, n[NC - 1], NULL, NULL);
+    cr_assert(c5);
+    cr_expect_eq(cfx_node_num_kwargs(c5), MAXK);
+    cr_expect_eq(cfx_node_input(c5, 0), x); /* no map: the same producer, across graphs */
+    (void)cx;
+    /* across the line and back by update_kwarg (a new key) and set_kwargs */
+    cfx_node *a = OPK(g, "aten::bar", kw, CFX_NODE_KWARGS_OUT - 1, cfx_int(0));
+    cr_assert(a);
+    for (uint32_t k = CFX_NODE_KWARGS_OUT - 1; k < CFX_NODE_KWARGS_OUT + 2; k++) {
+        cr_assert_eq(cfx_node_update_kwarg(a, names[k], cfx_int(k)), CFX_OK);
+        cr_expect_eq(cfx_node_num_kwargs(a), k + 1);
+        cr_expect_eq(cfx_node_kwargs(a)[k].value.u.i, k);
+        cr_expect_eq(cfx_node_kwargs(a)[0].value.u.i, 0);
+    }
+    cr_assert_eq(cfx_node_update_kwarg(a, names[3], NV(x)), CFX_OK); /* an existing key */
+    cr_expect_eq(cfx_node_num_kwargs(a), CFX_NODE_KWARGS_OUT + 2);
+    cr_expect_eq(cfx_node_num_inputs(a), 1);
+    cr_assert_eq(cfx_node_insert_arg(a, 0, cfx_int(7)), CFX_OK);
+    cr_expect_eq(cfx_node_num_args(a), 2);
+    cr_expect_eq(cfx_node_num_kwargs(a), CFX_NODE_KWARGS_OUT + 2);
+    cr_expect_eq(cfx_node_kwargs(a)[3].value.u.node, x);
+    cr_assert_eq(cfx_node_set_kwargs(a, kw, 2), CFX_OK);
+    cr_expect_eq(cfx_node_num_kwargs(a), 2);
+    cr_expect_eq(cfx_node_num_inputs(a), 0);
+    cr_assert_eq(cfx_node_set_kwargs(a, kw, MAXK), CFX_OK);
+    cr_expect_eq(cfx_node_num_kwargs(a), MAXK);
+    cr_expect_eq(cfx_node_kwargs(a)[MAXK - 1].value.u.i, MAXK - 1);
+    /* erased: the flag and the count side by side */
+    cr_assert_eq(cfx_graph_erase_node(g, a), CFX_OK);
+    cr_expect(cfx_node_is_erased(a));
+    cr_expect_eq(cfx_node_num_kwargs(a), MAXK);
+    cr_expect_eq(cfx_node_kwargs(a)[MAXK - 1].value.u.i, MAXK - 1);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    free(s);
+    free(s2);
+    free(j);
+    cfx_graph_free(cp);
+    cfx_graph_free(back);
+    cfx_graph_free(g);
+}
+
 /* Flat args of any count (the fast path links them as it copies, up to a block's run) and
  * args that stop being flat after some nodes were linked (the fast path takes its links
  * back): the same graph, users and use ids as when every node is built the general way. */
@@ -271,9 +478,8 @@ Test(ir_compact, refused_node_leaves_clean_slot)
     cr_expect_null(c->meta);
     cr_expect_eq(c->n_users, 0);
     cr_expect_eq(c->users_head, 0);
-    cr_expect_eq(c->mark, 0);
     cr_expect_eq(c->flags, 0);
-    cr_expect_eq(c->n_kwargs, 0);
+    cr_expect_eq(cfx_node_num_kwargs(c), 0);
     cr_expect_eq(c->n_inputs, 0);
     cr_expect_eq(cfx_node_num_args(c), 1);
     expect_order(g, "x relu sin cos | cos sin relu x");

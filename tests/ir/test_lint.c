@@ -66,16 +66,24 @@ Test(ir_lint, redefined_name)
     cfx_graph_free(g);
 }
 
+/* A node's graph is its node-table block's: only a corrupt block head can name another. */
 Test(ir_lint, node_of_another_graph)
 {
     cfx_graph *g = cfx_graph_new();
     cfx_node *x = cfx_graph_placeholder(g, "x");
+    /* fill the rest of the first block with erased nodes: relu is the first of the second */
+    for (int i = 1; i < 128; i++)
+        cr_assert_eq(cfx_graph_erase_node(g, OP(g, "aten::neg", NV(x))), CFX_OK);
     cfx_node *a = OP(g, "aten::relu", NV(x));
     cfx_graph_output(g, NV(a));
+    cr_assert_eq(a->seq, 128);
     cfx_graph *other = cfx_graph_new();
-    a->graph = other; /* only corruption can do this; lint is there to catch it */
+    cfx_node_block_head *h = (cfx_node_block_head *)(void *)(a + CFX_NODE_BLOCK); /* after the block */
+    cr_assert_eq(h->graph, g);
+    h->graph = other; /* only corruption can do this; lint is there to catch it */
     expect_lint(g, "foreign_node");
-    a->graph = g;
+    h->graph = g;
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
     cfx_graph_free(other);
     cfx_graph_free(g);
 }
