@@ -42,6 +42,7 @@ cfx_graph *cfx_graph_new(void)
     g->root.name_base = cfx_names_intern(g->names, "", 0);
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
+    g->insert_end = true;
     g->n_uses = 1; /* use id 0 means "none" */
     for (size_t i = 0; i < sizeof g->tcache / sizeof *g->tcache; i++)
         g->tcache[i] = &ir_tcache_empty;
@@ -301,11 +302,135 @@ static IR_NOINLINE cfx_node *create_node_any(cfx_graph *g, cfx_node_op op, cfx_t
     return create_node(g, op, target, args, n_args, kwargs, n_kwargs, name, map, ctx);
 }
 
-cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
-                                const cfx_value *args, uint32_t n_args,
-                                const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name)
+extern inline cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
+                                              const cfx_value *args, uint32_t n_args,
+                                              const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name);
+
+cfx_node *cfx_graph_create_node_general(cfx_graph *g, cfx_node_op op, cfx_target target,
+                                        const cfx_value *args, uint32_t n_args,
+                                        const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name)
 {
     return create_node(g, op, target, args, n_args, kwargs, n_kwargs, name, NULL, NULL);
+}
+
+/* cfx_graph_call_target for whatever its fast path does not take: create_node with its
+ * constants (a sibling call of the same register arguments, so the fallbacks are jumps). */
+static IR_NOINLINE cfx_node *call_target_general(cfx_graph *g, cfx_target target, const cfx_value *args,
+                                                 uint32_t n_args)
+{
+    return create_node(g, CFX_NODE_CALL_FUNCTION, target, args, n_args, NULL, 0, NULL, NULL, NULL);
+}
+
+/* The fast path met an arg it cannot take at *v (its copy is *a), with use ids from
+ * g->n_uses to id linked: everything it did is taken back (links, argument block, name, node
+ * fields), then the general path makes the node. */
+static IR_COLD cfx_node *call_target_undo(cfx_graph *g, const cfx_value *v, const cfx_value *a, uint32_t id)
+{
+    cfx_node *n = g->nslot;
+    cfx_target target = cfx_target_from_info(g->targets[n->target_id]);
+    const cfx_value *args = v - (a - n->args);
+    uint32_t n_args = n->n_args, first = g->n_uses;
+    ir_flat_undo(g, first, id - first, n->args, n_args * sizeof(cfx_value));
+    ir_names_unnext(n->name_base, cfx_node_name(n));
+    memset(n, 0, sizeof *n); /* fresh again */
+    return call_target_general(g, target, args, n_args);
+}
+
+/* The fast path makes the tracer's node without a call: an operator or function descriptor
+ * the target cache holds, args that are flat (ir_set_flat_args' kinds and nodes of g), a
+ * default name ir_names_next can give, appended at the end of a non-empty graph, with room
+ * left in the current node block, use block and arena chunk. Everything but the args is
+ * checked before anything changes; an arg that is not flat takes back what was done
+ * (call_target_undo). Anything else is the general path's. The result is the general path's
+ * to the bit: the same name, target record, record ids, users order and argument block
+ * (test_fast_path.c compares them).
+ *
+ * The undo finds what it needs in the graph, the node and the loop's pointers, and the end
+ * loads again what it needs, so that little is held through the loop. */
+IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args)
+{
+    if (IR_UNLIKELY(!g || target.kind < CFX_TARGET_OP || !args))
+        goto general;
+    /* a callable target: call_function is in its op_mask */
+    const cfx_target_info *info = g->tcache[ir_tcache_slot(target.u.op)];
+    cfx_node *n = g->nslot;
+    uint32_t first = g->n_uses;
+    size_t size = (size_t)n_args * sizeof(cfx_value); /* a multiple of 16: no rounding */
+    char *cur = g->arena.cur;
+    cfx_name nm;
+    /* first < use_limit: first's block is allocated even when n_args is 0 */
+    if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind || !info->name_fast ||
+                    !g->insert_end || n == g->nslot_end || g->root.prev == CFX_NODE_ROOT_SEQ ||
+                    (uint64_t)first + n_args >= g->use_limit || size > (size_t)(g->arena.end - cur) ||
+                    !ir_names_next(info->cand.base, &nm)))
+        goto general;
+    g->arena.cur = cur + size;
+    /* the slot is zero-filled (arena.h): only what is not 0 */
+    uint32_t seq = g->n_created;
+    cfx_value *a = (cfx_value *)(void *)cur;
+    n->args = n_args ? a : NULL;
+    n->name_base = nm.base;
+    n->target_id = info->id;
+    n->name_suffix = nm.suffix;
+    n->seq = seq;
+    n->n_args = (uint16_t)n_args;
+    n->op = CFX_NODE_CALL_FUNCTION;
+    uint32_t id = first;
+    ir_use *u = ir_use_at(g, first);
+    const cfx_value *v = args, *end = args + n_args;
+    for (; v != end; v++, a++) {
+        *a = *v;
+        if (v->kind != CFX_V_NODE) {
+            /* the mask as an immediate operand, not a register held through the loop */
+            if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & IR_FLAT_SCALARS)))
+                goto undo;
+            continue;
+        }
+        cfx_node *p = v->u.node;
+        if (IR_UNLIKELY(!p || cfx_node_graph(p) != g))
+            goto undo;
+        /* append record id to p's users (the head's prev is the tail), unless the tail is
+         * already one of this call's records (ids from first on): p was an earlier argument */
+        uint32_t head = p->users_head;
+        if (!head) {
+            p->users_head = id;
+            u->prev = id;
+        } else {
+            ir_use *h = ir_use_at(g, head);
+            uint32_t tail = h->prev;
+            if (tail >= first)
+                continue;
+            ir_use_at(g, tail)->next = id;
+            u->prev = tail;
+            h->prev = id;
+        }
+        u->producer = p->seq;
+        u->user = seq; /* next: 0 in a fresh record */
+        u++;
+        id++;
+        p->n_users++;
+    }
+    /* what the rest needs is loaded again, not held through the loop */
+    IR_RELOAD_BARRIER();
+    n = g->nslot;
+    first = g->n_uses;
+    seq = n->seq;
+    n->n_inputs = id - first;
+    n->inputs = first;
+    uint32_t last = g->root.prev;
+    n->prev = last;
+    n->next = CFX_NODE_ROOT_SEQ;
+    ir_node_at(g, last)->next = seq;
+    g->root.prev = seq;
+    g->n_uses = id;
+    g->nslot = n + 1;
+    g->n_created = seq + 1;
+    g->len++;
+    return n;
+undo:
+    return call_target_undo(g, v, a, id);
+general:
+    return call_target_general(g, target, args, n_args);
 }
 
 cfx_node *cfx_graph_placeholder(cfx_graph *g, const char *name)
@@ -328,6 +453,8 @@ cfx_node *cfx_graph_get_attr(cfx_graph *g, const char *qualified_name)
 cfx_node *cfx_graph_call_op(cfx_graph *g, const cfx_op *op, const cfx_value *args, uint32_t n_args,
                             const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
+    if (!n_kwargs)
+        return cfx_graph_call_target(g, cfx_target_op(op), args, n_args);
     return create_node_any(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(op), args, n_args, kwargs, n_kwargs,
                        NULL, NULL, NULL);
 }
@@ -335,6 +462,8 @@ cfx_node *cfx_graph_call_op(cfx_graph *g, const cfx_op *op, const cfx_value *arg
 cfx_node *cfx_graph_call_fn(cfx_graph *g, const cfx_builtin_fn *fn, const cfx_value *args,
                             uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
+    if (!n_kwargs)
+        return cfx_graph_call_target(g, cfx_target_fn(fn), args, n_args);
     return create_node_any(g, CFX_NODE_CALL_FUNCTION, cfx_target_fn(fn), args, n_args, kwargs, n_kwargs,
                        NULL, NULL, NULL);
 }
@@ -386,18 +515,22 @@ cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_f
 cfx_insert_point cfx_graph_inserting_before(cfx_graph *g, cfx_node *n)
 {
     cfx_insert_point old = g->insert;
-    g->insert = n ? (cfx_insert_point){n, false} : (cfx_insert_point){&g->root, true};
+    cfx_graph_set_insert_point(g, n ? (cfx_insert_point){n, false} : (cfx_insert_point){&g->root, true});
     return old;
 }
 
 cfx_insert_point cfx_graph_inserting_after(cfx_graph *g, cfx_node *n)
 {
     cfx_insert_point old = g->insert;
-    g->insert = n ? (cfx_insert_point){n, true} : (cfx_insert_point){&g->root, false};
+    cfx_graph_set_insert_point(g, n ? (cfx_insert_point){n, true} : (cfx_insert_point){&g->root, false});
     return old;
 }
 
-void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p) { g->insert = p; }
+void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p)
+{
+    g->insert = p;
+    g->insert_end = p.at == &g->root && !p.after;
+}
 
 /* ---- erasing ------------------------------------------------------------------------------ */
 

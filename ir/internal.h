@@ -13,7 +13,23 @@
 #define IR_ALWAYS_INLINE inline __attribute__((always_inline))
 #define IR_NOINLINE __attribute__((noinline))
 #define IR_COLD __attribute__((noinline, cold))
+#define IR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define IR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+/* Values read from memory before this point are read again after it: for a hot loop whose
+ * callers' values would otherwise be held in callee-saved registers through it. */
+#define IR_RELOAD_BARRIER() __asm__ volatile("" ::: "memory")
+/* For a hot function of scattered scalar stores: GCC's SLP vectorizer packs them through
+ * SSE registers, which takes more instructions than the stores (GCC only). */
+#if defined(__clang__)
+#define IR_NO_SLP
 #else
+#define IR_NO_SLP __attribute__((optimize("no-tree-slp-vectorize")))
+#endif
+#else
+#define IR_NO_SLP
+#define IR_RELOAD_BARRIER() ((void)0)
+#define IR_LIKELY(x) (x)
+#define IR_UNLIKELY(x) (x)
 #define IR_ALWAYS_INLINE inline
 #define IR_NOINLINE
 #define IR_COLD
@@ -61,6 +77,8 @@ struct cfx_graph {
     cfx_arena arena;
     cfx_names *names;           /* node names + interned strings */
     cfx_insert_point insert;    /* where create_node puts nodes */
+    bool insert_end;            /* insert is {&root, false}: nodes go to the end (the tracer's
+                                   case, which cfx_graph_create_node takes inline) */
     uint32_t len;               /* live nodes */
     uint32_t n_created;         /* next seq */
     cfx_target_info **tinfo;    /* target cache: open addressing on (kind, ptr) */
@@ -193,7 +211,8 @@ static inline uint32_t ir_tcache_slot(const void *ptr)
 extern cfx_target_info ir_tcache_empty;
 static inline cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
 {
-    if (t.kind != CFX_TARGET_STRING) {
+    /* not kind NONE: {NONE, NULL} would find ir_tcache_empty; the slow path refuses it */
+    if (t.kind > CFX_TARGET_STRING) {
         cfx_target_info *c = g->tcache[ir_tcache_slot(t.u.op)];
         if (c->ptr == (const void *)t.u.op && c->kind == t.kind)
             return c;

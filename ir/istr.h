@@ -67,6 +67,19 @@ static inline bool ir_names_next(const char *s, cfx_name *out)
     return true;
 }
 
+/* Takes back the ir_names_next(s, ...) that gave nm, nothing having named since: its state
+ * before that call is known exactly (the plain name unused, or count and run_hi one less). */
+static inline void ir_names_unnext(const char *s, cfx_name nm)
+{
+    ir_istr *base = ir_istr_of(s);
+    if (nm.suffix < 0) {
+        base->used_plain = 0;
+    } else {
+        base->run_hi = (uint32_t)nm.suffix;
+        base->count = nm.suffix - 1;
+    }
+}
+
 /* Both: create_name's common case for any prepared candidate. */
 static inline bool ir_names_create_fast(const cfx_name_candidate *c, cfx_name *out)
 {
