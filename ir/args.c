@@ -276,6 +276,8 @@ uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
     /* blocks are taken in id order, so every one below `need` exists */
     uint64_t limit = (uint64_t)need << IR_USE_SHIFT;
     g->use_limit = limit > UINT32_MAX ? UINT32_MAX : (uint32_t)limit;
+    if (count)
+        g->ucur = ir_use_at(g, first + count - 1) + 1; /* id n_uses's when it is in the block */
     return first;
 }
 

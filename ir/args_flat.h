@@ -82,6 +82,7 @@ static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_graph *g, cfx_node *n, const cf
         p->n_users++;
     }
     g->n_uses = first + count;
+    g->ucur += count;
     n->args = a;
     n->n_args = (uint16_t)n_args; /* n_kwargs: 0 in a fresh node */
     n->n_inputs = count;

@@ -46,6 +46,7 @@ cfx_graph *cfx_graph_new(void)
     g->n_uses = 1; /* use id 0 means "none" */
     for (size_t i = 0; i < sizeof g->tcache / sizeof *g->tcache; i++)
         g->tcache[i] = &ir_tcache_empty;
+    ir_meta_init(g);
     /* node references inside cfx_values print as node names */
     pthread_once(&printer_once, install_node_printer);
     return g;
@@ -349,16 +350,20 @@ static IR_COLD cfx_node *call_target_undo(cfx_graph *g, const cfx_value *v, cons
  * loads again what it needs, so that little is held through the loop. */
 IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args)
 {
-    if (IR_UNLIKELY(!g || target.kind < CFX_TARGET_OP || !args))
+    if (IR_UNLIKELY(!g))
         goto general;
-    /* a callable target: call_function is in its op_mask */
+    if (IR_UNLIKELY(!args))
+        goto general;
+    /* The cache holds operator and function records (callable targets: call_function is in
+     * their op_mask) and, in unused slots, ir_tcache_empty, whose name_fast is false: a
+     * target of another kind finds no record, or that one, and takes the general path. */
     const cfx_target_info *info = g->tcache[ir_tcache_slot(target.u.op)];
     cfx_node *n = g->nslot;
     uint32_t first = g->n_uses;
     size_t size = (size_t)n_args * sizeof(cfx_value); /* a multiple of 16: no rounding */
     char *cur = g->arena.cur;
     cfx_name nm;
-    /* first < use_limit: first's block is allocated even when n_args is 0 */
+    /* first < use_limit: ucur is first's record even when n_args is 0 */
     if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind || !info->name_fast ||
                     !g->insert_end || n == g->nslot_end || g->root.prev == CFX_NODE_ROOT_SEQ ||
                     (uint64_t)first + n_args >= g->use_limit || size > (size_t)(g->arena.end - cur) ||
@@ -376,7 +381,7 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     n->n_args = (uint16_t)n_args;
     n->op = CFX_NODE_CALL_FUNCTION;
     uint32_t id = first;
-    ir_use *u = ir_use_at(g, first);
+    ir_use *u = g->ucur;
     const cfx_value *v = args, *end = args + n_args;
     for (; v != end; v++, a++) {
         *a = *v;
@@ -423,6 +428,7 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     ir_node_at(g, last)->next = seq;
     g->root.prev = seq;
     g->n_uses = id;
+    g->ucur = u;
     g->nslot = n + 1;
     g->n_created = seq + 1;
     g->len++;

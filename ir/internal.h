@@ -95,6 +95,8 @@ struct cfx_graph {
     uint32_t nblock_cap, ublock_cap;
     uint32_t n_uses;            /* next use id (from 1: id 0 means none) */
     uint32_t use_limit;         /* use ids below this have a record in an allocated block */
+    ir_use *ucur;               /* the record of id n_uses when n_uses < use_limit (else
+                                   unspecified): the fast path's run starts here */
     cfx_node *nslot, *nslot_end; /* the next node record (seq n_created) and the end of its block */
     cfx_target_info *tcache[8]; /* recent non-string targets, direct-mapped on the pointer */
     uint32_t n_ext, ext_cap;
@@ -115,16 +117,22 @@ struct cfx_graph {
                                        a pointer no caller passes */
         uint64_t key;               /* dtype, rank, requires_grad, val's device (meta.c);
                                        0: empty slot */
+        uint16_t dn;                /* the key's parts as the inline check compares them:
+                                       dtype and rank as the tensor holds them, */
+        bool rg;                    /* requires_grad, */
+        uint32_t dev;               /* 0x10000 | val's device, or 0 for no val */
         int64_t storage_offset;
         const int64_t *dims;        /* interned sizes then strides; NULL for rank 0 */
         cfx_meta *meta;
         ir_site_memo site;          /* src NULL: no site */
+        char pad[40];               /* 128 bytes: the slot's offset is a shift */
     } rmeta[16];
     /* recent moves between shared meta records: (from, slot, slot value) -> to */
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
     const void *last_dims, *last_val, *last_tm; /* the records interned last */
 };
 
+_Static_assert(sizeof(struct ir_rmeta) == 128, "a result cache slot is 128 bytes");
 _Static_assert(offsetof(struct cfx_graph, root_head) == offsetof(struct cfx_graph, root) + sizeof(cfx_node),
                "the sentinel's block head is right after it");
 _Static_assert((CFX_NODE_ROOT_SEQ & (CFX_NODE_BLOCK - 1)) == CFX_NODE_BLOCK - 1,
@@ -195,6 +203,8 @@ static inline void ir_node_commit(cfx_graph *g)
  * live nodes in graph order (malloc'd, cfx_graph_num_nodes entries; NULL when empty). */
 int ir_lint_collect(cfx_graph *g, cfx_node ***order);
 
+/* Sets up meta.c's part of a new graph (zero-filled before). */
+void ir_meta_init(cfx_graph *g);
 /* Frees meta.c's side tables (records live in the arena). */
 void ir_meta_free(cfx_graph *g);
 
@@ -264,6 +274,7 @@ static inline uint32_t ir_use_reserve(cfx_graph *g, uint32_t count)
     uint32_t first = g->n_uses;
     if ((uint64_t)first + count <= g->use_limit) {
         g->n_uses = first + count;
+        g->ucur += count;
         return first;
     }
     return ir_use_alloc(g, count);

@@ -135,6 +135,17 @@ static void hc_free(ir_hcons *h)
     h->cap = h->count = 0;
 }
 
+/* Never a caller's site: marks a result cache slot the inline check must not take. */
+static const cfx_site not_fast;
+
+void ir_meta_init(cfx_graph *g)
+{
+    /* an empty slot's parts are 0, which a result without val and with dtype and rank 0
+     * would match; its site is not_fast, which no caller's is */
+    for (size_t i = 0; i < sizeof g->rmeta / sizeof *g->rmeta; i++)
+        g->rmeta[i].fast = &not_fast;
+}
+
 void ir_meta_free(cfx_graph *g)
 {
     hc_free(&g->hc_dims);
@@ -678,8 +689,6 @@ static IR_ALWAYS_INLINE bool dims_same(const int64_t *d, const cfx_tensor *t)
     return (dims_diff(d, t->sizes, t->ndim) | dims_diff(d + t->ndim, t->strides, t->ndim)) == 0;
 }
 
-/* Never a caller's site: marks a cache slot the inline check must not take. */
-static const cfx_site not_fast;
 
 /* The meta record a fresh node gets from (site, t): interned step by step, then remembered in
  * the site's cache slot. NULL on OOM (error set). */
@@ -716,8 +725,15 @@ static cfx_meta *result_meta_rec(cfx_graph *g, const cfx_site *site, const cfx_t
         return NULL;
     /* a site's slot is the same in both caches: intern_site just filled its memo */
     struct ir_rmeta *c = &g->rmeta[site_slot(site)];
+    uint16_t dn, dev = 0;
+    memcpy(&dn, &t->dtype, 2);
+    if (val_device)
+        memcpy(&dev, val_device, 2);
     *c = (struct ir_rmeta){
         .key = rmeta_key(t, val_device, requires_grad),
+        .dn = dn,
+        .rg = requires_grad,
+        .dev = val_device ? 0x10000u | dev : 0,
         .storage_offset = t->storage_offset,
         .dims = d,
         .meta = rec,
@@ -787,26 +803,33 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
 {
     /* The tracer's case, without a call: a fresh node whose result matches the last one at
      * its call site in everything the record was made from, the site's strings being
-     * literals (compared by address). The rest, content compares included, is the full path. */
-    if (n && t && !n->meta) {
+     * literals (compared by address). The key's parts are compared as the caller holds
+     * them; the rest, content compares included, is the full path. */
+    if (IR_LIKELY(n && t && !n->meta)) {
         const struct ir_rmeta *c = &cfx_node_graph(n)->rmeta[site_slot(site)];
 #if defined(__GNUC__)
         __asm__("" : "+r"(c)); /* computed once: GCC would rebuild it from the slot index */
 #endif
-        if (c->fast == site && c->key == rmeta_key(t, val_device, requires_grad)) {
+        uint16_t dn, d;
+        memcpy(&dn, &t->dtype, 2); /* dtype and ndim in one load */
+        uint32_t dev = 0;
+        if (val_device) {
+            memcpy(&d, val_device, 2);
+            dev = 0x10000u | d;
+        }
+        if (c->fast == site && c->dn == dn && c->rg == requires_grad && c->dev == dev) {
             if (c->storage_offset != t->storage_offset ||
-                (c->fast && (c->site.line != c->fast->line || c->site.file != c->fast->file ||
-                             c->site.func != c->fast->func)))
+                (site && (c->site.line != site->line || c->site.file != site->file || c->site.func != site->func)))
                 goto miss;
             /* dims: ranks up to 4 straight-line (a loop's registers would make this function
              * save and restore callee-saved ones); higher ranks go to the full path */
-            const int64_t *d = c->dims, *sz = t->sizes, *st = t->strides;
+            const int64_t *dm = c->dims, *sz = t->sizes, *st = t->strides;
             switch (t->ndim) {
             case 0: break;
-            case 1: if ((uint64_t)(d[0] ^ sz[0]) | (uint64_t)(d[1] ^ st[0])) goto miss; break;
-            case 2: if (dims_diff(d, sz, 2) | dims_diff(d + 2, st, 2)) goto miss; break;
-            case 3: if (dims_diff(d, sz, 3) | dims_diff(d + 3, st, 3)) goto miss; break;
-            case 4: if (dims_diff(d, sz, 4) | dims_diff(d + 4, st, 4)) goto miss; break;
+            case 1: if ((uint64_t)(dm[0] ^ sz[0]) | (uint64_t)(dm[1] ^ st[0])) goto miss; break;
+            case 2: if (dims_diff(dm, sz, 2) | dims_diff(dm + 2, st, 2)) goto miss; break;
+            case 3: if (dims_diff(dm, sz, 3) | dims_diff(dm + 3, st, 3)) goto miss; break;
+            case 4: if (dims_diff(dm, sz, 4) | dims_diff(dm + 4, st, 4)) goto miss; break;
             default: goto miss;
             }
             n->meta = c->meta;
