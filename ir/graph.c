@@ -7,6 +7,10 @@
  * are copied and its uses linked; if that fails it is taken out again (no user code runs in
  * between; with node_copy's callback it is spliced in last). Flat args (scalars and nodes of
  * this graph) take one pass (args_flat.h), the rest the general copy and walk (args.c).
+ * The tracer's node (call_function, flat args, default name, at the end) has a path of its
+ * own, cfx_graph_call_target, which cfx_graph_create_node's inline entry (graph.h) picks and
+ * which makes the same node with no call; it checks all but the args before it changes
+ * anything and takes back what it did when an arg is not flat.
  * Erasing unlinks and tombstones: the node keeps its own prev/next so an iterator standing on
  * it can still move on. */
 #include <pthread.h>

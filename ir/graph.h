@@ -38,7 +38,11 @@ void cfx_graph_free(cfx_graph *g);
  * derives it from the target as FX's _target_to_str does, except that an operator target
  * uses its overload packet name as make_fx does (`sum`, not `sum_dim_int_list`).
  * call_function needs an OP or FN target, every other op a STRING target (FX's ValueError
- * otherwise). Args and kwargs are deep-copied into the graph. */
+ * otherwise). Args and kwargs are deep-copied into the graph.
+ *
+ * cfx_graph_create_node is inline: it hands the tracer's case to cfx_graph_call_target and
+ * the rest to cfx_graph_create_node_general (both exported; the results are the same either
+ * way, the general one just never takes the fast path). */
 cfx_node *cfx_graph_create_node_general(cfx_graph *g, cfx_node_op op, cfx_target target,
                                         const cfx_value *args, uint32_t n_args,
                                         const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name);
