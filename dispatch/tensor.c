@@ -29,7 +29,8 @@
 #include <string.h>
 
 #include "dispatch/error.h"
-#include "dispatch/scope.h"
+#include "dispatch/fake_internal.h"
+#include "dispatch/scope_internal.h"
 #include "dispatch/tensor.h"
 #include "dispatch/tensor_ext.h"
 
@@ -528,7 +529,7 @@ static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int
     s->data = NULL;
     t->storage = s;
     count_live_armed(1); /* a thread with a header on its list is armed (header_put) */
-    return cfx_autorelease(t);
+    return cfx_autorelease_nonnull(t);
 }
 
 cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_device device)
@@ -536,14 +537,75 @@ cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_
     return make(sizes, NULL, ndim, dtype, device);
 }
 
-cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
-                                   cfx_dtype dtype, cfx_device device)
+/* cfx_tensor_new_strided but for its fast path: make() with every check. */
+static __attribute__((noinline)) cfx_tensor *new_strided_slow(const int64_t *sizes, const int64_t *strides,
+                                                              int ndim, cfx_dtype dtype, cfx_device device)
 {
     if (ndim > 0 && !strides) {
         cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
         return NULL;
     }
     return make(sizes, strides ? strides : sizes, ndim, dtype, device);
+}
+
+/* One dim of cfx_tensor_new_strided's fast path: copy size and stride into the header and add
+ * the dim's span to nbytes_strided's sum; a size outside [1, 2^24] or a stride outside
+ * [0, 2^24) leaves for new_strided_slow (size 0 and negative values as huge unsigned ones).
+ * Then no product or sum can overflow (4 * 2^48). */
+#define STRIDED_DIM(i)                                                       \
+    do {                                                                     \
+        uint64_t a1_ = (uint64_t)sizes[i] - 1, b_ = (uint64_t)strides[i];   \
+        if ((a1_ | b_) >> 24)                                                \
+            goto slow;                                                       \
+        t->dims_inline[i] = (int64_t)(a1_ + 1);                              \
+        t->dims_inline[CFX_INLINE_DIMS + i] = (int64_t)b_;                   \
+        n += b_ * a1_;                                                       \
+    } while (0)
+
+/* Every operator output under a fake mode comes through here (cfx_iter_new_output and the
+ * Meta kernels): a meta tensor of 1 to 4 dims with explicit strides, whose key set is known.
+ * For those, make()'s work with the dims unrolled, the autorelease inline and no call; every
+ * other case, and any hint of an error or an overflow (make()'s test, dim by dim), goes to
+ * new_strided_slow, which redoes everything. Writing the dims of a header still on the free
+ * list before that is harmless: the list links through ->storage. */
+cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
+                                   cfx_dtype dtype, cfx_device device)
+{
+    cfx_tensor *t = fl.tensors;
+    uint64_t keys = atomic_load_explicit(&keys_cache[1], memory_order_relaxed); /* 0: not yet */
+    if (!t || (unsigned)ndim - 1 >= CFX_INLINE_DIMS || !sizes || !strides || !cfx_dtype_size(dtype) ||
+        device.type != CFX_DEVICE_META || !keys)
+        goto slow;
+    uint64_t n = 1;
+    if (ndim >= 2) {
+        if (ndim >= 3) {
+            if (ndim == 4)
+                STRIDED_DIM(3);
+            STRIDED_DIM(2);
+        }
+        STRIDED_DIM(1);
+    }
+    STRIDED_DIM(0);
+    /* header_get, header_fill and storage_init for this case, as in make() */
+    fl.tensors = (cfx_tensor *)t->storage;
+    fl.ntensors--;
+    t->refcount = 1;
+    t->dtype = (int8_t)dtype;
+    t->ndim = (int8_t)ndim;
+    t->device = device;
+    t->storage_offset = 0;
+    t->keys = (cfx_keyset){keys};
+    cfx_storage *s = &t->own_storage;
+    s->refcount = 1;
+    s->version = 0;
+    s->nbytes = (size_t)(n * cfx_dtype_size(dtype));
+    s->device = device;
+    s->data = NULL;
+    t->storage = s;
+    count_live_armed(1);
+    return cfx_autorelease_nonnull(t);
+slow:
+    return new_strided_slow(sizes, strides, ndim, dtype, device);
 }
 
 cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64_t *strides,
@@ -661,7 +723,8 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
 extern inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t);
 extern inline void cfx_tensor_release(cfx_tensor *t);
 
-void cfx_tensor_free_unreferenced(cfx_tensor *t)
+/* Any tensor's death. */
+static __attribute__((noinline)) void free_general(cfx_tensor *t)
 {
     cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
     if (t->sizes != t->dims_inline) {
@@ -679,6 +742,36 @@ void cfx_tensor_free_unreferenced(cfx_tensor *t)
     if (s)
         storage_release(s);
     header_put(t);
+}
+
+/* The usual death, every fake tensor's under a tracer: at most one binding, with no free_fn
+ * (a tensor with one binding has it inline, tensor_ext.h); no mode or a fake mode; dims
+ * inline; its own storage, with no data and no view; an armed thread with room on its list.
+ * Then it is free_general with nothing left to decide. Any other goes to free_general. */
+void cfx_tensor_free_unreferenced(cfx_tensor *t)
+{
+    struct cfx_tensor_ext *e = &t->ext;
+    cfx_storage *s = t->storage;
+    cfx_mode *m = e->mode;
+    uint32_t nb = e->n_bindings;
+    if (nb > 1 || (nb == 1 && e->inline_bindings[0].free_fn) || (m && !e->is_fake) ||
+        s != &t->own_storage || s->refcount != 1 || s->data || t->sizes != t->dims_inline ||
+        !fl.registered || fl.ntensors >= FREELIST_CAP) {
+        free_general(t);
+        return;
+    }
+    e->n_bindings = 0;
+    count_live_armed(-1);
+    /* storage_release and header_put: the storage's count is left at 1 (make() sets it) */
+    t->storage = (cfx_storage *)fl.tensors;
+    fl.tensors = t;
+    fl.ntensors++;
+    if (m) {
+        /* cfx_tensor_ext_drop_mode for a fake; last, as the mode may die and free tensors */
+        e->mode = NULL;
+        e->is_fake = false;
+        cfx_fake_tensor_unref_inline(m);
+    }
 }
 
 /* ------------------------------------------------------------------ data access */
