@@ -131,8 +131,11 @@ static inline uint32_t cfx_iter_kind_word(const cfx_tensor *t)
     return w;
 }
 
-CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
-                                         int nin)
+/* The shortcut's test alone: true, with the common dtype in *dt, when cfx_iter_shortcut takes
+ * in (the output's shape and strides are then in[0]'s). For kernels that need nothing else of
+ * the iterator, so that it is not filled in and read back. */
+CFX_KERNEL_INLINE bool cfx_iter_shortcut_test(const cfx_iter_config *cfg, const cfx_tensor *const *in, int nin,
+                                              cfx_dtype *dt)
 {
     const cfx_tensor *a = in[0];
     uint32_t kind = cfx_iter_kind_word(a);
@@ -159,16 +162,27 @@ CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cf
                 return false;
         z *= s > 1 ? s : 1;
     }
-    cfx_dtype dt = (cfx_dtype)a->dtype;
-    if (cfg->int_to_float && cfx_dtype_is_integral(dt, true))
-        dt = CFX_FLOAT32; /* the default dtype */
+    cfx_dtype t = (cfx_dtype)a->dtype;
+    if (cfg->int_to_float && cfx_dtype_is_integral(t, true))
+        t = CFX_FLOAT32; /* the default dtype */
+    *dt = t;
+    return true;
+}
+
+CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
+                                         int nin)
+{
+    cfx_dtype dt;
+    if (!cfx_iter_shortcut_test(cfg, in, nin, &dt))
+        return false;
+    const cfx_tensor *a = in[0];
     it->ninputs = nin;
-    it->ndim = n;
+    it->ndim = a->ndim;
     it->all_same_shape = true;
     it->common_dtype = dt;
     it->device = a->device;
-    it->shape = sizes;
-    it->out_strides = strides;
+    it->shape = a->sizes;
+    it->out_strides = a->strides;
     return true;
 }
 

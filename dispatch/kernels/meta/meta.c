@@ -14,14 +14,26 @@
 
 static cfx_device meta(void) { return cfx_device_make(CFX_DEVICE_META); }
 
-/* inlined into each wrapper: the meta function's shortcut then runs with no call in between */
-CFX_KERNEL_INLINE cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+/* binary's full path: every check in PyTorch's order, then an output as the iterator says. */
+static __attribute__((noinline)) cfx_tensor *binary_full(cfx_binop kind, const char *op, cfx_tensor *a,
+                                                         cfx_tensor *b, cfx_value alpha)
 {
     cfx_iter it;
     const cfx_tensor *in[2] = {a, b};
-    if (!cfx_structured_binary(&it, kind, op, NULL, in, &alpha))
+    if (!cfx_structured_binary_full(&it, kind, op, NULL, in, &alpha))
         return NULL;
     return cfx_iter_new_output(&it, -1, meta());
+}
+
+/* Inlined into each wrapper: the shortcut's test then runs with no call in between, and when
+ * it passes the output is a's layout in the result dtype, with no iterator filled in. */
+CFX_KERNEL_INLINE cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+{
+    const cfx_tensor *in[2] = {a, b};
+    cfx_dtype dt;
+    if (cfx_structured_binary_test(kind, in, &alpha, &dt))
+        return cfx_tensor_new_strided(a->sizes, a->strides, a->ndim, dt, meta());
+    return binary_full(kind, op, a, b, alpha);
 }
 
 CFX_DEFINE_BINARY_KERNELS(cfx_meta, binary)
