@@ -22,7 +22,7 @@
 typedef cfx_scope_pool pool;
 
 /* Not static: tensor.c pushes onto it inline (scope_internal.h). */
-_Thread_local pool cfx_scope_tls;
+_Thread_local pool cfx_scope_tls CFX_SCOPE_TLS_MODEL;
 static _Thread_local bool registered; /* the thread-exit destructor is armed */
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;

@@ -19,7 +19,17 @@ typedef struct cfx_scope_pool {
     size_t mcap;   /* 0 until the thread's first scope arms it (scope.c) */
 } cfx_scope_pool;
 
-extern _Thread_local cfx_scope_pool cfx_scope_tls;
+/* The static library (built as non-PIC or PIE code) is linked into executables, where the
+ * pool's offset from the thread pointer is a link-time constant: local-exec makes every access
+ * one %fs-relative operand. (The default for an extern thread-local, initial-exec, also loads
+ * the offset from the GOT, and the linker's rewrite of that load into an lea leaves UBSan's
+ * null check testing stale flags.) The shared library keeps the default, as it must. */
+#if defined(__PIC__) && !defined(__PIE__)
+#define CFX_SCOPE_TLS_MODEL
+#else
+#define CFX_SCOPE_TLS_MODEL __attribute__((tls_model("local-exec")))
+#endif
+extern _Thread_local cfx_scope_pool cfx_scope_tls CFX_SCOPE_TLS_MODEL;
 
 /* cfx_autorelease(t) for a non-NULL t. */
 static inline cfx_tensor *cfx_autorelease_nonnull(cfx_tensor *t)

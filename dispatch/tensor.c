@@ -33,6 +33,7 @@
 #include "dispatch/scope_internal.h"
 #include "dispatch/tensor.h"
 #include "dispatch/tensor_ext.h"
+#include "dispatch/tensor_internal.h"
 
 /* ------------------------------------------------------------------ free lists */
 
@@ -548,6 +549,16 @@ static __attribute__((noinline)) cfx_tensor *new_strided_slow(const int64_t *siz
     return make(sizes, strides ? strides : sizes, ndim, dtype, device);
 }
 
+cfx_tensor *cfx_tensor_new_strided_general(const int64_t *sizes, const int64_t *strides, int ndim,
+                                           cfx_dtype dtype, cfx_device device)
+{
+    if (ndim > 0 && !strides) {
+        cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
+        return NULL;
+    }
+    return make_general(sizes, strides ? strides : sizes, ndim, dtype, device);
+}
+
 /* One dim of cfx_tensor_new_strided's fast path: copy size and stride into the header and add
  * the dim's span to nbytes_strided's sum; a size outside [1, 2^24] or a stride outside
  * [0, 2^24) leaves for new_strided_slow (size 0 and negative values as huge unsigned ones).
@@ -743,6 +754,8 @@ static __attribute__((noinline)) void free_general(cfx_tensor *t)
         storage_release(s);
     header_put(t);
 }
+
+void cfx_tensor_free_unreferenced_general(cfx_tensor *t) { free_general(t); }
 
 /* The usual death, every fake tensor's under a tracer: at most one binding, with no free_fn
  * (a tensor with one binding has it inline, tensor_ext.h); no mode or a fake mode; dims
