@@ -565,28 +565,33 @@ cfx_tensor *cfx_tensor_new_strided_general(const int64_t *sizes, const int64_t *
  * Then no product or sum can overflow (4 * 2^48). */
 #define STRIDED_DIM(i)                                                       \
     do {                                                                     \
-        uint64_t a1_ = (uint64_t)sizes[i] - 1, b_ = (uint64_t)strides[i];   \
-        if ((a1_ | b_) >> 24)                                                \
+        int64_t a_ = sizes[i], b_ = strides[i];                              \
+        t->dims_inline[i] = a_;                                              \
+        t->dims_inline[CFX_INLINE_DIMS + i] = b_;                            \
+        uint64_t a1_ = (uint64_t)a_ - 1;                                     \
+        if (a1_ >= (1u << 24) || (uint64_t)b_ >= (1u << 24))                 \
             goto slow;                                                       \
-        t->dims_inline[i] = (int64_t)(a1_ + 1);                              \
-        t->dims_inline[CFX_INLINE_DIMS + i] = (int64_t)b_;                   \
-        n += b_ * a1_;                                                       \
+        n += (uint64_t)b_ * a1_;                                             \
     } while (0)
 
 /* Every operator output under a fake mode comes through here (cfx_iter_new_output and the
  * Meta kernels): a meta tensor of 1 to 4 dims with explicit strides, whose key set is known.
  * For those, make()'s work with the dims unrolled, the autorelease inline and no call; every
  * other case, and any hint of an error or an overflow (make()'s test, dim by dim), goes to
- * new_strided_slow, which redoes everything. Writing the dims of a header still on the free
- * list before that is harmless: the list links through ->storage. */
+ * new_strided_slow, which redoes everything. Writing into a header still on the free list
+ * before that is harmless: the list links through ->storage, and make() fills in the rest. */
 cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
                                    cfx_dtype dtype, cfx_device device)
 {
     cfx_tensor *t = fl.tensors;
-    uint64_t keys = atomic_load_explicit(&keys_cache[1], memory_order_relaxed); /* 0: not yet */
-    if (!t || (unsigned)ndim - 1 >= CFX_INLINE_DIMS || !sizes || !strides || !cfx_dtype_size(dtype) ||
-        device.type != CFX_DEVICE_META || !keys)
-        goto slow;
+    if (!t || (unsigned)ndim - 1 >= CFX_INLINE_DIMS || !sizes || !strides || !cfx_dtype_valid(dtype) ||
+        device.type != CFX_DEVICE_META)
+        return new_strided_slow(sizes, strides, ndim, dtype, device);
+    /* Kind first: once in the header, ndim, dtype and device (all known to fit) need no
+     * registers while the dims are copied, and a late fall back reads them from there. */
+    t->dtype = (int8_t)dtype;
+    t->ndim = (int8_t)ndim;
+    t->device = device;
     uint64_t n = 1;
     if (ndim >= 2) {
         if (ndim >= 3) {
@@ -597,26 +602,26 @@ cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides,
         STRIDED_DIM(1);
     }
     STRIDED_DIM(0);
+    uint64_t keys = atomic_load_explicit(&keys_cache[1], memory_order_relaxed); /* 0: not yet */
+    if (!keys)
+        goto slow;
     /* header_get, header_fill and storage_init for this case, as in make() */
     fl.tensors = (cfx_tensor *)t->storage;
     fl.ntensors--;
     t->refcount = 1;
-    t->dtype = (int8_t)dtype;
-    t->ndim = (int8_t)ndim;
-    t->device = device;
     t->storage_offset = 0;
     t->keys = (cfx_keyset){keys};
     cfx_storage *s = &t->own_storage;
     s->refcount = 1;
     s->version = 0;
-    s->nbytes = (size_t)(n * cfx_dtype_size(dtype));
+    s->nbytes = (size_t)(n * cfx_dtype_sizes[dtype]); /* dtype checked above */
     s->device = device;
     s->data = NULL;
     t->storage = s;
     count_live_armed(1);
     return cfx_autorelease_nonnull(t);
 slow:
-    return new_strided_slow(sizes, strides, ndim, dtype, device);
+    return new_strided_slow(sizes, strides, t->ndim, (cfx_dtype)t->dtype, t->device);
 }
 
 cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64_t *strides,

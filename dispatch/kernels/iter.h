@@ -93,6 +93,19 @@ void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *cons
  * dim after the first: the sort keeps the identity). _full always sorts, into buf. */
 const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf);
 const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf);
+/* Whether cfx_iter_relu_meta_strides answers a->strides; inline for the Meta kernel, which
+ * then needs no buffer and no call. */
+static inline __attribute__((always_inline)) bool cfx_iter_relu_meta_strides_own(const cfx_tensor *a)
+{
+    const int64_t *sizes = a->sizes, *strides = a->strides;
+    int64_t z = 1;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        if (strides[d] != z || (d > 0 && sizes[d] < 2))
+            return false;
+        z *= sizes[d];
+    }
+    return true;
+}
 
 /* c10 type-promotion helpers. */
 typedef struct cfx_result_type_state {
