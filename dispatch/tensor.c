@@ -340,6 +340,8 @@ static inline void header_fill(cfx_tensor *t, const int64_t *sizes, const int64_
     t->ext.mode = NULL;
     t->ext.is_fake = false;
     t->ext.n_bindings = 0;
+    t->ext.bindings = t->ext.inline_bindings; /* as tensor_ext.h expects with no bindings */
+    t->ext.cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
     copy_dims(t->sizes, sizes, ndim);
     if (strides)
         copy_dims(t->strides, strides, ndim);

@@ -382,3 +382,64 @@ Test(tensor_fastpath, scope_end_releases_what_dying_tensors_autorelease)
     cfx_tensor_release(last_made);
     cr_assert_eq(cfx_tensor_live_count(), 0);
 }
+
+/* ------------------------------------------------------------------ bindings */
+
+/* binding_get reads slot 0 in the header and binding_set fills it without setting up the
+ * array: right while the bindings live in the header, after they move to the heap, after
+ * clears, for owner 0, and on a recycled header whose last life grew an array. */
+Test(tensor_fastpath, binding_slot_zero_shortcuts)
+{
+    int v[8];
+    uint64_t o[5];
+    for (int i = 0; i < 5; i++)
+        o[i] = cfx_binding_owner_new();
+    for (int round = 0; round < 3; round++) {
+        cfx_tensor *t = meta2();
+        cr_assert_null(cfx_tensor_binding_get(t, o[0]));
+        cr_assert_null(cfx_tensor_binding_get(t, 0));
+        cr_assert_eq(cfx_tensor_binding_set(t, 0, &v[0], NULL), CFX_ERR);
+        cfx_error_clear();
+        cr_assert_eq(cfx_tensor_binding_set(t, o[0], &v[0], NULL), CFX_OK);
+        cr_assert_eq(cfx_tensor_binding_get(t, o[0]), &v[0]);
+        cr_assert_null(cfx_tensor_binding_get(t, o[1]));
+        cr_assert_null(cfx_tensor_binding_get(t, 0));
+        cr_assert_eq(cfx_tensor_binding_set(t, o[1], &v[1], NULL), CFX_OK);
+        cr_assert_eq(cfx_tensor_binding_get(t, o[1]), &v[1]);
+        cr_assert_eq(t->ext.bindings, t->ext.inline_bindings);
+        /* the third moves them to the heap: slot 0 is found there */
+        cr_assert_eq(cfx_tensor_binding_set(t, o[2], &v[2], NULL), CFX_OK);
+        cr_assert_neq(t->ext.bindings, t->ext.inline_bindings);
+        for (int i = 0; i < 3; i++)
+            cr_assert_eq(cfx_tensor_binding_get(t, o[i]), &v[i], "owner %d", i);
+        cr_assert_null(cfx_tensor_binding_get(t, 0));
+        /* rebinding slot 0 and clearing it, on the heap */
+        cr_assert_eq(cfx_tensor_binding_set(t, o[0], &v[3], NULL), CFX_OK);
+        cr_assert_eq(cfx_tensor_binding_get(t, o[0]), &v[3]);
+        cfx_tensor_binding_clear(t, o[0]);
+        cr_assert_null(cfx_tensor_binding_get(t, o[0]));
+        cr_assert_null(cfx_tensor_binding_get(t, 0));
+        cr_assert_eq(cfx_tensor_binding_get(t, o[2]), &v[2]);
+        /* the cleared slot is reused */
+        cr_assert_eq(cfx_tensor_binding_set(t, o[3], &v[4], NULL), CFX_OK);
+        cr_assert_eq(cfx_tensor_binding_get(t, o[3]), &v[4]);
+        cfx_tensor_release(t);
+        /* the recycled header starts with its bindings in the header again */
+        cfx_tensor *u = meta2();
+        cr_assert_eq(u, t);
+        cr_assert_eq(u->ext.n_bindings, 0);
+        cr_assert_eq(u->ext.bindings, u->ext.inline_bindings);
+        cr_assert_eq(u->ext.cap_bindings, CFX_TENSOR_EXT_INLINE_BINDINGS);
+        for (int i = 0; i < 5; i++)
+            cr_assert_null(cfx_tensor_binding_get(u, o[i]));
+        /* in the header: clear slot 0, then owner 0 and the others */
+        cr_assert_eq(cfx_tensor_binding_set(u, o[4], &v[5], NULL), CFX_OK);
+        cr_assert_eq(cfx_tensor_binding_set(u, o[1], &v[6], NULL), CFX_OK);
+        cfx_tensor_binding_clear(u, o[4]);
+        cr_assert_null(cfx_tensor_binding_get(u, o[4]));
+        cr_assert_null(cfx_tensor_binding_get(u, 0));
+        cr_assert_eq(cfx_tensor_binding_get(u, o[1]), &v[6]);
+        cfx_tensor_release(u);
+    }
+    cr_assert_eq(cfx_tensor_live_count(), 0);
+}
