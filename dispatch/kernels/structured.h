@@ -101,7 +101,8 @@ CFX_KERNEL_INLINE bool cfx_structured_binary_test(cfx_binop kind, const cfx_tens
     bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
     if ((!has_alpha || cfx_value_is_number(*alpha)) &&
         (kind != CFX_BINOP_SUB || (in[0]->dtype != CFX_BOOL && in[1]->dtype != CFX_BOOL)) &&
-        cfx_iter_shortcut_test(&cfx_structured_binary_cfg[kind == CFX_BINOP_DIV], in, 2, dt)) {
+        /* cfx_structured_binary_cfg[kind == DIV].int_to_float, as a constant (test_iter.c checks) */
+        cfx_iter_shortcut_test(kind == CFX_BINOP_DIV, in, 2, dt)) {
         bool floating = *dt == CFX_FLOAT32 || *dt == CFX_FLOAT64;
         if (!has_alpha || ((alpha->kind != CFX_V_BOOL || *dt == CFX_BOOL) && (floating || alpha->kind != CFX_V_DOUBLE)))
             return true;

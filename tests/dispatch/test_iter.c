@@ -342,6 +342,9 @@ Test(iter, binary_meta_function_shortcut_agrees_with_the_full_one)
     cr_expect_gt(ok, 2000);
     cr_expect_gt(failed, 2000);
     cr_expect_gt(tested, 1000, "cfx_structured_binary_test passed %d times", tested);
+    /* cfx_structured_binary_test folds these in as constants */
+    cr_assert(!cfx_structured_binary_cfg[0].int_to_float);
+    cr_assert(cfx_structured_binary_cfg[1].int_to_float);
 }
 
 Test(iter, relu_meta_strides_shortcut_agrees_with_the_sort)
