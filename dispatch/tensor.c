@@ -43,7 +43,9 @@
 
 typedef struct free_lists {
     cfx_tensor *tensors; /* linked through ->storage */
-    int ntensors;
+    /* Headers the list may still take: FREELIST_CAP minus its length on an armed thread, 0 on
+     * one not armed, so that one test tells the fast free both. */
+    int room;
     bool registered;     /* the thread-exit destructor is armed and the list is on the registry */
     /* Tensors this thread made minus those it freed (negative if it frees others' tensors).
      * Written only by its thread (a plain load and store), read by cfx_tensor_live_count. */
@@ -66,7 +68,7 @@ static void drain(void *unused)
         fl.tensors = (cfx_tensor *)t->storage;
         free(t);
     }
-    fl.ntensors = 0;
+    fl.room = 0; /* unarmed, below */
     pthread_mutex_lock(&registry_lock);
     exited_live += atomic_load_explicit(&fl.live, memory_order_relaxed);
     atomic_store_explicit(&fl.live, 0, memory_order_relaxed);
@@ -99,6 +101,7 @@ __attribute__((noinline)) static void arm(void)
     registry = &fl;
     pthread_mutex_unlock(&registry_lock);
     fl.registered = true;
+    fl.room = FREELIST_CAP; /* the list is empty: nothing goes on it before the thread is armed */
 }
 
 /* For a thread known to be armed. */
@@ -130,7 +133,7 @@ static cfx_tensor *header_get(void)
     cfx_tensor *t = fl.tensors;
     if (t) {
         fl.tensors = (cfx_tensor *)t->storage;
-        fl.ntensors--;
+        fl.room++;
         return t;
     }
     return malloc(sizeof(cfx_tensor));
@@ -140,13 +143,13 @@ static cfx_tensor *header_get(void)
  * make() expects of a recycled header. */
 static void header_put(cfx_tensor *t)
 {
-    if (fl.ntensors >= FREELIST_CAP) {
+    if (fl.room <= 0) {
         free(t);
         return;
     }
     t->storage = (cfx_storage *)fl.tensors;
     fl.tensors = t;
-    fl.ntensors++;
+    fl.room--;
 }
 
 /* Drops a reference to s; the last one frees its data and, its own tensor being dead by then
@@ -515,7 +518,7 @@ static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int
     }
     /* header_get, header_fill and storage_init for this case */
     fl.tensors = (cfx_tensor *)t->storage;
-    fl.ntensors--;
+    fl.room++;
     t->refcount = 1;
     t->dtype = (int8_t)dtype;
     t->ndim = (int8_t)ndim;
@@ -609,7 +612,7 @@ cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides,
         goto slow;
     /* header_get, header_fill and storage_init for this case, as in make() */
     fl.tensors = (cfx_tensor *)t->storage;
-    fl.ntensors--;
+    fl.room++;
     t->refcount = 1;
     t->storage_offset = 0;
     t->keys = (cfx_keyset){keys};
@@ -766,7 +769,8 @@ void cfx_tensor_free_unreferenced_general(cfx_tensor *t) { free_general(t); }
 
 /* The usual death, every fake tensor's under a tracer: at most one binding, with no free_fn
  * (a tensor with one binding has it inline, tensor_ext.h); no mode or a fake mode; dims
- * inline; its own storage, with no data and no view; an armed thread with room on its list.
+ * inline (as they are for ndim <= 4, header_new); its own storage, with no data and no view;
+ * an armed thread with room on its list.
  * Then it is free_general with nothing left to decide. Any other goes to free_general. */
 void cfx_tensor_free_unreferenced(cfx_tensor *t)
 {
@@ -775,8 +779,7 @@ void cfx_tensor_free_unreferenced(cfx_tensor *t)
     cfx_mode *m = e->mode;
     uint32_t nb = e->n_bindings;
     if (nb > 1 || (nb == 1 && e->inline_bindings[0].free_fn) || (m && !e->is_fake) ||
-        s != &t->own_storage || s->refcount != 1 || s->data || t->sizes != t->dims_inline ||
-        !fl.registered || fl.ntensors >= FREELIST_CAP) {
+        s != &t->own_storage || s->refcount != 1 || s->data || t->ndim > CFX_INLINE_DIMS || fl.room <= 0) {
         free_general(t);
         return;
     }
@@ -785,7 +788,7 @@ void cfx_tensor_free_unreferenced(cfx_tensor *t)
     /* storage_release and header_put: the storage's count is left at 1 (make() sets it) */
     t->storage = (cfx_storage *)fl.tensors;
     fl.tensors = t;
-    fl.ntensors++;
+    fl.room--;
     if (m) {
         /* cfx_tensor_ext_drop_mode for a fake; last, as the mode may die and free tensors */
         e->mode = NULL;

@@ -443,3 +443,17 @@ Test(tensor_fastpath, binding_slot_zero_shortcuts)
     }
     cr_assert_eq(cfx_tensor_live_count(), 0);
 }
+
+/* More deaths at once than the free list keeps (1024): the rest go back to malloc (ASan's
+ * leak check watches), and the list serves the next burst. */
+Test(tensor_fastpath, free_list_overflow)
+{
+    for (int round = 0; round < 3; round++) {
+        cfx_scope s = cfx_scope_begin();
+        for (int i = 0; i < 3000; i++)
+            cr_assert_not_null(meta2());
+        cr_assert_eq(cfx_tensor_live_count(), 3000);
+        cfx_scope_end(s);
+        cr_assert_eq(cfx_tensor_live_count(), 0);
+    }
+}
