@@ -19,7 +19,13 @@
  * count is folded into a global one when it exits.
  *
  * Every function that makes a tensor hands it to cfx_autorelease (scope.h), so a tensor made
- * inside a scope is owned by the scope, and one made outside any scope by the caller. */
+ * inside a scope is owned by the scope, and one made outside any scope by the caller.
+ *
+ * Tracing makes one meta tensor per operator call and frees one, so both have fast paths:
+ * cfx_tensor_new_strided for a meta tensor of 1 to 4 small dims (no call at all, the
+ * autorelease pushed inline through scope_internal.h), cfx_tensor_free_unreferenced for a
+ * tensor with nothing to undo but a fake mode's count. Each hands every other case to the
+ * general path, which tensor_internal.h exposes so that tests can compare the two. */
 #include <limits.h>
 #include <stddef.h>
 #include <math.h>
