@@ -12,7 +12,10 @@
  *
  * A tensor's release may itself autorelease (a fake tensor's extension freeing through the
  * dispatcher, say); the release loop re-reads the pool length after every free, so such
- * tensors are released by the same scope end. Scopes still open when a thread exits are ended then. */
+ * tensors are released by the same scope end. Scopes still open when a thread exits are ended
+ * then.
+ *
+ * The pool is not static: tensor.c pushes every new tensor onto it inline (scope_internal.h). */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -21,7 +24,6 @@
 
 typedef cfx_scope_pool pool;
 
-/* Not static: tensor.c pushes onto it inline (scope_internal.h). */
 _Thread_local pool cfx_scope_tls CFX_SCOPE_TLS_MODEL;
 static _Thread_local bool registered; /* the thread-exit destructor is armed */
 static pthread_key_t pool_key;
