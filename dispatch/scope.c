@@ -11,55 +11,78 @@
  * cfx_autorelease does nothing and the creator owns the reference.
  *
  * A tensor's release may itself autorelease (a fake tensor's extension freeing through the
- * dispatcher, say); the release loop re-reads the pool length each step, so such tensors
- * are released by the same scope end. Scopes still open when a thread exits are ended then. */
+ * dispatcher, say); the release loop re-reads the pool length after every free, so such
+ * tensors are released by the same scope end. Scopes still open when a thread exits are ended
+ * then.
+ *
+ * The pool is not static: tensor.c pushes every new tensor onto it inline (scope_internal.h). */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "dispatch/error.h"
-#include "dispatch/scope.h"
+#include "dispatch/scope_internal.h"
 
-typedef struct pool {
-    cfx_tensor **items;
-    size_t n, cap;
-    size_t *marks; /* marks[k]: pool length when scope k began */
-    size_t depth, mcap;
-    bool registered;
-} pool;
+typedef cfx_scope_pool pool;
 
-static _Thread_local pool tls;
+_Thread_local pool cfx_scope_tls CFX_SCOPE_TLS_MODEL;
+static _Thread_local bool registered; /* the thread-exit destructor is armed */
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
-static void end_to(pool *p, size_t depth)
+/* Releases pool[base..] newest first, t (already taken from the pool, with its count at 0)
+ * first. A tensor that dies may autorelease others (a binding's free_fn, say) into the pool,
+ * so after every free the pool is read again, and those are released here too. base is the
+ * ended scope's mark read before any free: a scope begun inside one reuses its slot. */
+static __attribute__((noinline)) void end_slow(pool *p, size_t base, cfx_tensor *t)
+{
+    cfx_tensor_free_unreferenced(t);
+    while (p->n > base)
+        cfx_tensor_release(p->items[--p->n]);
+}
+
+/* Releases pool[marks[depth]..] newest first and pops the scopes from depth up. Usually every
+ * tensor outlives the scope (the caller retained what it keeps, and the rest are the
+ * dispatcher's intermediates that others hold) and only its count drops, which this does
+ * inline; at the first that dies, end_slow takes over. */
+static inline void end_to(pool *p, size_t depth)
 {
     size_t base = p->marks[depth];
     p->depth = depth;
-    while (p->n > base)
-        cfx_tensor_release(p->items[--p->n]);
+    size_t n = p->n;
+    cfx_tensor **items = p->items;
+    while (n > base) {
+        cfx_tensor *t = items[--n];
+        if (--t->refcount == 0) {
+            p->n = n;
+            end_slow(p, base, t);
+            return;
+        }
+    }
+    p->n = n;
 }
 
 static void thread_exit(void *unused)
 {
     (void)unused;
-    if (tls.depth > 0)
-        end_to(&tls, 0);
-    free(tls.items);
-    free(tls.marks);
-    tls = (pool){0};
+    if (cfx_scope_tls.depth > 0)
+        end_to(&cfx_scope_tls, 0);
+    free(cfx_scope_tls.items);
+    free(cfx_scope_tls.marks);
+    cfx_scope_tls = (pool){0};
+    registered = false;
 }
 
 static void make_key(void) { pthread_key_create(&pool_key, thread_exit); }
 
-/* cfx_scope_begin on a thread not yet armed or with no room for a mark; out of line like
- * autorelease_grow. */
+/* cfx_scope_begin on a thread not yet armed (mcap 0) or with no room for a mark; out of line
+ * like autorelease_grow. */
 static __attribute__((noinline)) cfx_scope scope_begin_slow(void)
 {
-    pool *p = &tls;
-    if (!p->registered) {
+    pool *p = &cfx_scope_tls;
+    if (!registered) {
         pthread_once(&pool_once, make_key);
         pthread_setspecific(pool_key, p);
-        p->registered = true;
+        registered = true;
     }
     if (p->depth == p->mcap) {
         size_t cap = p->mcap ? p->mcap * 2 : 16;
@@ -78,16 +101,19 @@ static __attribute__((noinline)) cfx_scope scope_begin_slow(void)
 
 cfx_scope cfx_scope_begin(void)
 {
-    pool *p = &tls;
-    if (!p->registered || p->depth == p->mcap)
+    pool *p = &cfx_scope_tls;
+    /* mcap is 0 on a thread that has not armed its destructor yet: the slow path arms it */
+    if (p->depth == p->mcap)
         return scope_begin_slow();
-    p->marks[p->depth] = p->n;
-    return (cfx_scope){p->depth++};
+    size_t d = p->depth; /* a local: the mark's store could alias the pool's fields */
+    p->marks[d] = p->n;
+    p->depth = d + 1;
+    return (cfx_scope){d};
 }
 
 void cfx_scope_end(cfx_scope s)
 {
-    pool *p = &tls;
+    pool *p = &cfx_scope_tls;
     if (s.mark >= p->depth) /* already ended by an outer scope, or never opened */
         return;
     end_to(p, s.mark);
@@ -97,7 +123,7 @@ void cfx_scope_end(cfx_scope s)
  * cfx_autorelease, which this keeps free of a call frame. */
 static __attribute__((noinline)) cfx_tensor *autorelease_grow(cfx_tensor *t)
 {
-    pool *p = &tls;
+    pool *p = &cfx_scope_tls;
     size_t cap = p->cap ? p->cap * 2 : 64;
     cfx_tensor **items = realloc(p->items, cap * sizeof *items);
     if (!items) {
@@ -113,7 +139,7 @@ static __attribute__((noinline)) cfx_tensor *autorelease_grow(cfx_tensor *t)
 
 cfx_tensor *cfx_autorelease(cfx_tensor *t)
 {
-    pool *p = &tls;
+    pool *p = &cfx_scope_tls;
     if (!t || p->depth == 0)
         return t;
     if (p->n == p->cap)
@@ -122,4 +148,4 @@ cfx_tensor *cfx_autorelease(cfx_tensor *t)
     return t;
 }
 
-int cfx_scope_depth(void) { return (int)tls.depth; }
+int cfx_scope_depth(void) { return (int)cfx_scope_tls.depth; }

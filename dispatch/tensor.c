@@ -19,7 +19,13 @@
  * count is folded into a global one when it exits.
  *
  * Every function that makes a tensor hands it to cfx_autorelease (scope.h), so a tensor made
- * inside a scope is owned by the scope, and one made outside any scope by the caller. */
+ * inside a scope is owned by the scope, and one made outside any scope by the caller.
+ *
+ * Tracing makes one meta tensor per operator call and frees one, so both have fast paths:
+ * cfx_tensor_new_strided for a meta tensor of 1 to 4 small dims (no call at all, the
+ * autorelease pushed inline through scope_internal.h), cfx_tensor_free_unreferenced for a
+ * tensor with nothing to undo but a fake mode's count. Each hands every other case to the
+ * general path, which tensor_internal.h exposes so that tests can compare the two. */
 #include <limits.h>
 #include <stddef.h>
 #include <math.h>
@@ -29,9 +35,11 @@
 #include <string.h>
 
 #include "dispatch/error.h"
-#include "dispatch/scope.h"
+#include "dispatch/fake_internal.h"
+#include "dispatch/scope_internal.h"
 #include "dispatch/tensor.h"
 #include "dispatch/tensor_ext.h"
+#include "dispatch/tensor_internal.h"
 
 /* ------------------------------------------------------------------ free lists */
 
@@ -41,7 +49,9 @@
 
 typedef struct free_lists {
     cfx_tensor *tensors; /* linked through ->storage */
-    int ntensors;
+    /* Headers the list may still take: FREELIST_CAP minus its length on an armed thread, 0 on
+     * one not armed, so that one test tells the fast free both. */
+    int room;
     bool registered;     /* the thread-exit destructor is armed and the list is on the registry */
     /* Tensors this thread made minus those it freed (negative if it frees others' tensors).
      * Written only by its thread (a plain load and store), read by cfx_tensor_live_count. */
@@ -64,7 +74,7 @@ static void drain(void *unused)
         fl.tensors = (cfx_tensor *)t->storage;
         free(t);
     }
-    fl.ntensors = 0;
+    fl.room = 0; /* unarmed, below */
     pthread_mutex_lock(&registry_lock);
     exited_live += atomic_load_explicit(&fl.live, memory_order_relaxed);
     atomic_store_explicit(&fl.live, 0, memory_order_relaxed);
@@ -97,6 +107,7 @@ __attribute__((noinline)) static void arm(void)
     registry = &fl;
     pthread_mutex_unlock(&registry_lock);
     fl.registered = true;
+    fl.room = FREELIST_CAP; /* the list is empty: nothing goes on it before the thread is armed */
 }
 
 /* For a thread known to be armed. */
@@ -128,7 +139,7 @@ static cfx_tensor *header_get(void)
     cfx_tensor *t = fl.tensors;
     if (t) {
         fl.tensors = (cfx_tensor *)t->storage;
-        fl.ntensors--;
+        fl.room++;
         return t;
     }
     return malloc(sizeof(cfx_tensor));
@@ -138,13 +149,13 @@ static cfx_tensor *header_get(void)
  * make() expects of a recycled header. */
 static void header_put(cfx_tensor *t)
 {
-    if (fl.ntensors >= FREELIST_CAP) {
+    if (fl.room <= 0) {
         free(t);
         return;
     }
     t->storage = (cfx_storage *)fl.tensors;
     fl.tensors = t;
-    fl.ntensors++;
+    fl.room--;
 }
 
 /* Drops a reference to s; the last one frees its data and, its own tensor being dead by then
@@ -338,6 +349,8 @@ static inline void header_fill(cfx_tensor *t, const int64_t *sizes, const int64_
     t->ext.mode = NULL;
     t->ext.is_fake = false;
     t->ext.n_bindings = 0;
+    t->ext.bindings = t->ext.inline_bindings; /* as tensor_ext.h expects with no bindings */
+    t->ext.cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
     copy_dims(t->sizes, sizes, ndim);
     if (strides)
         copy_dims(t->strides, strides, ndim);
@@ -511,7 +524,7 @@ static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int
     }
     /* header_get, header_fill and storage_init for this case */
     fl.tensors = (cfx_tensor *)t->storage;
-    fl.ntensors--;
+    fl.room++;
     t->refcount = 1;
     t->dtype = (int8_t)dtype;
     t->ndim = (int8_t)ndim;
@@ -528,7 +541,7 @@ static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int
     s->data = NULL;
     t->storage = s;
     count_live_armed(1); /* a thread with a header on its list is armed (header_put) */
-    return cfx_autorelease(t);
+    return cfx_autorelease_nonnull(t);
 }
 
 cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_device device)
@@ -536,14 +549,90 @@ cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_
     return make(sizes, NULL, ndim, dtype, device);
 }
 
-cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
-                                   cfx_dtype dtype, cfx_device device)
+/* cfx_tensor_new_strided but for its fast path: make() with every check. */
+static __attribute__((noinline)) cfx_tensor *new_strided_slow(const int64_t *sizes, const int64_t *strides,
+                                                              int ndim, cfx_dtype dtype, cfx_device device)
 {
     if (ndim > 0 && !strides) {
         cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
         return NULL;
     }
     return make(sizes, strides ? strides : sizes, ndim, dtype, device);
+}
+
+cfx_tensor *cfx_tensor_new_strided_general(const int64_t *sizes, const int64_t *strides, int ndim,
+                                           cfx_dtype dtype, cfx_device device)
+{
+    if (ndim > 0 && !strides) {
+        cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
+        return NULL;
+    }
+    return make_general(sizes, strides ? strides : sizes, ndim, dtype, device);
+}
+
+/* One dim of cfx_tensor_new_strided's fast path: copy size and stride into the header and add
+ * the dim's span to nbytes_strided's sum; a size outside [1, 2^24] or a stride outside
+ * [0, 2^24) leaves for new_strided_slow (size 0 and negative values as huge unsigned ones).
+ * Then no product or sum can overflow (4 * 2^48). */
+#define STRIDED_DIM(i)                                                       \
+    do {                                                                     \
+        int64_t a_ = sizes[i], b_ = strides[i];                              \
+        t->dims_inline[i] = a_;                                              \
+        t->dims_inline[CFX_INLINE_DIMS + i] = b_;                            \
+        uint64_t a1_ = (uint64_t)a_ - 1;                                     \
+        if (a1_ >= (1u << 24) || (uint64_t)b_ >= (1u << 24))                 \
+            goto slow;                                                       \
+        n += (uint64_t)b_ * a1_;                                             \
+    } while (0)
+
+/* Every operator output under a fake mode comes through here (cfx_iter_new_output and the
+ * Meta kernels): a meta tensor of 1 to 4 dims with explicit strides, whose key set is known.
+ * For those, make()'s work with the dims unrolled, the autorelease inline and no call; every
+ * other case, and any hint of an error or an overflow (make()'s test, dim by dim), goes to
+ * new_strided_slow, which redoes everything. Writing into a header still on the free list
+ * before that is harmless: the list links through ->storage, and make() fills in the rest. */
+cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
+                                   cfx_dtype dtype, cfx_device device)
+{
+    cfx_tensor *t = fl.tensors;
+    if (!t || (unsigned)ndim - 1 >= CFX_INLINE_DIMS || !sizes || !strides || !cfx_dtype_valid(dtype) ||
+        device.type != CFX_DEVICE_META)
+        return new_strided_slow(sizes, strides, ndim, dtype, device);
+    /* Kind first: once in the header, ndim, dtype and device (all known to fit) need no
+     * registers while the dims are copied, and a late fall back reads them from there. */
+    t->dtype = (int8_t)dtype;
+    t->ndim = (int8_t)ndim;
+    t->device = device;
+    uint64_t n = 1;
+    if (ndim >= 2) {
+        if (ndim >= 3) {
+            if (ndim == 4)
+                STRIDED_DIM(3);
+            STRIDED_DIM(2);
+        }
+        STRIDED_DIM(1);
+    }
+    STRIDED_DIM(0);
+    uint64_t keys = atomic_load_explicit(&keys_cache[1], memory_order_relaxed); /* 0: not yet */
+    if (!keys)
+        goto slow;
+    /* header_get, header_fill and storage_init for this case, as in make() */
+    fl.tensors = (cfx_tensor *)t->storage;
+    fl.room++;
+    t->refcount = 1;
+    t->storage_offset = 0;
+    t->keys = (cfx_keyset){keys};
+    cfx_storage *s = &t->own_storage;
+    s->refcount = 1;
+    s->version = 0;
+    s->nbytes = (size_t)(n * cfx_dtype_sizes[dtype]); /* dtype checked above */
+    s->device = device;
+    s->data = NULL;
+    t->storage = s;
+    count_live_armed(1);
+    return cfx_autorelease_nonnull(t);
+slow:
+    return new_strided_slow(sizes, strides, t->ndim, (cfx_dtype)t->dtype, t->device);
 }
 
 cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64_t *strides,
@@ -661,7 +750,8 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
 extern inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t);
 extern inline void cfx_tensor_release(cfx_tensor *t);
 
-void cfx_tensor_free_unreferenced(cfx_tensor *t)
+/* Any tensor's death. */
+static __attribute__((noinline)) void free_general(cfx_tensor *t)
 {
     cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
     if (t->sizes != t->dims_inline) {
@@ -679,6 +769,38 @@ void cfx_tensor_free_unreferenced(cfx_tensor *t)
     if (s)
         storage_release(s);
     header_put(t);
+}
+
+void cfx_tensor_free_unreferenced_general(cfx_tensor *t) { free_general(t); }
+
+/* The usual death, every fake tensor's under a tracer: at most one binding, with no free_fn
+ * (a tensor with one binding has it inline, tensor_ext.h); no mode or a fake mode; dims
+ * inline (as they are for ndim <= 4, header_new); its own storage, with no data and no view;
+ * an armed thread with room on its list.
+ * Then it is free_general with nothing left to decide. Any other goes to free_general. */
+void cfx_tensor_free_unreferenced(cfx_tensor *t)
+{
+    struct cfx_tensor_ext *e = &t->ext;
+    cfx_storage *s = t->storage;
+    cfx_mode *m = e->mode;
+    uint32_t nb = e->n_bindings;
+    if (nb > 1 || (nb == 1 && e->inline_bindings[0].free_fn) || (m && !e->is_fake) ||
+        s != &t->own_storage || s->refcount != 1 || s->data || t->ndim > CFX_INLINE_DIMS || fl.room <= 0) {
+        free_general(t);
+        return;
+    }
+    e->n_bindings = 0;
+    count_live_armed(-1);
+    /* storage_release and header_put: the storage's count is left at 1 (make() sets it) */
+    t->storage = (cfx_storage *)fl.tensors;
+    fl.tensors = t;
+    fl.room--;
+    if (m) {
+        /* cfx_tensor_ext_drop_mode for a fake; last, as the mode may die and free tensors */
+        e->mode = NULL;
+        e->is_fake = false;
+        cfx_fake_tensor_unref_inline(m);
+    }
 }
 
 /* ------------------------------------------------------------------ data access */

@@ -25,8 +25,11 @@ void cfx_tensor_ext_drop_bindings(struct cfx_tensor_ext *ext)
     for (uint32_t i = 0; i < ext->n_bindings; i++)
         if (ext->bindings[i].free_fn && ext->bindings[i].owner)
             ext->bindings[i].free_fn(ext->bindings[i].data);
-    if (ext->n_bindings && ext->bindings != ext->inline_bindings)
+    if (ext->n_bindings && ext->bindings != ext->inline_bindings) {
         free(ext->bindings);
+        ext->bindings = ext->inline_bindings; /* as a tensor with no bindings has (tensor_ext.h) */
+        ext->cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
+    }
     ext->n_bindings = 0;
 }
 
@@ -85,9 +88,12 @@ static int add(struct cfx_tensor_ext *e, uint64_t owner, void *data, void (*free
         cfx_tensor_binding *nb = realloc(was_inline ? NULL : e->bindings, cap * sizeof *nb);
         if (!nb)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        if (was_inline)
+        if (was_inline) {
             for (uint32_t i = 0; i < e->n_bindings; i++)
                 nb[i] = e->inline_bindings[i];
+            /* slot 0 now lives in nb: the inline one must match no owner (tensor_ext.h) */
+            e->inline_bindings[0] = (cfx_tensor_binding){0, NULL, NULL};
+        }
         e->bindings = nb;
         e->cap_bindings = cap;
     }

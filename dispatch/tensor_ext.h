@@ -54,15 +54,22 @@ static inline cfx_mode *cfx_tensor_mode(const cfx_tensor *t)
 
 /* A fresh owner id for bindings (process-wide, never 0, never reused). */
 uint64_t cfx_binding_owner_new(void);
+/* Two facts keep the inline functions below short (tensor.c and tensor_ext.c maintain them):
+ *  - a tensor with no bindings has bindings == inline_bindings and cap_bindings ==
+ *    CFX_TENSOR_EXT_INLINE_BINDINGS, so a first binding only fills slot 0;
+ *  - inline_bindings[0] is slot 0 while the bindings live in the header, and a cleared slot
+ *    (owner 0, data NULL) once they have moved to a heap array, so with n_bindings > 0 a
+ *    match on it is always right, and owner 0 (never bound) finds NULL there or nothing. */
+
 /* The data bound to t by owner, or NULL. Inline: the tracer asks it of every argument, and
  * the owner asked is nearly always the first one bound. */
-void *cfx_tensor_binding_search(const cfx_tensor *t, uint64_t owner); /* slots 1.., for the inline part */
+void *cfx_tensor_binding_search(const cfx_tensor *t, uint64_t owner); /* every slot */
 inline void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner)
 {
-    if (!t || !owner || !t->ext.n_bindings)
+    if (!t || !t->ext.n_bindings)
         return NULL;
-    if (t->ext.bindings[0].owner == owner)
-        return t->ext.bindings[0].data;
+    if (t->ext.inline_bindings[0].owner == owner)
+        return t->ext.inline_bindings[0].data;
     return cfx_tensor_binding_search(t, owner);
 }
 /* Binds data to t for owner, replacing (and freeing) an earlier binding of the same owner.
@@ -73,8 +80,6 @@ inline int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, voi
     if (!t || !owner || t->ext.n_bindings)
         return cfx_tensor_binding_set_more(t, owner, data, free_fn);
     struct cfx_tensor_ext *e = &t->ext;
-    e->bindings = e->inline_bindings;
-    e->cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
     e->inline_bindings[0] = (cfx_tensor_binding){owner, data, free_fn};
     e->n_bindings = 1;
     return CFX_OK;

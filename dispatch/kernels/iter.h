@@ -93,6 +93,19 @@ void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *cons
  * dim after the first: the sort keeps the identity). _full always sorts, into buf. */
 const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf);
 const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf);
+/* Whether cfx_iter_relu_meta_strides answers a->strides; inline for the Meta kernel, which
+ * then needs no buffer and no call. */
+static inline __attribute__((always_inline)) bool cfx_iter_relu_meta_strides_own(const cfx_tensor *a)
+{
+    const int64_t *sizes = a->sizes, *strides = a->strides;
+    int64_t z = 1;
+    for (int d = a->ndim - 1; d > 0; d--) {
+        if (strides[d] != z || sizes[d] < 2)
+            return false;
+        z *= sizes[d];
+    }
+    return a->ndim == 0 || strides[0] == z;
+}
 
 /* c10 type-promotion helpers. */
 typedef struct cfx_result_type_state {
@@ -131,8 +144,11 @@ static inline uint32_t cfx_iter_kind_word(const cfx_tensor *t)
     return w;
 }
 
-CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
-                                         int nin)
+/* The shortcut's test alone: true, with the common dtype in *dt, when cfx_iter_shortcut takes
+ * in under a config whose int_to_float is the one given (the output's shape and strides are
+ * then in[0]'s). For kernels that need nothing else of the iterator, so that it is not filled
+ * in and read back; with int_to_float a constant, its check folds away. */
+CFX_KERNEL_INLINE bool cfx_iter_shortcut_test(bool int_to_float, const cfx_tensor *const *in, int nin, cfx_dtype *dt)
 {
     const cfx_tensor *a = in[0];
     uint32_t kind = cfx_iter_kind_word(a);
@@ -148,7 +164,7 @@ CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cf
     }
     /* one pass over the dims checks every input against c10's contiguous strides of a's
      * sizes (size-0/1 dims do not scale the next stride); inlined with nin a constant, the
-     * inner loop unrolls */
+     * inner loop unrolls. The first dim's size scales nothing, so the loop stops before. */
     int64_t z = 1;
     for (int d = n - 1; d >= 0; d--) {
         int64_t s = sizes[d];
@@ -157,18 +173,31 @@ CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cf
         for (int i = 1; i < nin; i++)
             if (isz[i][d] != s || ist[i][d] != z)
                 return false;
+        if (d == 0)
+            break;
         z *= s > 1 ? s : 1;
     }
-    cfx_dtype dt = (cfx_dtype)a->dtype;
-    if (cfg->int_to_float && cfx_dtype_is_integral(dt, true))
-        dt = CFX_FLOAT32; /* the default dtype */
+    cfx_dtype t = (cfx_dtype)a->dtype;
+    if (int_to_float && cfx_dtype_is_integral(t, true))
+        t = CFX_FLOAT32; /* the default dtype */
+    *dt = t;
+    return true;
+}
+
+CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
+                                         int nin)
+{
+    cfx_dtype dt;
+    if (!cfx_iter_shortcut_test(cfg->int_to_float, in, nin, &dt))
+        return false;
+    const cfx_tensor *a = in[0];
     it->ninputs = nin;
-    it->ndim = n;
+    it->ndim = a->ndim;
     it->all_same_shape = true;
     it->common_dtype = dt;
     it->device = a->device;
-    it->shape = sizes;
-    it->out_strides = strides;
+    it->shape = a->sizes;
+    it->out_strides = a->strides;
     return true;
 }
 

@@ -71,18 +71,40 @@ int64_t cfx_scalar_to_int64(cfx_value v);
  * iter.h for why): a new output, alpha a number, no bool operand of sub, and the iterator's
  * shortcut taken. Every check before the iterator then passes, so only alpha's check against
  * the result dtype is left; if that fails, the full path runs from the start to report the
- * errors in PyTorch's order. */
+ * errors in PyTorch's order.
+ *
+ * cfx_structured_binary_test is the shortcut's test alone, for a new output: true, with the
+ * result dtype in *dt, when cfx_structured_binary takes its shortcut; the output then has
+ * in[0]'s sizes and strides (cfx_iter_shortcut_test). A Meta kernel needs nothing else. */
+CFX_KERNEL_INLINE bool cfx_structured_binary_test(cfx_binop kind, const cfx_tensor *const in[2],
+                                                  const cfx_value *alpha, cfx_dtype *dt)
+{
+    bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
+    if ((!has_alpha || cfx_value_is_number(*alpha)) &&
+        (kind != CFX_BINOP_SUB || (in[0]->dtype != CFX_BOOL && in[1]->dtype != CFX_BOOL)) &&
+        /* cfx_structured_binary_cfg[kind == DIV].int_to_float, as a constant (test_iter.c checks) */
+        cfx_iter_shortcut_test(kind == CFX_BINOP_DIV, in, 2, dt)) {
+        bool floating = *dt == CFX_FLOAT32 || *dt == CFX_FLOAT64;
+        if (!has_alpha || ((alpha->kind != CFX_V_BOOL || *dt == CFX_BOOL) && (floating || alpha->kind != CFX_V_DOUBLE)))
+            return true;
+    }
+    return false;
+}
+
 CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
                                              const cfx_tensor *const in[2], const cfx_value *alpha)
 {
-    bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
-    if (!out && (!has_alpha || cfx_value_is_number(*alpha)) &&
-        (kind != CFX_BINOP_SUB || (in[0]->dtype != CFX_BOOL && in[1]->dtype != CFX_BOOL)) &&
-        cfx_iter_shortcut(it, &cfx_structured_binary_cfg[kind == CFX_BINOP_DIV], in, 2)) {
-        cfx_dtype dt = it->common_dtype;
-        bool floating = dt == CFX_FLOAT32 || dt == CFX_FLOAT64;
-        if (!has_alpha || ((alpha->kind != CFX_V_BOOL || dt == CFX_BOOL) && (floating || alpha->kind != CFX_V_DOUBLE)))
-            return true;
+    cfx_dtype dt;
+    if (!out && cfx_structured_binary_test(kind, in, alpha, &dt)) {
+        const cfx_tensor *a = in[0];
+        it->ninputs = 2;
+        it->ndim = a->ndim;
+        it->all_same_shape = true;
+        it->common_dtype = dt;
+        it->device = a->device;
+        it->shape = a->sizes;
+        it->out_strides = a->strides;
+        return true;
     }
     return cfx_structured_binary_full(it, kind, op, out, in, alpha);
 }

@@ -8,7 +8,7 @@
  *                                strides on every dim of size > 1, as PyTorch's NOTE [Computing
  *                                output strides] promises; and each case taken exactly when
  *                                PyTorch's compute_fast_setup_type takes it;
- *   cfx_iter_shortcut / cfx_structured_binary
+ *   cfx_iter_shortcut / cfx_structured_binary (/ _test, the Meta kernels')
  *                                the inline shortcut of cfx_iter_build and of the binary meta
  *                                function vs cfx_iter_build_full / cfx_structured_binary_full:
  *                                identical results and errors, on random inputs covering
@@ -309,7 +309,7 @@ Test(iter, binary_meta_function_shortcut_agrees_with_the_full_one)
 {
     static const char *names[] = {"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor"};
     cfx_value alphas[] = {cfx_int(1), cfx_int(2), cfx_double(0.5), cfx_bool(true), cfx_bool(false), cfx_none()};
-    int ok = 0, failed = 0;
+    int ok = 0, failed = 0, tested = 0;
     for (int c = 0; c < 20000; c++) {
         cfx_scope s = cfx_scope_begin();
         cfx_tensor *in[2];
@@ -322,6 +322,17 @@ Test(iter, binary_meta_function_shortcut_agrees_with_the_full_one)
         finish(&x, cfx_structured_binary(&x.it, kind, names[kind], out, cin, &alpha));
         finish(&y, cfx_structured_binary_full(&y.it, kind, names[kind], out, cin, &alpha));
         expect_same(&x, &y, !out, c);
+        /* the test alone (the Meta kernels' shortcut): a's layout in the result dtype */
+        cfx_dtype dt;
+        if (!out && cfx_structured_binary_test(kind, cin, &alpha, &dt)) {
+            cr_assert(y.ok, "case %d: %s", c, y.err);
+            cr_assert_eq(dt, y.it.common_dtype, "case %d", c);
+            cr_assert_eq(in[0]->ndim, y.it.ndim, "case %d", c);
+            cr_assert(cfx_device_eq(in[0]->device, y.it.device), "case %d", c);
+            cr_assert(!memcmp(in[0]->sizes, y.it.shape, (size_t)y.it.ndim * sizeof(int64_t)), "case %d", c);
+            cr_assert(!memcmp(in[0]->strides, y.it.out_strides, (size_t)y.it.ndim * sizeof(int64_t)), "case %d", c);
+            tested++;
+        }
         if (x.ok)
             ok++;
         else
@@ -330,6 +341,10 @@ Test(iter, binary_meta_function_shortcut_agrees_with_the_full_one)
     }
     cr_expect_gt(ok, 2000);
     cr_expect_gt(failed, 2000);
+    cr_expect_gt(tested, 1000, "cfx_structured_binary_test passed %d times", tested);
+    /* cfx_structured_binary_test folds these in as constants */
+    cr_assert(!cfx_structured_binary_cfg[0].int_to_float);
+    cr_assert(cfx_structured_binary_cfg[1].int_to_float);
 }
 
 Test(iter, relu_meta_strides_shortcut_agrees_with_the_sort)

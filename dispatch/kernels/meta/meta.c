@@ -14,14 +14,26 @@
 
 static cfx_device meta(void) { return cfx_device_make(CFX_DEVICE_META); }
 
-/* inlined into each wrapper: the meta function's shortcut then runs with no call in between */
-CFX_KERNEL_INLINE cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+/* binary's full path: every check in PyTorch's order, then an output as the iterator says. */
+static __attribute__((noinline)) cfx_tensor *binary_full(cfx_binop kind, const char *op, cfx_tensor *a,
+                                                         cfx_tensor *b, cfx_value alpha)
 {
     cfx_iter it;
     const cfx_tensor *in[2] = {a, b};
-    if (!cfx_structured_binary(&it, kind, op, NULL, in, &alpha))
+    if (!cfx_structured_binary_full(&it, kind, op, NULL, in, &alpha))
         return NULL;
     return cfx_iter_new_output(&it, -1, meta());
+}
+
+/* Inlined into each wrapper: the shortcut's test then runs with no call in between, and when
+ * it passes the output is a's layout in the result dtype, with no iterator filled in. */
+CFX_KERNEL_INLINE cfx_tensor *binary(cfx_binop kind, const char *op, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+{
+    const cfx_tensor *in[2] = {a, b};
+    cfx_dtype dt;
+    if (cfx_structured_binary_test(kind, in, &alpha, &dt))
+        return cfx_tensor_new_strided(a->sizes, a->strides, a->ndim, dt, meta());
+    return binary_full(kind, op, a, b, alpha);
 }
 
 CFX_DEFINE_BINARY_KERNELS(cfx_meta, binary)
@@ -49,11 +61,19 @@ cfx_tensor *cfx_meta_sin(cfx_tensor *self) { return unary(CFX_UNOP_SIN, "aten::s
 cfx_tensor *cfx_meta_cos(cfx_tensor *self) { return unary(CFX_UNOP_COS, "aten::cos", self); }
 cfx_tensor *cfx_meta_exp(cfx_tensor *self) { return unary(CFX_UNOP_EXP, "aten::exp", self); }
 
-cfx_tensor *cfx_meta_relu(cfx_tensor *self)
+/* cfx_meta_relu's output when its strides are not self's. */
+static __attribute__((noinline)) cfx_tensor *relu_sorted(cfx_tensor *self)
 {
     int64_t buf[CFX_MAX_DIMS];
-    const int64_t *strides = cfx_iter_relu_meta_strides(self, buf);
+    const int64_t *strides = cfx_iter_relu_meta_strides_full(self, buf);
     return cfx_tensor_new_strided(self->sizes, strides, self->ndim, (cfx_dtype)self->dtype, meta());
+}
+
+cfx_tensor *cfx_meta_relu(cfx_tensor *self)
+{
+    if (!cfx_iter_relu_meta_strides_own(self))
+        return relu_sorted(self);
+    return cfx_tensor_new_strided(self->sizes, self->strides, self->ndim, (cfx_dtype)self->dtype, meta());
 }
 
 cfx_tensor *cfx_meta_sum_dim_IntList(cfx_tensor *self, cfx_int_list dim, bool keepdim, cfx_value dtype)
