@@ -61,26 +61,10 @@ static IR_ALWAYS_INLINE int ir_set_flat_args(cfx_graph *g, cfx_node *n, const cf
         cfx_node *p = v.u.node;
         if (!p || cfx_node_graph(p) != g)
             goto not_flat;
-        /* append record first + count to p's users (the head's prev is the tail), unless
-         * the tail is already this run's: p was an earlier argument */
-        uint32_t id = first + count, head = p->users_head;
-        if (!head) {
-            p->users_head = id;
-            u->prev = id;
-        } else {
-            ir_use *h = ir_use_at(g, head);
-            uint32_t tail = h->prev;
-            if (tail >= first)
-                continue;
-            ir_use_at(g, tail)->next = id;
-            u->prev = tail;
-            h->prev = id;
-        }
-        u->producer = p->seq;
-        u->user = seq; /* next: 0 in a fresh record (arena.h) */
+        if (!ir_use_link(g, p, u, first + count, first, seq))
+            continue;
         u++;
         count++;
-        p->n_users++;
     }
     g->n_uses = first + count;
     g->ucur += count;

@@ -398,26 +398,10 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
         cfx_node *p = v->u.node;
         if (IR_UNLIKELY(!p || cfx_node_graph(p) != g))
             goto undo;
-        /* append record id to p's users (the head's prev is the tail), unless the tail is
-         * already one of this call's records (ids from first on): p was an earlier argument */
-        uint32_t head = p->users_head;
-        if (!head) {
-            p->users_head = id;
-            u->prev = id;
-        } else {
-            ir_use *h = ir_use_at(g, head);
-            uint32_t tail = h->prev;
-            if (tail >= first)
-                continue;
-            ir_use_at(g, tail)->next = id;
-            u->prev = tail;
-            h->prev = id;
-        }
-        u->producer = p->seq;
-        u->user = seq; /* next: 0 in a fresh record */
+        if (!ir_use_link(g, p, u, id, first, seq))
+            continue;
         u++;
         id++;
-        p->n_users++;
     }
     /* what the rest needs is loaded again, not held through the loop */
     IR_RELOAD_BARRIER();

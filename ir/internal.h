@@ -280,6 +280,30 @@ static inline uint32_t ir_use_reserve(cfx_graph *g, uint32_t count)
     return ir_use_alloc(g, count);
 }
 
+/* Records that the node seq uses p through the fresh record u (id), appending it to p's users
+ * (the head's prev is the tail), unless the tail is already a record of this run (ids from
+ * first on): p was an earlier argument of the same node. Returns whether u was taken. */
+static inline bool ir_use_link(cfx_graph *g, cfx_node *p, ir_use *u, uint32_t id, uint32_t first, uint32_t seq)
+{
+    uint32_t head = p->users_head;
+    if (!head) {
+        p->users_head = id;
+        u->prev = id;
+    } else {
+        ir_use *h = ir_use_at(g, head);
+        uint32_t tail = h->prev;
+        if (tail >= first)
+            return false;
+        ir_use_at(g, tail)->next = id;
+        u->prev = tail;
+        h->prev = id;
+    }
+    u->producer = p->seq;
+    u->user = seq; /* next: 0 in a fresh record (arena.h) */
+    p->n_users++;
+    return true;
+}
+
 /* Recomputes n's input nodes from its args and kwargs: n leaves all old producers' users and
  * is appended to each new producer's users (FX's _update_args_kwargs). */
 int ir_rebuild_inputs(cfx_node *n);
