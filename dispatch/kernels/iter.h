@@ -184,13 +184,9 @@ CFX_KERNEL_INLINE bool cfx_iter_shortcut_test(bool int_to_float, const cfx_tenso
     return true;
 }
 
-CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
-                                         int nin)
+/* The iterator a passed shortcut test describes: nin inputs laid out like a, computing in dt. */
+CFX_KERNEL_INLINE void cfx_iter_fill_shortcut(cfx_iter *it, const cfx_tensor *a, int nin, cfx_dtype dt)
 {
-    cfx_dtype dt;
-    if (!cfx_iter_shortcut_test(cfg->int_to_float, in, nin, &dt))
-        return false;
-    const cfx_tensor *a = in[0];
     it->ninputs = nin;
     it->ndim = a->ndim;
     it->all_same_shape = true;
@@ -198,6 +194,15 @@ CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cf
     it->device = a->device;
     it->shape = a->sizes;
     it->out_strides = a->strides;
+}
+
+CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
+                                         int nin)
+{
+    cfx_dtype dt;
+    if (!cfx_iter_shortcut_test(cfg->int_to_float, in, nin, &dt))
+        return false;
+    cfx_iter_fill_shortcut(it, in[0], nin, dt);
     return true;
 }
 

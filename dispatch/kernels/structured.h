@@ -96,14 +96,7 @@ CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const
 {
     cfx_dtype dt;
     if (!out && cfx_structured_binary_test(kind, in, alpha, &dt)) {
-        const cfx_tensor *a = in[0];
-        it->ninputs = 2;
-        it->ndim = a->ndim;
-        it->all_same_shape = true;
-        it->common_dtype = dt;
-        it->device = a->device;
-        it->shape = a->sizes;
-        it->out_strides = a->strides;
+        cfx_iter_fill_shortcut(it, in[0], 2, dt);
         return true;
     }
     return cfx_structured_binary_full(it, kind, op, out, in, alpha);

@@ -95,4 +95,15 @@ static inline char *graph_links(cfx_graph *g)
     return cfx_buf_take(&b);
 }
 
+/* str(graph) then graph_links: what two ways of building one graph must agree on. */
+static inline void graph_render_into(cfx_graph *g, cfx_buf *b)
+{
+    char *p = cfx_graph_to_string(g), *l = graph_links(g);
+    cr_assert(p && l);
+    cfx_buf_puts(b, p);
+    cfx_buf_puts(b, l);
+    free(p);
+    free(l);
+}
+
 #endif

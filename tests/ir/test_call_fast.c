@@ -31,12 +31,9 @@ static cfx_node *call(cfx_graph *g, bool general, const char *qn, const cfx_valu
 /* Printed graph, links with use ids, node counts, and every node's meta records. */
 static char *render(cfx_graph *g)
 {
-    char *p = cfx_graph_to_string(g), *l = graph_links(g);
-    cr_assert(p && l);
     cfx_buf b;
     cfx_buf_init(&b);
-    cfx_buf_puts(&b, p);
-    cfx_buf_puts(&b, l);
+    graph_render_into(g, &b);
     cfx_buf_printf(&b, "nodes=%u created=%u uses=%u\n", cfx_graph_num_nodes(g), cfx_graph_num_created(g),
                    g->n_uses);
     for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
@@ -54,8 +51,6 @@ static char *render(cfx_graph *g)
             cfx_buf_printf(&b, " site(%s:%d %s)", s->file, s->line, s->func ? s->func : "-");
         cfx_buf_putc(&b, '\n');
     }
-    free(p);
-    free(l);
     return cfx_buf_take(&b);
 }
 
