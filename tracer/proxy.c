@@ -228,29 +228,49 @@ static int grow_plans(cfx_proxy_mode *pm)
     return CFX_OK;
 }
 
-static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
+/* The plan's slot is remembered in the operator entry (operator.h's mode_cache[1], as slot + 1),
+ * so the usual lookup is one load and one compare instead of a hash and a probe. The hint is
+ * only a hint: another proxy mode (another thread, a nested trace) may have stored its own
+ * slot there, which the op comparison rejects, and a grown table moves every plan. */
+static __attribute__((noinline)) const op_plan *plan_lookup(cfx_proxy_mode *pm, const cfx_op *op)
 {
+    const op_plan *found = NULL;
     if (pm->plan_cap) {
         uint32_t mask = pm->plan_cap - 1;
         for (uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;; i = (i + 1) & mask) {
-            if (pm->plans[i].op == op)
-                return &pm->plans[i];
+            if (pm->plans[i].op == op) {
+                found = &pm->plans[i];
+                break;
+            }
             if (!pm->plans[i].op)
                 break;
         }
     }
-    if (2 * (pm->n_plans + 1) > pm->plan_cap && grow_plans(pm) != CFX_OK)
-        return NULL;
-    uint32_t mask = pm->plan_cap - 1;
-    uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;
-    while (pm->plans[i].op)
-        i = (i + 1) & mask;
-    if (build_plan(op, &pm->plans[i]) != CFX_OK) {
-        pm->plans[i].op = NULL;
-        return NULL;
+    if (!found) {
+        if (2 * (pm->n_plans + 1) > pm->plan_cap && grow_plans(pm) != CFX_OK)
+            return NULL;
+        uint32_t mask = pm->plan_cap - 1;
+        uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;
+        while (pm->plans[i].op)
+            i = (i + 1) & mask;
+        if (build_plan(op, &pm->plans[i]) != CFX_OK) {
+            pm->plans[i].op = NULL;
+            return NULL;
+        }
+        pm->n_plans++;
+        found = &pm->plans[i];
     }
-    pm->n_plans++;
-    return &pm->plans[i];
+    /* the entry itself is never const; threads racing here each store a valid hint */
+    __atomic_store_n((uint32_t *)&op->mode_cache[1], (uint32_t)(found - pm->plans) + 1, __ATOMIC_RELAXED);
+    return found;
+}
+
+static inline const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
+{
+    uint32_t h = __atomic_load_n(&op->mode_cache[1], __ATOMIC_RELAXED) - 1; /* 0 (none) wraps */
+    if (__builtin_expect(h < pm->plan_cap && pm->plans[h].op == op, 1))
+        return &pm->plans[h];
+    return plan_lookup(pm, op);
 }
 
 /* ---- argument defaults (IValue ==) ---------------------------------------------------------- */
@@ -284,7 +304,7 @@ static bool scalar_equal(cfx_value d, cfx_value v)
     }
 }
 
-static bool equals_default(const cfx_argument *a, cfx_value v)
+static __attribute__((noinline)) bool equals_default(const cfx_argument *a, cfx_value v)
 {
     if (!a->has_default)
         return false;
@@ -299,6 +319,19 @@ static bool equals_default(const cfx_argument *a, cfx_value v)
             !scalar_equal(d.u.items[i], v.u.items[i]))
             return false;
     return true;
+}
+
+/* equals_default for an argument known to have a default, with the usual cases inline: an int
+ * given for an int default (alpha=1) and None for a None default are what scalar_equal
+ * decides first for those kinds, so the answer is the same. */
+static inline bool is_default(const cfx_argument *a, cfx_value v)
+{
+    cfx_value d = a->default_value;
+    if (d.kind == CFX_V_INT && v.kind == CFX_V_INT)
+        return d.u.i == v.u.i;
+    if (d.kind == CFX_V_NONE)
+        return is_none(v);
+    return equals_default(a, v);
 }
 
 /* ---- tensors to nodes ------------------------------------------------------------------------ */
@@ -621,7 +654,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     /* parseIValuesToPyArgsKwargs; only the trailing run of positional arguments that have
      * defaults can be cut, and only kwarg-only arguments with a default can be dropped */
     uint32_t n_pos = p->kwarg_start;
-    while (n_pos > p->trim_from && equals_default(&s->args[n_pos - 1], stack[n_pos - 1]))
+    while (n_pos > p->trim_from && is_default(&s->args[n_pos - 1], stack[n_pos - 1]))
         n_pos--;
     cfx_value args[MAX_ARGS];
     cfx_kwarg kwargs[MAX_ARGS];
@@ -639,7 +672,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
         }
     }
     for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
-        if ((p->kw_defaults >> i & 1) && equals_default(&s->args[i], stack[i]))
+        if ((p->kw_defaults >> i & 1) && is_default(&s->args[i], stack[i]))
             continue;
         kwargs[n_kw].name = s->args[i].name;
         if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))
@@ -653,7 +686,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
 
     /* the site is set with the rest of the meta once the result is known */
     const cfx_site *site = cfx_current_site();
-    int rc = cfx_mode_redispatch(p->target, stack);
+    int rc = cfx_op_dispatch_stack(p->target, stack); /* cfx_mode_redispatch's body */
     if (rc == CFX_OK && p->n_returns == 1 && stack[0].kind == CFX_V_TENSOR && stack[0].u.t)
         return track_fresh(pm, stack[0].u.t, n, site);
     int src = site && site->file ? cfx_node_set_stack_trace(n, site) : CFX_OK;
