@@ -459,7 +459,7 @@ static inline int call_fresh(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     if ((ks.repr >> CFX_MODE_PYTHON_SHIFT) == 1 && op->table[CFX_MODE_PYTHON_SLOT].boxed == cfx_python_fallback &&
         cfx_mode_any_set())
-        return cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack);
+        return cfx_mode_call_top_python(NULL, op, ks, stack);
     return call_slot(op, ks, stack);
 }
 
@@ -475,7 +475,8 @@ int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
     /* cfx_op_dispatch_keyset + cfx_op_redispatch without masking twice; arg_keys's shortcut
      * spelt out so that the usual path makes no call before the kernel's tail call */
     if (__builtin_expect(op->tensor_pair_ok, 1)) {
-        const cfx_value *a = &stack[op->tensor_pair[0]], *b = &stack[op->tensor_pair[1]];
+        const cfx_value *a = (const cfx_value *)((const char *)stack + op->tensor_pair_off[0]);
+        const cfx_value *b = (const cfx_value *)((const char *)stack + op->tensor_pair_off[1]);
         if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1)) {
             cfx_keyset args = {a->u.t->keys.repr | b->u.t->keys.repr};
             return call_fresh(op, cfx_op_mask_keyset(op, args, cfx_local_keys_get()), stack);

@@ -254,13 +254,51 @@ cfx_mode *cfx_mode_top(void)
 _Thread_local cfx_local_keys cfx_mode_tls_on_entry;
 _Thread_local bool cfx_mode_tls_on_entry_set;
 
-/* call_top for a user mode on top, or an empty stack. */
-static __attribute__((noinline)) int call_top_general(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks,
-                                                      cfx_value *stack, bool snapshot);
-
 static __attribute__((noinline, cold)) int empty_stack(const cfx_op *op)
 {
     return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
+}
+
+/* The excluded set (as stored) with `exclude` added: the stored form is XOR'ed with the
+ * default excluded keys, so an added default key clears its bit and any other sets it. */
+static inline uint64_t raw_excluded_with(uint64_t raw, cfx_keyset exclude)
+{
+    return (raw | (exclude.repr & ~CFX_KEYS_DEFAULT_EXCLUDED)) & ~(exclude.repr & CFX_KEYS_DEFAULT_EXCLUDED);
+}
+
+/* The handler left a mode in the slot its own mode goes back to: the handler's status if it
+ * failed, else put_mode's error. */
+static __attribute__((noinline, cold)) int put_back_failed(int slot, int rc)
+{
+    int prc = slot_taken(slot);
+    return rc < 0 ? rc : prc;
+}
+
+/* call_top for a user mode on top, or an empty stack. */
+static __attribute__((noinline)) int call_top_general(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks,
+                                                      cfx_value *stack, bool snapshot)
+{
+    int slot;
+    cfx_mode *m = take_top(&slot);
+    if (!m)
+        return empty_stack(op);
+    cfx_local_keys saved = cfx_local_keys_raw;
+    bool had_snapshot = cfx_mode_tls_on_entry_set;
+    if (snapshot && !had_snapshot) {
+        cfx_mode_tls_on_entry = saved;
+        cfx_mode_tls_on_entry_set = true;
+    }
+    uint64_t inc = saved.included.repr;
+    if (cfx_mode_state_word == 0)
+        inc &= ~PYTHON_KEYS;
+    cfx_local_keys_raw.included.repr = inc;
+    cfx_local_keys_raw.excluded.repr = raw_excluded_with(saved.excluded.repr, exclude);
+    int rc = m->vt->dispatch(m, op, ks, stack);
+    int prc = put_mode(m, slot);
+    cfx_local_keys_raw = saved;
+    if (snapshot)
+        cfx_mode_tls_on_entry_set = had_snapshot;
+    return rc < 0 ? rc : prc;
 }
 
 /* cfx_mode_call_top's body. snapshot: also PythonTLSSnapshot's MaybeSetTLSOnEntryGuard, i.e.
@@ -270,65 +308,40 @@ static inline __attribute__((always_inline)) int call_top(cfx_keyset exclude, co
                                                           cfx_value *stack, bool snapshot)
 {
     /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. An infra
-     * top (the usual case: proxy, then fake) is popped and put back right here. */
+     * top (the usual case: proxy, then fake) is popped and put back right here; w - 1 wraps
+     * for an empty stack, and user modes count from above the slot bits. */
     unsigned w = cfx_mode_state_word;
-    if (__builtin_expect(n_user(w) > 0 || w == 0, 0))
+    if (__builtin_expect(w - 1 >= SLOT_BITS, 0))
         return call_top_general(exclude, op, ks, stack, snapshot);
-    int slot = 31 - __builtin_clz(w);
-    unsigned bit = 1u << slot;
+    unsigned slot = 31 - (unsigned)__builtin_clz(w);
     cfx_mode *m = st.infra[slot];
-    w &= ~bit;
+    w ^= 1u << slot;
     cfx_mode_state_word = w;
     /* The stored (XOR-encoded) sets are saved and put back verbatim. Python keys are not among
      * the default included keys, so clearing them in the stored form clears them. */
-    cfx_local_keys saved = cfx_local_keys_raw;
-    bool took_snapshot = false;
-    if (snapshot && !cfx_mode_tls_on_entry_set) {
-        cfx_mode_tls_on_entry = saved;
-        cfx_mode_tls_on_entry_set = took_snapshot = true;
+    uint64_t saved_inc = cfx_local_keys_raw.included.repr, saved_exc = cfx_local_keys_raw.excluded.repr;
+    bool had_snapshot = false;
+    if (snapshot) {
+        had_snapshot = cfx_mode_tls_on_entry_set;
+        if (!had_snapshot) {
+            cfx_mode_tls_on_entry.included.repr = saved_inc;
+            cfx_mode_tls_on_entry.excluded.repr = saved_exc;
+            cfx_mode_tls_on_entry_set = true;
+        }
     }
-    cfx_local_keys_raw.included.repr = w ? saved.included.repr : saved.included.repr & ~PYTHON_KEYS;
-    cfx_local_keys_raw.excluded.repr =
-        ((saved.excluded.repr ^ CFX_KEYS_DEFAULT_EXCLUDED) | exclude.repr) ^ CFX_KEYS_DEFAULT_EXCLUDED;
+    cfx_local_keys_raw.included.repr = saved_inc & ~(w ? 0 : PYTHON_KEYS);
+    cfx_local_keys_raw.excluded.repr = raw_excluded_with(saved_exc, exclude);
     int rc = m->vt->dispatch(m, op, ks, stack);
-    cfx_local_keys_raw = saved;
-    if (took_snapshot)
-        cfx_mode_tls_on_entry_set = false;
+    cfx_local_keys_raw.included.repr = saved_inc;
+    cfx_local_keys_raw.excluded.repr = saved_exc;
+    if (snapshot)
+        cfx_mode_tls_on_entry_set = had_snapshot;
     w = cfx_mode_state_word;
-    if (__builtin_expect(w & bit, 0)) {
-        int prc = slot_taken(slot);
-        return rc < 0 ? rc : prc;
-    }
+    if (__builtin_expect(w >> slot & 1, 0))
+        return put_back_failed((int)slot, rc);
     st.infra[slot] = m;
-    cfx_mode_state_word = w | bit;
+    cfx_mode_state_word = w | 1u << slot;
     return rc;
-}
-
-static int call_top_general(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack,
-                            bool snapshot)
-{
-    int slot;
-    cfx_mode *m = take_top(&slot);
-    if (!m)
-        return empty_stack(op);
-    cfx_local_keys saved = cfx_local_keys_raw;
-    bool took_snapshot = false;
-    if (snapshot && !cfx_mode_tls_on_entry_set) {
-        cfx_mode_tls_on_entry = saved;
-        cfx_mode_tls_on_entry_set = took_snapshot = true;
-    }
-    uint64_t inc = saved.included.repr;
-    if (cfx_mode_state_word == 0)
-        inc &= ~PYTHON_KEYS;
-    cfx_local_keys_raw.included.repr = inc;
-    cfx_local_keys_raw.excluded.repr =
-        ((saved.excluded.repr ^ CFX_KEYS_DEFAULT_EXCLUDED) | exclude.repr) ^ CFX_KEYS_DEFAULT_EXCLUDED;
-    int rc = m->vt->dispatch(m, op, ks, stack);
-    int prc = put_mode(m, slot);
-    cfx_local_keys_raw = saved;
-    if (took_snapshot)
-        cfx_mode_tls_on_entry_set = false;
-    return rc < 0 ? rc : prc;
 }
 
 int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
@@ -336,9 +349,16 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
     return call_top(exclude, op, ks, stack, false);
 }
 
-int cfx_mode_call_top_snapshot(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+int cfx_mode_call_top_python(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
-    return call_top(exclude, op, ks, stack, true);
+    (void)ctx;
+    return call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack, false);
+}
+
+int cfx_mode_call_top_snapshot(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx;
+    return call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack, true);
 }
 
 int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)

@@ -129,10 +129,14 @@ int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack);
  * with no mode set. `exclude` comes first so that op, ks and stack sit where a boxed kernel
  * (the fallback) received them and the fallback's call is one register load and a jump. */
 int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
-/* The same, entered straight from PythonTLSSnapshot's fallback (python_fallback.c) when the
- * call's next key is Python with the Python fallback there: also records the Python TLS
- * snapshot (the local key sets as the call entered) unless one is recorded, for the duration. */
-int cfx_mode_call_top_snapshot(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+/* Internal (python_fallback.c, dispatcher.c): cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, ...),
+ * i.e. the Python fallback's call with a mode set, in a boxed kernel's shape (ctx unused) so a
+ * fallback passes its own arguments on. The _snapshot form is entered straight from
+ * PythonTLSSnapshot's fallback when the call's next key is Python with the Python fallback
+ * there: it also records the Python TLS snapshot (the local key sets as the call entered, which
+ * it saves anyway) unless one is recorded, for the duration. */
+int cfx_mode_call_top_python(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+int cfx_mode_call_top_snapshot(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
 /* Internal (mode.c, python_fallback.c): the Python TLS snapshot, as stored (cfx_local_keys_raw,
  * XOR-encoded), and whether one is recorded. */
@@ -152,6 +156,10 @@ extern _Thread_local bool cfx_mode_tls_on_entry_set;
                   ~CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
 #define CFX_MODE_PYTHON_SLOT ((int)CFX_KEY_Python + 4 * (CFX_NUM_BACKENDS - 1))
 #define CFX_MODE_PYTHON_SHIFT (CFX_NUM_BACKENDS + (int)CFX_KEY_Python - 1)
+/* The same two for PythonTLSSnapshot, the key every traced call enters by (ops.c), also a
+ * plain functionality key, with AutogradFunctionality as a fifth per-backend one below it. */
+#define CFX_MODE_SNAPSHOT_SLOT ((int)CFX_KEY_PythonTLSSnapshot + 5 * (CFX_NUM_BACKENDS - 1))
+#define CFX_MODE_SNAPSHOT_SHIFT (CFX_NUM_BACKENDS + (int)CFX_KEY_PythonTLSSnapshot - 1)
 
 /* The Python and PythonTLSSnapshot backend fallbacks (python_fallback.c). The dispatcher's
  * default fallbacks (fallbacks.c) register them, so every dump shows their rows as PyTorch's do. */

@@ -30,6 +30,7 @@
 #include "dispatch/error.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/library.h"
+#include "dispatch/mode.h"
 #include "dispatch/ops.h"
 
 #define PP_OR() |
@@ -233,7 +234,11 @@ static inline __attribute__((always_inline)) const cfx_kernel *select_kernel(con
     if (__builtin_expect(null_tensor, 0))
         return NULL;
     *ks = cfx_op_mask_keyset(op, (cfx_keyset){arg_keys}, cfx_local_keys_get());
-    return cfx_op_kernel_for(op, *ks); /* an empty one has neither entry: call_boxed reports it */
+    /* A traced call (a mode set) enters by PythonTLSSnapshot, whose slot is known without the
+     * table-index computation. An empty slot has neither entry: call_boxed reports it. */
+    if ((ks->repr >> CFX_MODE_SNAPSHOT_SHIFT) == 1)
+        return &op->table[CFX_MODE_SNAPSHOT_SLOT];
+    return cfx_op_kernel_for(op, *ks);
 }
 
 #define BOX(p) CFX_PP_CAT(BOX_, p)

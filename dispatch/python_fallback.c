@@ -82,7 +82,7 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
     (void)ctx;
     /* steps 1 and 2 together: mode.c excludes the keys in the same write as its pop */
     if (__builtin_expect(cfx_mode_any_set(), 1))
-        return cfx_mode_call_top(ABOVE_PYTHON_KEYS, op, ks, stack);
+        return cfx_mode_call_top_python(ctx, op, ks, stack);
     return call_tensor_mode(op, stack);
 }
 
@@ -106,7 +106,7 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
     if (__builtin_expect((ks.repr >> PYTHON_SHIFT) == 1 && op->table[PYTHON_SLOT].boxed == cfx_python_fallback &&
                              cfx_mode_any_set(),
                          1))
-        return cfx_mode_call_top_snapshot(ABOVE_PYTHON_KEYS, op, ks, stack);
+        return cfx_mode_call_top_snapshot(ctx, op, ks, stack);
     /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot. */
     if (tls_on_entry_set)
         return cfx_op_redispatch_inline(op, ks, stack);
