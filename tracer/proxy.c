@@ -424,10 +424,22 @@ static cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
 }
 
 /* cfx_proxy_node_of for a non-NULL tensor; the bound case is the hot one. */
-static inline cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+static __attribute__((noinline)) cfx_node *node_of_general(cfx_proxy_mode *pm, cfx_tensor *t)
 {
     cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
     return n ? n : attr_node(pm, t);
+}
+
+/* The usual case inline: t (non-NULL) bound by this mode in its first binding slot, which is
+ * what cfx_tensor_binding_get looks at first (the mode's owner id is never 0). */
+static inline cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+{
+    if (__builtin_expect(t->ext.n_bindings != 0 && t->ext.bindings[0].owner == pm->owner, 1)) {
+        cfx_node *n = t->ext.bindings[0].data;
+        if (__builtin_expect(n != NULL, 1))
+            return n;
+    }
+    return node_of_general(pm, t);
 }
 
 cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
