@@ -46,22 +46,24 @@ enum {
     PLAN_DATA_DEPENDENT = 1 << 0,
 };
 
-/* What the handler needs to know about one operator. */
+/* What the handler needs to know about one operator: 64 bytes, so a slot is a shift away. */
 typedef struct op_plan {
     const cfx_op *op;         /* key; NULL = free slot */
     const cfx_op *target;     /* recorded and run: lift_fresh becomes lift_fresh_copy */
-    const cfx_schema *s;
-    uint16_t n_args;
-    uint16_t kwarg_start;     /* arguments from here on are kwarg-only */
-    uint16_t trim_from;       /* positional arguments [trim_from, kwarg_start) all have defaults */
+    uint8_t n_args;           /* at most MAX_ARGS */
+    uint8_t kwarg_start;      /* arguments from here on are kwarg-only */
+    uint8_t trim_from;        /* positional arguments [trim_from, kwarg_start) all have defaults */
     uint8_t flags;
     uint16_t n_returns;
-    uint64_t mapped;          /* lists | enums: non-tensor arguments map_arg may rewrite */
     uint64_t kw_defaults;     /* bit i: kwarg-only argument i has a default */
     uint64_t lists;           /* bit i: argument i is a list that may hold tensors */
     uint64_t enums;           /* bit i: argument i is ScalarType / Layout / MemoryFormat (?) */
-    uint8_t enum_kind[MAX_ARGS]; /* cfx_value_kind an INT there is shown as */
+    uint64_t enum_dtype;      /* of those, bit i: a ScalarType (an INT there is shown as a dtype) */
+    uint64_t enum_layout;     /* bit i: a Layout; the other enums are MemoryFormats */
 } op_plan;
+
+_Static_assert(sizeof(op_plan) == 64, "a plan is one cache line");
+_Static_assert(MAX_ARGS <= UINT8_MAX, "argument positions fit a byte");
 
 typedef struct const_entry {
     const cfx_tensor *t; /* NULL = free slot */
@@ -173,15 +175,14 @@ static int build_plan(const cfx_op *op, op_plan *p)
     memset(p, 0, sizeof *p);
     p->op = op;
     p->target = op;
-    p->s = s;
-    p->n_args = s->n_args;
+    p->n_args = (uint8_t)s->n_args;
     uint16_t k = s->n_args;
     while (k > 0 && s->args[k - 1].kwarg_only)
         k--;
-    p->kwarg_start = k;
+    p->kwarg_start = (uint8_t)k;
     while (k > 0 && s->args[k - 1].has_default)
         k--;
-    p->trim_from = k;
+    p->trim_from = (uint8_t)k;
     p->n_returns = (uint16_t)s->n_returns;
     for (int i = 0; i < s->n_args; i++) {
         const cfx_type *t = s->args[i].type;
@@ -190,12 +191,13 @@ static int build_plan(const cfx_op *op, op_plan *p)
         if (i >= p->kwarg_start && s->args[i].has_default)
             p->kw_defaults |= 1ull << i;
         uint8_t ek = enum_kind_of(t);
-        if (ek != CFX_V_NONE) {
+        if (ek != CFX_V_NONE)
             p->enums |= 1ull << i;
-            p->enum_kind[i] = ek;
-        }
+        if (ek == CFX_V_DTYPE)
+            p->enum_dtype |= 1ull << i;
+        if (ek == CFX_V_LAYOUT)
+            p->enum_layout |= 1ull << i;
     }
-    p->mapped = p->lists | p->enums;
     for (size_t i = 0; i < sizeof data_dependent_ops / sizeof *data_dependent_ops; i++)
         if (names_op(s, data_dependent_ops[i], ""))
             p->flags |= PLAN_DATA_DEPENDENT;
@@ -588,10 +590,10 @@ static bool map_arg(cfx_proxy_mode *pm, const op_plan *p, int i, cfx_value v, cf
         return true;
     case CFX_V_INT:
         if (p->enums >> i & 1) {
-            if (p->enum_kind[i] == CFX_V_DTYPE)
+            if (p->enum_dtype >> i & 1)
                 *out = cfx_dtype_value((cfx_dtype)v.u.i);
             else /* layout and memory_format are int64 in the union */
-                *out = (cfx_value){p->enum_kind[i], 0, {.i = v.u.i}};
+                *out = (cfx_value){(p->enum_layout >> i & 1) ? CFX_V_LAYOUT : CFX_V_MEMORY_FORMAT, 0, {.i = v.u.i}};
             return true;
         }
         break;
@@ -658,7 +660,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
         return cfx_error_set(CFX_ERR, cfx_op_name(op),
                              "It appears that you're trying to get value out of a tracing tensor - erroring out! "
                              "It's likely that this is caused by data-dependent control flow or similar.");
-    const cfx_schema *s = p->s;
+    const cfx_schema *s = cfx_op_schema(op);
     if (p->lists && !reserve_scratch(pm, p, stack))
         return CFX_ERR_NOMEM;
     cfx_value *scratch = pm->scratch;
@@ -677,7 +679,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
             if (!a)
                 return CFX_ERR;
             args[i] = cfx_node_value(a);
-        } else if (stack[i].kind != CFX_V_TENSOR && !(p->mapped >> i & 1)) {
+        } else if (stack[i].kind != CFX_V_TENSOR && !((p->lists | p->enums) >> i & 1)) {
             args[i] = stack[i];
         } else if (!map_arg(pm, p, (int)i, stack[i], &scratch, &args[i])) {
             return CFX_ERR;
