@@ -553,8 +553,16 @@ static bool is_tensor_constructor(const cfx_schema *s)
 static inline bool dispatch_plain(cfx_fake_mode *m, const cfx_op *op, const cfx_schema *s, cfx_value *stack,
                                   int *rc)
 {
-    if (s->tensor_arg_mask == 0 || (classify(op, s) & CLASS_RAISES))
+    if (s->tensor_arg_mask == 0)
         return false;
+    /* classify(op, s) & CLASS_RAISES, with "not classified yet" in the same test */
+    uint32_t c = __atomic_load_n(&op->mode_cache[0], __ATOMIC_RELAXED);
+    if (__builtin_expect((c & (CLASS_KNOWN | CLASS_RAISES)) != CLASS_KNOWN, 0)) {
+        if (!c)
+            c = classify_first(op, s);
+        if (c & CLASS_RAISES)
+            return false;
+    }
     _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds fit a 32-bit mask");
     const uint32_t not_plain = 1u << CFX_V_LIST | 1u << CFX_V_TUPLE | 1u << CFX_V_DEVICE;
     const cfx_tensor *first = NULL;
