@@ -649,6 +649,35 @@ static bool reserve_scratch(cfx_proxy_mode *pm, const op_plan *p, const cfx_valu
     return true;
 }
 
+/* How many positional arguments stay once the trailing ones equal to their defaults are cut
+ * (for an op with positional defaults at the end). */
+static __attribute__((noinline)) uint32_t positional_count(const cfx_op *op, const op_plan *p, const cfx_value *stack)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    uint32_t n_pos = p->kwarg_start;
+    while (n_pos > p->trim_from && is_default(&s->args[n_pos - 1], stack[n_pos - 1]))
+        n_pos--;
+    return n_pos;
+}
+
+/* The kwarg-only arguments that differ from their defaults, into kwargs; their count, or -1
+ * with the error recorded. Out of line: most traced ops have none. */
+static __attribute__((noinline)) int map_kwargs(cfx_proxy_mode *pm, const cfx_op *op, const op_plan *p,
+                                                const cfx_value *stack, cfx_value *scratch, cfx_kwarg *kwargs)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    int n_kw = 0;
+    for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
+        if ((p->kw_defaults >> i & 1) && is_default(&s->args[i], stack[i]))
+            continue;
+        kwargs[n_kw].name = s->args[i].name;
+        if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))
+            return -1;
+        n_kw++;
+    }
+    return n_kw;
+}
+
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ks;
@@ -660,7 +689,6 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
         return cfx_error_set(CFX_ERR, cfx_op_name(op),
                              "It appears that you're trying to get value out of a tracing tensor - erroring out! "
                              "It's likely that this is caused by data-dependent control flow or similar.");
-    const cfx_schema *s = cfx_op_schema(op);
     if (p->lists && !reserve_scratch(pm, p, stack))
         return CFX_ERR_NOMEM;
     cfx_value *scratch = pm->scratch;
@@ -668,11 +696,11 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     /* parseIValuesToPyArgsKwargs; only the trailing run of positional arguments that have
      * defaults can be cut, and only kwarg-only arguments with a default can be dropped */
     uint32_t n_pos = p->kwarg_start;
-    while (n_pos > p->trim_from && is_default(&s->args[n_pos - 1], stack[n_pos - 1]))
-        n_pos--;
+    if (p->trim_from < n_pos)
+        n_pos = positional_count(op, p, stack);
     cfx_value args[MAX_ARGS];
     cfx_kwarg kwargs[MAX_ARGS];
-    uint32_t n_kw = 0;
+    int n_kw = 0;
     for (uint32_t i = 0; i < n_pos; i++) {
         if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t) {
             cfx_node *a = node_of(pm, stack[i].u.t);
@@ -685,16 +713,10 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
             return CFX_ERR;
         }
     }
-    for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
-        if ((p->kw_defaults >> i & 1) && is_default(&s->args[i], stack[i]))
-            continue;
-        kwargs[n_kw].name = s->args[i].name;
-        if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))
-            return CFX_ERR;
-        n_kw++;
-    }
+    if (p->kwarg_start < p->n_args && (n_kw = map_kwargs(pm, op, p, stack, scratch, kwargs)) < 0)
+        return CFX_ERR;
     cfx_node *n = cfx_graph_create_node(pm->g, CFX_NODE_CALL_FUNCTION, cfx_target_op(p->target), args, n_pos,
-                                        kwargs, n_kw, NULL);
+                                        kwargs, (uint32_t)n_kw, NULL);
     if (!n)
         return CFX_ERR;
 
