@@ -44,6 +44,7 @@ enum { MAX_ARGS = 64 };
 
 enum {
     PLAN_DATA_DEPENDENT = 1 << 0,
+    PLAN_KW_ALL_DEFAULTED = 1 << 1, /* every kwarg-only argument has a default */
 };
 
 /* What the handler needs to know about one operator: 64 bytes, so a slot is a shift away. */
@@ -198,6 +199,8 @@ static int build_plan(const cfx_op *op, op_plan *p)
         if (ek == CFX_V_LAYOUT)
             p->enum_layout |= 1ull << i;
     }
+    if (p->kw_defaults == (p->n_args == 64 ? ~0ull : (1ull << p->n_args) - 1) - ((1ull << p->kwarg_start) - 1))
+        p->flags |= PLAN_KW_ALL_DEFAULTED;
     for (size_t i = 0; i < sizeof data_dependent_ops / sizeof *data_dependent_ops; i++)
         if (names_op(s, data_dependent_ops[i], ""))
             p->flags |= PLAN_DATA_DEPENDENT;
@@ -678,6 +681,25 @@ static __attribute__((noinline)) int map_kwargs(cfx_proxy_mode *pm, const cfx_op
     return n_kw;
 }
 
+/* True when every kwarg-only argument has a default and equals it by is_default's inline
+ * rules (an int for an int default, None for None), so that there are no kwargs; false means
+ * map_kwargs decides. A leaf, so the usual call with defaulted kwargs (alpha=1) stays cheap. */
+static __attribute__((noinline)) bool kwargs_all_default(const cfx_op *op, const op_plan *p, const cfx_value *stack)
+{
+    if (!(p->flags & PLAN_KW_ALL_DEFAULTED))
+        return false;
+    const cfx_argument *a = cfx_op_schema(op)->args;
+    for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
+        cfx_value d = a[i].default_value, v = stack[i];
+        if (d.kind == CFX_V_INT && v.kind == CFX_V_INT && d.u.i == v.u.i)
+            continue;
+        if (d.kind == CFX_V_NONE && is_none(v))
+            continue;
+        return false;
+    }
+    return true;
+}
+
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ks;
@@ -713,7 +735,8 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
             return CFX_ERR;
         }
     }
-    if (p->kwarg_start < p->n_args && (n_kw = map_kwargs(pm, op, p, stack, scratch, kwargs)) < 0)
+    if (p->kwarg_start < p->n_args && !kwargs_all_default(op, p, stack) &&
+        (n_kw = map_kwargs(pm, op, p, stack, scratch, kwargs)) < 0)
         return CFX_ERR;
     cfx_node *n = cfx_graph_create_node(pm->g, CFX_NODE_CALL_FUNCTION, cfx_target_op(p->target), args, n_pos,
                                         kwargs, (uint32_t)n_kw, NULL);

@@ -1,11 +1,12 @@
 /* test_tracer_plans.c - the proxy mode's per-operator shortcuts against what they stand for.
  *
  *  - Defaults: the args/kwargs split (parseIValuesToPyArgsKwargs) decides int-for-int and
- *    None-for-None inline and everything else in the general comparison. A reference written
- *    here from the rule (IValue ==: kinds must agree, int-like enums compare as ints, an
- *    undefined Tensor is None, default lists are flat) must give the same split for every mix
- *    of values on an op with a default of each kind, in real and in fake tracing, with and
- *    without a user mode above the proxy mode.
+ *    None-for-None inline, kwarg-only defaults that are all ints or None in a leaf check, and
+ *    everything else in the general comparison. A reference written here from the rule
+ *    (IValue ==: kinds must agree, int-like enums compare as ints, an undefined Tensor is None,
+ *    default lists are flat) must give the same split for every mix of values on an op with a
+ *    default of each kind and on one with int and None kwarg defaults only, in real and in fake
+ *    tracing, with and without a user mode above the proxy mode.
  *  - Plan slots: the slot of an op's plan is remembered in the op entry, a hint shared by every
  *    proxy mode. Two modes tracing the same ops in turn (each overwriting the other's hint), a
  *    plan table that grows (moving every plan) and a nested trace must all record exactly the
@@ -53,7 +54,13 @@ static int failing_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value 
 static const char DFLT_SCHEMA[] =
     "dflt(Tensor x, int a=1, float b=1., Tensor? y=None, *, Scalar alpha=1, ScalarType? dtype=None, "
     "int[] l=[1, 2], bool flag=False, str s=\"x\", MemoryFormat? mf=None, float? f=None) -> Tensor";
-enum { DFLT_ARGS = 11, DFLT_KW = 4 };
+enum { DFLT_ARGS = 11 };
+/* kwarg-only defaults that are all ints or None (the proxy mode's leaf check decides these) */
+static const char KWD_SCHEMA[] =
+    "kwd(Tensor x, *, int a=1, Scalar alpha=1, ScalarType? dtype=None, Tensor? t=None, int? req) -> Tensor";
+enum { KWD_ARGS = 6 };
+/* for each argument of kwd, the dflt argument whose candidate values it takes (11: req's) */
+static const int KWD_LIKE[KWD_ARGS] = {0, 1, 4, 5, 3, 11};
 
 static void setup(void)
 {
@@ -64,6 +71,8 @@ static void setup(void)
     cfx_dispatch_key cea = CFX_KEY_CompositeExplicitAutograd;
     cr_assert_eq(cfx_library_def(lib, DFLT_SCHEMA), CFX_OK, "%s", cfx_error_message());
     cr_assert_eq(CFX_IMPL_BOXED(lib, "dflt", cea, clone_kernel, NULL), CFX_OK);
+    cr_assert_eq(cfx_library_def(lib, KWD_SCHEMA), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(CFX_IMPL_BOXED(lib, "kwd", cea, clone_kernel, NULL), CFX_OK);
     cr_assert_eq(cfx_library_def(lib, "fails(Tensor x) -> Tensor"), CFX_OK);
     cr_assert_eq(CFX_IMPL_BOXED(lib, "fails", cea, failing_kernel, NULL), CFX_OK);
     for (int i = 0; i < N_MANY; i++) {
@@ -286,6 +295,9 @@ static int candidates(int i, cfx_tensor *x, cfx_value *out)
     case 10: /* float? f=None */
         out[n++] = cfx_none(), out[n++] = cfx_double(0.5), out[n++] = cfx_int(0);
         break;
+    case 11: /* kwd's int? req, no default: always a kwarg, None included */
+        out[n++] = cfx_none(), out[n++] = cfx_int(1);
+        break;
     }
     return n;
 }
@@ -293,15 +305,16 @@ static int candidates(int i, cfx_tensor *x, cfx_value *out)
 enum { N_CALLS = 300 };
 
 /* Traces N_CALLS calls of dflt with pseudo-random argument mixes and checks every node. */
-static void check_defaults(bool fake, bool user_mode_above)
+static void check_defaults(bool fake, bool user_mode_above, bool kwd)
 {
     cfx_tensor *real = input();
     tracer t;
     tracer_begin(&t, fake, real);
-    cfx_op *op = cfx_op_find("cfxplan::dflt");
+    cfx_op *op = cfx_op_find(kwd ? "cfxplan::kwd" : "cfxplan::dflt");
     cr_assert(op);
     const cfx_schema *s = cfx_op_schema(op);
-    cr_assert_eq(s->n_args, DFLT_ARGS);
+    int n_args = kwd ? KWD_ARGS : DFLT_ARGS;
+    cr_assert_eq(s->n_args, n_args);
     static split want[N_CALLS];
     static cfx_value given[N_CALLS][DFLT_ARGS];
     uint64_t r = 0x9E3779B97F4A7C15ull;
@@ -313,16 +326,16 @@ static void check_defaults(bool fake, bool user_mode_above)
     for (int k = 0; k < N_CALLS; k++) {
         cfx_value st[DFLT_ARGS];
         st[0] = cfx_tensor_value(t.x);
-        for (int i = 1; i < DFLT_ARGS; i++) {
+        for (int i = 1; i < n_args; i++) {
             cfx_value c[8];
-            int n = candidates(i, t.x, c);
+            int n = candidates(kwd ? KWD_LIKE[i] : i, t.x, c);
             r ^= r << 13, r ^= r >> 7, r ^= r << 17;
             /* every third call keeps every default, so trimming runs all the way */
             st[i] = k % 3 == 0 ? c[0] : c[(r >> 11) % (uint64_t)n];
         }
-        memcpy(given[k], st, sizeof st);
+        memcpy(given[k], st, (size_t)n_args * sizeof *st);
         want[k] = ref_split(s, st);
-        cr_assert_eq(cfx_op_call(op, st, DFLT_ARGS), CFX_OK, "call %d: %s", k, cfx_error_message());
+        cr_assert_eq(cfx_op_call(op, st, n_args), CFX_OK, "call %d: %s", k, cfx_error_message());
     }
     if (user_mode_above) {
         cr_assert_eq(cfx_mode_exit(&user.base), CFX_OK);
@@ -355,9 +368,21 @@ static void check_defaults(bool fake, bool user_mode_above)
     cfx_tensor_release(real);
 }
 
-Test(tracer_plans, defaults_match_the_reference_real) { check_defaults(false, false); }
-Test(tracer_plans, defaults_match_the_reference_fake) { check_defaults(true, false); }
-Test(tracer_plans, defaults_match_the_reference_under_a_user_mode) { check_defaults(true, true); }
+Test(tracer_plans, defaults_match_the_reference_real)
+{
+    check_defaults(false, false, false);
+    check_defaults(false, false, true);
+}
+Test(tracer_plans, defaults_match_the_reference_fake)
+{
+    check_defaults(true, false, false);
+    check_defaults(true, false, true);
+}
+Test(tracer_plans, defaults_match_the_reference_under_a_user_mode)
+{
+    check_defaults(true, true, false);
+    check_defaults(true, true, true);
+}
 
 /* One step of the chain the tests below trace: a custom op (40 of them in turn), and every
  * fifth step a mul and an add of built-ins. */
