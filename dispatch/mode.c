@@ -15,7 +15,10 @@
  * it. That runs twice per traced node (proxy, then fake), so cfx_mode_call_top touches the
  * local key sets once on the way in (the Python fallback's exclusion and, for the last mode,
  * the Python keys, in one write) and once on the way out (the saved sets, which already hold
- * the Python keys, so the push back leaves them alone). */
+ * the Python keys, so the push back leaves them alone), and the stack itself is one word
+ * (see mode_state). The first hop of a traced call comes straight from PythonTLSSnapshot's
+ * fallback (cfx_mode_call_top_snapshot), which records the Python TLS snapshot here, from the
+ * sets it saves anyway, instead of in a frame of its own. */
 #include <stdlib.h>
 
 #include "dispatch/dispatcher.h"

@@ -120,14 +120,15 @@ const char *cfx_mode_key_name(cfx_mode_key key);
  * popped), else a tensor's own mode, else the kernels. stack holds all schema arguments. */
 int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack);
 
-/* Called by the Python key's fallback (python_fallback.c): runs the top mode's handler with
+/* What the Python key's fallback does with a mode set (python_fallback.c, which calls it in the
+ * form cfx_mode_call_top_python below, with its own exclusion): runs the top mode's handler with
  * that mode popped and `exclude` added to the thread's excluded keys, then pushes the mode back
  * into its place and restores the local key sets exactly as they were, also on error. The
  * Python keys that popping the last mode takes out of the included set are cleared in the
  * same write as the exclusion, and the restore brings them back (a push that follows a restore
  * of the whole state would only be overwritten). Error "trying to pop from empty mode stack"
  * with no mode set. `exclude` comes first so that op, ks and stack sit where a boxed kernel
- * (the fallback) received them and the fallback's call is one register load and a jump. */
+ * (the fallback) received them. */
 int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 /* Internal (python_fallback.c, dispatcher.c): cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, ...),
  * i.e. the Python fallback's call with a mode set, in a boxed kernel's shape (ctx unused) so a
