@@ -688,12 +688,12 @@ static __attribute__((noinline)) bool kwargs_all_default(const cfx_op *op, const
 {
     if (!(p->flags & PLAN_KW_ALL_DEFAULTED))
         return false;
-    const cfx_argument *a = cfx_op_schema(op)->args;
-    for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
-        cfx_value d = a[i].default_value, v = stack[i];
-        if (d.kind == CFX_V_INT && v.kind == CFX_V_INT && d.u.i == v.u.i)
-            continue;
-        if (d.kind == CFX_V_NONE && is_none(v))
+    uint32_t i = p->kwarg_start, n = p->n_args;
+    const cfx_argument *a = cfx_op_schema(op)->args + i;
+    const cfx_value *v = stack + i;
+    for (; i < n; i++, a++, v++) {
+        if (a->default_value.kind == CFX_V_INT ? v->kind == CFX_V_INT && v->u.i == a->default_value.u.i
+                                                : a->default_value.kind == CFX_V_NONE && is_none(*v))
             continue;
         return false;
     }
