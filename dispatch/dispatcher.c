@@ -23,6 +23,7 @@
 #include "dispatch/data_dependent.h"
 #include "dispatch/ops.h"
 #include "dispatch/error.h"
+#include "dispatch/mode.h"
 #include "dispatch/registry.h"
 #include "dispatch/tensor.h"
 
@@ -433,11 +434,12 @@ static __attribute__((noinline, cold)) int slot_error(const cfx_op *op, cfx_keys
                          op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
 }
 
-/* Calls the kernel in the slot of an already masked key set. */
+/* Calls the kernel in the slot of an already masked key set. An invalid slot is all zero
+ * (cfx_op_check_invariants checks it), so a boxed entry alone says the slot can be called. */
 static inline int call_slot(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     const cfx_kernel *k = cfx_op_kernel_for(op, ks);
-    if (__builtin_expect((k->flags & CFX_KERNEL_VALID) && k->boxed, 1))
+    if (__builtin_expect(k->boxed != NULL, 1))
         return k->boxed(k->ctx, op, ks, stack);
     return slot_error(op, ks, k);
 }
@@ -449,11 +451,23 @@ int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
     return call_slot(op, cfx_op_skip_fallthrough(op, ks), stack);
 }
 
+/* call_slot for a fresh dispatch. A traced call's redispatch from the proxy mode lands on the
+ * Python key: its slot is known without the table-index computation, and when the Python
+ * fallback is there and a mode is set, the fallback would only hand the call to the top mode,
+ * which this does directly (cfx_python_fallback, step 2). */
+static inline int call_fresh(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    if ((ks.repr >> CFX_MODE_PYTHON_SHIFT) == 1 && op->table[CFX_MODE_PYTHON_SLOT].boxed == cfx_python_fallback &&
+        cfx_mode_any_set())
+        return cfx_mode_call_top_python(NULL, op, ks, stack);
+    return call_slot(op, ks, stack);
+}
+
 /* cfx_op_dispatch_stack for ops without the tensor-pair shortcut, or a stack it cannot read. */
 static __attribute__((noinline)) int dispatch_stack_loop(const cfx_op *op, cfx_value *stack)
 {
     uint64_t args = arg_keys_loop(op, stack, 0); /* a missing Tensor contributes nothing */
-    return call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get()), stack);
+    return call_fresh(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get()), stack);
 }
 
 int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
@@ -461,10 +475,11 @@ int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
     /* cfx_op_dispatch_keyset + cfx_op_redispatch without masking twice; arg_keys's shortcut
      * spelt out so that the usual path makes no call before the kernel's tail call */
     if (__builtin_expect(op->tensor_pair_ok, 1)) {
-        const cfx_value *a = &stack[op->tensor_pair[0]], *b = &stack[op->tensor_pair[1]];
+        const cfx_value *a = (const cfx_value *)((const char *)stack + op->tensor_pair_off[0]);
+        const cfx_value *b = (const cfx_value *)((const char *)stack + op->tensor_pair_off[1]);
         if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1)) {
             cfx_keyset args = {a->u.t->keys.repr | b->u.t->keys.repr};
-            return call_slot(op, cfx_op_mask_keyset(op, args, cfx_local_keys_get()), stack);
+            return call_fresh(op, cfx_op_mask_keyset(op, args, cfx_local_keys_get()), stack);
         }
     }
     return dispatch_stack_loop(op, stack);

@@ -53,7 +53,7 @@ static inline int cfx_op_redispatch_inline(const cfx_op *op, cfx_keyset ks, cfx_
 {
     ks = cfx_op_skip_fallthrough(op, ks);
     const cfx_kernel *k = cfx_op_kernel_for(op, ks);
-    if (__builtin_expect((k->flags & CFX_KERNEL_VALID) && k->boxed, 1))
+    if (__builtin_expect(k->boxed != NULL, 1)) /* an invalid slot is all zero */
         return k->boxed(k->ctx, op, ks, stack);
     return cfx_op_redispatch(op, ks, stack);
 }

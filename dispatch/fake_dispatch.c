@@ -432,27 +432,20 @@ static void drop_fresh_results(cfx_value *stack, int n_returns, cfx_tensor *cons
  * in_kernel_invocation_manager both exclude Python and PythonTLSSnapshot). */
 static int call_below_python(const cfx_op *op, cfx_value *stack)
 {
-    /* cfx_exclude_keys_begin/cfx_key_guard_end, inlined: this runs on every call */
-    cfx_local_keys saved = cfx_local_keys_get(), k = saved;
-    k.excluded = cfx_keyset_or(k.excluded, CFX_FAKE_PYTHON_KEYS);
-    cfx_local_keys_set(k);
-    int rc = cfx_mode_redispatch(op, stack);
-    cfx_local_keys_set(saved);
+    /* cfx_exclude_keys_begin/cfx_key_guard_end, inlined: this runs on every call. The Python
+     * keys are not default-excluded, so adding them to the stored (XOR-encoded) excluded set
+     * sets their bits. */
+    _Static_assert(((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)) &
+                    CFX_KEYS_DEFAULT_EXCLUDED) == 0,
+                   "plain bits in the stored form");
+    uint64_t saved = cfx_local_keys_raw.excluded.repr;
+    cfx_local_keys_raw.excluded.repr = saved | CFX_FAKE_PYTHON_KEYS.repr;
+    int rc = cfx_op_dispatch_stack(op, stack); /* cfx_mode_redispatch's body */
+    cfx_local_keys_raw.excluded.repr = saved;
     return rc;
 }
 
-static bool has_meta_kernel(const cfx_op *op)
-{
-    /* The Meta slot's index is fixed once keys.c is set up; looking it up costs a table walk
-     * per call, so remember it (a benign race: every thread stores the same value). */
-    static int meta_idx = -1;
-    int i = __atomic_load_n(&meta_idx, __ATOMIC_RELAXED);
-    if (i < 0) {
-        i = cfx_key_table_index(CFX_KEY_Meta);
-        __atomic_store_n(&meta_idx, i, __ATOMIC_RELAXED);
-    }
-    return cfx_kernel_is_valid(&op->table[i]);
-}
+static bool has_meta_kernel(const cfx_op *op) { return cfx_kernel_is_valid(&op->table[CFX_FAKE_META_SLOT]); }
 
 typedef struct fallback_ctx {
     cfx_fake_mode *m;
@@ -560,8 +553,16 @@ static bool is_tensor_constructor(const cfx_schema *s)
 static inline bool dispatch_plain(cfx_fake_mode *m, const cfx_op *op, const cfx_schema *s, cfx_value *stack,
                                   int *rc)
 {
-    if (s->tensor_arg_mask == 0 || (classify(op, s) & CLASS_RAISES))
+    if (s->tensor_arg_mask == 0)
         return false;
+    /* classify(op, s) & CLASS_RAISES, with "not classified yet" in the same test */
+    uint32_t c = __atomic_load_n(&op->mode_cache[0], __ATOMIC_RELAXED);
+    if (__builtin_expect((c & (CLASS_KNOWN | CLASS_RAISES)) != CLASS_KNOWN, 0)) {
+        if (!c)
+            c = classify_first(op, s);
+        if (c & CLASS_RAISES)
+            return false;
+    }
     _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds fit a 32-bit mask");
     const uint32_t not_plain = 1u << CFX_V_LIST | 1u << CFX_V_TUPLE | 1u << CFX_V_DEVICE;
     const cfx_tensor *first = NULL;
@@ -584,14 +585,22 @@ static inline bool dispatch_plain(cfx_fake_mode *m, const cfx_op *op, const cfx_
     if (!first || !has_meta_kernel(op))
         return false;
     cfx_device dev = first->ext.fake_device;
+    int n = s->n_returns;
     *rc = call_below_python(op, stack);
-    for (int i = 0; *rc == CFX_OK && i < s->n_returns; i++) {
+    if (*rc != CFX_OK)
+        return true;
+    for (int i = 0; i < n; i++) {
         cfx_value *v = &stack[i];
         cfx_tensor *t = v->kind == CFX_V_TENSOR ? v->u.t : NULL;
-        if (t && cfx_tensor_is_meta(t) && !t->ext.mode)
+        if (t && cfx_tensor_is_meta(t) && !t->ext.mode) {
             cfx_fake_mark_fresh_meta(m, t, dev); /* a fresh output */
-        else
-            *rc = wrap_outputs(m, op, v, 1, NULL, dev);
+        } else {
+            int r = wrap_outputs(m, op, v, 1, NULL, dev);
+            if (r != CFX_OK) {
+                *rc = r;
+                break;
+            }
+        }
     }
     return true;
 }

@@ -15,7 +15,10 @@
  * it. That runs twice per traced node (proxy, then fake), so cfx_mode_call_top touches the
  * local key sets once on the way in (the Python fallback's exclusion and, for the last mode,
  * the Python keys, in one write) and once on the way out (the saved sets, which already hold
- * the Python keys, so the push back leaves them alone). */
+ * the Python keys, so the push back leaves them alone), and the stack itself is one word
+ * (see mode_state). The first hop of a traced call comes straight from PythonTLSSnapshot's
+ * fallback (cfx_mode_call_top_snapshot), which records the Python TLS snapshot here, from the
+ * sets it saves anyway, instead of in a frame of its own. */
 #include <stdlib.h>
 
 #include "dispatch/dispatcher.h"
@@ -23,17 +26,23 @@
 #include "dispatch/mode.h"
 #include "dispatch/operator.h"
 
+/* The slots' occupancy and the user count live in one word (mode.h's cfx_mode_state_word:
+ * bit i for infra slot i, the user count from bit CFX_MODE_USER_SHIFT up), so popping the top
+ * and putting it back are one load and one store each, and "any mode set" is one compare. A
+ * slot's pointer means something only while its bit is set: a pop clears the bit alone. */
 typedef struct mode_state {
     cfx_mode *infra[CFX_MODE_NUM_KEYS];
     cfx_mode *user[CFX_MODE_STACK_MAX];
-    int n_user;
-    unsigned occupied; /* bit i: infra[i] is set, so the top slot is one count-leading-zeros */
 } mode_state;
 
+_Static_assert(CFX_MODE_NUM_KEYS <= CFX_MODE_USER_SHIFT, "the slot bits sit below the user count");
+#define SLOT_BITS ((1u << CFX_MODE_USER_SHIFT) - 1)
+#define USER_ONE (1u << CFX_MODE_USER_SHIFT)
+
 static _Thread_local mode_state st;
-/* occupied slots + n_user: every call pops and pushes, so no counting loop; outside the struct
- * because mode.h reads it inline */
-_Thread_local int cfx_mode_n_set;
+_Thread_local unsigned cfx_mode_state_word;
+
+static inline unsigned n_user(unsigned w) { return w >> CFX_MODE_USER_SHIFT; }
 
 /* ------------------------------------------------------------------ refcounting */
 
@@ -91,23 +100,33 @@ static void set_python_included(bool on)
 
 static bool valid_key(int key) { return key >= 0 && key < CFX_MODE_NUM_KEYS; }
 
+static __attribute__((noinline, cold)) int slot_taken(int slot)
+{
+    return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
+                         cfx_mode_key_name((cfx_mode_key)slot));
+}
+
+static __attribute__((noinline, cold)) int user_overflow(void)
+{
+    return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed", CFX_MODE_STACK_MAX);
+}
+
 /* Puts m into infra slot `slot`, or on top of the user stack for slot < 0, leaving the local
  * key sets alone (the callers decide about the Python keys). */
 static inline int put_mode(cfx_mode *m, int slot)
 {
+    unsigned w = cfx_mode_state_word;
     if (slot >= 0) {
-        if (__builtin_expect(st.infra[slot] != NULL, 0))
-            return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
-                                 cfx_mode_key_name((cfx_mode_key)slot));
+        if (__builtin_expect(w >> slot & 1, 0))
+            return slot_taken(slot);
         st.infra[slot] = m;
-        st.occupied |= 1u << slot;
+        cfx_mode_state_word = w | 1u << slot;
     } else {
-        if (__builtin_expect(st.n_user >= CFX_MODE_STACK_MAX, 0))
-            return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed",
-                                 CFX_MODE_STACK_MAX);
-        st.user[st.n_user++] = m;
+        if (__builtin_expect(n_user(w) >= CFX_MODE_STACK_MAX, 0))
+            return user_overflow();
+        st.user[n_user(w)] = m;
+        cfx_mode_state_word = w + USER_ONE;
     }
-    cfx_mode_n_set++;
     return CFX_OK;
 }
 
@@ -115,30 +134,26 @@ static inline int put_mode(cfx_mode *m, int slot)
  * local key sets alone; *slot gets its infra key or -1. */
 static inline cfx_mode *take_top(int *slot)
 {
-    cfx_mode *out;
-    if (st.n_user > 0) {
-        out = st.user[--st.n_user];
-        st.user[st.n_user] = NULL;
-        *slot = CFX_MODE_USER;
-    } else if (st.occupied) {
-        int i = 31 - __builtin_clz(st.occupied);
-        out = st.infra[i];
-        st.infra[i] = NULL;
-        st.occupied &= ~(1u << i);
-        *slot = i;
-    } else {
-        *slot = CFX_MODE_USER;
-        return NULL;
+    unsigned w = cfx_mode_state_word;
+    *slot = CFX_MODE_USER;
+    if (n_user(w) > 0) {
+        cfx_mode_state_word = w - USER_ONE;
+        return st.user[n_user(w) - 1];
     }
-    cfx_mode_n_set--;
-    return out;
+    if (!w)
+        return NULL;
+    int i = 31 - __builtin_clz(w);
+    cfx_mode_state_word = w & ~(1u << i);
+    *slot = i;
+    return st.infra[i];
 }
 
 /* A push: the first mode brings the Python keys into the included set. */
 static int push_to(cfx_mode *m, int slot)
 {
+    bool first = cfx_mode_state_word == 0;
     int rc = put_mode(m, slot);
-    if (rc == CFX_OK && cfx_mode_n_set == 1)
+    if (rc == CFX_OK && first)
         set_python_included(true);
     return rc;
 }
@@ -147,7 +162,7 @@ static int push_to(cfx_mode *m, int slot)
 static cfx_mode *pop_top(int *slot)
 {
     cfx_mode *out = take_top(slot);
-    if (out && cfx_mode_n_set == 0)
+    if (out && cfx_mode_state_word == 0)
         set_python_included(false);
     return out;
 }
@@ -162,17 +177,18 @@ int cfx_mode_set(cfx_mode *m, cfx_mode_key key)
 
 cfx_mode *cfx_mode_unset(cfx_mode_key key)
 {
-    if (!valid_key(key))
+    if (!valid_key(key) || !(cfx_mode_state_word >> key & 1))
         return NULL;
-    cfx_mode *out = st.infra[key];
-    st.infra[key] = NULL;
-    st.occupied &= ~(1u << key);
-    if (out && --cfx_mode_n_set == 0)
+    cfx_mode_state_word &= ~(1u << key);
+    if (cfx_mode_state_word == 0)
         set_python_included(false);
-    return out;
+    return st.infra[key];
 }
 
-cfx_mode *cfx_mode_get(cfx_mode_key key) { return valid_key(key) ? st.infra[key] : NULL; }
+cfx_mode *cfx_mode_get(cfx_mode_key key)
+{
+    return valid_key(key) && (cfx_mode_state_word >> key & 1) ? st.infra[key] : NULL;
+}
 
 int cfx_mode_push(cfx_mode *m)
 {
@@ -196,13 +212,14 @@ int cfx_mode_exit(cfx_mode *m)
     if (!m)
         return cfx_error_set(CFX_ERR, NULL, "cfx_mode_exit: NULL mode");
     if (valid_key(m->key)) {
-        if (st.infra[m->key] != m)
+        if (cfx_mode_get((cfx_mode_key)m->key) != m)
             return cfx_error_set(CFX_ERR, NULL, "cfx_mode_exit: %s is not the current %s",
                                  cfx_mode_name(m), cfx_mode_key_name((cfx_mode_key)m->key));
         cfx_mode_unset((cfx_mode_key)m->key);
         return CFX_OK;
     }
-    if (st.n_user == 0 || st.user[st.n_user - 1] != m)
+    unsigned n = n_user(cfx_mode_state_word);
+    if (n == 0 || st.user[n - 1] != m)
         return cfx_error_set(CFX_ERR, NULL, "cfx_mode_exit: %s is not the top user mode",
                              cfx_mode_name(m));
     int slot;
@@ -216,8 +233,9 @@ cfx_mode *cfx_mode_stack_at(int idx)
         cfx_error_set(CFX_ERR, NULL, "Tried to get stack at idx that's too big");
         return NULL;
     }
+    unsigned w = cfx_mode_state_word;
     for (int i = 0; i < CFX_MODE_NUM_KEYS; i++) {
-        if (st.infra[i]) {
+        if (w >> i & 1) {
             if (idx == 0)
                 return st.infra[i];
             idx--;
@@ -228,34 +246,122 @@ cfx_mode *cfx_mode_stack_at(int idx)
 
 cfx_mode *cfx_mode_top(void)
 {
-    if (st.n_user > 0)
-        return st.user[st.n_user - 1];
-    return st.occupied ? st.infra[31 - __builtin_clz(st.occupied)] : NULL;
+    unsigned w = cfx_mode_state_word;
+    if (n_user(w) > 0)
+        return st.user[n_user(w) - 1];
+    return w ? st.infra[31 - __builtin_clz(w)] : NULL;
 }
 
 /* ------------------------------------------------------------------ invoking modes */
 
-int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+_Thread_local cfx_local_keys cfx_mode_tls_on_entry;
+_Thread_local bool cfx_mode_tls_on_entry_set;
+
+static __attribute__((noinline, cold)) int empty_stack(const cfx_op *op)
 {
-    /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. */
+    return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
+}
+
+/* The excluded set (as stored) with `exclude` added: the stored form is XOR'ed with the
+ * default excluded keys, so an added default key clears its bit and any other sets it. */
+static inline uint64_t raw_excluded_with(uint64_t raw, cfx_keyset exclude)
+{
+    return (raw | (exclude.repr & ~CFX_KEYS_DEFAULT_EXCLUDED)) & ~(exclude.repr & CFX_KEYS_DEFAULT_EXCLUDED);
+}
+
+/* The handler left a mode in the slot its own mode goes back to: the handler's status if it
+ * failed, else put_mode's error. */
+static __attribute__((noinline, cold)) int put_back_failed(int slot, int rc)
+{
+    int prc = slot_taken(slot);
+    return rc < 0 ? rc : prc;
+}
+
+/* call_top for a user mode on top, or an empty stack. */
+static __attribute__((noinline)) int call_top_general(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks,
+                                                      cfx_value *stack, bool snapshot)
+{
     int slot;
     cfx_mode *m = take_top(&slot);
-    if (__builtin_expect(!m, 0))
-        return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
+    if (!m)
+        return empty_stack(op);
+    cfx_local_keys saved = cfx_local_keys_raw;
+    bool had_snapshot = cfx_mode_tls_on_entry_set;
+    if (snapshot && !had_snapshot) {
+        cfx_mode_tls_on_entry = saved;
+        cfx_mode_tls_on_entry_set = true;
+    }
+    uint64_t inc = saved.included.repr;
+    if (cfx_mode_state_word == 0)
+        inc &= ~PYTHON_KEYS;
+    cfx_local_keys_raw.included.repr = inc;
+    cfx_local_keys_raw.excluded.repr = raw_excluded_with(saved.excluded.repr, exclude);
+    int rc = m->vt->dispatch(m, op, ks, stack);
+    int prc = put_mode(m, slot);
+    cfx_local_keys_raw = saved;
+    if (snapshot)
+        cfx_mode_tls_on_entry_set = had_snapshot;
+    return rc < 0 ? rc : prc;
+}
+
+/* cfx_mode_call_top's body. snapshot: also PythonTLSSnapshot's MaybeSetTLSOnEntryGuard, i.e.
+ * record the local key sets as the call entered (what is saved here anyway) unless an outer
+ * call recorded them, and forget them again afterwards. */
+static inline __attribute__((always_inline)) int call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks,
+                                                          cfx_value *stack, bool snapshot)
+{
+    /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. An infra
+     * top (the usual case: proxy, then fake) is popped and put back right here; w - 1 wraps
+     * for an empty stack, and user modes count from above the slot bits. */
+    unsigned w = cfx_mode_state_word;
+    if (__builtin_expect(w - 1 >= SLOT_BITS, 0))
+        return call_top_general(exclude, op, ks, stack, snapshot);
+    unsigned slot = 31 - (unsigned)__builtin_clz(w);
+    cfx_mode *m = st.infra[slot];
+    w ^= 1u << slot;
+    cfx_mode_state_word = w;
     /* The stored (XOR-encoded) sets are saved and put back verbatim. Python keys are not among
      * the default included keys, so clearing them in the stored form clears them. */
     uint64_t saved_inc = cfx_local_keys_raw.included.repr, saved_exc = cfx_local_keys_raw.excluded.repr;
-    uint64_t inc = saved_inc;
-    if (cfx_mode_n_set == 0)
-        inc &= ~PYTHON_KEYS;
-    cfx_local_keys_raw.included.repr = inc;
-    cfx_local_keys_raw.excluded.repr =
-        ((saved_exc ^ CFX_KEYS_DEFAULT_EXCLUDED) | exclude.repr) ^ CFX_KEYS_DEFAULT_EXCLUDED;
+    bool had_snapshot = false;
+    if (snapshot) {
+        had_snapshot = cfx_mode_tls_on_entry_set;
+        if (!had_snapshot) {
+            cfx_mode_tls_on_entry.included.repr = saved_inc;
+            cfx_mode_tls_on_entry.excluded.repr = saved_exc;
+            cfx_mode_tls_on_entry_set = true;
+        }
+    }
+    cfx_local_keys_raw.included.repr = saved_inc & ~(w ? 0 : PYTHON_KEYS);
+    cfx_local_keys_raw.excluded.repr = raw_excluded_with(saved_exc, exclude);
     int rc = m->vt->dispatch(m, op, ks, stack);
-    int prc = put_mode(m, slot);
     cfx_local_keys_raw.included.repr = saved_inc;
     cfx_local_keys_raw.excluded.repr = saved_exc;
-    return rc < 0 ? rc : prc;
+    if (snapshot)
+        cfx_mode_tls_on_entry_set = had_snapshot;
+    w = cfx_mode_state_word;
+    if (__builtin_expect(w >> slot & 1, 0))
+        return put_back_failed((int)slot, rc);
+    st.infra[slot] = m;
+    cfx_mode_state_word = w | 1u << slot;
+    return rc;
+}
+
+int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    return call_top(exclude, op, ks, stack, false);
+}
+
+int cfx_mode_call_top_python(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx;
+    return call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack, false);
+}
+
+int cfx_mode_call_top_snapshot(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx;
+    return call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack, true);
 }
 
 int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)

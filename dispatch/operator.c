@@ -367,6 +367,8 @@ static void set_dispatch_args(cfx_op *op, const cfx_schema *s)
     op->tensor_pair_ok = m != 0 && m == op->required_tensor_mask && __builtin_popcountll(m) <= 2;
     op->tensor_pair[0] = op->tensor_pair_ok ? (uint8_t)__builtin_ctzll(m) : 0;
     op->tensor_pair[1] = op->tensor_pair_ok ? (uint8_t)(63 - __builtin_clzll(m)) : 0;
+    op->tensor_pair_off[0] = (uint16_t)(op->tensor_pair[0] * sizeof(cfx_value));
+    op->tensor_pair_off[1] = (uint16_t)(op->tensor_pair[1] * sizeof(cfx_value));
 }
 
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,
@@ -631,5 +633,10 @@ int cfx_op_check_invariants(const cfx_op *op)
         if (!same_kernel(compute_entry(op, k, &reason), &op->table[idx]))
             return invariant_failed(op, true);
     }
+    /* The call paths test a slot's entries alone (dispatcher.c's call_slot, ops.c's wrappers):
+     * a slot that cannot be called must have none. */
+    for (int i = 0; i < CFX_NUM_RUNTIME_ENTRIES; i++)
+        if ((op->table[i].boxed || op->table[i].unboxed) && !cfx_kernel_is_valid(&op->table[i]))
+            return invariant_failed(op, true);
     return CFX_OK;
 }

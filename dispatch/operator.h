@@ -35,13 +35,15 @@ struct cfx_op {
      * false for any other schema (none, lists, optionals, three or more). From the masks below. */
     bool tensor_pair_ok;
     uint8_t tensor_pair[2];
+    uint16_t tensor_pair_off[2]; /* the same as byte offsets into a boxed stack */
     const cfx_schema *schema;                           /* NULL until def'd */
     /* Argument positions, from the schema (0 while there is none): */
     uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */
     uint64_t required_tensor_mask; /* plain Tensor: a NULL there is a propagated failure */
     /* Per-op facts a mode derives from the operator's name, cached by the mode on first use
      * (0 = not computed yet; the name never changes while the entry lives). fake_dispatch.c
-     * keeps its op classification in [0]. Accessed with relaxed atomics. */
+     * keeps its op classification in [0]; the proxy mode (tracer/proxy.c) the slot + 1 of the
+     * op's plan in its plan table in [1], a hint it checks. Accessed with relaxed atomics. */
     uint32_t mode_cache[2];
     /* cold state */
     char *qualified_name;                               /* "aten::add.Tensor" */

@@ -30,6 +30,7 @@
 #include "dispatch/error.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/library.h"
+#include "dispatch/mode.h"
 #include "dispatch/ops.h"
 
 #define PP_OR() |
@@ -193,8 +194,14 @@ static __attribute__((noinline, cold)) bool boxed_error(const cfx_op *op, const 
 static inline __attribute__((always_inline)) bool call_boxed(const cfx_op *op, const cfx_kernel *k, cfx_keyset ks,
                                                              cfx_value *stack, int nret, cfx_tensor **out)
 {
-    if (__builtin_expect(!k->boxed, 0))
+    if (__builtin_expect(!k->boxed, 0)) {
+        /* an empty slot is all zero (cfx_op_check_invariants), so it arrives here */
+        if (!cfx_kernel_is_valid(k)) {
+            cfx_dispatch_missing_kernel_error(op, ks);
+            return false;
+        }
         return boxed_error(op, stack, nret, -1);
+    }
     if (k->boxed(k->ctx, op, ks, stack) != CFX_OK)
         return false;
     for (int i = 0; i < nret; i++) {
@@ -220,19 +227,18 @@ static const cfx_kernel *redispatch_kernel(const cfx_op *op, cfx_keyset *ks)
 /* cfx_dispatch_select for the typed arguments: the wrapper knows which parameters are tensors
  * (ops.def's markers, which match the schema's Tensor arguments: tests/dispatch/test_ops.c
  * checks every op's masks), so it ORs their key sets directly instead of walking the boxed
- * stack. NULL when a plain Tensor is NULL (no new error) or the slot is empty (error). */
+ * stack. NULL when a plain Tensor is NULL (no new error); an empty slot is returned as is. */
 static inline __attribute__((always_inline)) const cfx_kernel *select_kernel(const cfx_op *op, uint64_t arg_keys,
                                                                              bool null_tensor, cfx_keyset *ks)
 {
     if (__builtin_expect(null_tensor, 0))
         return NULL;
     *ks = cfx_op_mask_keyset(op, (cfx_keyset){arg_keys}, cfx_local_keys_get());
-    const cfx_kernel *k = cfx_op_kernel_for(op, *ks);
-    if (__builtin_expect(!(k->flags & CFX_KERNEL_VALID), 0)) {
-        cfx_dispatch_missing_kernel_error(op, *ks);
-        return NULL;
-    }
-    return k;
+    /* A traced call (a mode set) enters by PythonTLSSnapshot, whose slot is known without the
+     * table-index computation. An empty slot has neither entry: call_boxed reports it. */
+    if ((ks->repr >> CFX_MODE_SNAPSHOT_SHIFT) == 1)
+        return &op->table[CFX_MODE_SNAPSHOT_SLOT];
+    return cfx_op_kernel_for(op, *ks);
 }
 
 #define BOX(p) CFX_PP_CAT(BOX_, p)

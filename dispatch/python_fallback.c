@@ -24,18 +24,13 @@
 #include "dispatch/operator.h"
 #include "dispatch/tensor_ext.h"
 
-/* tls_on_entry: the local key sets when the outermost call entered PythonTLSSnapshot, as
- * stored (cfx_local_keys_raw, XOR-encoded): taken on every traced call, decoded by nobody, since
- * restoring it is a plain store back. */
-static _Thread_local cfx_local_keys tls_on_entry;
-static _Thread_local bool tls_on_entry_set;
+/* tls_on_entry (mode.h's cfx_mode_tls_on_entry): the local key sets when the outermost call
+ * entered PythonTLSSnapshot, as stored (cfx_local_keys_raw, XOR-encoded): taken on every traced
+ * call, decoded by nobody, since restoring it is a plain store back. */
+#define tls_on_entry cfx_mode_tls_on_entry
+#define tls_on_entry_set cfx_mode_tls_on_entry_set
 
-/* Every functionality key strictly above Python except PythonDispatcher: a run of plain
- * functionality bits, one per key, so a constant rather than a loop on every call. */
-#define ABOVE_PYTHON                                                                             \
-    ((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_EndOfFunctionalityKeys - 1) << 1) -                     \
-     CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python + 1))
-#define ABOVE_PYTHON_KEYS ((cfx_keyset){ABOVE_PYTHON & ~CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
+#define ABOVE_PYTHON_KEYS CFX_MODE_ABOVE_PYTHON_KEYS
 
 /* The mode of the first tensor (or tensor-list element) argument that has one. */
 static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
@@ -86,8 +81,8 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
 {
     (void)ctx;
     /* steps 1 and 2 together: mode.c excludes the keys in the same write as its pop */
-    if (__builtin_expect(cfx_mode_stack_len() > 0, 1))
-        return cfx_mode_call_top(ABOVE_PYTHON_KEYS, op, ks, stack);
+    if (__builtin_expect(cfx_mode_any_set(), 1))
+        return cfx_mode_call_top_python(ctx, op, ks, stack);
     return call_tensor_mode(op, stack);
 }
 
@@ -97,12 +92,22 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
     ((cfx_keyset){(CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot) - 1) |                   \
                   CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
 
+#define PYTHON_SLOT CFX_MODE_PYTHON_SLOT
+#define PYTHON_SHIFT CFX_MODE_PYTHON_SHIFT
+
 int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
                                         cfx_value *stack)
 {
     (void)ctx;
+    ks = cfx_op_skip_fallthrough(op, cfx_keyset_and(ks, BELOW_SNAPSHOT_KEYS));
+    /* The usual traced call: the next key is Python, whose slot holds the Python fallback, and
+     * a mode is set. Then the redispatch would reach cfx_python_fallback with this ks, which
+     * would call the top mode; mode.c does that and takes the snapshot in one frame. */
+    if (__builtin_expect((ks.repr >> PYTHON_SHIFT) == 1 && op->table[PYTHON_SLOT].boxed == cfx_python_fallback &&
+                             cfx_mode_any_set(),
+                         1))
+        return cfx_mode_call_top_snapshot(ctx, op, ks, stack);
     /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot. */
-    ks = cfx_keyset_and(ks, BELOW_SNAPSHOT_KEYS);
     if (tls_on_entry_set)
         return cfx_op_redispatch_inline(op, ks, stack);
     tls_on_entry = cfx_local_keys_raw;

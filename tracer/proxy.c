@@ -44,24 +44,27 @@ enum { MAX_ARGS = 64 };
 
 enum {
     PLAN_DATA_DEPENDENT = 1 << 0,
+    PLAN_KW_ALL_DEFAULTED = 1 << 1, /* every kwarg-only argument has a default */
 };
 
-/* What the handler needs to know about one operator. */
+/* What the handler needs to know about one operator: 64 bytes, so a slot is a shift away. */
 typedef struct op_plan {
     const cfx_op *op;         /* key; NULL = free slot */
     const cfx_op *target;     /* recorded and run: lift_fresh becomes lift_fresh_copy */
-    const cfx_schema *s;
-    uint16_t n_args;
-    uint16_t kwarg_start;     /* arguments from here on are kwarg-only */
-    uint16_t trim_from;       /* positional arguments [trim_from, kwarg_start) all have defaults */
+    uint8_t n_args;           /* at most MAX_ARGS */
+    uint8_t kwarg_start;      /* arguments from here on are kwarg-only */
+    uint8_t trim_from;        /* positional arguments [trim_from, kwarg_start) all have defaults */
     uint8_t flags;
     uint16_t n_returns;
-    uint64_t mapped;          /* lists | enums: non-tensor arguments map_arg may rewrite */
     uint64_t kw_defaults;     /* bit i: kwarg-only argument i has a default */
     uint64_t lists;           /* bit i: argument i is a list that may hold tensors */
     uint64_t enums;           /* bit i: argument i is ScalarType / Layout / MemoryFormat (?) */
-    uint8_t enum_kind[MAX_ARGS]; /* cfx_value_kind an INT there is shown as */
+    uint64_t enum_dtype;      /* of those, bit i: a ScalarType (an INT there is shown as a dtype) */
+    uint64_t enum_layout;     /* bit i: a Layout; the other enums are MemoryFormats */
 } op_plan;
+
+_Static_assert(sizeof(op_plan) == 64, "a plan is one cache line");
+_Static_assert(MAX_ARGS <= UINT8_MAX, "argument positions fit a byte");
 
 typedef struct const_entry {
     const cfx_tensor *t; /* NULL = free slot */
@@ -173,15 +176,14 @@ static int build_plan(const cfx_op *op, op_plan *p)
     memset(p, 0, sizeof *p);
     p->op = op;
     p->target = op;
-    p->s = s;
-    p->n_args = s->n_args;
+    p->n_args = (uint8_t)s->n_args;
     uint16_t k = s->n_args;
     while (k > 0 && s->args[k - 1].kwarg_only)
         k--;
-    p->kwarg_start = k;
+    p->kwarg_start = (uint8_t)k;
     while (k > 0 && s->args[k - 1].has_default)
         k--;
-    p->trim_from = k;
+    p->trim_from = (uint8_t)k;
     p->n_returns = (uint16_t)s->n_returns;
     for (int i = 0; i < s->n_args; i++) {
         const cfx_type *t = s->args[i].type;
@@ -190,12 +192,15 @@ static int build_plan(const cfx_op *op, op_plan *p)
         if (i >= p->kwarg_start && s->args[i].has_default)
             p->kw_defaults |= 1ull << i;
         uint8_t ek = enum_kind_of(t);
-        if (ek != CFX_V_NONE) {
+        if (ek != CFX_V_NONE)
             p->enums |= 1ull << i;
-            p->enum_kind[i] = ek;
-        }
+        if (ek == CFX_V_DTYPE)
+            p->enum_dtype |= 1ull << i;
+        if (ek == CFX_V_LAYOUT)
+            p->enum_layout |= 1ull << i;
     }
-    p->mapped = p->lists | p->enums;
+    if (p->kw_defaults == (p->n_args == 64 ? ~0ull : (1ull << p->n_args) - 1) - ((1ull << p->kwarg_start) - 1))
+        p->flags |= PLAN_KW_ALL_DEFAULTED;
     for (size_t i = 0; i < sizeof data_dependent_ops / sizeof *data_dependent_ops; i++)
         if (names_op(s, data_dependent_ops[i], ""))
             p->flags |= PLAN_DATA_DEPENDENT;
@@ -228,29 +233,49 @@ static int grow_plans(cfx_proxy_mode *pm)
     return CFX_OK;
 }
 
-static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
+/* The plan's slot is remembered in the operator entry (operator.h's mode_cache[1], as slot + 1),
+ * so the usual lookup is one load and one compare instead of a hash and a probe. The hint is
+ * only a hint: another proxy mode (another thread, a nested trace) may have stored its own
+ * slot there, which the op comparison rejects, and a grown table moves every plan. */
+static __attribute__((noinline)) const op_plan *plan_lookup(cfx_proxy_mode *pm, const cfx_op *op)
 {
+    const op_plan *found = NULL;
     if (pm->plan_cap) {
         uint32_t mask = pm->plan_cap - 1;
         for (uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;; i = (i + 1) & mask) {
-            if (pm->plans[i].op == op)
-                return &pm->plans[i];
+            if (pm->plans[i].op == op) {
+                found = &pm->plans[i];
+                break;
+            }
             if (!pm->plans[i].op)
                 break;
         }
     }
-    if (2 * (pm->n_plans + 1) > pm->plan_cap && grow_plans(pm) != CFX_OK)
-        return NULL;
-    uint32_t mask = pm->plan_cap - 1;
-    uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;
-    while (pm->plans[i].op)
-        i = (i + 1) & mask;
-    if (build_plan(op, &pm->plans[i]) != CFX_OK) {
-        pm->plans[i].op = NULL;
-        return NULL;
+    if (!found) {
+        if (2 * (pm->n_plans + 1) > pm->plan_cap && grow_plans(pm) != CFX_OK)
+            return NULL;
+        uint32_t mask = pm->plan_cap - 1;
+        uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;
+        while (pm->plans[i].op)
+            i = (i + 1) & mask;
+        if (build_plan(op, &pm->plans[i]) != CFX_OK) {
+            pm->plans[i].op = NULL;
+            return NULL;
+        }
+        pm->n_plans++;
+        found = &pm->plans[i];
     }
-    pm->n_plans++;
-    return &pm->plans[i];
+    /* the entry itself is never const; threads racing here each store a valid hint */
+    __atomic_store_n((uint32_t *)&op->mode_cache[1], (uint32_t)(found - pm->plans) + 1, __ATOMIC_RELAXED);
+    return found;
+}
+
+static inline const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
+{
+    uint32_t h = __atomic_load_n(&op->mode_cache[1], __ATOMIC_RELAXED) - 1; /* 0 (none) wraps */
+    if (__builtin_expect(h < pm->plan_cap && pm->plans[h].op == op, 1))
+        return &pm->plans[h];
+    return plan_lookup(pm, op);
 }
 
 /* ---- argument defaults (IValue ==) ---------------------------------------------------------- */
@@ -284,7 +309,7 @@ static bool scalar_equal(cfx_value d, cfx_value v)
     }
 }
 
-static bool equals_default(const cfx_argument *a, cfx_value v)
+static __attribute__((noinline)) bool equals_default(const cfx_argument *a, cfx_value v)
 {
     if (!a->has_default)
         return false;
@@ -299,6 +324,19 @@ static bool equals_default(const cfx_argument *a, cfx_value v)
             !scalar_equal(d.u.items[i], v.u.items[i]))
             return false;
     return true;
+}
+
+/* equals_default for an argument known to have a default, with the usual cases inline: an int
+ * given for an int default (alpha=1) and None for a None default are what scalar_equal
+ * decides first for those kinds, so the answer is the same. */
+static inline bool is_default(const cfx_argument *a, cfx_value v)
+{
+    cfx_value d = a->default_value;
+    if (d.kind == CFX_V_INT && v.kind == CFX_V_INT)
+        return d.u.i == v.u.i;
+    if (d.kind == CFX_V_NONE)
+        return is_none(v);
+    return equals_default(a, v);
 }
 
 /* ---- tensors to nodes ------------------------------------------------------------------------ */
@@ -391,10 +429,22 @@ static cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
 }
 
 /* cfx_proxy_node_of for a non-NULL tensor; the bound case is the hot one. */
-static inline cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+static __attribute__((noinline)) cfx_node *node_of_general(cfx_proxy_mode *pm, cfx_tensor *t)
 {
     cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
     return n ? n : attr_node(pm, t);
+}
+
+/* The usual case inline: t (non-NULL) bound by this mode in its first binding slot, which is
+ * what cfx_tensor_binding_get looks at first (the mode's owner id is never 0). */
+static inline cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+{
+    if (__builtin_expect(t->ext.n_bindings != 0 && t->ext.bindings[0].owner == pm->owner, 1)) {
+        cfx_node *n = t->ext.bindings[0].data;
+        if (__builtin_expect(n != NULL, 1))
+            return n;
+    }
+    return node_of_general(pm, t);
 }
 
 cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
@@ -543,10 +593,10 @@ static bool map_arg(cfx_proxy_mode *pm, const op_plan *p, int i, cfx_value v, cf
         return true;
     case CFX_V_INT:
         if (p->enums >> i & 1) {
-            if (p->enum_kind[i] == CFX_V_DTYPE)
+            if (p->enum_dtype >> i & 1)
                 *out = cfx_dtype_value((cfx_dtype)v.u.i);
             else /* layout and memory_format are int64 in the union */
-                *out = (cfx_value){p->enum_kind[i], 0, {.i = v.u.i}};
+                *out = (cfx_value){(p->enum_layout >> i & 1) ? CFX_V_LAYOUT : CFX_V_MEMORY_FORMAT, 0, {.i = v.u.i}};
             return true;
         }
         break;
@@ -602,6 +652,54 @@ static bool reserve_scratch(cfx_proxy_mode *pm, const op_plan *p, const cfx_valu
     return true;
 }
 
+/* How many positional arguments stay once the trailing ones equal to their defaults are cut
+ * (for an op with positional defaults at the end). */
+static __attribute__((noinline)) uint32_t positional_count(const cfx_op *op, const op_plan *p, const cfx_value *stack)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    uint32_t n_pos = p->kwarg_start;
+    while (n_pos > p->trim_from && is_default(&s->args[n_pos - 1], stack[n_pos - 1]))
+        n_pos--;
+    return n_pos;
+}
+
+/* The kwarg-only arguments that differ from their defaults, into kwargs; their count, or -1
+ * with the error recorded. Out of line: most traced ops have none. */
+static __attribute__((noinline)) int map_kwargs(cfx_proxy_mode *pm, const cfx_op *op, const op_plan *p,
+                                                const cfx_value *stack, cfx_value *scratch, cfx_kwarg *kwargs)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    int n_kw = 0;
+    for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
+        if ((p->kw_defaults >> i & 1) && is_default(&s->args[i], stack[i]))
+            continue;
+        kwargs[n_kw].name = s->args[i].name;
+        if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))
+            return -1;
+        n_kw++;
+    }
+    return n_kw;
+}
+
+/* True when every kwarg-only argument has a default and equals it by is_default's inline
+ * rules (an int for an int default, None for None), so that there are no kwargs; false means
+ * map_kwargs decides. A leaf, so the usual call with defaulted kwargs (alpha=1) stays cheap. */
+static __attribute__((noinline)) bool kwargs_all_default(const cfx_op *op, const op_plan *p, const cfx_value *stack)
+{
+    if (!(p->flags & PLAN_KW_ALL_DEFAULTED))
+        return false;
+    uint32_t i = p->kwarg_start, n = p->n_args;
+    const cfx_argument *a = cfx_op_schema(op)->args + i;
+    const cfx_value *v = stack + i;
+    for (; i < n; i++, a++, v++) {
+        if (a->default_value.kind == CFX_V_INT ? v->kind == CFX_V_INT && v->u.i == a->default_value.u.i
+                                                : a->default_value.kind == CFX_V_NONE && is_none(*v))
+            continue;
+        return false;
+    }
+    return true;
+}
+
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ks;
@@ -613,7 +711,6 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
         return cfx_error_set(CFX_ERR, cfx_op_name(op),
                              "It appears that you're trying to get value out of a tracing tensor - erroring out! "
                              "It's likely that this is caused by data-dependent control flow or similar.");
-    const cfx_schema *s = p->s;
     if (p->lists && !reserve_scratch(pm, p, stack))
         return CFX_ERR_NOMEM;
     cfx_value *scratch = pm->scratch;
@@ -621,39 +718,34 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     /* parseIValuesToPyArgsKwargs; only the trailing run of positional arguments that have
      * defaults can be cut, and only kwarg-only arguments with a default can be dropped */
     uint32_t n_pos = p->kwarg_start;
-    while (n_pos > p->trim_from && equals_default(&s->args[n_pos - 1], stack[n_pos - 1]))
-        n_pos--;
+    if (p->trim_from < n_pos)
+        n_pos = positional_count(op, p, stack);
     cfx_value args[MAX_ARGS];
     cfx_kwarg kwargs[MAX_ARGS];
-    uint32_t n_kw = 0;
+    int n_kw = 0;
     for (uint32_t i = 0; i < n_pos; i++) {
         if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t) {
             cfx_node *a = node_of(pm, stack[i].u.t);
             if (!a)
                 return CFX_ERR;
             args[i] = cfx_node_value(a);
-        } else if (stack[i].kind != CFX_V_TENSOR && !(p->mapped >> i & 1)) {
+        } else if (stack[i].kind != CFX_V_TENSOR && !((p->lists | p->enums) >> i & 1)) {
             args[i] = stack[i];
         } else if (!map_arg(pm, p, (int)i, stack[i], &scratch, &args[i])) {
             return CFX_ERR;
         }
     }
-    for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
-        if ((p->kw_defaults >> i & 1) && equals_default(&s->args[i], stack[i]))
-            continue;
-        kwargs[n_kw].name = s->args[i].name;
-        if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))
-            return CFX_ERR;
-        n_kw++;
-    }
+    if (p->kwarg_start < p->n_args && !kwargs_all_default(op, p, stack) &&
+        (n_kw = map_kwargs(pm, op, p, stack, scratch, kwargs)) < 0)
+        return CFX_ERR;
     cfx_node *n = cfx_graph_create_node(pm->g, CFX_NODE_CALL_FUNCTION, cfx_target_op(p->target), args, n_pos,
-                                        kwargs, n_kw, NULL);
+                                        kwargs, (uint32_t)n_kw, NULL);
     if (!n)
         return CFX_ERR;
 
     /* the site is set with the rest of the meta once the result is known */
     const cfx_site *site = cfx_current_site();
-    int rc = cfx_mode_redispatch(p->target, stack);
+    int rc = cfx_op_dispatch_stack(p->target, stack); /* cfx_mode_redispatch's body */
     if (rc == CFX_OK && p->n_returns == 1 && stack[0].kind == CFX_V_TENSOR && stack[0].u.t)
         return track_fresh(pm, stack[0].u.t, n, site);
     int src = site && site->file ? cfx_node_set_stack_trace(n, site) : CFX_OK;

@@ -12,7 +12,17 @@
  *    paths must do what the libffi adapter does.
  *  - cfx_mode_call_top pops an infra top inline and a user top in general code: handlers see
  *    the same stack and key sets either way, and putting a mode back into a slot the handler
- *    filled fails the same way. */
+ *    filled fails the same way.
+ *  - The slots of Python, PythonTLSSnapshot and Meta are constants, and "Python (or
+ *    PythonTLSSnapshot) is the highest functionality" is one shift: both must agree with the
+ *    key tables for every key set.
+ *  - A fresh dispatch whose next key is Python hands the call to the top mode directly, and
+ *    PythonTLSSnapshot's fallback does the same with the snapshot taken in mode.c: only when
+ *    the Python fallback is in the op's Python slot. An op with a kernel of its own there runs
+ *    it, and a handler reached either way sees the same key set, local keys and snapshot.
+ *  - Empty table slots are all zero (cfx_op_check_invariants), as the call paths test the
+ *    entries alone.
+ *  - The mode stack kept as one word answers like a plain list of slots and user modes. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +30,7 @@
 #include "dispatch/boxing.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
+#include "dispatch/fake_internal.h"
 #include "dispatch/library.h"
 #include "dispatch/mode.h"
 #include "dispatch/ops.h"
@@ -138,6 +149,8 @@ Test(dispatch_fastpaths, tensor_pair_matches_the_mask_loop)
         if (ops[i].pair) {
             cr_expect_eq(op->tensor_pair[0], ops[i].first, "%s", ops[i].name);
             cr_expect_eq(op->tensor_pair[1], ops[i].second, "%s", ops[i].name);
+            cr_expect_eq(op->tensor_pair_off[0], ops[i].first * sizeof(cfx_value), "%s", ops[i].name);
+            cr_expect_eq(op->tensor_pair_off[1], ops[i].second * sizeof(cfx_value), "%s", ops[i].name);
         }
         /* every slot a tensor (CPU or Meta in turn), or an int, or None, or a list of both */
         cfx_value items[2] = {cfx_tensor_value(c), cfx_tensor_value(m)};
@@ -402,4 +415,382 @@ Test(dispatch_fastpaths, put_back_into_a_filled_slot_fails)
     cr_expect_eq(cfx_mode_exit(&second.base), CFX_OK);
     cr_expect(cfx_keyset_eq(cfx_local_keys_get().included, before.included));
     cfx_scope_end(s);
+}
+
+/* ------------------------------------------------------------------ constant slots and shifts */
+
+Test(dispatch_fastpaths, constant_slots_match_the_key_tables)
+{
+    cr_expect_eq(CFX_MODE_PYTHON_SLOT, cfx_key_table_index(CFX_KEY_Python));
+    cr_expect_eq(CFX_MODE_SNAPSHOT_SLOT, cfx_key_table_index(CFX_KEY_PythonTLSSnapshot));
+    cr_expect_eq(CFX_FAKE_META_SLOT, cfx_key_table_index(CFX_KEY_Meta));
+    cfx_dispatch_key keys[CFX_NUM_RUNTIME_ENTRIES];
+    int n = cfx_keyset_runtime_keys(cfx_keyset_full(), keys, CFX_NUM_RUNTIME_ENTRIES);
+    cr_assert_gt(n, 40);
+    uint64_t x = 88172645463325252ull;
+    int hits_py = 0, hits_snap = 0;
+    for (int iter = 0; iter < 20000; iter++) {
+        cfx_keyset ks = cfx_keyset_empty();
+        for (int j = 0; j <= iter % 4; j++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            /* mostly keys up to PythonTLSSnapshot, so that both cases come up often */
+            cfx_dispatch_key k = keys[x % n];
+            if (j > 0 || iter % 5)
+                while (cfx_key_to_functionality(k) > CFX_KEY_PythonTLSSnapshot)
+                    k = keys[(x >>= 7) % n];
+            ks = cfx_keyset_add(ks, k);
+        }
+        if (iter % 3 == 0)
+            ks = cfx_keyset_add(ks, CFX_KEY_Python);
+        if (iter % 7 == 0)
+            ks = cfx_keyset_add(ks, CFX_KEY_PythonTLSSnapshot);
+        cfx_dispatch_key top = cfx_keyset_highest_functionality(ks);
+        bool py = (ks.repr >> CFX_MODE_PYTHON_SHIFT) == 1, snap = (ks.repr >> CFX_MODE_SNAPSHOT_SHIFT) == 1;
+        cr_assert_eq(py, top == CFX_KEY_Python, "%llx", (unsigned long long)ks.repr);
+        cr_assert_eq(snap, top == CFX_KEY_PythonTLSSnapshot, "%llx", (unsigned long long)ks.repr);
+        if (py) {
+            hits_py++;
+            cr_assert_eq(cfx_keyset_table_index(ks), CFX_MODE_PYTHON_SLOT);
+        }
+        if (snap) {
+            hits_snap++;
+            cr_assert_eq(cfx_keyset_table_index(ks), CFX_MODE_SNAPSHOT_SLOT);
+        }
+    }
+    cr_expect_gt(hits_py, 500);
+    cr_expect_gt(hits_snap, 500);
+}
+
+/* ------------------------------------------------------------------ the Python-key shortcuts */
+
+/* What a handler saw on its first call. */
+typedef struct obs_mode {
+    cfx_mode base;
+    int calls, len;
+    cfx_keyset ks;
+    cfx_local_keys keys, snap;
+    int snap_rc;
+} obs_mode;
+
+static int obs_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    obs_mode *m = (obs_mode *)self;
+    if (m->calls++ == 0) {
+        m->len = cfx_mode_stack_len();
+        m->ks = ks;
+        m->keys = cfx_local_keys_get();
+        cfx_tls_snapshot_guard g;
+        m->snap_rc = cfx_tls_snapshot_restore_begin(&g);
+        m->snap = cfx_local_keys_get();
+        cfx_tls_snapshot_restore_end(&g);
+        cfx_error_clear();
+    }
+    return cfx_mode_redispatch(op, stack);
+}
+
+static const cfx_mode_vtable obs_vt = {"ObservingMode", obs_dispatch, NULL};
+
+static void expect_same_obs(const obs_mode *a, const obs_mode *b, const char *what)
+{
+    cr_expect_eq(a->calls, b->calls, "%s", what);
+    cr_expect_eq(a->len, b->len, "%s", what);
+    cr_expect(cfx_keyset_eq(a->ks, b->ks), "%s: ks %llx vs %llx", what, (unsigned long long)a->ks.repr,
+              (unsigned long long)b->ks.repr);
+    cr_expect(cfx_keyset_eq(a->keys.included, b->keys.included) && cfx_keyset_eq(a->keys.excluded, b->keys.excluded),
+              "%s", what);
+    cr_expect_eq(a->snap_rc, b->snap_rc, "%s", what);
+    cr_expect(cfx_keyset_eq(a->snap.included, b->snap.included) && cfx_keyset_eq(a->snap.excluded, b->snap.excluded),
+              "%s", what);
+}
+
+typedef struct py_rec {
+    int calls;
+    cfx_keyset ks;
+    bool forward; /* hand the call on to the Python fallback, as if it were not there */
+} py_rec;
+
+static int py_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    py_rec *r = ctx;
+    r->calls++;
+    r->ks = ks;
+    if (r->forward)
+        return cfx_python_fallback(NULL, op, ks, stack);
+    return CFX_OK; /* stack[0] stays the input */
+}
+
+static int cpu_identity(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx, (void)op, (void)ks, (void)stack;
+    return CFX_OK;
+}
+
+typedef struct py_ops {
+    cfx_library *lib, *impl;
+    cfx_op *plain, *own, *fwd;
+    py_rec own_rec, fwd_rec;
+} py_ops;
+
+/* plain: the Python fallback in its Python slot; own: a Python kernel of its own; fwd: a
+ * Python kernel that hands on to the Python fallback (the general path, same behaviour). */
+static void py_ops_init(py_ops *o)
+{
+    memset(o, 0, sizeof *o);
+    o->fwd_rec.forward = true;
+    o->lib = cfx_library_new(CFX_LIB_DEF, "fpy", CFX_KEY_Undefined, "/dev/null", 1);
+    o->impl = cfx_library_new(CFX_LIB_IMPL, "fpy", CFX_KEY_Undefined, "/dev/null", 2);
+    const char *names[3] = {"plain", "own", "fwd"};
+    for (int i = 0; i < 3; i++) {
+        char schema[64];
+        snprintf(schema, sizeof schema, "%s(Tensor a, Tensor b) -> Tensor", names[i]);
+        cr_assert_eq(cfx_library_def(o->lib, schema), CFX_OK, "%s", cfx_error_message());
+        cr_assert_eq(cfx_library_impl_boxed_at(o->impl, names[i], CFX_KEY_CPU, cpu_identity, NULL, "/dev/null", 3),
+                     CFX_OK);
+    }
+    cr_assert_eq(cfx_library_impl_boxed_at(o->impl, "own", CFX_KEY_Python, py_kernel, &o->own_rec, "/dev/null", 4),
+                 CFX_OK);
+    cr_assert_eq(cfx_library_impl_boxed_at(o->impl, "fwd", CFX_KEY_Python, py_kernel, &o->fwd_rec, "/dev/null", 5),
+                 CFX_OK);
+    o->plain = cfx_op_find("fpy::plain");
+    o->own = cfx_op_find("fpy::own");
+    o->fwd = cfx_op_find("fpy::fwd");
+    cr_assert(o->plain && o->own && o->fwd);
+}
+
+static void py_ops_free(py_ops *o)
+{
+    cfx_library_free(o->impl);
+    cfx_library_free(o->lib);
+}
+
+/* A fresh dispatch landing on Python (PythonTLSSnapshot excluded, a mode set), through the
+ * shortcut (cfx_op_dispatch_stack) and through the table (cfx_op_redispatch). */
+Test(dispatch_fastpaths, fresh_dispatch_to_python_matches_the_table)
+{
+    py_ops o;
+    py_ops_init(&o);
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *x = cpu_tensor();
+    cfx_key_guard g;
+    cfx_exclude_keys_begin(&g, cfx_keyset_of(CFX_KEY_PythonTLSSnapshot));
+    for (int user = 0; user < 2; user++) {
+        obs_mode a = {0}, b = {0};
+        cfx_mode_init(&a.base, &obs_vt, user ? CFX_MODE_USER : CFX_MODE_FAKE);
+        cfx_mode_init(&b.base, &obs_vt, user ? CFX_MODE_USER : CFX_MODE_FAKE);
+        cfx_op *ops[3] = {o.plain, o.own, o.fwd};
+        for (int i = 0; i < 3; i++) {
+            py_rec *r = i == 1 ? &o.own_rec : i == 2 ? &o.fwd_rec : NULL;
+            cfx_value s1[2] = {cfx_tensor_value(x), cfx_tensor_value(x)}, s2[2];
+            memcpy(s2, s1, sizeof s1);
+            a.calls = b.calls = 0;
+            cr_assert_eq(cfx_mode_push(&a.base), CFX_OK);
+            cfx_keyset want = cfx_op_dispatch_keyset(ops[i], s1);
+            cr_expect_eq((want.repr >> CFX_MODE_PYTHON_SHIFT), 1, "Python on top");
+            int calls0 = r ? r->calls : 0;
+            int rc1 = cfx_op_dispatch_stack(ops[i], s1);
+            int calls1 = r ? r->calls : 0;
+            cfx_keyset rks1 = r ? r->ks : cfx_keyset_empty();
+            cr_assert_eq(cfx_mode_exit(&a.base), CFX_OK);
+            cr_assert_eq(cfx_mode_push(&b.base), CFX_OK);
+            int rc2 = cfx_op_redispatch(ops[i], cfx_op_dispatch_keyset(ops[i], s2), s2);
+            int calls2 = r ? r->calls : 0;
+            cr_assert_eq(cfx_mode_exit(&b.base), CFX_OK);
+            cr_expect_eq(rc1, CFX_OK, "%s", cfx_error_message());
+            cr_expect_eq(rc1, rc2);
+            cr_expect(s1[0].kind == CFX_V_TENSOR && s1[0].u.t == x && s2[0].u.t == x);
+            expect_same_obs(&a, &b, cfx_op_name(ops[i]));
+            cr_expect_eq(a.calls, i == 1 ? 0 : 1, "%s: the mode runs unless the op has its own Python kernel",
+                         cfx_op_name(ops[i]));
+            if (r) {
+                cr_expect_eq(calls1 - calls0, 1);
+                cr_expect_eq(calls2 - calls1, 1);
+                cr_expect(cfx_keyset_eq(rks1, r->ks));
+            }
+            if (i == 0)
+                cr_expect(cfx_keyset_eq(a.ks, want), "the handler gets the call's key set");
+        }
+    }
+    cfx_key_guard_end(&g);
+    cfx_scope_end(s);
+    py_ops_free(&o);
+}
+
+/* A traced call enters by PythonTLSSnapshot: with the Python fallback next, its fallback calls
+ * the top mode itself and takes the snapshot there; a handler reached the general way (fwd)
+ * sees the same, alone or under another mode, and the snapshot is gone afterwards. */
+Test(dispatch_fastpaths, snapshot_fallback_direct_and_general_agree)
+{
+    py_ops o;
+    py_ops_init(&o);
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *x = cpu_tensor();
+    for (int nested = 0; nested < 3; nested++) {
+        obs_mode top[2], below[2];
+        int fwd0 = o.fwd_rec.calls;
+        for (int w = 0; w < 2; w++) {
+            memset(&top[w], 0, sizeof top[w]);
+            memset(&below[w], 0, sizeof below[w]);
+            cfx_mode_init(&top[w].base, &obs_vt, nested == 2 ? CFX_MODE_PROXY : CFX_MODE_USER);
+            cfx_mode_init(&below[w].base, &obs_vt, CFX_MODE_FAKE);
+            if (nested)
+                cr_assert_eq(cfx_mode_push(&below[w].base), CFX_OK);
+            cr_assert_eq(cfx_mode_push(&top[w].base), CFX_OK);
+            cfx_local_keys entry = cfx_local_keys_get();
+            cfx_value st[2] = {cfx_tensor_value(x), cfx_tensor_value(x)};
+            cr_expect_eq(cfx_op_call(w ? o.fwd : o.plain, st, 2), CFX_OK, "%s", cfx_error_message());
+            cr_expect_eq(top[w].snap_rc, CFX_OK);
+            cr_expect(cfx_keyset_eq(top[w].snap.included, entry.included) &&
+                      cfx_keyset_eq(top[w].snap.excluded, entry.excluded), "the keys as the call entered");
+            if (nested) {
+                cr_expect_eq(below[w].calls, 1);
+                cr_expect_eq(below[w].snap_rc, CFX_OK);
+                cr_expect(cfx_keyset_eq(below[w].snap.included, entry.included) &&
+                          cfx_keyset_eq(below[w].snap.excluded, entry.excluded), "the outermost snapshot");
+            }
+            cr_assert_eq(cfx_mode_exit(&top[w].base), CFX_OK);
+            if (nested)
+                cr_assert_eq(cfx_mode_exit(&below[w].base), CFX_OK);
+            cfx_tls_snapshot_guard g;
+            cr_expect_lt(cfx_tls_snapshot_restore_begin(&g), 0, "no snapshot after the call");
+            cfx_error_clear();
+        }
+        expect_same_obs(&top[0], &top[1], "top");
+        expect_same_obs(&below[0], &below[1], "below");
+        /* fwd's kernel runs for the call and, under another mode, for the top handler's redispatch */
+        cr_expect_eq(o.fwd_rec.calls - fwd0, nested ? 2 : 1);
+    }
+    /* the op's own Python kernel runs instead of the mode */
+    obs_mode m = {0};
+    cfx_mode_init(&m.base, &obs_vt, CFX_MODE_PROXY);
+    cr_assert_eq(cfx_mode_push(&m.base), CFX_OK);
+    cfx_value st[2] = {cfx_tensor_value(x), cfx_tensor_value(x)};
+    cr_expect_eq(cfx_op_call(o.own, st, 2), CFX_OK);
+    cr_assert_eq(cfx_mode_exit(&m.base), CFX_OK);
+    cr_expect_eq(m.calls, 0);
+    cr_expect_eq(o.own_rec.calls, 1);
+    cfx_scope_end(s);
+    py_ops_free(&o);
+}
+
+/* ------------------------------------------------------------------ empty slots */
+
+static int any_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx, (void)op, (void)ks, (void)stack;
+    return CFX_OK;
+}
+
+Test(dispatch_fastpaths, empty_slots_stay_all_zero)
+{
+    cr_assert_eq(cfx_dispatcher_check_all_invariants(), CFX_OK, "%s", cfx_error_message());
+    /* kernels and fallbacks come and go: every slot they leave is all zero again */
+    cfx_library *lib = cfx_library_new(CFX_LIB_DEF, "fz", CFX_KEY_Undefined, "/dev/null", 1);
+    cfx_library *impl = cfx_library_new(CFX_LIB_IMPL, "fz", CFX_KEY_Undefined, "/dev/null", 2);
+    cfx_library *fb = cfx_library_new(CFX_LIB_IMPL, "_", CFX_KEY_FPGA, "/dev/null", 3);
+    cr_assert(lib && impl && fb);
+    cr_assert_eq(cfx_library_def(lib, "z(Tensor a) -> Tensor"), CFX_OK);
+    cr_assert_eq(cfx_library_impl_boxed_at(impl, "z", CFX_KEY_Meta, any_kernel, NULL, "/dev/null", 4), CFX_OK);
+    cr_assert_eq(cfx_library_impl_boxed_at(impl, "z", CFX_KEY_CompositeImplicitAutograd, any_kernel, NULL,
+                                           "/dev/null", 5),
+                 CFX_OK);
+    cr_assert_eq(cfx_library_fallback_at(fb, CFX_KEY_FPGA, any_kernel, NULL, "/dev/null", 6), CFX_OK,
+                 "%s", cfx_error_message());
+    cr_expect_eq(cfx_dispatcher_check_all_invariants(), CFX_OK, "%s", cfx_error_message());
+    cfx_library_free(fb);
+    cfx_library_free(impl);
+    cr_expect_eq(cfx_dispatcher_check_all_invariants(), CFX_OK, "%s", cfx_error_message());
+    cfx_op *op = cfx_op_find("fz::z");
+    cr_assert(op);
+    for (int i = 0; i < CFX_NUM_RUNTIME_ENTRIES; i++) {
+        const cfx_kernel *k = &op->table[i];
+        if (!cfx_kernel_is_valid(k))
+            cr_expect(!k->boxed && !k->unboxed && !k->ctx && !k->flags, "slot %d", i);
+    }
+    /* an empty slot still reports the missing kernel, the wrappers' way and the boxed way */
+    cfx_tensor *m = meta_tensor();
+    cfx_value st[1] = {cfx_tensor_value(m)};
+    cr_expect_eq(cfx_op_call(op, st, 1), CFX_ERR_NOTIMPL);
+    cr_expect(strstr(cfx_error_message(), "Could not run 'fz::z' with arguments from the 'Meta' backend."), "%s",
+              cfx_error_message());
+    cfx_error_clear();
+    cfx_library_free(lib);
+    cfx_tensor_release(m);
+}
+
+/* ------------------------------------------------------------------ the mode stack word */
+
+/* Random pushes, pops, unsets and exits against a plain model of the logical stack. */
+Test(dispatch_fastpaths, mode_stack_word_matches_a_list)
+{
+    obs_mode modes[7];
+    const cfx_mode_key keys[7] = {CFX_MODE_FAKE, CFX_MODE_PROXY, CFX_MODE_FUNCTIONAL, CFX_MODE_USER,
+                                  CFX_MODE_USER, CFX_MODE_USER, CFX_MODE_USER};
+    for (int i = 0; i < 7; i++) {
+        memset(&modes[i], 0, sizeof modes[i]);
+        cfx_mode_init(&modes[i].base, &obs_vt, keys[i]);
+    }
+    cfx_mode *infra[3] = {0}, *user[64];
+    int n_user = 0;
+    cfx_local_keys base = cfx_local_keys_get();
+    uint64_t x = 2463534242ull;
+    for (int step = 0; step < 4000; step++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int what = (int)(x % 4), i = (int)((x >> 8) % 7);
+        cfx_mode *m = &modes[i].base;
+        if (what == 0) {
+            bool free_slot = keys[i] < 0 ? n_user < 64 : !infra[keys[i]];
+            bool on_stack = false;
+            for (int j = 0; j < n_user; j++)
+                on_stack |= user[j] == m;
+            if (keys[i] < 0 && on_stack)
+                continue; /* the model keeps each user mode once */
+            int rc = cfx_mode_push(m);
+            cr_assert_eq(rc == CFX_OK, free_slot, "step %d", step);
+            if (rc == CFX_OK) {
+                if (keys[i] < 0)
+                    user[n_user++] = m;
+                else
+                    infra[keys[i]] = m;
+            }
+            cfx_error_clear();
+        } else if (what == 1) {
+            cfx_mode *want = n_user ? user[n_user - 1] : infra[2] ? infra[2] : infra[1] ? infra[1] : infra[0];
+            cr_assert_eq(cfx_mode_pop(), want, "step %d", step);
+            if (n_user)
+                n_user--;
+            else if (want)
+                infra[want == infra[2] ? 2 : want == infra[1] ? 1 : 0] = NULL;
+            cfx_error_clear();
+        } else if (what == 2 && keys[i] >= 0) {
+            cr_assert_eq(cfx_mode_unset(keys[i]), infra[keys[i]], "step %d", step);
+            infra[keys[i]] = NULL;
+        } else if (what == 3) {
+            bool ok = keys[i] >= 0 ? infra[keys[i]] == m : n_user && user[n_user - 1] == m;
+            cr_assert_eq(cfx_mode_exit(m) == CFX_OK, ok, "step %d", step);
+            if (ok && keys[i] >= 0)
+                infra[keys[i]] = NULL;
+            else if (ok)
+                n_user--;
+            cfx_error_clear();
+        }
+        int len = (infra[0] != NULL) + (infra[1] != NULL) + (infra[2] != NULL) + n_user;
+        cr_assert_eq(cfx_mode_stack_len(), len, "step %d", step);
+        cr_assert_eq(cfx_mode_any_set(), len > 0);
+        for (int k = 0; k < 3; k++)
+            cr_assert_eq(cfx_mode_get((cfx_mode_key)k), infra[k]);
+        int idx = 0;
+        for (int k = 0; k < 3; k++)
+            if (infra[k])
+                cr_assert_eq(cfx_mode_stack_at(idx++), infra[k]);
+        for (int k = 0; k < n_user; k++)
+            cr_assert_eq(cfx_mode_stack_at(idx++), user[k]);
+        cr_assert_null(cfx_mode_stack_at(idx));
+        cfx_error_clear();
+        cfx_mode *top = n_user ? user[n_user - 1] : infra[2] ? infra[2] : infra[1] ? infra[1] : infra[0];
+        cr_assert_eq(cfx_mode_top(), top);
+        cr_assert_eq(cfx_keyset_has(cfx_local_keys_get().included, CFX_KEY_Python), len > 0, "step %d", step);
+    }
+    while (cfx_mode_stack_len() > 0)
+        cfx_mode_pop();
+    cr_expect(cfx_keyset_eq(cfx_local_keys_get().included, base.included));
 }
