@@ -362,52 +362,78 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
      * their op_mask) and, in unused slots, ir_tcache_empty, whose name_fast is false: a
      * target of another kind finds no record, or that one, and takes the general path. */
     const cfx_target_info *info = g->tcache[ir_tcache_slot(target.u.op)];
-    cfx_node *n = g->nslot;
-    uint32_t first = g->n_uses;
-    size_t size = (size_t)n_args * sizeof(cfx_value); /* a multiple of 16: no rounding */
-    char *cur = g->arena.cur;
+    if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind))
+        goto general;
+    /* From here the target is info's, and the function runs in phases that load what they
+     * need from the graph again (the barriers), so that few values are live at once and it
+     * needs no register that it would have to save and restore. */
     cfx_name nm;
     /* first < use_limit: ucur is first's record even when n_args is 0 */
-    if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind || !info->name_fast ||
-                    !g->insert_end || n == g->nslot_end || g->root.prev == CFX_NODE_ROOT_SEQ ||
-                    (uint64_t)first + n_args >= g->use_limit || size > (size_t)(g->arena.end - cur) ||
+    if (IR_UNLIKELY(!info->name_fast || !g->insert_end || g->nslot == g->nslot_end ||
+                    g->root.prev == CFX_NODE_ROOT_SEQ || (uint64_t)g->n_uses + n_args >= g->use_limit ||
+                    (size_t)n_args * sizeof(cfx_value) > (size_t)(g->arena.end - g->arena.cur) ||
                     !ir_names_next(info->cand.base, &nm)))
-        goto general;
-    g->arena.cur = cur + size;
+        goto general_info;
+    IR_RELOAD_BARRIER();
+    cfx_node *n = g->nslot;
     /* the slot is zero-filled (arena.h): only what is not 0 */
-    uint32_t seq = g->n_created;
-    cfx_value *a = (cfx_value *)(void *)cur;
+    cfx_value *a = (cfx_value *)(void *)g->arena.cur;
+    g->arena.cur = (char *)(a + n_args); /* a multiple of 16: no rounding */
     n->args = n_args ? a : NULL;
     n->name_base = nm.base;
-    n->target_id = info->id;
     n->name_suffix = nm.suffix;
-    n->seq = seq;
+    n->target_id = info->id;
+    n->seq = g->n_created;
     n->n_args = (uint16_t)n_args;
     n->op = CFX_NODE_CALL_FUNCTION;
-    uint32_t id = first;
+    IR_RELOAD_BARRIER();
+    uint32_t id = g->n_uses;
     ir_use *u = g->ucur;
-    const cfx_value *v = args, *end = args + n_args;
-    for (; v != end; v++, a++) {
+    /* the end is the arena's cursor (just set) and the source is at a fixed distance from
+     * the copy: two registers fewer */
+    ptrdiff_t delta = (const char *)args - (const char *)a;
+    const cfx_value *v = args;
+    for (; a != (cfx_value *)(void *)g->arena.cur; a++) {
+        v = (const cfx_value *)(const void *)((const char *)a + delta);
         *a = *v;
         if (v->kind != CFX_V_NODE) {
-            /* the mask as an immediate operand, not a register held through the loop */
-            if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & IR_FLAT_SCALARS)))
+            /* the mask made where it is used, not held in a register through the loop */
+            uint32_t flat = IR_FLAT_SCALARS;
+            IR_HIDE(flat);
+            if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & flat)))
                 goto undo;
             continue;
         }
         cfx_node *p = v->u.node;
         if (IR_UNLIKELY(!p || cfx_node_graph(p) != g))
             goto undo;
-        if (!ir_use_link(g, p, u, id, first, seq))
-            continue;
+        /* ir_use_link, with the barriers: the run's first id, the node's seq and the use
+         * table are loaded where used, and nothing is held from one part to the next */
+        uint32_t head = p->users_head;
+        if (!head) {
+            p->users_head = id;
+            u->prev = id;
+        } else {
+            ir_use *h = ir_use_at(g, head);
+            uint32_t tail = h->prev;
+            if (tail >= g->n_uses)
+                continue; /* p is an earlier arg: this run holds its use */
+            h->prev = id;
+            u->prev = tail;
+            IR_RELOAD_BARRIER();
+            ir_use_at(g, tail)->next = id;
+        }
+        IR_RELOAD_BARRIER();
+        u->producer = p->seq;
+        u->user = g->nslot->seq; /* next: 0 in a fresh record (arena.h) */
+        p->n_users++;
         u++;
         id++;
     }
     /* what the rest needs is loaded again, not held through the loop */
     IR_RELOAD_BARRIER();
     n = g->nslot;
-    first = g->n_uses;
-    seq = n->seq;
+    uint32_t first = g->n_uses, seq = n->seq;
     n->n_inputs = id - first;
     n->inputs = first;
     uint32_t last = g->root.prev;
@@ -423,6 +449,10 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     return n;
 undo:
     return call_target_undo(g, v, a, id);
+general_info:
+    /* the target from info, loaded again: not held through the checks */
+    IR_RELOAD_BARRIER();
+    return call_target_general(g, cfx_target_from_info(info), args, n_args);
 general:
     return call_target_general(g, target, args, n_args);
 }
