@@ -352,6 +352,8 @@ static IR_COLD cfx_node *call_target_undo(cfx_graph *g, const cfx_value *v, cons
  *
  * The undo finds what it needs in the graph, the node and the loop's pointers, and the end
  * loads again what it needs, so that little is held through the loop. */
+static const volatile uint32_t flat_scalars = IR_FLAT_SCALARS;
+
 IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args)
 {
     if (IR_UNLIKELY(!g))
@@ -375,6 +377,7 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
                     !ir_names_next(info->cand.base, &nm)))
         goto general_info;
     IR_RELOAD_BARRIER();
+    IR_HIDE(n_args); /* not the size the check computed, held through the name's */
     cfx_node *n = g->nslot;
     /* the slot is zero-filled (arena.h): only what is not 0 */
     cfx_value *a = (cfx_value *)(void *)g->arena.cur;
@@ -397,10 +400,9 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
         v = (const cfx_value *)(const void *)((const char *)a + delta);
         *a = *v;
         if (v->kind != CFX_V_NODE) {
-            /* the mask made where it is used, not held in a register through the loop */
-            uint32_t flat = IR_FLAT_SCALARS;
-            IR_HIDE(flat);
-            if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & flat)))
+            /* the mask loaded where it is used (volatile: GCC would hold the constant in a
+             * register through the loop) */
+            if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & flat_scalars)))
                 goto undo;
             continue;
         }
@@ -425,7 +427,7 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
         }
         IR_RELOAD_BARRIER();
         u->producer = p->seq;
-        u->user = g->nslot->seq; /* next: 0 in a fresh record (arena.h) */
+        u->user = g->n_created; /* the node's seq; next: 0 in a fresh record (arena.h) */
         p->n_users++;
         u++;
         id++;
