@@ -318,7 +318,7 @@ static bool set_suffix_bit(cfx_names *ns, istr *b, uint32_t s)
 /* Records k (unused) as used. Suffixes taken in a row, the tracer's case, extend the run; one
  * beyond the run and everything recorded moves the run's suffixes into the bitset and starts
  * a new run there (each suffix moves once: amortized O(1)); any other goes to the bitset. */
-static bool mark_used(cfx_names *ns, cfx_name k)
+static bool mark_used_state(cfx_names *ns, cfx_name k)
 {
     istr *b = rec_of(k.base);
     if (k.suffix < 0) {
@@ -343,6 +343,15 @@ static bool mark_used(cfx_names *ns, cfx_name k)
         return false;
     b->run_open = b->run_lo < b->run_hi && b->run_hi >= b->free_from;
     return true;
+}
+
+/* mark_used_state, with the summary ir_names_next reads kept in step (also when it fails
+ * part way: the run may have moved). */
+static bool mark_used(cfx_names *ns, cfx_name k)
+{
+    bool ok = mark_used_state(ns, k);
+    ir_istr_refresh(rec_of(k.base));
+    return ok;
 }
 
 bool cfx_names_is_used(const cfx_names *ns, cfx_name name) { return key_used(ns, name); }
@@ -542,6 +551,7 @@ static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_
     if (!mark_used(ns, cand))
         goto oom;
     base->count = num;
+    ir_istr_refresh(base);
     *out = cand;
     return CFX_OK;
 oom:
