@@ -422,7 +422,6 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
                 continue; /* p is an earlier arg: this run holds its use */
             h->prev = id;
             u->prev = tail;
-            IR_RELOAD_BARRIER();
             ir_use_at(g, tail)->next = id;
         }
         IR_RELOAD_BARRIER();
