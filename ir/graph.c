@@ -122,6 +122,7 @@ cfx_node *ir_node_slot_slow(cfx_graph *g)
     /* blocks are taken in seq order: the rest of this one is next */
     g->nslot = ir_node_at(g, seq);
     g->nslot_end = g->nblock[b] + (1u << IR_NODE_SHIFT);
+    ir_fast_end_update(g);
     return g->nslot;
 }
 
@@ -132,12 +133,14 @@ static IR_ALWAYS_INLINE void link_before(cfx_graph *g, cfx_node *at, cfx_node *x
     x->prev = p;
     x->next = at->seq;
     at->prev = x->seq;
+    ir_fast_end_update(g);
 }
 
 static void unlink_node(cfx_graph *g, cfx_node *x)
 {
     ir_link(g, x->prev)->next = x->next;
     ir_link(g, x->next)->prev = x->prev;
+    ir_fast_end_update(g);
 }
 
 /* torch.typename(target): module + "." + qualname. An OpOverload's module is torch._ops.<ns>
@@ -348,10 +351,15 @@ static IR_COLD cfx_node *call_target_undo(cfx_graph *g, const cfx_value *v, cons
  * checked before anything changes; an arg that is not flat takes back what was done
  * (call_target_undo). Anything else is the general path's. The result is the general path's
  * to the bit: the same name, target record, record ids, users order and argument block
- * (test_fast_path.c compares them).
+ * (test_fast_path.c compares them). "At the end of a non-empty graph with room in the node
+ * block" is one compare: g->nslot_fast_end (ir_fast_end_update).
  *
- * The undo finds what it needs in the graph, the node and the loop's pointers, and the end
- * loads again what it needs, so that little is held through the loop. */
+ * The function saves no callee-saved register: it runs in phases, each loading what it needs
+ * from the graph (IR_RELOAD_BARRIER), so few values are live at once. The undo finds what it
+ * needs in the graph, the node and the loop's pointers. */
+
+/* The flat scalar kinds as a load, not a constant: GCC would hold the constant in a register
+ * through the arg loop. */
 static const volatile uint32_t flat_scalars = IR_FLAT_SCALARS;
 
 IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args)
@@ -371,8 +379,8 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
      * needs no register that it would have to save and restore. */
     cfx_name nm;
     /* first < use_limit: ucur is first's record even when n_args is 0 */
-    if (IR_UNLIKELY(!info->name_fast || !g->insert_end || g->nslot == g->nslot_end ||
-                    g->root.prev == CFX_NODE_ROOT_SEQ || (uint64_t)g->n_uses + n_args >= g->use_limit ||
+    if (IR_UNLIKELY(!info->name_fast || (uintptr_t)g->nslot >= (uintptr_t)g->nslot_fast_end ||
+                    (uint64_t)g->n_uses + n_args >= g->use_limit ||
                     (size_t)n_args * sizeof(cfx_value) > (size_t)(g->arena.end - g->arena.cur) ||
                     !ir_names_next(info->cand.base, &nm)))
         goto general_info;
@@ -400,8 +408,7 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
         v = (const cfx_value *)(const void *)((const char *)a + delta);
         *a = *v;
         if (v->kind != CFX_V_NODE) {
-            /* the mask loaded where it is used (volatile: GCC would hold the constant in a
-             * register through the loop) */
+            /* the mask loaded where it is used (flat_scalars) */
             if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & flat_scalars)))
                 goto undo;
             continue;
@@ -555,6 +562,7 @@ void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p)
 {
     g->insert = p;
     g->insert_end = p.at == &g->root && !p.after;
+    ir_fast_end_update(g);
 }
 
 /* ---- erasing ------------------------------------------------------------------------------ */
