@@ -47,6 +47,7 @@ cfx_graph *cfx_graph_new(void)
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
     g->insert_end = true;
+    g->tail_hint = &g->root; /* its seq is no node's */
     g->n_uses = 1; /* use id 0 means "none" */
     for (size_t i = 0; i < sizeof g->tcache / sizeof *g->tcache; i++)
         g->tcache[i] = &ir_tcache_empty;
@@ -447,7 +448,12 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     uint32_t last = g->root.prev;
     n->prev = last;
     n->next = CFX_NODE_ROOT_SEQ;
-    ir_node_at(g, last)->next = seq;
+    /* the last node is nearly always the one this path appended last */
+    cfx_node *ln = g->tail_hint;
+    if (IR_UNLIKELY(ln->seq != last))
+        ln = ir_node_at(g, last);
+    ln->next = seq;
+    g->tail_hint = n;
     g->root.prev = seq;
     g->n_uses = id;
     g->ucur = u;

@@ -101,6 +101,9 @@ struct cfx_graph {
     ir_use *ucur;               /* the record of id n_uses when n_uses < use_limit (else
                                    unspecified): the fast path's run starts here */
     cfx_node *nslot, *nslot_end; /* the next node record (seq n_created) and the end of its block */
+    cfx_node *tail_hint;        /* the node cfx_graph_call_target appended last (or the
+                                   sentinel): the list's last node when its seq is
+                                   root.prev (a record's seq never changes) */
     cfx_node *nslot_fast_end;   /* nslot_end when nodes go to the end of a non-empty list, else
                                    NULL: cfx_graph_call_target's three conditions in one
                                    compare (ir_fast_end_update keeps it) */
