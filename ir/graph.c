@@ -401,12 +401,9 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     IR_RELOAD_BARRIER();
     uint32_t id = g->n_uses;
     ir_use *u = g->ucur;
-    /* the end is the arena's cursor (just set) and the source is at a fixed distance from
-     * the copy: two registers fewer */
-    ptrdiff_t delta = (const char *)args - (const char *)a;
+    /* the copy ends at the arena's cursor (just set): no register for the end */
     const cfx_value *v = args;
-    for (; a != (cfx_value *)(void *)g->arena.cur; a++) {
-        v = (const cfx_value *)(const void *)((const char *)a + delta);
+    for (; a != (cfx_value *)(void *)g->arena.cur; a++, v++) {
         *a = *v;
         if (v->kind != CFX_V_NODE) {
             /* the mask loaded where it is used (flat_scalars) */
