@@ -370,8 +370,9 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     if (IR_UNLIKELY(!args))
         goto general;
     /* The cache holds operator and function records (callable targets: call_function is in
-     * their op_mask) and, in unused slots, ir_tcache_empty, whose name_fast is false: a
-     * target of another kind finds no record, or that one, and takes the general path. */
+     * their op_mask) and, in unused slots, ir_tcache_empty, whose name_fast is false (its
+     * fast_base a name ir_names_next refuses): a target of another kind finds no record, or
+     * that one, and takes the general path. */
     const cfx_target_info *info = g->tcache[ir_tcache_slot(target.u.op)];
     if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind))
         goto general;
@@ -380,10 +381,10 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
      * needs no register that it would have to save and restore. */
     cfx_name nm;
     /* first < use_limit: ucur is first's record even when n_args is 0 */
-    if (IR_UNLIKELY(!info->name_fast || (uintptr_t)g->nslot >= (uintptr_t)g->nslot_fast_end ||
+    if (IR_UNLIKELY((uintptr_t)g->nslot >= (uintptr_t)g->nslot_fast_end ||
                     (uint64_t)g->n_uses + n_args >= g->use_limit ||
                     (size_t)n_args * sizeof(cfx_value) > (size_t)(g->arena.end - g->arena.cur) ||
-                    !ir_names_next(info->cand.base, &nm)))
+                    !ir_names_next(info->fast_base, &nm))) /* false unless name_fast */
         goto general_info;
     IR_RELOAD_BARRIER();
     IR_HIDE(n_args); /* not the size the check computed, held through the name's */
