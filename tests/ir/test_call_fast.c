@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "ir/internal.h"
+#include "ir/istr.h"
 #include "ir/meta.h"
 #include "tests/ir/ir_test_util.h"
 
@@ -344,6 +345,31 @@ Test(ir_call_fast, fast_window_follows_list_and_insert_point)
         }
         cr_assert(call(h, k, "aten::relu", VALS(cfx_int(3)), 1));
         expect_fast_end(h);
+    }
+    expect_same(g[0], g[1]);
+    cfx_graph_free(g[0]);
+    cfx_graph_free(g[1]);
+}
+
+/* Targets whose default name the inline case may not give (a numeric suffix, a reserved
+ * word) carry a fast_base that ir_names_next refuses: the fast entry names them through the
+ * loop, as the general path does. */
+Test(ir_call_fast, targets_not_named_inline)
+{
+    static const char *const qns[] = {"aten::foo_1", "aten::for", "aten::add.Tensor", "aten::bar_0", "aten::None"};
+    cfx_graph *g[2];
+    for (int k = 0; k < 2; k++) {
+        g[k] = cfx_graph_new();
+        cfx_node *x = cfx_graph_placeholder(g[k], "x");
+        for (int i = 0; i < 60; i++)
+            cr_assert(call(g[k], k, qns[i % 5], VALS(NV(x)), 1));
+    }
+    for (uint32_t i = 0; i < g[0]->tinfo_count; i++) {
+        const cfx_target_info *t = g[0]->targets[i];
+        if (t->name_fast)
+            cr_expect_eq(t->fast_base, t->cand.base);
+        else
+            cr_expect_eq(ir_istr_of(t->fast_base)->fast_num, 0);
     }
     expect_same(g[0], g[1]);
     cfx_graph_free(g[0]);
