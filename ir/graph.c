@@ -387,7 +387,6 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
                     !ir_names_next(info->fast_base, &nm))) /* false unless name_fast */
         goto general_info;
     IR_RELOAD_BARRIER();
-    IR_HIDE(n_args); /* not the size the check computed, held through the name's */
     cfx_node *n = g->nslot;
     /* the slot is zero-filled (arena.h): only what is not 0 */
     cfx_value *a = (cfx_value *)(void *)g->arena.cur;
@@ -415,8 +414,9 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
         cfx_node *p = v->u.node;
         if (IR_UNLIKELY(!p || cfx_node_graph(p) != g))
             goto undo;
-        /* ir_use_link, with the barriers: the run's first id, the node's seq and the use
-         * table are loaded where used, and nothing is held from one part to the next */
+        /* ir_use_link written out: the run's first id and the node's seq are loaded from g
+         * where used, and the barrier below makes p->seq a load again, so that nothing is
+         * held in a register through the loop but its pointers and the id */
         uint32_t head = p->users_head;
         if (!head) {
             p->users_head = id;

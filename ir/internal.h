@@ -18,8 +18,6 @@
 /* Values read from memory before this point are read again after it: for a hot loop whose
  * callers' values would otherwise be held in callee-saved registers through it. */
 #define IR_RELOAD_BARRIER() __asm__ volatile("" ::: "memory")
-/* x's value is unknown to GCC from here: what it computed from x before is not reused. */
-#define IR_HIDE(x) __asm__("" : "+r"(x))
 /* For a hot function of scattered scalar stores: GCC's SLP vectorizer packs them through
  * SSE registers, which takes more instructions than the stores (GCC only). */
 #if defined(__clang__)
@@ -30,7 +28,6 @@
 #else
 #define IR_NO_SLP
 #define IR_RELOAD_BARRIER() ((void)0)
-#define IR_HIDE(x) ((void)0)
 #define IR_LIKELY(x) (x)
 #define IR_UNLIKELY(x) (x)
 #define IR_ALWAYS_INLINE inline
