@@ -47,6 +47,7 @@ cfx_graph *cfx_graph_new(void)
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
     g->insert_end = true;
+    g->tail_hint = &g->root; /* its seq is no node's */
     g->n_uses = 1; /* use id 0 means "none" */
     for (size_t i = 0; i < sizeof g->tcache / sizeof *g->tcache; i++)
         g->tcache[i] = &ir_tcache_empty;
@@ -122,6 +123,7 @@ cfx_node *ir_node_slot_slow(cfx_graph *g)
     /* blocks are taken in seq order: the rest of this one is next */
     g->nslot = ir_node_at(g, seq);
     g->nslot_end = g->nblock[b] + (1u << IR_NODE_SHIFT);
+    ir_fast_end_update(g);
     return g->nslot;
 }
 
@@ -132,12 +134,14 @@ static IR_ALWAYS_INLINE void link_before(cfx_graph *g, cfx_node *at, cfx_node *x
     x->prev = p;
     x->next = at->seq;
     at->prev = x->seq;
+    ir_fast_end_update(g);
 }
 
 static void unlink_node(cfx_graph *g, cfx_node *x)
 {
     ir_link(g, x->prev)->next = x->next;
     ir_link(g, x->next)->prev = x->prev;
+    ir_fast_end_update(g);
 }
 
 /* torch.typename(target): module + "." + qualname. An OpOverload's module is torch._ops.<ns>
@@ -348,10 +352,17 @@ static IR_COLD cfx_node *call_target_undo(cfx_graph *g, const cfx_value *v, cons
  * checked before anything changes; an arg that is not flat takes back what was done
  * (call_target_undo). Anything else is the general path's. The result is the general path's
  * to the bit: the same name, target record, record ids, users order and argument block
- * (test_fast_path.c compares them).
+ * (test_fast_path.c compares them). "At the end of a non-empty graph with room in the node
+ * block" is one compare: g->nslot_fast_end (ir_fast_end_update).
  *
- * The undo finds what it needs in the graph, the node and the loop's pointers, and the end
- * loads again what it needs, so that little is held through the loop. */
+ * The function saves no callee-saved register: it runs in phases, each loading what it needs
+ * from the graph (IR_RELOAD_BARRIER), so few values are live at once. The undo finds what it
+ * needs in the graph, the node and the loop's pointers. */
+
+/* The flat scalar kinds as a load, not a constant: GCC would hold the constant in a register
+ * through the arg loop. */
+static const volatile uint32_t flat_scalars = IR_FLAT_SCALARS;
+
 IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args)
 {
     if (IR_UNLIKELY(!g))
@@ -359,61 +370,88 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     if (IR_UNLIKELY(!args))
         goto general;
     /* The cache holds operator and function records (callable targets: call_function is in
-     * their op_mask) and, in unused slots, ir_tcache_empty, whose name_fast is false: a
-     * target of another kind finds no record, or that one, and takes the general path. */
+     * their op_mask) and, in unused slots, ir_tcache_empty, whose name_fast is false (its
+     * fast_base a name ir_names_next refuses): a target of another kind finds no record, or
+     * that one, and takes the general path. */
     const cfx_target_info *info = g->tcache[ir_tcache_slot(target.u.op)];
-    cfx_node *n = g->nslot;
-    uint32_t first = g->n_uses;
-    size_t size = (size_t)n_args * sizeof(cfx_value); /* a multiple of 16: no rounding */
-    char *cur = g->arena.cur;
+    if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind))
+        goto general;
+    /* From here the target is info's, and the function runs in phases that load what they
+     * need from the graph again (the barriers), so that few values are live at once and it
+     * needs no register that it would have to save and restore. */
     cfx_name nm;
     /* first < use_limit: ucur is first's record even when n_args is 0 */
-    if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind || !info->name_fast ||
-                    !g->insert_end || n == g->nslot_end || g->root.prev == CFX_NODE_ROOT_SEQ ||
-                    (uint64_t)first + n_args >= g->use_limit || size > (size_t)(g->arena.end - cur) ||
-                    !ir_names_next(info->cand.base, &nm)))
-        goto general;
-    g->arena.cur = cur + size;
+    if (IR_UNLIKELY((uintptr_t)g->nslot >= (uintptr_t)g->nslot_fast_end ||
+                    (uint64_t)g->n_uses + n_args >= g->use_limit ||
+                    (size_t)n_args * sizeof(cfx_value) > (size_t)(g->arena.end - g->arena.cur) ||
+                    !ir_names_next(info->fast_base, &nm))) /* false unless name_fast */
+        goto general_info;
+    IR_RELOAD_BARRIER();
+    cfx_node *n = g->nslot;
     /* the slot is zero-filled (arena.h): only what is not 0 */
-    uint32_t seq = g->n_created;
-    cfx_value *a = (cfx_value *)(void *)cur;
+    cfx_value *a = (cfx_value *)(void *)g->arena.cur;
+    g->arena.cur = (char *)(a + n_args); /* a multiple of 16: no rounding */
     n->args = n_args ? a : NULL;
     n->name_base = nm.base;
-    n->target_id = info->id;
     n->name_suffix = nm.suffix;
-    n->seq = seq;
+    n->target_id = info->id;
+    n->seq = g->n_created;
     n->n_args = (uint16_t)n_args;
     n->op = CFX_NODE_CALL_FUNCTION;
-    uint32_t id = first;
+    IR_RELOAD_BARRIER();
+    uint32_t id = g->n_uses;
     ir_use *u = g->ucur;
-    const cfx_value *v = args, *end = args + n_args;
-    for (; v != end; v++, a++) {
+    /* the copy ends at the arena's cursor (just set): no register for the end */
+    const cfx_value *v = args;
+    for (; a != (cfx_value *)(void *)g->arena.cur; a++, v++) {
         *a = *v;
         if (v->kind != CFX_V_NODE) {
-            /* the mask as an immediate operand, not a register held through the loop */
-            if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & IR_FLAT_SCALARS)))
+            /* the mask loaded where it is used (flat_scalars) */
+            if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & flat_scalars)))
                 goto undo;
             continue;
         }
         cfx_node *p = v->u.node;
         if (IR_UNLIKELY(!p || cfx_node_graph(p) != g))
             goto undo;
-        if (!ir_use_link(g, p, u, id, first, seq))
-            continue;
+        /* ir_use_link written out: the run's first id and the node's seq are loaded from g
+         * where used, and the barrier below makes p->seq a load again, so that nothing is
+         * held in a register through the loop but its pointers and the id */
+        uint32_t head = p->users_head;
+        if (!head) {
+            p->users_head = id;
+            u->prev = id;
+        } else {
+            ir_use *h = ir_use_at(g, head);
+            uint32_t tail = h->prev;
+            if (tail >= g->n_uses)
+                continue; /* p is an earlier arg: this run holds its use */
+            h->prev = id;
+            u->prev = tail;
+            ir_use_at(g, tail)->next = id;
+        }
+        IR_RELOAD_BARRIER();
+        u->producer = p->seq;
+        u->user = g->n_created; /* the node's seq; next: 0 in a fresh record (arena.h) */
+        p->n_users++;
         u++;
         id++;
     }
     /* what the rest needs is loaded again, not held through the loop */
     IR_RELOAD_BARRIER();
     n = g->nslot;
-    first = g->n_uses;
-    seq = n->seq;
+    uint32_t first = g->n_uses, seq = n->seq;
     n->n_inputs = id - first;
     n->inputs = first;
     uint32_t last = g->root.prev;
     n->prev = last;
     n->next = CFX_NODE_ROOT_SEQ;
-    ir_node_at(g, last)->next = seq;
+    /* the last node is nearly always the one this path appended last */
+    cfx_node *ln = g->tail_hint;
+    if (IR_UNLIKELY(ln->seq != last))
+        ln = ir_node_at(g, last);
+    ln->next = seq;
+    g->tail_hint = n;
     g->root.prev = seq;
     g->n_uses = id;
     g->ucur = u;
@@ -423,6 +461,10 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     return n;
 undo:
     return call_target_undo(g, v, a, id);
+general_info:
+    /* the target from info, loaded again: not held through the checks */
+    IR_RELOAD_BARRIER();
+    return call_target_general(g, cfx_target_from_info(info), args, n_args);
 general:
     return call_target_general(g, target, args, n_args);
 }
@@ -524,6 +566,7 @@ void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p)
 {
     g->insert = p;
     g->insert_end = p.at == &g->root && !p.after;
+    ir_fast_end_update(g);
 }
 
 /* ---- erasing ------------------------------------------------------------------------------ */

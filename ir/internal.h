@@ -98,6 +98,12 @@ struct cfx_graph {
     ir_use *ucur;               /* the record of id n_uses when n_uses < use_limit (else
                                    unspecified): the fast path's run starts here */
     cfx_node *nslot, *nslot_end; /* the next node record (seq n_created) and the end of its block */
+    cfx_node *tail_hint;        /* the node cfx_graph_call_target appended last (or the
+                                   sentinel): the list's last node when its seq is
+                                   root.prev (a record's seq never changes) */
+    cfx_node *nslot_fast_end;   /* nslot_end when nodes go to the end of a non-empty list, else
+                                   NULL: cfx_graph_call_target's three conditions in one
+                                   compare (ir_fast_end_update keeps it) */
     cfx_target_info *tcache[8]; /* recent non-string targets, direct-mapped on the pointer */
     uint32_t n_ext, ext_cap;
     cfx_node **ext;             /* nodes of other graphs named by IR_EXT refs */
@@ -197,6 +203,13 @@ static inline void ir_node_commit(cfx_graph *g)
 {
     g->nslot++;
     g->n_created++;
+}
+
+/* Sets nslot_fast_end after a change to the insertion point, the list's emptiness or the
+ * current node block. */
+static inline void ir_fast_end_update(cfx_graph *g)
+{
+    g->nslot_fast_end = g->insert_end && g->root.prev != CFX_NODE_ROOT_SEQ ? g->nslot_end : NULL;
 }
 
 /* cfx_graph_lint that, if order is non-NULL and the graph is well formed, also returns the

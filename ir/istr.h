@@ -22,14 +22,18 @@ typedef struct ir_istr {
     uint32_t n_overflow; /* used suffixes of this base kept in the overflow set */
     uint32_t run_lo, run_hi;
     uint32_t free_from;  /* every suffix in the bitset or the overflow set is below it */
+    uint32_t fast_num;   /* the suffix ir_names_next gives next when it is in [1,
+                            CFX_NAME_MAX_SUFFIX]: set (ir_istr_refresh) when used_plain and
+                            run_open hold and count + 1 == run_hi; else 0. One load and one
+                            compare say the whole steady state. While it is not 0 it is the
+                            truth and count and run_hi may be stale: they are fast_num - 1
+                            and fast_num (ir_istr_sync writes them back), so that the fast
+                            path stores one word. */
     uint8_t used_plain;  /* "<s>" itself is used */
-    uint8_t run_open;    /* run_lo < run_hi >= free_from: suffix run_hi is unused (right
-                            after used_plain: ir_names_next reads both at once) */
+    uint8_t run_open;    /* run_lo < run_hi >= free_from: suffix run_hi is unused */
     uint8_t reserved;    /* names.c's enum reserved_kind; 0: not reserved */
     char s[];
 } ir_istr;
-
-_Static_assert(offsetof(ir_istr, run_open) == offsetof(ir_istr, used_plain) + 1, "read together");
 
 static inline ir_istr *ir_istr_of(const char *s) { return (ir_istr *)(void *)(s - offsetof(ir_istr, s)); }
 
@@ -40,44 +44,52 @@ static inline bool ir_names_fast_candidate(const cfx_name_candidate *c)
     return c->num < 0 && !ir_istr_of(c->base)->reserved;
 }
 
+/* count and run_hi as fast_num says they are (see fast_num): before anything reads or
+ * changes them. */
+static inline void ir_istr_sync(ir_istr *b)
+{
+    if (b->fast_num) {
+        b->count = (int64_t)b->fast_num - 1;
+        b->run_hi = b->fast_num;
+    }
+}
+
+/* Sets fast_num from the state it summarizes (synced: ir_istr_sync): after anything that
+ * changes used_plain, run_open, run_hi or count (names.c). */
+static inline void ir_istr_refresh(ir_istr *b)
+{
+    int64_t num = b->count + 1;
+    b->fast_num = b->used_plain && b->run_open && num == (int64_t)b->run_hi && num > 0 && num <= UINT32_MAX
+                      ? (uint32_t)num
+                      : 0;
+}
+
 /* create_name's common case, a tracer naming its hundredth `add`, for a candidate that
  * passes ir_names_fast_candidate. FX's loop starts at num = _base_count[base] and takes
- * `base` itself if unused, else the first unused `base_<num+1...>`; when that is the very
- * next suffix and it extends the open run of used suffixes, the answer is known without the
- * loop. Returns false (nothing changed) for everything else, which cfx_names_create_prepared
- * handles in full. */
+ * `base` itself if unused, else the first unused `base_<num+1...>`; when `base` is used and
+ * that is the very next suffix and it extends the open run of used suffixes (fast_num says
+ * so), the answer is known without the loop. Returns false (nothing changed) for everything
+ * else, the plain name's first use included, which cfx_names_create_prepared handles in
+ * full. */
 static inline bool ir_names_next(const char *s, cfx_name *out)
 {
     ir_istr *base = ir_istr_of(s);
-    uint16_t flags; /* used_plain and run_open, both 1 in the steady state: one compare */
-    memcpy(&flags, &base->used_plain, sizeof flags);
-    if (flags != 0x0101) {
-        if (base->used_plain)
-            return false;
-        base->used_plain = 1; /* _base_count[base] = _base_count[base] */
-        *out = (cfx_name){s, CFX_NAME_NO_SUFFIX};
-        return true;
-    }
-    int64_t num = base->count + 1;
-    if (num != (int64_t)base->run_hi || num > CFX_NAME_MAX_SUFFIX)
+    uint32_t num = base->fast_num;
+    if (num - 1u >= (uint32_t)CFX_NAME_MAX_SUFFIX) /* 0 (not the steady state) or beyond */
         return false;
-    base->run_hi = (uint32_t)num + 1;
-    base->count = num;
+    base->fast_num = num + 1; /* count num and run_hi num + 1 (see fast_num) */
     *out = (cfx_name){s, (int32_t)num};
     return true;
 }
 
 /* Takes back the ir_names_next(s, ...) that gave nm, nothing having named since: its state
- * before that call is known exactly (the plain name unused, or count and run_hi one less). */
+ * before that call is known exactly (count, run_hi and fast_num one less). */
 static inline void ir_names_unnext(const char *s, cfx_name nm)
 {
     ir_istr *base = ir_istr_of(s);
-    if (nm.suffix < 0) {
-        base->used_plain = 0;
-    } else {
-        base->run_hi = (uint32_t)nm.suffix;
-        base->count = nm.suffix - 1;
-    }
+    base->run_hi = (uint32_t)nm.suffix;
+    base->count = nm.suffix - 1;
+    base->fast_num = (uint32_t)nm.suffix;
 }
 
 /* Both: create_name's common case for any prepared candidate. */

@@ -577,9 +577,12 @@ void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b)
 
 static IR_ALWAYS_INLINE bool same_str(const char *interned, const char *s) { return interned == s || (interned && s && strcmp(interned, s) == 0); }
 
+/* A site's slot in the caches: bits 3..6 of its address. Sites are 8-aligned structs of 24
+ * bytes, mostly CFX_HERE compound literals close together in a frame or in rodata: 16 in a
+ * row land in 16 different slots (a multiplicative hash only spreads them at random). */
 static inline uint32_t site_slot(const cfx_site *site)
 {
-    return (uint32_t)(((uint64_t)(uintptr_t)site * 0x9E3779B97F4A7C15ull) >> 60);
+    return (uint32_t)((uintptr_t)site >> 3) & 15;
 }
 
 /* Whether the caller's site (the one m was filled from: same pointer) still says what m's

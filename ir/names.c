@@ -276,7 +276,8 @@ static bool key_used(const cfx_names *ns, cfx_name k)
     const istr *b = rec_of(k.base);
     if (k.suffix < 0)
         return b->used_plain;
-    if ((uint32_t)k.suffix >= b->run_lo && (uint32_t)k.suffix < b->run_hi)
+    uint32_t run_hi = b->fast_num ? b->fast_num : b->run_hi; /* ir_istr_sync's, without writing */
+    if ((uint32_t)k.suffix >= b->run_lo && (uint32_t)k.suffix < run_hi)
         return true;
     uint32_t w = (uint32_t)k.suffix >> 6;
     if (w < b->nwords && (b->bits[w] >> (k.suffix & 63) & 1))
@@ -318,7 +319,7 @@ static bool set_suffix_bit(cfx_names *ns, istr *b, uint32_t s)
 /* Records k (unused) as used. Suffixes taken in a row, the tracer's case, extend the run; one
  * beyond the run and everything recorded moves the run's suffixes into the bitset and starts
  * a new run there (each suffix moves once: amortized O(1)); any other goes to the bitset. */
-static bool mark_used(cfx_names *ns, cfx_name k)
+static bool mark_used_state(cfx_names *ns, cfx_name k)
 {
     istr *b = rec_of(k.base);
     if (k.suffix < 0) {
@@ -343,6 +344,16 @@ static bool mark_used(cfx_names *ns, cfx_name k)
         return false;
     b->run_open = b->run_lo < b->run_hi && b->run_hi >= b->free_from;
     return true;
+}
+
+/* mark_used_state, with the summary ir_names_next reads kept in step (also when it fails
+ * part way: the run may have moved). */
+static bool mark_used(cfx_names *ns, cfx_name k)
+{
+    ir_istr_sync(rec_of(k.base));
+    bool ok = mark_used_state(ns, k);
+    ir_istr_refresh(rec_of(k.base));
+    return ok;
 }
 
 bool cfx_names_is_used(const cfx_names *ns, cfx_name name) { return key_used(ns, name); }
@@ -521,6 +532,8 @@ static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_
                                 cfx_name *out)
 {
     istr *base = rec_of(c->base);
+    ir_istr_sync(base);
+    ir_istr_sync(rec_of(c->whole));
     cfx_name cand = c->key;
     int64_t num;
     if (c->num < 0 || key_used(ns, cand)) {
@@ -542,6 +555,7 @@ static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_
     if (!mark_used(ns, cand))
         goto oom;
     base->count = num;
+    ir_istr_refresh(base);
     *out = cand;
     return CFX_OK;
 oom:

@@ -132,7 +132,11 @@ void cfx_op_print_target(const char *qn, cfx_buf *b)
 
 /* ---- the cache -------------------------------------------------------------------------- */
 
-cfx_target_info ir_tcache_empty; /* never written: all zero */
+/* A name record ir_names_next never takes (its fast_num is 0): the fast_base of targets it
+ * may not name. */
+static ir_istr never_fast;
+
+cfx_target_info ir_tcache_empty = {.fast_base = never_fast.s}; /* never written; else zero */
 
 static uint32_t tinfo_hash(uint32_t kind, const void *ptr)
 {
@@ -302,6 +306,7 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
     if (fill_info(g, r, t) != CFX_OK)
         return NULL;
     r->name_fast = ir_names_fast_candidate(&r->cand);
+    r->fast_base = r->name_fast ? r->cand.base : never_fast.s;
     r->id = g->tinfo_count;
     g->targets[r->id] = r;
     uint32_t mask = g->tinfo_cap - 1, j = tinfo_hash(t.kind, ptr) & mask;

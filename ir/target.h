@@ -62,6 +62,8 @@ typedef struct cfx_target_info {
                                  callable for call_function, a string for the others */
     bool name_fast;           /* cand has no numeric suffix and is not a reserved word: the
                                  inline create_name case applies (istr.h) */
+    const char *fast_base;    /* cand.base when name_fast, else a string whose inline case
+                                 never applies (ir/ only): the fast path's one test of both */
     uint32_t id;              /* index in the graph's records (cfx_node.target_id) */
 } cfx_target_info;
 

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "ir/internal.h"
+#include "ir/istr.h"
 #include "ir/meta.h"
 #include "tests/ir/ir_test_util.h"
 
@@ -296,4 +297,81 @@ Test(ir_call_fast, result_meta_empty_slot)
     cr_assert_eq(cfx_node_set_result_meta(m, NULL, &t, NULL, false), CFX_OK);
     cr_expect_eq(cfx_node_tensor_meta(m), cfx_node_tensor_meta(n));
     cfx_graph_free(g);
+}
+
+/* nslot_fast_end (one compare for: nodes go to the end, the list is not empty, the node
+ * block has room) says what those three say after every kind of change: the first node, the
+ * list emptied by erasing and filled again, the insertion point moved and put back, node
+ * blocks filled. And the graphs come out the same both ways. */
+static void expect_fast_end(cfx_graph *g)
+{
+    cfx_node *want = g->insert_end && g->root.prev != CFX_NODE_ROOT_SEQ ? g->nslot_end : NULL;
+    cr_expect_eq(g->nslot_fast_end, want);
+}
+
+Test(ir_call_fast, fast_window_follows_list_and_insert_point)
+{
+    cfx_graph *g[2];
+    for (int k = 0; k < 2; k++) {
+        cfx_graph *h = g[k] = cfx_graph_new();
+        expect_fast_end(h);
+        cfx_node *nodes[400];
+        int n = 0;
+        for (int round = 0; round < 3; round++) {
+            /* fill past a node block, checking as we go */
+            for (int i = 0; i < 150; i++) {
+                cfx_value a[2] = {n ? NV(nodes[n - 1]) : cfx_int(i), cfx_int(i)};
+                cfx_node *x = call(h, k, i % 2 ? "aten::add.Tensor" : "aten::relu", a, 2);
+                cr_assert(x);
+                if (n < 400)
+                    nodes[n++] = x;
+                expect_fast_end(h);
+            }
+            /* nodes inserted elsewhere, then at the end again */
+            cfx_insert_point old = cfx_graph_inserting_before(h, nodes[n / 2]);
+            expect_fast_end(h);
+            cr_assert(call(h, k, "aten::relu", VALS(cfx_int(1)), 1));
+            cfx_graph_inserting_after(h, nodes[n / 3]);
+            expect_fast_end(h);
+            cr_assert(call(h, k, "aten::relu", VALS(cfx_int(2)), 1));
+            cfx_graph_set_insert_point(h, old);
+            expect_fast_end(h);
+            /* empty the list (users first) */
+            for (cfx_node *x = cfx_graph_last(h); x; x = cfx_graph_last(h)) {
+                cr_assert_eq(cfx_graph_erase_node(h, x), CFX_OK);
+                expect_fast_end(h);
+            }
+            n = 0;
+        }
+        cr_assert(call(h, k, "aten::relu", VALS(cfx_int(3)), 1));
+        expect_fast_end(h);
+    }
+    expect_same(g[0], g[1]);
+    cfx_graph_free(g[0]);
+    cfx_graph_free(g[1]);
+}
+
+/* Targets whose default name the inline case may not give (a numeric suffix, a reserved
+ * word) carry a fast_base that ir_names_next refuses: the fast entry names them through the
+ * loop, as the general path does. */
+Test(ir_call_fast, targets_not_named_inline)
+{
+    static const char *const qns[] = {"aten::foo_1", "aten::for", "aten::add.Tensor", "aten::bar_0", "aten::None"};
+    cfx_graph *g[2];
+    for (int k = 0; k < 2; k++) {
+        g[k] = cfx_graph_new();
+        cfx_node *x = cfx_graph_placeholder(g[k], "x");
+        for (int i = 0; i < 60; i++)
+            cr_assert(call(g[k], k, qns[i % 5], VALS(NV(x)), 1));
+    }
+    for (uint32_t i = 0; i < g[0]->tinfo_count; i++) {
+        const cfx_target_info *t = g[0]->targets[i];
+        if (t->name_fast)
+            cr_expect_eq(t->fast_base, t->cand.base);
+        else
+            cr_expect_eq(ir_istr_of(t->fast_base)->fast_num, 0);
+    }
+    expect_same(g[0], g[1]);
+    cfx_graph_free(g[0]);
+    cfx_graph_free(g[1]);
 }
