@@ -127,8 +127,7 @@ int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack);
  * Python keys that popping the last mode takes out of the included set are cleared in the
  * same write as the exclusion, and the restore brings them back (a push that follows a restore
  * of the whole state would only be overwritten). Error "trying to pop from empty mode stack"
- * with no mode set. `exclude` comes first so that op, ks and stack sit where a boxed kernel
- * (the fallback) received them. */
+ * with no mode set. */
 int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 /* Internal (python_fallback.c, dispatcher.c): cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, ...),
  * i.e. the Python fallback's call with a mode set, in a boxed kernel's shape (ctx unused) so a

@@ -40,10 +40,11 @@ struct cfx_op {
     /* Argument positions, from the schema (0 while there is none): */
     uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */
     uint64_t required_tensor_mask; /* plain Tensor: a NULL there is a propagated failure */
-    /* Per-op facts a mode derives from the operator's name, cached by the mode on first use
-     * (0 = not computed yet; the name never changes while the entry lives). fake_dispatch.c
-     * keeps its op classification in [0]; the proxy mode (tracer/proxy.c) the slot + 1 of the
-     * op's plan in its plan table in [1], a hint it checks. Accessed with relaxed atomics. */
+    /* Per-op facts modes cache on first use (0 = not computed yet), accessed with relaxed
+     * atomics. [0]: fake_dispatch.c's op classification, derived from the operator's name
+     * (which never changes while the entry lives). [1]: the slot + 1 of the op's plan in the
+     * plan table of whichever proxy mode (tracer/proxy.c) wrote it last, a hint each mode
+     * checks against its own table. */
     uint32_t mode_cache[2];
     /* cold state */
     char *qualified_name;                               /* "aten::add.Tensor" */

@@ -532,7 +532,8 @@ static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int
     t->storage_offset = 0;
     t->keys = keys_for(device);
     /* t->sizes and t->strides point at sz and st already, and t->ext is empty: a header goes
-     * on the list only after cfx_tensor_ext_drop, or unused from header_fill. */
+     * on the list only after cfx_tensor_ext_drop (or the fast free, which clears the same
+     * fields), or unused from header_fill. */
     cfx_storage *s = &t->own_storage;
     s->refcount = 1;
     s->version = 0;

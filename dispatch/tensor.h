@@ -54,8 +54,8 @@ struct cfx_tensor_ext {
     cfx_device fake_device; /* meaningful when is_fake (not cleared otherwise) */
     bool is_fake;           /* mode is a fake mode and the tensor is one of its fakes */
     uint32_t n_bindings;    /* slots used (cleared ones included) */
-    uint32_t cap_bindings;  /* set with bindings, by the first binding */
-    cfx_tensor_binding *bindings; /* inline_bindings until more are needed; valid when n_bindings > 0 */
+    uint32_t cap_bindings;  /* always valid: the inline slots' count until more are needed */
+    cfx_tensor_binding *bindings; /* always valid: inline_bindings until more are needed */
     cfx_tensor_binding inline_bindings[CFX_TENSOR_EXT_INLINE_BINDINGS];
 };
 

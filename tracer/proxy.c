@@ -165,6 +165,9 @@ static bool is_list_type(const cfx_type *t)
     return t->kind == CFX_TYPE_LIST || t->kind == CFX_TYPE_TUPLE || t->kind == CFX_TYPE_ANY;
 }
 
+/* The mask of argument positions below n (n <= MAX_ARGS = 64: a shift by 64 is undefined). */
+static inline uint64_t low_bits(unsigned n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
+
 static int build_plan(const cfx_op *op, op_plan *p)
 {
     const cfx_schema *s = cfx_op_schema(op);
@@ -199,7 +202,7 @@ static int build_plan(const cfx_op *op, op_plan *p)
         if (ek == CFX_V_LAYOUT)
             p->enum_layout |= 1ull << i;
     }
-    if (p->kw_defaults == (p->n_args == 64 ? ~0ull : (1ull << p->n_args) - 1) - ((1ull << p->kwarg_start) - 1))
+    if (p->kw_defaults == low_bits(p->n_args) - low_bits(p->kwarg_start))
         p->flags |= PLAN_KW_ALL_DEFAULTED;
     for (size_t i = 0; i < sizeof data_dependent_ops / sizeof *data_dependent_ops; i++)
         if (names_op(s, data_dependent_ops[i], ""))

@@ -182,7 +182,7 @@ static bool ref_equal(cfx_value d, cfx_value v)
     }
     if (d.kind == CFX_V_NONE)
         return v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t);
-    int64_t a, b;
+    int64_t a, b = 0; /* b = 0: GCC's -O1 maybe-uninitialized false positive (TSan builds) */
     if (int_like(d, &a))
         return int_like(v, &b) && a == b;
     if (v.kind != d.kind)
@@ -582,6 +582,48 @@ Test(tracer_plans, inplace_multiple_outputs_and_errors)
         cr_expect(strstr(text, "aten.relu.default](args = (%getitem,), kwargs = {})"), "%s", text);
         cr_expect(strstr(text, "cfxplan.fails.default](args = (%relu_1,), kwargs = {})"), "%s", text);
         cr_expect(!strstr(text, "_local_scalar_dense"), "%s", text);
+        free(text);
+        cfx_tensor_release(real);
+    }
+}
+
+/* The widest op the proxy takes (64 arguments, every one after x defaulted) traces, trimming
+ * its defaults all the way; one more argument is refused with a message. */
+Test(tracer_plans, sixty_four_arguments_and_one_more)
+{
+    for (int n_args = 64; n_args <= 65; n_args++) {
+        char name[16], schema[2048];
+        snprintf(name, sizeof name, "wide%d", n_args);
+        int len = snprintf(schema, sizeof schema, "%s(Tensor x", name);
+        for (int i = 1; i < n_args; i++)
+            len += snprintf(schema + len, sizeof schema - (size_t)len, ", int a%d=0", i);
+        snprintf(schema + len, sizeof schema - (size_t)len, ") -> Tensor");
+        cr_assert_eq(cfx_library_def(lib, schema), CFX_OK, "%s", cfx_error_message());
+        cr_assert_eq(CFX_IMPL_BOXED(lib, name, CFX_KEY_CompositeExplicitAutograd, clone_kernel, NULL), CFX_OK);
+        cfx_op *op = cfx_op_find(n_args == 64 ? "cfxplan::wide64" : "cfxplan::wide65");
+        cr_assert(op);
+        cfx_tensor *real = input();
+        tracer t;
+        tracer_begin(&t, true, real);
+        tracer_push(&t);
+        cfx_value st[65];
+        st[0] = cfx_tensor_value(t.x);
+        for (int i = 1; i < n_args; i++)
+            st[i] = cfx_int(i == 7 ? 3 : 0);
+        int rc = cfx_op_call(op, st, n_args);
+        tracer_pop(&t);
+        if (n_args == 64) {
+            cr_assert_eq(rc, CFX_OK, "%s", cfx_error_message());
+        } else {
+            cr_assert_neq(rc, CFX_OK);
+            cr_expect_str_eq(cfx_error_message(),
+                             "cannot trace cfxplan::wide65: it has 65 arguments, at most 64 are supported");
+            cfx_error_clear();
+        }
+        char *text = tracer_end(&t);
+        if (n_args == 64)
+            cr_expect(strstr(text, "cfxplan.wide64.default](args = (%x_1, 0, 0, 0, 0, 0, 0, 3), kwargs = {})"),
+                      "%s", text);
         free(text);
         cfx_tensor_release(real);
     }
