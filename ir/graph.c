@@ -352,7 +352,7 @@ static IR_COLD cfx_node *call_target_undo(cfx_graph *g, const cfx_value *v, cons
  * checked before anything changes; an arg that is not flat takes back what was done
  * (call_target_undo). Anything else is the general path's. The result is the general path's
  * to the bit: the same name, target record, record ids, users order and argument block
- * (test_fast_path.c compares them). "At the end of a non-empty graph with room in the node
+ * (test_call_fast.c compares them node for node). "At the end of a non-empty graph with room in the node
  * block" is one compare: g->nslot_fast_end (ir_fast_end_update).
  *
  * The function saves no callee-saved register: it runs in phases, each loading what it needs

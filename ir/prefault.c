@@ -9,9 +9,10 @@
  * - Schedulers that pack threads onto few CPUs (and plain wake-affine placement) run a newly
  *   created or woken thread on the waker's CPU: the worker then only takes turns with the
  *   graph builder instead of running beside it, and a 10k-node trace saw no gain. The worker
- *   therefore moves itself off the requesting thread's CPU (sched_getcpu, carried in each
- *   request) whenever it finds itself on it, and is not started at all where the process may
- *   use only one CPU: there it could never overlap, so the arena populates synchronously.
+ *   therefore confines itself to the CPUs other than the requesting thread's (sched_getcpu,
+ *   carried in each request) whenever its affinity still allows that CPU, and is not started
+ *   at all where the process may use only one CPU (process_cpus): there it could never
+ *   overlap, so the arena populates synchronously.
  * - Waking a thread that sleeps on an idle vCPU takes ~100 us, longer than the graph takes to
  *   fill a small window. After its queue runs dry the worker therefore polls it for a while
  *   (SPIN_NS) before it sleeps: a growing graph's next request comes well within that. */
@@ -27,6 +28,7 @@
 #include <time.h>
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 #include "ir/prefault.h"
@@ -50,6 +52,7 @@ static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER; /* cancel waits for th
 static range queue[QUEUE_CAP];
 static unsigned head, count; /* count is also polled without the lock (atomic loads) */
 static cpu_set_t usable;      /* the CPUs the process could use when the worker started */
+static cpu_set_t worker_set;  /* the worker's own affinity (the worker's alone after start) */
 static range running;   /* what the worker is populating; from == NULL when idle */
 static int state;       /* 0: not decided yet, 1: on, -1: off */
 static bool started;    /* the worker runs (in this process) */
@@ -85,21 +88,24 @@ static void spin_for_work(void)
     }
 }
 
-/* If the worker runs on the CPU the request came from, moves it to the others. */
+/* If the worker may run on the CPU the request came from, confines it to the others: one
+ * system call when the requesting thread has moved to a CPU the worker was allowed. */
 static void move_off(int cpu)
 {
-    if (cpu < 0 || sched_getcpu() != cpu)
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &worker_set))
         return;
     cpu_set_t set = usable;
     CPU_CLR(cpu, &set);
-    if (CPU_COUNT(&set) > 0)
-        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (CPU_COUNT(&set) > 0 && pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0)
+        worker_set = set;
 }
 
 static void *worker(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "cfx-prefault"); /* for top, gdb and the tests */
+    if (pthread_getaffinity_np(pthread_self(), sizeof worker_set, &worker_set) != 0)
+        worker_set = usable; /* unknown: the first request sets it */
     pthread_mutex_lock(&lock);
     for (;;) {
         if (count == 0) {
@@ -148,13 +154,27 @@ static bool enabled_locked(void)
     return state > 0;
 }
 
+/* The CPUs the process may use, as far as a thread can tell: the main thread's affinity
+ * (where taskset and the like put a process) and the caller's, together. A program that pins
+ * one of its threads to a CPU still leaves the others to the worker. */
+static bool process_cpus(cpu_set_t *set)
+{
+    cpu_set_t caller;
+    if (sched_getaffinity(0, sizeof caller, &caller) != 0)
+        return false;
+    if (sched_getaffinity(getpid(), sizeof *set, set) != 0)
+        CPU_ZERO(set);
+    CPU_OR(set, set, &caller);
+    return true;
+}
+
 /* Starts the worker with every signal blocked, so signals keep going to the program's own
  * threads, on a CPU other than the caller's. Off for good if the thread cannot be made or
  * the process may use only one CPU. */
 static bool start_locked(void)
 {
     pthread_once(&atfork_once, install_atfork);
-    if (sched_getaffinity(0, sizeof usable, &usable) != 0 || CPU_COUNT(&usable) < 2) {
+    if (!process_cpus(&usable) || CPU_COUNT(&usable) < 2) {
         state = -1;
         return false;
     }

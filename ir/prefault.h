@@ -10,13 +10,14 @@
  *
  * The worker (thread name "cfx-prefault") is started on the first request and lives until
  * the process exits (it holds no memory of its own worth freeing). It keeps off the CPU of
- * the thread whose request it serves, and after its last request polls for the next one for
- * a few hundred microseconds before it sleeps (prefault.c says why). It is off when
- * CFX_PREFAULT=0 is in the environment or after cfx_prefault_set_enabled(false), when the
- * process may run on one CPU only, when the kernel refuses the madvise (before 5.14), or when
- * the thread cannot be created; then requests are refused (and the arena populates
- * synchronously). A forked child starts with an
- * empty queue and no worker, and starts its own on its first request. */
+ * the thread whose request it serves (its affinity excludes that CPU), and after its last
+ * request polls for the next one for a few hundred microseconds before it sleeps (prefault.c
+ * says why). It is off when CFX_PREFAULT=0 is in the environment or after
+ * cfx_prefault_set_enabled(false), when the process may run on one CPU only (the main
+ * thread's and the first caller's affinity together), when the kernel refuses the madvise
+ * (before 5.14), or when the thread cannot be created; then requests are refused (and the
+ * arena populates synchronously). A forked child starts with an empty queue and no worker,
+ * and starts its own on its first request. */
 #ifndef CFX_IR_PREFAULT_H
 #define CFX_IR_PREFAULT_H
 

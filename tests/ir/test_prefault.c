@@ -1,11 +1,13 @@
 /* test_prefault.c - the background populating thread: requested pages become resident
  * without being touched, cancel leaves nothing queued for an unmapped range, the switch turns
  * requests off, a forked child gets a worker of its own, the worker keeps off the requesting
- * thread's CPU, and a process confined to one CPU gets no worker. Residency is read with
+ * thread's CPU, a process confined to one CPU gets no worker, and a thread pinned to one CPU
+ * in a wider process does. Residency is read with
  * mincore, the worker's CPUs from /proc/self/task. */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -222,4 +224,49 @@ Test(prefault, one_cpu_means_no_worker)
     cr_assert_not(worker_cpus(&w), "a worker thread was started");
     munmap(p, PAGES * page_size());
     sched_setaffinity(0, sizeof all, &all);
+}
+
+/* A thread the program pinned to one CPU, in a process that may use more, still gets the
+ * worker (on the other CPUs): "one CPU" is the process's, not the first caller's. */
+typedef struct pinned_request {
+    int cpu;
+    bool requested;
+} pinned_request;
+
+static void *request_pinned(void *arg)
+{
+    pinned_request *r = arg;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(r->cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        return NULL;
+    char *p = fresh_mapping();
+    r->requested = cfx_prefault_request(p, PAGES * page_size());
+    if (r->requested)
+        wait_resident(p);
+    cfx_prefault_cancel(p, PAGES * page_size());
+    munmap(p, PAGES * page_size());
+    return NULL;
+}
+
+Test(prefault, a_pinned_thread_in_a_wider_process_gets_the_worker)
+{
+    if (!worker_possible())
+        cr_skip_test("one usable CPU: no worker");
+    cpu_set_t all;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    pinned_request r = {-1, false};
+    for (int c = 0; c < CPU_SETSIZE && r.cpu < 0; c++)
+        if (CPU_ISSET(c, &all))
+            r.cpu = c;
+    cfx_prefault_set_enabled(true);
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, request_pinned, &r), 0);
+    pthread_join(t, NULL);
+    cr_assert(r.requested, "the pinned thread's request was refused");
+    cr_assert(cfx_prefault_enabled());
+    cpu_set_t w;
+    cr_assert(worker_cpus(&w), "no thread named cfx-prefault");
+    cr_assert_not(CPU_ISSET(r.cpu, &w), "the worker may run on the pinned thread's CPU %d", r.cpu);
 }
