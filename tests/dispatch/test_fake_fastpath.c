@@ -253,7 +253,7 @@ static void check_shapes(const char *when)
         cfx_tensor *t = cfx_tensor_new_strided(c->sizes, c->strides, c->ndim, c->dtype, META);
         cr_assert_not_null(t, "%s, case %zu: %s", when, k, cfx_error_message());
         cr_assert_eq(t->ndim, c->ndim);
-        cr_assert_eq(t->dtype, c->dtype);
+        cr_assert_eq((int)t->dtype, (int)c->dtype);
         cr_assert_eq(t->storage_offset, 0);
         for (int d = 0; d < c->ndim; d++)
             cr_assert(t->sizes[d] == c->sizes[d] && t->strides[d] == c->strides[d], "%s, case %zu, dim %d", when, k, d);

@@ -469,7 +469,7 @@ Test(keys, table_index_is_a_bijection)
         owner[slot] = k;
         /* and the set of the key dispatches to the key */
         if (k != CFX_KEY_Undefined)
-            cr_assert_eq(cfx_keyset_highest_priority(cfx_keyset_of((cfx_dispatch_key)k)), k);
+            cr_assert_eq((int)cfx_keyset_highest_priority(cfx_keyset_of((cfx_dispatch_key)k)), k);
     }
     cr_assert_eq(runtime, CFX_NUM_RUNTIME_ENTRIES);
     cr_assert_eq(CFX_NUM_FUNCTIONALITY_KEYS, 42);
