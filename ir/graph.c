@@ -46,7 +46,6 @@ cfx_graph *cfx_graph_new(void)
     g->root.name_base = cfx_names_intern(g->names, "", 0);
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
-    g->insert_end = true;
     g->tail_hint = &g->root; /* its seq is no node's */
     g->n_uses = 1; /* use id 0 means "none" */
     for (size_t i = 0; i < sizeof g->tcache / sizeof *g->tcache; i++)
@@ -255,7 +254,7 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
     if (!info)
         return NULL;
     cfx_name nm;
-    if (name || !info->name_fast || !ir_names_next(info->cand.base, &nm)) {
+    if (name || !ir_names_next(info->fast_base, &nm)) {
         nm = node_name(g, name, info);
         if (!nm.base)
             return NULL;
@@ -370,8 +369,8 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     if (IR_UNLIKELY(!args))
         goto general;
     /* The cache holds operator and function records (callable targets: call_function is in
-     * their op_mask) and, in unused slots, ir_tcache_empty, whose name_fast is false (its
-     * fast_base a name ir_names_next refuses): a target of another kind finds no record, or
+     * their op_mask) and, in unused slots, ir_tcache_empty, whose fast_base is a name
+     * ir_names_next refuses: a target of another kind finds no record, or
      * that one, and takes the general path. */
     const cfx_target_info *info = g->tcache[ir_tcache_slot(target.u.op)];
     if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind))
@@ -384,7 +383,7 @@ IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const
     if (IR_UNLIKELY((uintptr_t)g->nslot >= (uintptr_t)g->nslot_fast_end ||
                     (uint64_t)g->n_uses + n_args >= g->use_limit ||
                     (size_t)n_args * sizeof(cfx_value) > (size_t)(g->arena.end - g->arena.cur) ||
-                    !ir_names_next(info->fast_base, &nm))) /* false unless name_fast */
+                    !ir_names_next(info->fast_base, &nm)))
         goto general_info;
     IR_RELOAD_BARRIER();
     cfx_node *n = g->nslot;
@@ -565,7 +564,6 @@ cfx_insert_point cfx_graph_inserting_after(cfx_graph *g, cfx_node *n)
 void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p)
 {
     g->insert = p;
-    g->insert_end = p.at == &g->root && !p.after;
     ir_fast_end_update(g);
 }
 

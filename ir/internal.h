@@ -13,6 +13,13 @@
 #define IR_ALWAYS_INLINE inline __attribute__((always_inline))
 #define IR_NOINLINE __attribute__((noinline))
 #define IR_COLD __attribute__((noinline, cold))
+/* No interprocedural changes to the function's arguments (GCC's IPA-SRA would pass loaded
+ * fields instead of a pointer, keeping them live in the caller). */
+#if defined(__clang__)
+#define IR_NOIPA
+#else
+#define IR_NOIPA __attribute__((noipa))
+#endif
 #define IR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define IR_UNLIKELY(x) __builtin_expect(!!(x), 0)
 /* Values read from memory before this point are read again after it: for a hot loop whose
@@ -27,6 +34,7 @@
 #endif
 #else
 #define IR_NO_SLP
+#define IR_NOIPA
 #define IR_RELOAD_BARRIER() ((void)0)
 #define IR_LIKELY(x) (x)
 #define IR_UNLIKELY(x) (x)
@@ -77,8 +85,6 @@ struct cfx_graph {
     cfx_arena arena;
     cfx_names *names;           /* node names + interned strings */
     cfx_insert_point insert;    /* where create_node puts nodes */
-    bool insert_end;            /* insert is {&root, false}: nodes go to the end (the tracer's
-                                   case, which cfx_graph_create_node takes inline) */
     uint32_t len;               /* live nodes */
     uint32_t n_created;         /* next seq */
     cfx_target_info **tinfo;    /* target cache: open addressing on (kind, ptr) */
@@ -121,17 +127,15 @@ struct cfx_graph {
         const cfx_site *fast;       /* site.src if its strings are literals (or there is no
                                        site): the inline check compares addresses only; else
                                        a pointer no caller passes */
-        uint64_t key;               /* dtype, rank, requires_grad, val's device (meta.c);
-                                       0: empty slot */
-        uint16_t dn;                /* the key's parts as the inline check compares them:
-                                       dtype and rank as the tensor holds them, */
+        uint16_t dn;                /* the key (meta.c's rmeta_same_key): dtype and rank as
+                                       the tensor holds them, */
         bool rg;                    /* requires_grad, */
         uint32_t dev;               /* 0x10000 | val's device, or 0 for no val */
         int64_t storage_offset;
         const int64_t *dims;        /* interned sizes then strides; NULL for rank 0 */
         cfx_meta *meta;
         ir_site_memo site;          /* src NULL: no site */
-        char pad[40];               /* 128 bytes: the slot's offset is a shift */
+        char pad[48];               /* 128 bytes: the slot's offset is a shift */
     } rmeta[16];
     /* recent moves between shared meta records: (from, slot, slot value) -> to */
     struct { const cfx_meta *from; const void *p; cfx_meta *to; } meta_step[64];
@@ -205,11 +209,14 @@ static inline void ir_node_commit(cfx_graph *g)
     g->n_created++;
 }
 
+/* Whether nodes go to the end of the list (insert is {&root, before}): the tracer's case. */
+static inline bool ir_inserts_at_end(const cfx_graph *g) { return g->insert.at == &g->root && !g->insert.after; }
+
 /* Sets nslot_fast_end after a change to the insertion point, the list's emptiness or the
  * current node block. */
 static inline void ir_fast_end_update(cfx_graph *g)
 {
-    g->nslot_fast_end = g->insert_end && g->root.prev != CFX_NODE_ROOT_SEQ ? g->nslot_end : NULL;
+    g->nslot_fast_end = ir_inserts_at_end(g) && g->root.prev != CFX_NODE_ROOT_SEQ ? g->nslot_end : NULL;
 }
 
 /* cfx_graph_lint that, if order is non-NULL and the graph is well formed, also returns the

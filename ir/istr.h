@@ -25,10 +25,7 @@ typedef struct ir_istr {
     uint32_t fast_num;   /* the suffix ir_names_next gives next when it is in [1,
                             CFX_NAME_MAX_SUFFIX]: set (ir_istr_refresh) when used_plain and
                             run_open hold and count + 1 == run_hi; else 0. One load and one
-                            compare say the whole steady state. While it is not 0 it is the
-                            truth and count and run_hi may be stale: they are fast_num - 1
-                            and fast_num (ir_istr_sync writes them back), so that the fast
-                            path stores one word. */
+                            compare say the whole steady state. */
     uint8_t used_plain;  /* "<s>" itself is used */
     uint8_t run_open;    /* run_lo < run_hi >= free_from: suffix run_hi is unused */
     uint8_t reserved;    /* names.c's enum reserved_kind; 0: not reserved */
@@ -44,18 +41,8 @@ static inline bool ir_names_fast_candidate(const cfx_name_candidate *c)
     return c->num < 0 && !ir_istr_of(c->base)->reserved;
 }
 
-/* count and run_hi as fast_num says they are (see fast_num): before anything reads or
- * changes them. */
-static inline void ir_istr_sync(ir_istr *b)
-{
-    if (b->fast_num) {
-        b->count = (int64_t)b->fast_num - 1;
-        b->run_hi = b->fast_num;
-    }
-}
-
-/* Sets fast_num from the state it summarizes (synced: ir_istr_sync): after anything that
- * changes used_plain, run_open, run_hi or count (names.c). */
+/* Sets fast_num from the state it summarizes: after anything that changes used_plain,
+ * run_open, run_hi or count (names.c). */
 static inline void ir_istr_refresh(ir_istr *b)
 {
     int64_t num = b->count + 1;
@@ -77,7 +64,9 @@ static inline bool ir_names_next(const char *s, cfx_name *out)
     uint32_t num = base->fast_num;
     if (num - 1u >= (uint32_t)CFX_NAME_MAX_SUFFIX) /* 0 (not the steady state) or beyond */
         return false;
-    base->fast_num = num + 1; /* count num and run_hi num + 1 (see fast_num) */
+    base->count = num;
+    base->run_hi = num + 1;
+    base->fast_num = num + 1; /* the steady state goes on */
     *out = (cfx_name){s, (int32_t)num};
     return true;
 }

@@ -661,20 +661,29 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
 
 /* ---- set_meta of a traced result ----------------------------------------------------------- */
 
-/* The scalar part of a result's key in one word: dtype, rank, requires_grad, and whether val
- * is set and on which device; bit 63 is always set, so an empty slot (key 0) never matches. */
+/* The scalar part of a result's key, as a result cache slot keeps it (struct ir_rmeta): dtype
+ * and rank in one load, requires_grad, and whether val is set and on which device. An empty
+ * slot never matches: its fast site is not_fast and its meta NULL. */
 _Static_assert(offsetof(cfx_tensor, ndim) == offsetof(cfx_tensor, dtype) + 1, "dtype and ndim are adjacent");
 _Static_assert(sizeof(cfx_device) == 2, "a device is two bytes");
-static IR_ALWAYS_INLINE uint64_t rmeta_key(const cfx_tensor *t, const cfx_device *val_device, bool requires_grad)
+static IR_ALWAYS_INLINE uint16_t rmeta_dn(const cfx_tensor *t)
 {
-    uint16_t dn, dev;
-    memcpy(&dn, &t->dtype, 2); /* dtype and ndim in one load */
-    uint64_t k = 1ull << 63 | (uint64_t)dn | (uint64_t)requires_grad << 16;
-    if (val_device) {
-        memcpy(&dev, val_device, 2);
-        k |= 1ull << 17 | (uint64_t)dev << 24;
-    }
-    return k;
+    uint16_t dn;
+    memcpy(&dn, &t->dtype, 2);
+    return dn;
+}
+static IR_ALWAYS_INLINE uint32_t rmeta_dev(const cfx_device *val_device)
+{
+    uint16_t d;
+    if (!val_device)
+        return 0;
+    memcpy(&d, val_device, 2);
+    return 0x10000u | d;
+}
+static IR_ALWAYS_INLINE bool rmeta_same_key(const struct ir_rmeta *c, const cfx_tensor *t,
+                                            const cfx_device *val_device, bool requires_grad)
+{
+    return c->dn == rmeta_dn(t) && c->rg == requires_grad && c->dev == rmeta_dev(val_device);
 }
 
 static IR_ALWAYS_INLINE uint64_t dims_diff(const int64_t *a, const int64_t *b, int32_t n)
@@ -728,15 +737,10 @@ static cfx_meta *result_meta_rec(cfx_graph *g, const cfx_site *site, const cfx_t
         return NULL;
     /* a site's slot is the same in both caches: intern_site just filled its memo */
     struct ir_rmeta *c = &g->rmeta[site_slot(site)];
-    uint16_t dn, dev = 0;
-    memcpy(&dn, &t->dtype, 2);
-    if (val_device)
-        memcpy(&dev, val_device, 2);
     *c = (struct ir_rmeta){
-        .key = rmeta_key(t, val_device, requires_grad),
-        .dn = dn,
+        .dn = rmeta_dn(t),
         .rg = requires_grad,
-        .dev = val_device ? 0x10000u | dev : 0,
+        .dev = rmeta_dev(val_device),
         .storage_offset = t->storage_offset,
         .dims = d,
         .meta = rec,
@@ -748,10 +752,10 @@ static cfx_meta *result_meta_rec(cfx_graph *g, const cfx_site *site, const cfx_t
 
 /* The last result at site's slot, if it is the one (site, t) would make. */
 static IR_ALWAYS_INLINE cfx_meta *rmeta_hit(const cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
-                                            uint64_t key)
+                                            const cfx_device *val_device, bool requires_grad)
 {
     const struct ir_rmeta *c = &g->rmeta[site_slot(site)];
-    if (c->site.src != site || c->key != key || c->storage_offset != t->storage_offset || !dims_same(c->dims, t))
+    if (c->site.src != site || !rmeta_same_key(c, t, val_device, requires_grad) || c->storage_offset != t->storage_offset || !dims_same(c->dims, t))
         return NULL;
     return !site || site_memo_same(&c->site, site) ? c->meta : NULL;
 }
@@ -766,7 +770,7 @@ static IR_NOINLINE int set_result_meta(cfx_node *n, const cfx_site *site, const 
         return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
                              (int)t->ndim);
     cfx_graph *g = cfx_node_graph(n);
-    cfx_meta *rec = rmeta_hit(g, site, t, rmeta_key(t, val_device, requires_grad));
+    cfx_meta *rec = rmeta_hit(g, site, t, val_device, requires_grad);
     if (!rec && !(rec = result_meta_rec(g, site, t, val_device, requires_grad)))
         return CFX_ERR_NOMEM;
     cfx_meta *m = n->meta;
@@ -792,13 +796,14 @@ static IR_NOINLINE int set_result_meta(cfx_node *n, const cfx_site *site, const 
 }
 
 /* cfx_node_set_result_meta for a slot whose site and key the caller's match: the site is
- * c->fast and the key says the rest (the inline check needs fewer live registers so). */
-static IR_NOINLINE int set_result_meta_at(cfx_node *n, const cfx_tensor *t, const struct ir_rmeta *c)
+ * c->fast and the key says the rest (the inline check needs fewer live registers so; noipa,
+ * or GCC passes the slot's fields loaded, which keeps them live through the check). */
+static IR_NOINLINE IR_NOIPA int set_result_meta_at(cfx_node *n, const cfx_tensor *t, const struct ir_rmeta *c)
 {
     cfx_device dev;
-    uint16_t bits = (uint16_t)(c->key >> 24);
+    uint16_t bits = (uint16_t)c->dev;
     memcpy(&dev, &bits, sizeof dev);
-    return set_result_meta(n, c->fast, t, c->key >> 17 & 1 ? &dev : NULL, c->key >> 16 & 1);
+    return set_result_meta(n, c->fast, t, c->dev ? &dev : NULL, c->rg);
 }
 
 int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
@@ -806,21 +811,14 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
 {
     /* The tracer's case, without a call: a fresh node whose result matches the last one at
      * its call site in everything the record was made from, the site's strings being
-     * literals (compared by address). The key's parts are compared as the caller holds
-     * them; the rest, content compares included, is the full path. */
+     * literals (compared by address). The rest, content compares included, is the full
+     * path. */
     if (IR_LIKELY(n && t && !n->meta)) {
         const struct ir_rmeta *c = &cfx_node_graph(n)->rmeta[site_slot(site)];
 #if defined(__GNUC__)
         __asm__("" : "+r"(c)); /* computed once: GCC would rebuild it from the slot index */
 #endif
-        uint16_t dn, d;
-        memcpy(&dn, &t->dtype, 2); /* dtype and ndim in one load */
-        uint32_t dev = 0;
-        if (val_device) {
-            memcpy(&d, val_device, 2);
-            dev = 0x10000u | d;
-        }
-        if (c->fast == site && c->dn == dn && c->rg == requires_grad && c->dev == dev) {
+        if (c->fast == site && rmeta_same_key(c, t, val_device, requires_grad)) {
             if (c->storage_offset != t->storage_offset ||
                 (site && (c->site.line != site->line || c->site.file != site->file || c->site.func != site->func)))
                 goto miss;

@@ -276,8 +276,7 @@ static bool key_used(const cfx_names *ns, cfx_name k)
     const istr *b = rec_of(k.base);
     if (k.suffix < 0)
         return b->used_plain;
-    uint32_t run_hi = b->fast_num ? b->fast_num : b->run_hi; /* ir_istr_sync's, without writing */
-    if ((uint32_t)k.suffix >= b->run_lo && (uint32_t)k.suffix < run_hi)
+    if ((uint32_t)k.suffix >= b->run_lo && (uint32_t)k.suffix < b->run_hi)
         return true;
     uint32_t w = (uint32_t)k.suffix >> 6;
     if (w < b->nwords && (b->bits[w] >> (k.suffix & 63) & 1))
@@ -350,7 +349,6 @@ static bool mark_used_state(cfx_names *ns, cfx_name k)
  * part way: the run may have moved). */
 static bool mark_used(cfx_names *ns, cfx_name k)
 {
-    ir_istr_sync(rec_of(k.base));
     bool ok = mark_used_state(ns, k);
     ir_istr_refresh(rec_of(k.base));
     return ok;
@@ -532,8 +530,6 @@ static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_
                                 cfx_name *out)
 {
     istr *base = rec_of(c->base);
-    ir_istr_sync(base);
-    ir_istr_sync(rec_of(c->whole));
     cfx_name cand = c->key;
     int64_t num;
     if (c->num < 0 || key_used(ns, cand)) {

@@ -305,8 +305,7 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
                                                         : 1u << CFX_NODE_CALL_FUNCTION);
     if (fill_info(g, r, t) != CFX_OK)
         return NULL;
-    r->name_fast = ir_names_fast_candidate(&r->cand);
-    r->fast_base = r->name_fast ? r->cand.base : never_fast.s;
+    r->fast_base = ir_names_fast_candidate(&r->cand) ? r->cand.base : never_fast.s;
     r->id = g->tinfo_count;
     g->targets[r->id] = r;
     uint32_t mask = g->tinfo_cap - 1, j = tinfo_hash(t.kind, ptr) & mask;

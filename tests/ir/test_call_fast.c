@@ -305,7 +305,7 @@ Test(ir_call_fast, result_meta_empty_slot)
  * blocks filled. And the graphs come out the same both ways. */
 static void expect_fast_end(cfx_graph *g)
 {
-    cfx_node *want = g->insert_end && g->root.prev != CFX_NODE_ROOT_SEQ ? g->nslot_end : NULL;
+    cfx_node *want = ir_inserts_at_end(g) && g->root.prev != CFX_NODE_ROOT_SEQ ? g->nslot_end : NULL;
     cr_expect_eq(g->nslot_fast_end, want);
 }
 
@@ -366,7 +366,7 @@ Test(ir_call_fast, targets_not_named_inline)
     }
     for (uint32_t i = 0; i < g[0]->tinfo_count; i++) {
         const cfx_target_info *t = g[0]->targets[i];
-        if (t->name_fast)
+        if (ir_names_fast_candidate(&t->cand))
             cr_expect_eq(t->fast_base, t->cand.base);
         else
             cr_expect_eq(ir_istr_of(t->fast_base)->fast_num, 0);

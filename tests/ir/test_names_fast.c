@@ -15,7 +15,6 @@
 /* fast_num as ir_istr_refresh would set it now. */
 static uint32_t summary_of(ir_istr *r)
 {
-    ir_istr_sync(r);
     uint32_t was = r->fast_num;
     ir_istr_refresh(r);
     uint32_t want = r->fast_num;
