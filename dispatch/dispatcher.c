@@ -344,11 +344,12 @@ static __attribute__((noinline)) uint64_t arg_keys_loop(const cfx_op *op, const 
 }
 
 /* Same, reading one or two plain Tensor positions directly when the op has no other dispatch
- * arguments (cfx_op.tensor_pair) and both hold tensors; anything else takes the loop. */
+ * arguments (cfx_op.tensor_pair_off) and both hold tensors; anything else takes the loop. */
 static inline uint64_t arg_keys(const cfx_op *op, const cfx_value *stack, uint64_t missing)
 {
     if (__builtin_expect(op->tensor_pair_ok, 1)) {
-        const cfx_value *a = &stack[op->tensor_pair[0]], *b = &stack[op->tensor_pair[1]];
+        const cfx_value *a = (const cfx_value *)((const char *)stack + op->tensor_pair_off[0]);
+        const cfx_value *b = (const cfx_value *)((const char *)stack + op->tensor_pair_off[1]);
         if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1))
             return a->u.t->keys.repr | b->u.t->keys.repr;
     }
@@ -457,8 +458,7 @@ int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
  * which this does directly (cfx_python_fallback, step 2). */
 static inline int call_fresh(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
-    if ((ks.repr >> CFX_MODE_PYTHON_SHIFT) == 1 && op->table[CFX_MODE_PYTHON_SLOT].boxed == cfx_python_fallback &&
-        cfx_mode_any_set())
+    if (cfx_op_python_fallback_next(op, ks))
         return cfx_mode_call_top_python(NULL, op, ks, stack);
     return call_slot(op, ks, stack);
 }

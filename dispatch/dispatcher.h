@@ -10,6 +10,7 @@
 #ifndef CFX_DISPATCHER_H
 #define CFX_DISPATCHER_H
 
+#include "dispatch/mode.h"
 #include "dispatch/operator.h"
 
 /* Built-in operators and fallbacks are registered on first use of the dispatcher (or of any
@@ -56,6 +57,15 @@ static inline int cfx_op_redispatch_inline(const cfx_op *op, cfx_keyset ks, cfx_
     if (__builtin_expect(k->boxed != NULL, 1)) /* an invalid slot is all zero */
         return k->boxed(k->ctx, op, ks, stack);
     return cfx_op_redispatch(op, ks, stack);
+}
+/* Whether a call with key set ks reaches the Python key next, finds the Python fallback there
+ * and a mode set: the fallback would then only hand the call to the top mode, which
+ * cfx_mode_call_top_python / _snapshot do directly (dispatcher.c's fresh dispatch and the
+ * PythonTLSSnapshot fallback take that shortcut). Python's slot and shift are constants. */
+static inline bool cfx_op_python_fallback_next(const cfx_op *op, cfx_keyset ks)
+{
+    return (ks.repr >> CFX_MODE_PYTHON_SHIFT) == 1 && op->table[CFX_MODE_PYTHON_SLOT].boxed == cfx_python_fallback &&
+           cfx_mode_any_set();
 }
 /* A fresh dispatch of a full stack (all schema arguments, defaults included): the key set of
  * cfx_op_dispatch_keyset (tensor arguments + the thread's local sets, a NULL required Tensor

@@ -440,7 +440,7 @@ static int call_below_python(const cfx_op *op, cfx_value *stack)
                    "plain bits in the stored form");
     uint64_t saved = cfx_local_keys_raw.excluded.repr;
     cfx_local_keys_raw.excluded.repr = saved | CFX_FAKE_PYTHON_KEYS.repr;
-    int rc = cfx_op_dispatch_stack(op, stack); /* cfx_mode_redispatch's body */
+    int rc = cfx_mode_redispatch(op, stack);
     cfx_local_keys_raw.excluded.repr = saved;
     return rc;
 }

@@ -269,41 +269,6 @@ static inline uint64_t raw_excluded_with(uint64_t raw, cfx_keyset exclude)
     return (raw | (exclude.repr & ~CFX_KEYS_DEFAULT_EXCLUDED)) & ~(exclude.repr & CFX_KEYS_DEFAULT_EXCLUDED);
 }
 
-/* The handler left a mode in the slot its own mode goes back to: the handler's status if it
- * failed, else put_mode's error. */
-static __attribute__((noinline, cold)) int put_back_failed(int slot, int rc)
-{
-    int prc = slot_taken(slot);
-    return rc < 0 ? rc : prc;
-}
-
-/* call_top for a user mode on top, or an empty stack. */
-static __attribute__((noinline)) int call_top_general(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks,
-                                                      cfx_value *stack, bool snapshot)
-{
-    int slot;
-    cfx_mode *m = take_top(&slot);
-    if (!m)
-        return empty_stack(op);
-    cfx_local_keys saved = cfx_local_keys_raw;
-    bool had_snapshot = cfx_mode_tls_on_entry_set;
-    if (snapshot && !had_snapshot) {
-        cfx_mode_tls_on_entry = saved;
-        cfx_mode_tls_on_entry_set = true;
-    }
-    uint64_t inc = saved.included.repr;
-    if (cfx_mode_state_word == 0)
-        inc &= ~PYTHON_KEYS;
-    cfx_local_keys_raw.included.repr = inc;
-    cfx_local_keys_raw.excluded.repr = raw_excluded_with(saved.excluded.repr, exclude);
-    int rc = m->vt->dispatch(m, op, ks, stack);
-    int prc = put_mode(m, slot);
-    cfx_local_keys_raw = saved;
-    if (snapshot)
-        cfx_mode_tls_on_entry_set = had_snapshot;
-    return rc < 0 ? rc : prc;
-}
-
 /* cfx_mode_call_top's body. snapshot: also PythonTLSSnapshot's MaybeSetTLSOnEntryGuard, i.e.
  * record the local key sets as the call entered (what is saved here anyway) unless an outer
  * call recorded them, and forget them again afterwards. */
@@ -311,15 +276,18 @@ static inline __attribute__((always_inline)) int call_top(cfx_keyset exclude, co
                                                           cfx_value *stack, bool snapshot)
 {
     /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. An infra
-     * top (the usual case: proxy, then fake) is popped and put back right here; w - 1 wraps
-     * for an empty stack, and user modes count from above the slot bits. */
+     * top (the usual case: proxy, then fake) is popped right here; w - 1 wraps for an empty
+     * stack, and user modes count from above the slot bits: take_top does those. */
     unsigned w = cfx_mode_state_word;
-    if (__builtin_expect(w - 1 >= SLOT_BITS, 0))
-        return call_top_general(exclude, op, ks, stack, snapshot);
-    unsigned slot = 31 - (unsigned)__builtin_clz(w);
-    cfx_mode *m = st.infra[slot];
-    w ^= 1u << slot;
-    cfx_mode_state_word = w;
+    int slot;
+    cfx_mode *m;
+    if (__builtin_expect(w - 1 < SLOT_BITS, 1)) {
+        slot = 31 - __builtin_clz(w);
+        m = st.infra[slot];
+        cfx_mode_state_word = w ^ 1u << slot;
+    } else if (!(m = take_top(&slot))) {
+        return empty_stack(op);
+    }
     /* The stored (XOR-encoded) sets are saved and put back verbatim. Python keys are not among
      * the default included keys, so clearing them in the stored form clears them. */
     uint64_t saved_inc = cfx_local_keys_raw.included.repr, saved_exc = cfx_local_keys_raw.excluded.repr;
@@ -332,19 +300,16 @@ static inline __attribute__((always_inline)) int call_top(cfx_keyset exclude, co
             cfx_mode_tls_on_entry_set = true;
         }
     }
-    cfx_local_keys_raw.included.repr = saved_inc & ~(w ? 0 : PYTHON_KEYS);
+    cfx_local_keys_raw.included.repr = saved_inc & ~(cfx_mode_state_word ? 0 : PYTHON_KEYS);
     cfx_local_keys_raw.excluded.repr = raw_excluded_with(saved_exc, exclude);
     int rc = m->vt->dispatch(m, op, ks, stack);
     cfx_local_keys_raw.included.repr = saved_inc;
     cfx_local_keys_raw.excluded.repr = saved_exc;
     if (snapshot)
         cfx_mode_tls_on_entry_set = had_snapshot;
-    w = cfx_mode_state_word;
-    if (__builtin_expect(w >> slot & 1, 0))
-        return put_back_failed((int)slot, rc);
-    st.infra[slot] = m;
-    cfx_mode_state_word = w | 1u << slot;
-    return rc;
+    /* a handler that left a mode in m's slot: its own status if it failed, else put_mode's */
+    int prc = put_mode(m, slot);
+    return rc < 0 ? rc : prc;
 }
 
 int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)

@@ -365,10 +365,8 @@ static void set_dispatch_args(cfx_op *op, const cfx_schema *s)
     op->dispatch_arg_mask = m;
     op->required_tensor_mask = s ? required_tensors(s) : 0;
     op->tensor_pair_ok = m != 0 && m == op->required_tensor_mask && __builtin_popcountll(m) <= 2;
-    op->tensor_pair[0] = op->tensor_pair_ok ? (uint8_t)__builtin_ctzll(m) : 0;
-    op->tensor_pair[1] = op->tensor_pair_ok ? (uint8_t)(63 - __builtin_clzll(m)) : 0;
-    op->tensor_pair_off[0] = (uint16_t)(op->tensor_pair[0] * sizeof(cfx_value));
-    op->tensor_pair_off[1] = (uint16_t)(op->tensor_pair[1] * sizeof(cfx_value));
+    op->tensor_pair_off[0] = op->tensor_pair_ok ? (uint16_t)(__builtin_ctzll(m) * sizeof(cfx_value)) : 0;
+    op->tensor_pair_off[1] = op->tensor_pair_ok ? (uint16_t)((63 - __builtin_clzll(m)) * sizeof(cfx_value)) : 0;
 }
 
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,

@@ -34,8 +34,7 @@ struct cfx_op {
      * of aten): their positions, the same one twice for a single Tensor. tensor_pair_ok is
      * false for any other schema (none, lists, optionals, three or more). From the masks below. */
     bool tensor_pair_ok;
-    uint8_t tensor_pair[2];
-    uint16_t tensor_pair_off[2]; /* the same as byte offsets into a boxed stack */
+    uint16_t tensor_pair_off[2]; /* byte offsets into a boxed stack (position * sizeof(cfx_value)) */
     const cfx_schema *schema;                           /* NULL until def'd */
     /* Argument positions, from the schema (0 while there is none): */
     uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */

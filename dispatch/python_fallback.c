@@ -24,13 +24,10 @@
 #include "dispatch/operator.h"
 #include "dispatch/tensor_ext.h"
 
-/* tls_on_entry (mode.h's cfx_mode_tls_on_entry): the local key sets when the outermost call
- * entered PythonTLSSnapshot, as stored (cfx_local_keys_raw, XOR-encoded): taken on every traced
- * call, decoded by nobody, since restoring it is a plain store back. */
-#define tls_on_entry cfx_mode_tls_on_entry
-#define tls_on_entry_set cfx_mode_tls_on_entry_set
-
-#define ABOVE_PYTHON_KEYS CFX_MODE_ABOVE_PYTHON_KEYS
+/* The snapshot (mode.h's cfx_mode_tls_on_entry, kept there because mode.c records it on a
+ * traced call's first hop): the local key sets when the outermost call entered
+ * PythonTLSSnapshot, as stored (cfx_local_keys_raw, XOR-encoded), decoded by nobody, since
+ * restoring it is a plain store back. */
 
 /* The mode of the first tensor (or tensor-list element) argument that has one. */
 static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
@@ -57,7 +54,7 @@ static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
 static __attribute__((noinline)) int call_tensor_mode(const cfx_op *op, cfx_value *stack)
 {
     cfx_key_guard g;
-    cfx_exclude_keys_begin(&g, ABOVE_PYTHON_KEYS);
+    cfx_exclude_keys_begin(&g, CFX_MODE_ABOVE_PYTHON_KEYS);
     int rc;
     cfx_mode *m = tensor_arg_mode(op, stack);
     if (!m) {
@@ -92,9 +89,6 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
     ((cfx_keyset){(CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot) - 1) |                   \
                   CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
 
-#define PYTHON_SLOT CFX_MODE_PYTHON_SLOT
-#define PYTHON_SHIFT CFX_MODE_PYTHON_SHIFT
-
 int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
                                         cfx_value *stack)
 {
@@ -103,31 +97,29 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
     /* The usual traced call: the next key is Python, whose slot holds the Python fallback, and
      * a mode is set. Then the redispatch would reach cfx_python_fallback with this ks, which
      * would call the top mode; mode.c does that and takes the snapshot in one frame. */
-    if (__builtin_expect((ks.repr >> PYTHON_SHIFT) == 1 && op->table[PYTHON_SLOT].boxed == cfx_python_fallback &&
-                             cfx_mode_any_set(),
-                         1))
+    if (__builtin_expect(cfx_op_python_fallback_next(op, ks), 1))
         return cfx_mode_call_top_snapshot(ctx, op, ks, stack);
     /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot. */
-    if (tls_on_entry_set)
+    if (cfx_mode_tls_on_entry_set)
         return cfx_op_redispatch_inline(op, ks, stack);
-    tls_on_entry = cfx_local_keys_raw;
-    tls_on_entry_set = true;
+    cfx_mode_tls_on_entry = cfx_local_keys_raw;
+    cfx_mode_tls_on_entry_set = true;
     int rc = cfx_op_redispatch_inline(op, ks, stack);
-    tls_on_entry_set = false;
+    cfx_mode_tls_on_entry_set = false;
     return rc;
 }
 
 int cfx_tls_snapshot_restore_begin(cfx_tls_snapshot_guard *g)
 {
     g->active = false;
-    if (!tls_on_entry_set)
+    if (!cfx_mode_tls_on_entry_set)
         return cfx_error_set(CFX_ERR, NULL,
                              "Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.");
     g->saved_keys = cfx_local_keys_raw;
-    g->saved_entry = tls_on_entry;
+    g->saved_entry = cfx_mode_tls_on_entry;
     g->active = true;
     /* The snapshot is consumed while restored, so calls made now record their own. */
-    tls_on_entry_set = false;
+    cfx_mode_tls_on_entry_set = false;
     cfx_local_keys_raw = g->saved_entry;
     return CFX_OK;
 }
@@ -137,7 +129,7 @@ void cfx_tls_snapshot_restore_end(cfx_tls_snapshot_guard *g)
     if (!g->active)
         return;
     cfx_local_keys_raw = g->saved_keys;
-    tls_on_entry = g->saved_entry;
-    tls_on_entry_set = true;
+    cfx_mode_tls_on_entry = g->saved_entry;
+    cfx_mode_tls_on_entry_set = true;
     g->active = false;
 }

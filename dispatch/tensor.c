@@ -550,25 +550,29 @@ cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_
     return make(sizes, NULL, ndim, dtype, device);
 }
 
-/* cfx_tensor_new_strided but for its fast path: make() with every check. */
-static __attribute__((noinline)) cfx_tensor *new_strided_slow(const int64_t *sizes, const int64_t *strides,
-                                                              int ndim, cfx_dtype dtype, cfx_device device)
+/* cfx_tensor_new_strided's own check: strides are needed from one dimension on. */
+static bool strides_given(const int64_t *strides, int ndim)
 {
     if (ndim > 0 && !strides) {
         cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
-        return NULL;
+        return false;
     }
-    return make(sizes, strides ? strides : sizes, ndim, dtype, device);
+    return true;
+}
+
+/* cfx_tensor_new_strided but for its fast path: make() (whose own fast path takes rank 0)
+ * with every check. */
+static __attribute__((noinline)) cfx_tensor *new_strided_slow(const int64_t *sizes, const int64_t *strides,
+                                                              int ndim, cfx_dtype dtype, cfx_device device)
+{
+    return strides_given(strides, ndim) ? make(sizes, strides ? strides : sizes, ndim, dtype, device) : NULL;
 }
 
 cfx_tensor *cfx_tensor_new_strided_general(const int64_t *sizes, const int64_t *strides, int ndim,
                                            cfx_dtype dtype, cfx_device device)
 {
-    if (ndim > 0 && !strides) {
-        cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
-        return NULL;
-    }
-    return make_general(sizes, strides ? strides : sizes, ndim, dtype, device);
+    return strides_given(strides, ndim) ? make_general(sizes, strides ? strides : sizes, ndim, dtype, device)
+                                        : NULL;
 }
 
 /* One dim of cfx_tensor_new_strided's fast path: copy size and stride into the header and add
@@ -751,8 +755,8 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
 extern inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t);
 extern inline void cfx_tensor_release(cfx_tensor *t);
 
-/* Any tensor's death. */
-static __attribute__((noinline)) void free_general(cfx_tensor *t)
+/* Any tensor's death (tensor_internal.h). */
+__attribute__((noinline)) void cfx_tensor_free_unreferenced_general(cfx_tensor *t)
 {
     cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
     if (t->sizes != t->dims_inline) {
@@ -772,13 +776,11 @@ static __attribute__((noinline)) void free_general(cfx_tensor *t)
     header_put(t);
 }
 
-void cfx_tensor_free_unreferenced_general(cfx_tensor *t) { free_general(t); }
-
 /* The usual death, every fake tensor's under a tracer: at most one binding, with no free_fn
  * (a tensor with one binding has it inline, tensor_ext.h); no mode or a fake mode; dims
  * inline (as they are for ndim <= 4, header_new); its own storage, with no data and no view;
  * an armed thread with room on its list.
- * Then it is free_general with nothing left to decide. Any other goes to free_general. */
+ * Then it is the general path with nothing left to decide; any other death takes that path. */
 void cfx_tensor_free_unreferenced(cfx_tensor *t)
 {
     struct cfx_tensor_ext *e = &t->ext;
@@ -787,7 +789,7 @@ void cfx_tensor_free_unreferenced(cfx_tensor *t)
     uint32_t nb = e->n_bindings;
     if (nb > 1 || (nb == 1 && e->inline_bindings[0].free_fn) || (m && !e->is_fake) ||
         s != &t->own_storage || s->refcount != 1 || s->data || t->ndim > CFX_INLINE_DIMS || fl.room <= 0) {
-        free_general(t);
+        cfx_tensor_free_unreferenced_general(t);
         return;
     }
     e->n_bindings = 0;

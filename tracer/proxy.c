@@ -329,17 +329,23 @@ static __attribute__((noinline)) bool equals_default(const cfx_argument *a, cfx_
     return true;
 }
 
-/* equals_default for an argument known to have a default, with the usual cases inline: an int
- * given for an int default (alpha=1) and None for a None default are what scalar_equal
- * decides first for those kinds, so the answer is the same. */
-static inline bool is_default(const cfx_argument *a, cfx_value v)
+/* The usual cases of equals_default, which need no call: an int given for an int default
+ * (alpha=1) and anything for a None default, which scalar_equal decides first for those kinds
+ * in the same way. 1 or 0 when they decide, -1 when equals_default must. */
+static inline int default_inline(cfx_value d, cfx_value v)
 {
-    cfx_value d = a->default_value;
     if (d.kind == CFX_V_INT && v.kind == CFX_V_INT)
         return d.u.i == v.u.i;
     if (d.kind == CFX_V_NONE)
         return is_none(v);
-    return equals_default(a, v);
+    return -1;
+}
+
+/* equals_default for an argument known to have a default. */
+static inline bool is_default(const cfx_argument *a, cfx_value v)
+{
+    int r = default_inline(a->default_value, v);
+    return r >= 0 ? r : equals_default(a, v);
 }
 
 /* ---- tensors to nodes ------------------------------------------------------------------------ */
@@ -416,7 +422,7 @@ static const char *constant_name(cfx_proxy_mode *pm, cfx_tensor *t)
 }
 
 /* A tensor not bound to a node: a get_attr for the parameter or interned constant it is. */
-static cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
+static __attribute__((noinline)) cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
 {
     const char *name = cfx_module_name_of(pm->module, t);
     if (name) {
@@ -431,23 +437,11 @@ static cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
     return cfx_graph_get_attr(pm->g, name);
 }
 
-/* cfx_proxy_node_of for a non-NULL tensor; the bound case is the hot one. */
-static __attribute__((noinline)) cfx_node *node_of_general(cfx_proxy_mode *pm, cfx_tensor *t)
-{
-    cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
-    return n ? n : attr_node(pm, t);
-}
-
-/* The usual case inline: t (non-NULL) bound by this mode in its first binding slot, which is
- * what cfx_tensor_binding_get looks at first (the mode's owner id is never 0). */
+/* cfx_proxy_node_of for a non-NULL tensor; the bound case is the hot one (inline). */
 static inline cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
 {
-    if (__builtin_expect(t->ext.n_bindings != 0 && t->ext.bindings[0].owner == pm->owner, 1)) {
-        cfx_node *n = t->ext.bindings[0].data;
-        if (__builtin_expect(n != NULL, 1))
-            return n;
-    }
-    return node_of_general(pm, t);
+    cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
+    return __builtin_expect(n != NULL, 1) ? n : attr_node(pm, t);
 }
 
 cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
@@ -684,9 +678,9 @@ static __attribute__((noinline)) int map_kwargs(cfx_proxy_mode *pm, const cfx_op
     return n_kw;
 }
 
-/* True when every kwarg-only argument has a default and equals it by is_default's inline
- * rules (an int for an int default, None for None), so that there are no kwargs; false means
- * map_kwargs decides. A leaf, so the usual call with defaulted kwargs (alpha=1) stays cheap. */
+/* True when every kwarg-only argument has a default and default_inline says the value is it,
+ * so that there are no kwargs; false means map_kwargs decides. A leaf, so the usual call with
+ * defaulted kwargs (alpha=1) stays cheap. */
 static __attribute__((noinline)) bool kwargs_all_default(const cfx_op *op, const op_plan *p, const cfx_value *stack)
 {
     if (!(p->flags & PLAN_KW_ALL_DEFAULTED))
@@ -695,10 +689,8 @@ static __attribute__((noinline)) bool kwargs_all_default(const cfx_op *op, const
     const cfx_argument *a = cfx_op_schema(op)->args + i;
     const cfx_value *v = stack + i;
     for (; i < n; i++, a++, v++) {
-        if (a->default_value.kind == CFX_V_INT ? v->kind == CFX_V_INT && v->u.i == a->default_value.u.i
-                                                : a->default_value.kind == CFX_V_NONE && is_none(*v))
-            continue;
-        return false;
+        if (default_inline(a->default_value, *v) != 1)
+            return false;
     }
     return true;
 }
@@ -748,7 +740,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
 
     /* the site is set with the rest of the meta once the result is known */
     const cfx_site *site = cfx_current_site();
-    int rc = cfx_op_dispatch_stack(p->target, stack); /* cfx_mode_redispatch's body */
+    int rc = cfx_mode_redispatch(p->target, stack);
     if (rc == CFX_OK && p->n_returns == 1 && stack[0].kind == CFX_V_TENSOR && stack[0].u.t)
         return track_fresh(pm, stack[0].u.t, n, site);
     int src = site && site->file ? cfx_node_set_stack_trace(n, site) : CFX_OK;

@@ -454,12 +454,3 @@ __attribute__((noinline)) const int64_t *cfx_iter_relu_meta_strides_full(const c
     }
     return buf;
 }
-
-const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf)
-{
-    /* The sort keeps the identity when a's strides are positive and strictly decreasing; the
-     * answer is then make_contiguous_strides_for(shape), which (size 0 not scaling) is c10's
-     * contiguous strides. So an input with exactly those strides and no size-1 dim after the
-     * first (the traced case) is its own answer (cfx_iter_relu_meta_strides_own). */
-    return cfx_iter_relu_meta_strides_own(a) ? a->strides : cfx_iter_relu_meta_strides_full(a, buf);
-}

@@ -91,10 +91,11 @@ void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *cons
  * TensorIterator layout of le(a, 0)), sorted the way CPython's sort orders them. Returns buf,
  * filled in, or a->strides when they already are the answer (contiguous strides, no size-1
  * dim after the first: the sort keeps the identity). _full always sorts, into buf. */
-const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf);
 const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf);
-/* Whether cfx_iter_relu_meta_strides answers a->strides; inline for the Meta kernel, which
- * then needs no buffer and no call. */
+/* Whether the answer is a->strides: the sort keeps the identity when a's strides are positive
+ * and strictly decreasing; the answer is then make_contiguous_strides_for(shape), which (size
+ * 0 not scaling) is c10's contiguous strides. So an input with exactly those strides and no
+ * size-1 dim after the first (the traced case) is its own answer. */
 static inline __attribute__((always_inline)) bool cfx_iter_relu_meta_strides_own(const cfx_tensor *a)
 {
     const int64_t *sizes = a->sizes, *strides = a->strides;
@@ -105,6 +106,12 @@ static inline __attribute__((always_inline)) bool cfx_iter_relu_meta_strides_own
         z *= sizes[d];
     }
     return a->ndim == 0 || strides[0] == z;
+}
+/* Inline, so that the Meta kernel's usual case makes no call. */
+static inline __attribute__((always_inline)) const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a,
+                                                                                        int64_t *buf)
+{
+    return cfx_iter_relu_meta_strides_own(a) ? a->strides : cfx_iter_relu_meta_strides_full(a, buf);
 }
 
 /* c10 type-promotion helpers. */

@@ -61,19 +61,11 @@ cfx_tensor *cfx_meta_sin(cfx_tensor *self) { return unary(CFX_UNOP_SIN, "aten::s
 cfx_tensor *cfx_meta_cos(cfx_tensor *self) { return unary(CFX_UNOP_COS, "aten::cos", self); }
 cfx_tensor *cfx_meta_exp(cfx_tensor *self) { return unary(CFX_UNOP_EXP, "aten::exp", self); }
 
-/* cfx_meta_relu's output when its strides are not self's. */
-static __attribute__((noinline)) cfx_tensor *relu_sorted(cfx_tensor *self)
-{
-    int64_t buf[CFX_MAX_DIMS];
-    const int64_t *strides = cfx_iter_relu_meta_strides_full(self, buf);
-    return cfx_tensor_new_strided(self->sizes, strides, self->ndim, (cfx_dtype)self->dtype, meta());
-}
-
 cfx_tensor *cfx_meta_relu(cfx_tensor *self)
 {
-    if (!cfx_iter_relu_meta_strides_own(self))
-        return relu_sorted(self);
-    return cfx_tensor_new_strided(self->sizes, self->strides, self->ndim, (cfx_dtype)self->dtype, meta());
+    int64_t buf[CFX_MAX_DIMS];
+    const int64_t *strides = cfx_iter_relu_meta_strides(self, buf);
+    return cfx_tensor_new_strided(self->sizes, strides, self->ndim, (cfx_dtype)self->dtype, meta());
 }
 
 cfx_tensor *cfx_meta_sum_dim_IntList(cfx_tensor *self, cfx_int_list dim, bool keepdim, cfx_value dtype)
