@@ -168,6 +168,26 @@ static bool worker_cpus(cpu_set_t *out)
     return found;
 }
 
+/* The first CPU the calling thread may use. */
+static int first_cpu(void)
+{
+    cpu_set_t all;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &all))
+            return c;
+    return -1;
+}
+
+/* Confines the calling thread to CPU c. */
+static bool pin_to(int c)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
 Test(prefault, worker_keeps_off_the_requesting_cpu)
 {
     if (!worker_possible())
@@ -185,10 +205,7 @@ Test(prefault, worker_keeps_off_the_requesting_cpu)
     for (int c = 0; c < CPU_SETSIZE; c++) {
         if (!CPU_ISSET(c, &all))
             continue;
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(c, &one);
-        cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+        cr_assert(pin_to(c));
         char *p = fresh_mapping();
         cr_assert(cfx_prefault_request(p, PAGES * page_size()));
         cr_assert(wait_resident(p));
@@ -204,18 +221,12 @@ Test(prefault, worker_keeps_off_the_requesting_cpu)
 
 Test(prefault, one_cpu_means_no_worker)
 {
-    /* a fresh process (Criterion forks one per test) whose thread is confined to one CPU
-     * before its first request: a worker there could only take turns with the caller (or
+    /* a fresh process (Criterion forks one per test) whose only thread is confined to one
+     * CPU before its first request: a worker there could only take turns with the caller (or
      * roam where the program chose not to run), so none is started */
-    cpu_set_t all, one;
+    cpu_set_t all;
     cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &all)) {
-            CPU_SET(c, &one);
-            break;
-        }
-    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    cr_assert(pin_to(first_cpu()));
     cfx_prefault_set_enabled(true);
     char *p = fresh_mapping();
     cr_assert_not(cfx_prefault_request(p, PAGES * page_size()));
@@ -236,10 +247,7 @@ typedef struct pinned_request {
 static void *request_pinned(void *arg)
 {
     pinned_request *r = arg;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(r->cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one) != 0)
+    if (!pin_to(r->cpu))
         return NULL;
     char *p = fresh_mapping();
     r->requested = cfx_prefault_request(p, PAGES * page_size());
@@ -254,12 +262,7 @@ Test(prefault, a_pinned_thread_in_a_wider_process_gets_the_worker)
 {
     if (!worker_possible())
         cr_skip_test("one usable CPU: no worker");
-    cpu_set_t all;
-    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
-    pinned_request r = {-1, false};
-    for (int c = 0; c < CPU_SETSIZE && r.cpu < 0; c++)
-        if (CPU_ISSET(c, &all))
-            r.cpu = c;
+    pinned_request r = {first_cpu(), false};
     cfx_prefault_set_enabled(true);
     pthread_t t;
     cr_assert_eq(pthread_create(&t, NULL, request_pinned, &r), 0);
