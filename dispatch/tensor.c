@@ -477,6 +477,30 @@ static __attribute__((noinline)) cfx_tensor *make_general(const int64_t *sizes, 
     return cfx_autorelease(t);
 }
 
+/* The end of make()'s and cfx_tensor_new_strided's fast paths: t, the head of the free list,
+ * already holds its dtype, rank, device and dims (inline); it leaves the list and gets the
+ * rest of a fresh meta tensor (header_get, header_fill and storage_init for this case).
+ * t->sizes and t->strides point at the inline dims already, and t->ext is empty: a header
+ * goes on the list only after cfx_tensor_ext_drop (or the fast free, which clears the same
+ * fields), or unused from header_fill. */
+static inline cfx_tensor *take_fresh_meta(cfx_tensor *t, uint64_t nbytes, cfx_keyset keys)
+{
+    fl.tensors = (cfx_tensor *)t->storage;
+    fl.room++;
+    t->refcount = 1;
+    t->storage_offset = 0;
+    t->keys = keys;
+    cfx_storage *s = &t->own_storage;
+    s->refcount = 1;
+    s->version = 0;
+    s->nbytes = (size_t)nbytes;
+    s->device = t->device;
+    s->data = NULL;
+    t->storage = s;
+    count_live_armed(1); /* a thread with a header on its list is armed (header_put) */
+    return cfx_autorelease_nonnull(t);
+}
+
 /* The usual new tensor, every operator output under a fake mode: a meta tensor of at most 4
  * dims made on a thread with a recycled header at hand. make_general's work in one pass over
  * the dims, with no call but cfx_autorelease; any other case, and any hint of an error or an
@@ -522,27 +546,10 @@ static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int
             return make_general(sizes, strides, ndim, dtype, device);
         cfx_contiguous_strides(sz, ndim, st);
     }
-    /* header_get, header_fill and storage_init for this case */
-    fl.tensors = (cfx_tensor *)t->storage;
-    fl.room++;
-    t->refcount = 1;
     t->dtype = (int8_t)dtype;
     t->ndim = (int8_t)ndim;
     t->device = device;
-    t->storage_offset = 0;
-    t->keys = keys_for(device);
-    /* t->sizes and t->strides point at sz and st already, and t->ext is empty: a header goes
-     * on the list only after cfx_tensor_ext_drop (or the fast free, which clears the same
-     * fields), or unused from header_fill. */
-    cfx_storage *s = &t->own_storage;
-    s->refcount = 1;
-    s->version = 0;
-    s->nbytes = (size_t)n;
-    s->device = device;
-    s->data = NULL;
-    t->storage = s;
-    count_live_armed(1); /* a thread with a header on its list is armed (header_put) */
-    return cfx_autorelease_nonnull(t);
+    return take_fresh_meta(t, n, keys_for(device));
 }
 
 cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_device device)
@@ -621,21 +628,7 @@ cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides,
     uint64_t keys = atomic_load_explicit(&keys_cache[1], memory_order_relaxed); /* 0: not yet */
     if (!keys)
         goto slow;
-    /* header_get, header_fill and storage_init for this case, as in make() */
-    fl.tensors = (cfx_tensor *)t->storage;
-    fl.room++;
-    t->refcount = 1;
-    t->storage_offset = 0;
-    t->keys = (cfx_keyset){keys};
-    cfx_storage *s = &t->own_storage;
-    s->refcount = 1;
-    s->version = 0;
-    s->nbytes = (size_t)(n * cfx_dtype_sizes[dtype]); /* dtype checked above */
-    s->device = device;
-    s->data = NULL;
-    t->storage = s;
-    count_live_armed(1);
-    return cfx_autorelease_nonnull(t);
+    return take_fresh_meta(t, n * cfx_dtype_sizes[dtype], (cfx_keyset){keys}); /* dtype checked above */
 slow:
     return new_strided_slow(sizes, strides, t->ndim, (cfx_dtype)t->dtype, t->device);
 }
