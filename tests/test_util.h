@@ -3,9 +3,21 @@
 #ifndef CFX_TESTS_TEST_UTIL_H
 #define CFX_TESTS_TEST_UTIL_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* xorshift64, the suites' reproducible random numbers: the next value of *state (seeded
+ * non-zero), which it also becomes. */
+static inline uint64_t test_rand(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
 
 /* The whole file as a malloc'd NUL-terminated string (NULL if missing or unreadable). */
 static inline char *read_file(const char *path)

@@ -36,6 +36,7 @@
 #include "dispatch/ops.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor.h"
+#include "tests/test_util.h"
 
 static void setup(void) { cfx_error_clear(); }
 TestSuite(dispatch_fastpaths, .init = setup);
@@ -430,7 +431,7 @@ Test(dispatch_fastpaths, constant_slots_match_the_key_tables)
     for (int iter = 0; iter < 20000; iter++) {
         cfx_keyset ks = cfx_keyset_empty();
         for (int j = 0; j <= iter % 4; j++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            test_rand(&x);
             /* mostly keys up to PythonTLSSnapshot, so that both cases come up often */
             cfx_dispatch_key k = keys[x % n];
             if (j > 0 || iter % 5)
@@ -732,7 +733,7 @@ Test(dispatch_fastpaths, mode_stack_word_matches_a_list)
     cfx_local_keys base = cfx_local_keys_get();
     uint64_t x = 2463534242ull;
     for (int step = 0; step < 4000; step++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        test_rand(&x);
         int what = (int)(x % 4), i = (int)((x >> 8) % 7);
         cfx_mode *m = &modes[i].base;
         if (what == 0) {

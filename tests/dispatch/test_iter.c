@@ -26,6 +26,7 @@
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/structured.h"
+#include "tests/test_util.h"
 
 static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
 static const cfx_device META = {CFX_DEVICE_META, -1};
@@ -44,10 +45,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static int rnd(int n)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (int)(rng % (uint64_t)n);
+    return (int)(test_rand(&rng) % (uint64_t)n);
 }
 
 static void random_shape(int64_t *sizes, int *n)

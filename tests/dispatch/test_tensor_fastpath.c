@@ -22,6 +22,7 @@
 #include "dispatch/tensor.h"
 #include "dispatch/tensor_ext.h"
 #include "dispatch/tensor_internal.h"
+#include "tests/test_util.h"
 
 static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
 static const cfx_device META = {CFX_DEVICE_META, -1};
@@ -32,13 +33,7 @@ TestSuite(tensor_fastpath, .init = setup);
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 
-static uint64_t rnd64(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd64(void) { return test_rand(&rng); }
 
 static int rnd(int n) { return (int)(rnd64() % (uint64_t)n); }
 

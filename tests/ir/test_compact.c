@@ -574,8 +574,7 @@ Test(ir_compact, name_runs_match_model)
     cr_assert(made.s);
     uint64_t rng = 12345;
     for (int step = 0; step < 1500; step++) {
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        int r = (int)(rng >> 33);
+        int r = (int)(test_rand(&rng) >> 33);
         /* mostly default candidates, in bursts */
         const char *c = (r % 10 < 7) ? pool[(r >> 4) % 2 ? 0 : 12] : pool[(r >> 4) % NPOOL];
         int burst = r % 10 < 7 ? 1 + (r >> 8) % 40 : 1;

@@ -59,8 +59,7 @@ Test(ir_names_fast, random_script_matches_loop)
     cfx_names *fast = cfx_names_new(NULL), *loop = cfx_names_new(NULL);
     uint64_t s = 12345;
     for (int i = 0; i < 4000; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        both(fast, loop, pool[(s >> 33) % (uint64_t)n_pool], i);
+        both(fast, loop, pool[test_rand(&s) % (uint64_t)n_pool], i);
     }
     cfx_names_free(fast);
     cfx_names_free(loop);

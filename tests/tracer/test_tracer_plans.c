@@ -30,6 +30,7 @@
 #include "ir/graph_module.h"
 #include "ir/print.h"
 #include "tracer/proxy.h"
+#include "tests/test_util.h"
 
 enum { N_MANY = 40 };
 
@@ -329,7 +330,7 @@ static void check_defaults(bool fake, bool user_mode_above, bool kwd)
         for (int i = 1; i < n_args; i++) {
             cfx_value c[8];
             int n = candidates(kwd ? KWD_LIKE[i] : i, t.x, c);
-            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            test_rand(&r);
             /* every third call keeps every default, so trimming runs all the way */
             st[i] = k % 3 == 0 ? c[0] : c[(r >> 11) % (uint64_t)n];
         }
