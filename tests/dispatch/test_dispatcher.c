@@ -16,6 +16,7 @@
 #include "dispatch/library.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor.h"
+#include "tests/test_util.h"
 
 #define STARTS_WITH(s, lit) (strncmp((s), (lit), sizeof(lit) - 1) == 0)
 
@@ -515,7 +516,7 @@ Test(dispatcher, random_churn_keeps_invariants)
     cfx_set_warning_handler(keep_quiet, NULL);
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     for (int step = 0; step < 3000; step++) {
-        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        test_rand(&rng);
         int what = (int)(rng % 10), slot = (int)((rng >> 8) % MAXL), ki = (int)((rng >> 16) % NK);
         if (what < 5 && !libs[slot]) {
             libs[slot] = cfx_library_new(CFX_LIB_IMPL, "churn", CFX_KEY_Undefined, "/dev/null", step);

@@ -905,13 +905,7 @@ Test(ir_json, unknown_library_after_unload)
 /* ---- fuzzing ------------------------------------------------------------------------------------------ */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static uint64_t rng(void) { return test_rand(&rng_state); }
 
 /* If text loads, it must dump to a document that loads and dumps to itself. */
 static int fuzz_one(const char *text, size_t len)
