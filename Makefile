@@ -2,6 +2,9 @@
 # libcfx, a new .c file under tests/ is part of the test binary. Static objects are built
 # without -fPIC (thread-locals then use the fast initial-exec model), shared ones with it.
 
+# `make` with no target builds the library and the driver.
+.DEFAULT_GOAL := all
+
 CC      ?= cc
 PREFIX  ?= /usr/local
 BUILD   ?= build
@@ -45,7 +48,7 @@ $(SRC_LIST): FORCE
 	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
 FORCE:
 
-.PHONY: all deps test asan bench install clean FORCE
+.PHONY: all deps test asan bench goldens install clean FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
 
@@ -81,17 +84,19 @@ $(CFX): $(TOOL_OBJ) $(LIBA) $(SRC_LIST)
 $(TESTS): $(TEST_OBJ) $(LIBA) $(SRC_LIST)
 	$(CC) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(TEST_LIBS) $(LIBS)
 
-# Criterion runs each test in its own process; -j2 matches the machine.
+# Criterion runs each test in its own process; -j2 matches the machine. A test that runs longer
+# than TEST_TIMEOUT seconds fails with its name (no run can hang).
+TEST_TIMEOUT ?= 300
 test: deps
 	@$(MAKE) --no-print-directory $(TESTS) $(CFX)
-	CFX_BIN=$(CFX) $(TESTS) --jobs 2 $(TEST_ARGS)
+	CFX_TEST_TIMEOUT=$(TEST_TIMEOUT) CFX_BIN=$(CFX) $(TESTS) --jobs 2 $(TEST_ARGS)
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    LDFLAGS_SAN=1 build-asan/cfx-tests build-asan/cfx \
 	    LIBS="$(LIBS) -fsanitize=address,undefined"
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=exitcode=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	    CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS) > build-asan/tests.log 2>&1; \
+	    CFX_TEST_TIMEOUT=$(TEST_TIMEOUT) CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS) > build-asan/tests.log 2>&1; \
 	    rc=$$?; cat build-asan/tests.log; sh scripts/check-leaks.sh build-asan/tests.log && exit $$rc
 
 $(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
@@ -100,6 +105,14 @@ $(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
 bench: deps
 	@$(MAKE) --no-print-directory OPT="-O2 -g -DNDEBUG" BUILD=build-bench build-bench/cfx-bench
 	build-bench/cfx-bench
+
+# Every golden file in tests/data comes from PyTorch 2.13 through one generator script,
+# tools/interop/gen_*.py (run from the repo root with the default python3). Check that the
+# committed goldens are current with: make goldens && git diff --exit-code tests/data
+PYTHON ?= python3
+GOLDEN_SCRIPTS := $(sort $(wildcard tools/interop/gen_*.py))
+goldens:
+	@set -e; for s in $(GOLDEN_SCRIPTS); do echo "$(PYTHON) $$s"; $(PYTHON) $$s; done
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig

@@ -39,6 +39,22 @@ static inline char *read_file(const char *path)
     return s;
 }
 
+/* A golden file of tests/data (tools/interop/golden.py) without its header line
+ * "# golden: PyTorch <version>, <script>\n": the body as a malloc'd string, NULL if the file is
+ * missing or has no header (every golden must say what produced it). */
+static inline char *read_golden(const char *path)
+{
+    char *s = read_file(path);
+    static const char mark[] = "# golden: ";
+    char *nl = s && strncmp(s, mark, sizeof mark - 1) == 0 ? strchr(s, '\n') : NULL;
+    if (!nl) {
+        free(s);
+        return NULL;
+    }
+    memmove(s, nl + 1, strlen(nl + 1) + 1);
+    return s;
+}
+
 /* Splits text into lines in place (each '\n' becomes a NUL); returns a malloc'd array of the
  * line starts and stores their count in *n (NULL on allocation failure). */
 static inline char **split_lines(char *text, size_t *n)
