@@ -14,7 +14,7 @@ OPT     ?= -O2 -g
 PKGS     = libffi libcjson
 DEPS_MISSING := $(shell pkg-config --exists $(PKGS) criterion 2>/dev/null || echo yes)
 
-CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
+CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -I. -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)
 LIBS       = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 TEST_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null)
 
@@ -25,13 +25,32 @@ MODEL_SRC:= $(sort $(wildcard tools/models/*.c))
 TOOL_SRC := $(sort $(wildcard tools/cli/*.c)) $(MODEL_SRC)
 TEST_SRC := $(sort $(wildcard tests/*.c tests/*/*.c)) $(MODEL_SRC)
 BENCH_SRC:= $(sort $(wildcard tools/bench/*.c)) $(MODEL_SRC)
-HEADERS  := cfx.h dispatch/ops.def $(wildcard dispatch/*.h dispatch/kernels/*.h ir/*.h ir/passes/*.h tracer/*.h hop/*.h codegen/*.h)
+HEADERS  := cfx.h $(wildcard dispatch/*.h dispatch/kernels/*.h ir/*.h ir/passes/*.h tracer/*.h hop/*.h codegen/*.h)
 TOOL_HEADERS := $(wildcard tools/*/*.h)
 
-STATIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/static/%.o)
-PIC_OBJ    := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+# The operator API is generated from the op table (dispatch/ops.def) by tools/opgen, which is
+# built from the library's own schema parser and boxing rules: the objects of the sources
+# that do not include generated headers (BOOT_SRC), linked as an archive so that only what
+# the generator needs is pulled in. The tests have a table of their own (tests/dispatch/
+# ops_test.def) exercising what the built-in one does not (any arity, Tensor?[], ...).
+GEN       = $(BUILD)/gen
+GEN_BASE  = $(GEN)/dispatch/ops_gen
+GEN_HDR   = $(GEN_BASE).h $(GEN_BASE)_kernels.h
+GEN_C     = $(GEN_BASE).c
+TGEN_BASE = $(GEN)/tests/dispatch/ops_test_gen
+TGEN_HDR  = $(TGEN_BASE).h $(TGEN_BASE)_kernels.h
+TGEN_C    = $(TGEN_BASE).c
+GEN_USERS := $(shell grep -l -E '"dispatch/(ops|ops_table)\.h"|kernels/kernels\.h|ops_gen' $(LIB_SRC) /dev/null)
+BOOT_SRC  := $(filter-out $(GEN_USERS),$(LIB_SRC))
+OPGEN     = $(BUILD)/opgen
+OPGEN_TEST= $(BUILD)/opgen-test
+BOOTA     = $(BUILD)/libcfx-boot.a
+
+STATIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/static/%.o) $(BUILD)/static/gen/ops_gen.o
+PIC_OBJ    := $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/ops_gen.o
+BOOT_OBJ   := $(BOOT_SRC:%.c=$(BUILD)/static/%.o)
 TOOL_OBJ   := $(TOOL_SRC:%.c=$(BUILD)/static/%.o)
-TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/static/%.o)
+TEST_OBJ   := $(TEST_SRC:%.c=$(BUILD)/static/%.o) $(BUILD)/static/gen/ops_test_gen.o
 
 LIBA  = $(BUILD)/libcfx.a
 LIBSO = $(BUILD)/libcfx.so
@@ -48,7 +67,7 @@ $(SRC_LIST): FORCE
 	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
 FORCE:
 
-.PHONY: all deps test asan bench goldens install clean FORCE
+.PHONY: all deps test asan bench goldens docs install clean FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
 
@@ -58,17 +77,61 @@ ifeq ($(DEPS_MISSING),yes)
 	sh scripts/install-deps.sh
 endif
 
+# Library objects are compiled with hidden visibility: only CFX_API declarations are exported.
+LIB_CFLAGS = $(CFLAGS_ALL) -fvisibility=hidden
+
 $(BUILD)/static/%.o: %.c $(HEADERS) $(TOOL_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 $(BUILD)/pic/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+	$(CC) $(LIB_CFLAGS) -fPIC -c $< -o $@
+
+# what includes generated headers (everything outside the boot set) waits for them
+$(filter-out $(BOOT_OBJ),$(STATIC_OBJ)) $(filter-out $(BOOT_SRC:%.c=$(BUILD)/pic/%.o),$(PIC_OBJ)) \
+$(TOOL_OBJ) $(TEST_OBJ) $(BENCH_SRC:%.c=$(BUILD)/static/%.o): $(GEN_HDR)
+$(filter $(BUILD)/static/tests/%,$(TEST_OBJ)): $(TGEN_HDR)
 
 $(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags criterion 2>/dev/null) -c $< -o $@
+
+# ---- the generated operator API ----
+$(BOOTA): $(BOOT_OBJ)
+	@rm -f $@
+	ar rcs $@ $(BOOT_OBJ)
+
+$(OPGEN): tools/opgen/opgen.c dispatch/ops.def $(HEADERS) $(BOOTA)
+	$(CC) $(CFLAGS_ALL) -o $@ tools/opgen/opgen.c $(BOOTA) $(LIBS)
+
+$(OPGEN_TEST): tools/opgen/opgen.c tests/dispatch/ops_test.def $(HEADERS) $(BOOTA)
+	$(CC) $(CFLAGS_ALL) -DCFX_OPGEN_TABLE='"tests/dispatch/ops_test.def"' -o $@ tools/opgen/opgen.c $(BOOTA) $(LIBS)
+
+$(GEN_HDR) $(GEN_C) &: $(OPGEN)
+	@mkdir -p $(dir $(GEN_BASE))
+	$(OPGEN) cfx $(GEN_BASE) $(BUILD)/gen/ops.md
+
+$(TGEN_HDR) $(TGEN_C) &: $(OPGEN_TEST)
+	@mkdir -p $(dir $(TGEN_BASE))
+	$(OPGEN_TEST) cfxtest $(TGEN_BASE)
+
+# The pointwise loops compute with wrapping integer arithmetic, as PyTorch's kernels do.
+$(BUILD)/static/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -fwrapv -c $< -o $@
+
+$(BUILD)/pic/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -fwrapv -fPIC -c $< -o $@
+
+$(BUILD)/static/gen/ops_test_gen.o: $(TGEN_C) $(TGEN_HDR) $(GEN_HDR) $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# docs/ops.md is the generator's page of the built-in table; a test checks it is current.
+docs: $(GEN_HDR)
+	cp $(BUILD)/gen/ops.md docs/ops.md
 
 $(LIBA): $(STATIC_OBJ) $(SRC_LIST)
 	@rm -f $@

@@ -20,7 +20,7 @@
 
 #include "dispatch/hash.h"
 #include "dispatch/dispatcher.h"
-#include "dispatch/data_dependent.h"
+#include "dispatch/boxing_internal.h"
 #include "dispatch/ops.h"
 #include "dispatch/error.h"
 #include "dispatch/mode.h"
@@ -58,7 +58,6 @@ static void do_init(void)
     /* The built-in operators come with the dispatcher, so `cfx ops --list` and every lookup by
      * name see them without the caller touching a wrapper first. */
     cfx_builtin_ops_init();
-    cfx_data_dependent_ops_register();
     initializing = false;
 }
 
@@ -175,7 +174,7 @@ void cfx_registry_cleanup(cfx_op *op)
     cfx_opentry_free(op);
 }
 
-cfx_op *cfx_op_find(const char *qualified_name)
+cfx_op *cfx_op_lookup(const char *qualified_name)
 {
     cfx_dispatcher_init();
     if (!qualified_name)
@@ -186,6 +185,23 @@ cfx_op *cfx_op_find(const char *qualified_name)
         op = NULL; /* impl-only operators are invisible until their def arrives */
     cfx_registry_unlock();
     return op;
+}
+
+cfx_op *cfx_op_find(const char *qualified_name)
+{
+    cfx_op *op = cfx_op_lookup(qualified_name);
+    if (op)
+        return op;
+    if (!qualified_name) {
+        cfx_error_set(CFX_ERR, NULL, "cfx_op_find: the operator name is NULL");
+        return NULL;
+    }
+    /* findSchemaOrThrow's text: "Could not find schema for " name "." overload */
+    const char *dot = strchr(qualified_name, '.');
+    size_t n = dot ? (size_t)(dot - qualified_name) : strlen(qualified_name);
+    cfx_error_set(CFX_ERR, qualified_name, "Could not find schema for %.*s.%s", (int)n, qualified_name,
+                  dot ? dot + 1 : "");
+    return NULL;
 }
 
 static int list_ops(cfx_op **out, int cap, bool with_schema)
@@ -319,57 +335,45 @@ void cfx_registry_deregister_fallback(cfx_dispatch_key key)
 
 /* ---- the call path ------------------------------------------------------------------------- */
 
-/* What arg_keys returns when a required Tensor is NULL/None: bit 63 belongs to no key. */
-#define NO_ARG_KEYS UINT64_MAX
-
-/* The union of the tensor arguments' key sets, or `missing` if a required Tensor is NULL/None. */
-static __attribute__((noinline)) uint64_t arg_keys_loop(const cfx_op *op, const cfx_value *stack, uint64_t missing)
+/* The union of the tensor arguments' key sets (tensor lists included). *missing is set when a
+ * required (plain) Tensor is NULL or None: a failure upstream, or a binding error. */
+static uint64_t arg_keys(const cfx_op *op, const cfx_value *stack, bool *missing)
 {
     uint64_t ks = 0, m = op->dispatch_arg_mask, req = op->required_tensor_mask;
+    *missing = false;
     while (m) {
         int i = __builtin_ctzll(m);
         m &= m - 1;
         const cfx_value *v = &stack[i];
         if (v->kind == CFX_V_TENSOR && v->u.t) {
             ks |= v->u.t->keys.repr;
-        } else if (v->kind == CFX_V_LIST) {
+        } else if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
             for (uint32_t j = 0; j < v->len; j++)
                 if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t)
                     ks |= v->u.items[j].u.t->keys.repr;
         } else if (req >> i & 1) {
-            return missing;
+            *missing = true;
         }
     }
     return ks;
 }
 
-/* Same, reading one or two plain Tensor positions directly when the op has no other dispatch
- * arguments (cfx_op.tensor_pair_off) and both hold tensors; anything else takes the loop. */
-static inline uint64_t arg_keys(const cfx_op *op, const cfx_value *stack, uint64_t missing)
-{
-    if (__builtin_expect(op->tensor_pair_ok, 1)) {
-        const cfx_value *a = (const cfx_value *)((const char *)stack + op->tensor_pair_off[0]);
-        const cfx_value *b = (const cfx_value *)((const char *)stack + op->tensor_pair_off[1]);
-        if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1))
-            return a->u.t->keys.repr | b->u.t->keys.repr;
-    }
-    return arg_keys_loop(op, stack, missing);
-}
-
 cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack)
 {
-    uint64_t args = arg_keys(op, stack, 0); /* a missing Tensor contributes nothing */
+    bool missing;
+    uint64_t args = arg_keys(op, stack, &missing); /* a missing Tensor contributes nothing */
     return cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
 }
 
 const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks)
 {
-    uint64_t args = arg_keys(op, stack, NO_ARG_KEYS);
-    if (__builtin_expect(args == NO_ARG_KEYS, 0))
+    bool missing;
+    uint64_t args = arg_keys(op, stack, &missing);
+    if (missing)
         return NULL;
     cfx_keyset s = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
     const cfx_kernel *k = cfx_op_kernel_for(op, s);
-    if (__builtin_expect(!(k->flags & CFX_KERNEL_VALID), 0)) {
+    if (!cfx_kernel_is_valid(k)) {
         cfx_dispatch_missing_kernel_error(op, s);
         return NULL;
     }
@@ -390,16 +394,23 @@ static int call_error(const cfx_op *op, const char *what)
     return rc;
 }
 
-int cfx_op_call(cfx_op *op, cfx_value *stack, int n)
+int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
 {
     if (!op)
-        return CFX_ERR; /* a failed lookup already said why */
+        return cfx_error_occurred() ? cfx_error_status()
+                                    : cfx_error_set(CFX_ERR, NULL, "cfx_op_call: the operator is NULL");
     const cfx_schema *s = op->schema;
     if (!s)
         return cfx_error_set(CFX_ERR, op->qualified_name,
                              "Could not find schema for %s but we found an implementation; did you forget to def() "
                              "the operator?",
                              op->qualified_name);
+    int need = s->n_args > s->n_returns ? s->n_args : s->n_returns;
+    if (!stack || cap < need || n > cap)
+        return cfx_error_set(CFX_ERR, op->qualified_name,
+                             "cfx_op_call: %s needs a stack of %d values (its arguments and returns), but the stack "
+                             "holds %d",
+                             op->qualified_name, need, stack ? cap : 0);
     char what[160];
     if (n < 0 || (n > s->n_args && !s->is_vararg)) {
         snprintf(what, sizeof what, "expected at most %d argument(s) but received %d argument(s)", s->n_args, n);
@@ -412,22 +423,25 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n)
         }
         stack[i] = s->args[i].default_value;
     }
-    uint64_t args = arg_keys(op, stack, NO_ARG_KEYS);
-    if (args == NO_ARG_KEYS) {
+    int rc = cfx_box_check_args(s, op->qualified_name, stack, s->n_args);
+    if (rc != CFX_OK)
+        return rc;
+    bool missing;
+    uint64_t args = arg_keys(op, stack, &missing);
+    if (missing) {
         for (int i = 0; i < s->n_args; i++)
             if ((op->required_tensor_mask >> i & 1) && !(stack[i].kind == CFX_V_TENSOR && stack[i].u.t))
                 return cfx_error_set(CFX_ERR, op->qualified_name,
                                      "Expected a proper Tensor but got None (or an undefined Tensor in C++) for "
                                      "argument #%d '%s'",
                                      i, s->args[i].name);
-        args = 0;
     }
     cfx_keyset ks = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
     return cfx_op_redispatch(op, ks, stack);
 }
 
 /* Why the slot for an (already masked) ks cannot be called: nothing there, or no boxed entry. */
-static __attribute__((noinline, cold)) int slot_error(const cfx_op *op, cfx_keyset ks, const cfx_kernel *k)
+static int slot_error(const cfx_op *op, cfx_keyset ks, const cfx_kernel *k)
 {
     if (!cfx_kernel_is_valid(k))
         return cfx_dispatch_missing_kernel_error(op, ks);
@@ -435,54 +449,21 @@ static __attribute__((noinline, cold)) int slot_error(const cfx_op *op, cfx_keys
                          op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
 }
 
-/* Calls the kernel in the slot of an already masked key set. An invalid slot is all zero
- * (cfx_op_check_invariants checks it), so a boxed entry alone says the slot can be called. */
-static inline int call_slot(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
-{
-    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
-    if (__builtin_expect(k->boxed != NULL, 1))
-        return k->boxed(k->ctx, op, ks, stack);
-    return slot_error(op, ks, k);
-}
-
 int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     /* Re-masking is idempotent for an already-masked set and keeps a caller that passes an
-     * unmasked set from landing on a fallthrough kernel. */
-    return call_slot(op, cfx_op_skip_fallthrough(op, ks), stack);
-}
-
-/* call_slot for a fresh dispatch. A traced call's redispatch from the proxy mode lands on the
- * Python key: its slot is known without the table-index computation, and when the Python
- * fallback is there and a mode is set, the fallback would only hand the call to the top mode,
- * which this does directly (cfx_python_fallback, step 2). */
-static inline int call_fresh(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
-{
-    if (cfx_op_python_fallback_next(op, ks))
-        return cfx_mode_call_top_python(NULL, op, ks, stack);
-    return call_slot(op, ks, stack);
-}
-
-/* cfx_op_dispatch_stack for ops without the tensor-pair shortcut, or a stack it cannot read. */
-static __attribute__((noinline)) int dispatch_stack_loop(const cfx_op *op, cfx_value *stack)
-{
-    uint64_t args = arg_keys_loop(op, stack, 0); /* a missing Tensor contributes nothing */
-    return call_fresh(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get()), stack);
+     * unmasked set from landing on a fallthrough kernel. An invalid slot is all zero
+     * (cfx_op_check_invariants checks it), so a boxed entry alone says it can be called. */
+    ks = cfx_op_skip_fallthrough(op, ks);
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
+    if (!k->boxed)
+        return slot_error(op, ks, k);
+    return k->boxed(k->ctx, op, ks, stack);
 }
 
 int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
 {
-    /* cfx_op_dispatch_keyset + cfx_op_redispatch without masking twice; arg_keys's shortcut
-     * spelt out so that the usual path makes no call before the kernel's tail call */
-    if (__builtin_expect(op->tensor_pair_ok, 1)) {
-        const cfx_value *a = (const cfx_value *)((const char *)stack + op->tensor_pair_off[0]);
-        const cfx_value *b = (const cfx_value *)((const char *)stack + op->tensor_pair_off[1]);
-        if (__builtin_expect(a->kind == CFX_V_TENSOR && a->u.t && b->kind == CFX_V_TENSOR && b->u.t, 1)) {
-            cfx_keyset args = {a->u.t->keys.repr | b->u.t->keys.repr};
-            return call_fresh(op, cfx_op_mask_keyset(op, args, cfx_local_keys_get()), stack);
-        }
-    }
-    return dispatch_stack_loop(op, stack);
+    return cfx_op_redispatch(op, cfx_op_dispatch_keyset(op, stack), stack);
 }
 
 /* c10's listAllDispatchKeys: runtime keys with a valid slot, ascending. */

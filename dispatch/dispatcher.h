@@ -17,9 +17,12 @@
  * op wrapper); calling this explicitly is optional and idempotent. */
 void cfx_dispatcher_init(void);
 
-/* The operator with a schema for "ns::name.overload" (overload may be omitted for ""), or
- * NULL if none is defined (impl-only operators are not found, as in PyTorch). */
+/* The operator with a schema for "ns::name.overload" (overload may be omitted for ""). NULL if
+ * none is defined (impl-only operators are not found, as in PyTorch), with PyTorch's error
+ * recorded: "Could not find schema for aten::sine.". cfx_op_lookup is the same without an
+ * error, for code that only asks whether an operator exists. */
 cfx_op *cfx_op_find(const char *qualified_name);
+cfx_op *cfx_op_lookup(const char *qualified_name);
 /* All defined operators, in registration order; returns the count written (or needed). */
 int cfx_op_list(cfx_op **out, int cap);
 /* dumpState of every operator with kernels but no schema (findDanglingImpls). */
@@ -27,20 +30,23 @@ int cfx_op_list_dangling(cfx_op **out, int cap);
 /* checkInvariants on every operator; CFX_OK or the first failure. */
 int cfx_dispatcher_check_all_invariants(void);
 
-/* Calls op with boxed arguments. stack has room for max(n_args, n_returns) values; n is the
- * number of arguments given (positional, in schema order); missing trailing arguments are
- * filled from schema defaults. PyTorch's binding errors: "ns::name() is missing value for
- * argument 'x'. Declaration: <schema>", "ns::name() expected at most N argument(s) but received
- * M argument(s). Declaration: ...", and for a NULL/None plain Tensor "Expected a proper Tensor
- * but got None (or an undefined Tensor in C++) for argument #i 'x'". Returns CFX_OK with the
- * returns at stack[0..n_returns), or a negative status with the error recorded. */
-int cfx_op_call(cfx_op *op, cfx_value *stack, int n);
-/* The typed fast path (used by the generated wrappers in ops.c): computes the call's key set
- * from the boxed arguments (stack holds all n_args, defaults included) and returns the kernel
- * to run, storing the key set in *ks. Returns NULL if a required (non-optional) Tensor
- * argument is NULL (no new error: NULL propagates) or if the slot has no kernel (the
- * missing-kernel error is recorded). The caller then calls k->unboxed with its typed
- * arguments when it is non-NULL, else k->boxed on the stack. */
+/* Calls op with boxed arguments (torch.ops.ns.name.overload(*args)). stack has room for cap
+ * values, which must be at least max(n_args, n_returns) of the schema (an error otherwise:
+ * nothing is written past cap); n is the number of arguments given (positional, in schema
+ * order); missing trailing arguments are filled from schema defaults. Every argument is
+ * checked against its schema type before dispatch, with PyTorch's binding errors:
+ * "ns::name() is missing value for argument 'x'. Declaration: <schema>", "... expected at most
+ * N argument(s) but received M argument(s). ...", "ns::name() Expected a value of type 'Tensor'
+ * for argument 'other' but instead found type 'str'. ...", and for a NULL/None plain Tensor
+ * "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #i 'x'".
+ * Returns CFX_OK with the returns at stack[0..n_returns), or a negative status with the error
+ * recorded (op NULL: the failed lookup's error, kept). */
+int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap);
+/* The kernel a call of op with stack (all n_args, defaults included) dispatches to, with the
+ * key set in *ks: c10's KernelFunction lookup, for the typed entry points (ops_table.h), which
+ * then call it unboxed when it has a C function and boxed otherwise. NULL if a required
+ * (plain) Tensor argument is NULL (a failure upstream: no new error) or if the slot has no
+ * kernel (the missing-kernel error is recorded). */
 const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks);
 
 /* Calls the kernel for an explicit key set; for kernels that redispatch, with
@@ -48,29 +54,9 @@ const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, 
  * (ks already went through them); the op's fallthrough mask is (idempotent). Missing kernel:
  * the error below. */
 int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack);
-/* The same call, inline, for the fallbacks every traced call passes through (python_fallback.c):
- * a slot that cannot be called goes to cfx_op_redispatch, which reports why. */
-static inline int cfx_op_redispatch_inline(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
-{
-    ks = cfx_op_skip_fallthrough(op, ks);
-    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
-    if (__builtin_expect(k->boxed != NULL, 1)) /* an invalid slot is all zero */
-        return k->boxed(k->ctx, op, ks, stack);
-    return cfx_op_redispatch(op, ks, stack);
-}
-/* Whether a call with key set ks reaches the Python key next, finds the Python fallback there
- * and a mode set: the fallback would then only hand the call to the top mode, which
- * cfx_mode_call_top_python / _snapshot do directly (dispatcher.c's fresh dispatch and the
- * PythonTLSSnapshot fallback take that shortcut). Python's slot and shift are constants. */
-static inline bool cfx_op_python_fallback_next(const cfx_op *op, cfx_keyset ks)
-{
-    return (ks.repr >> CFX_MODE_PYTHON_SHIFT) == 1 && op->table[CFX_MODE_PYTHON_SLOT].boxed == cfx_python_fallback &&
-           cfx_mode_any_set();
-}
 /* A fresh dispatch of a full stack (all schema arguments, defaults included): the key set of
- * cfx_op_dispatch_keyset (tensor arguments + the thread's local sets, a NULL required Tensor
- * contributing nothing), then its kernel as cfx_op_redispatch calls it. cfx_mode_redispatch's
- * body: every traced node runs it twice, so the key set is masked once, not twice. */
+ * cfx_op_dispatch_keyset (tensor arguments + the thread's local sets), then cfx_op_redispatch.
+ * What `func(*args)` inside a mode's handler does (cfx_mode_redispatch). */
 int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack);
 /* Records the missing-kernel error for ks on op and returns CFX_ERR_NOTIMPL: PyTorch's
  * reportError text for highestPriorityTypeId(ks) (the "no tensor arguments" variant for

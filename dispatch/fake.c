@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch/data_dependent.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/fake_internal.h"
@@ -48,7 +47,6 @@ cfx_fake_mode *cfx_fake_mode_new(const cfx_fake_mode_options *opts)
     m->opts = opts ? *opts : (cfx_fake_mode_options){.allow_non_fake_inputs = false, .allow_fallback_kernels = true};
     m->fake_keys = cfx_keyset_or(cfx_keyset_for_tensor(CFX_BACKEND_META), CFX_FAKE_PYTHON_KEYS);
     cfx_dispatcher_init();
-    cfx_data_dependent_ops_register();
     return m;
 }
 

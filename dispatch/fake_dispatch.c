@@ -34,13 +34,6 @@
 #include "dispatch/fake_internal.h"
 #include "dispatch/scope.h"
 
-/* PyTorch tags these data_dependent_output / dynamic_output_shape; cfx has no tags. */
-static const char *const data_dependent_ops[] = {"aten::_local_scalar_dense", "aten::equal",
-                                                 "aten::allclose", "aten::is_nonzero"};
-static const char *const dynamic_shape_ops[] = {
-    "aten::nonzero", "aten::masked_select", "aten::_unique2", "aten::unique_dim",
-    "aten::unique_consecutive", "aten::repeat_interleave.Tensor"};
-
 /* FakeTensorMode._can_run_unsafe_fallback_allowed_namespaces */
 static const char *const fallback_namespaces[] = {"debugprims", "prims", "aten", "xla", "vision",
                                                   "torchtext", "torchaudio", "quantized"};
@@ -54,60 +47,33 @@ static const char *const numbers_as_tensors[] = {
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static bool in_list(const char *name, const char *const *list, int n)
+/* The op's namespace ("aten" of "aten::add") is one of list[0..n). */
+static bool namespace_in(const cfx_schema *s, const char *const *list, int n)
 {
+    const char *sep = strstr(s->name, "::");
+    size_t len = sep ? (size_t)(sep - s->name) : 0;
+    for (int i = 0; i < n && sep; i++)
+        if (strlen(list[i]) == len && strncmp(s->name, list[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* The op's name without namespace ("add" of "aten::add") is one of list[0..n). */
+static bool name_in(const cfx_schema *s, const char *const *list, int n)
+{
+    const char *sep = strstr(s->name, "::");
+    const char *name = sep ? sep + 2 : s->name;
     for (int i = 0; i < n; i++)
         if (strcmp(name, list[i]) == 0)
             return true;
     return false;
 }
 
-/* What the lists above say about an operator depends on its name only, which an operator
- * entry keeps for life, so it is worked out on the op's first call and cached in the entry
- * (operator.h's mode_cache[0]): the per-call path then does no string work at all. */
-enum {
-    CLASS_KNOWN = 1u << 0,
-    CLASS_RAISES = 1u << 1,           /* data-dependent output or dynamic output shape */
-    CLASS_FALLBACK_NS = 1u << 2,      /* a namespace allowed to run fallback kernels */
-    CLASS_NUMBERS_AS_TENSORS = 1u << 3,
-};
-
-static bool namespace_allows_fallback(const cfx_schema *s)
+/* What PyTorch's fake mode raises for instead of running (op_implementations_checks): an op
+ * tagged data_dependent_output or dynamic_output_shape. */
+static bool raises(const cfx_op *op)
 {
-    const char *sep = strstr(s->name, "::");
-    if (!sep)
-        return false;
-    for (int i = 0; i < COUNT(fallback_namespaces); i++)
-        if (strlen(fallback_namespaces[i]) == (size_t)(sep - s->name) &&
-            strncmp(s->name, fallback_namespaces[i], (size_t)(sep - s->name)) == 0)
-            return true;
-    return false;
-}
-
-static __attribute__((noinline)) uint32_t classify_first(const cfx_op *op, const cfx_schema *s)
-{
-    uint32_t *slot = (uint32_t *)&op->mode_cache[0]; /* the entry itself is never const */
-    uint32_t c = CLASS_KNOWN;
-    char qname[256];
-    snprintf(qname, sizeof qname, "%s%s%s", s->name, s->overload[0] ? "." : "", s->overload);
-    if (in_list(qname, data_dependent_ops, COUNT(data_dependent_ops)) ||
-        in_list(qname, dynamic_shape_ops, COUNT(dynamic_shape_ops)) ||
-        in_list(s->name, dynamic_shape_ops, COUNT(dynamic_shape_ops)))
-        c |= CLASS_RAISES;
-    if (namespace_allows_fallback(s))
-        c |= CLASS_FALLBACK_NS;
-    const char *sep = strstr(s->name, "::");
-    if (in_list(sep ? sep + 2 : s->name, numbers_as_tensors, COUNT(numbers_as_tensors)))
-        c |= CLASS_NUMBERS_AS_TENSORS;
-    /* Threads racing here store the same value. */
-    __atomic_store_n(slot, c, __ATOMIC_RELAXED);
-    return c;
-}
-
-static inline uint32_t classify(const cfx_op *op, const cfx_schema *s)
-{
-    uint32_t c = __atomic_load_n(&op->mode_cache[0], __ATOMIC_RELAXED);
-    return c ? c : classify_first(op, s);
+    return cfx_op_has_tag(op, CFX_TAG_data_dependent_output) || cfx_op_has_tag(op, CFX_TAG_dynamic_output_shape);
 }
 
 /* Raises the error whose message is str(OpOverload), as the three fake exceptions print. */
@@ -315,7 +281,7 @@ static int merge_device(void *vctx, cfx_tensor *t)
 
 /* Computes the common device. On failure returns PyTorch's message (malloc'd) instead, to be
  * raised only if an output is a tensor: PyTorch computes it lazily. */
-static char *common_device(const cfx_op *op, uint32_t cls, const cfx_value *stack, cfx_device *out)
+static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device *out)
 {
     const cfx_schema *s = cfx_op_schema(op);
     device_ctx c = {0};
@@ -324,7 +290,7 @@ static char *common_device(const cfx_op *op, uint32_t cls, const cfx_value *stac
         *out = c.common;
         return NULL;
     }
-    if (!c.found && (cls & CLASS_NUMBERS_AS_TENSORS)) {
+    if (!c.found && name_in(s, numbers_as_tensors, COUNT(numbers_as_tensors))) {
         *out = cfx_device_make(CFX_DEVICE_CPU); /* scalar-only inputs compute on cpu */
         return NULL;
     }
@@ -432,20 +398,17 @@ static void drop_fresh_results(cfx_value *stack, int n_returns, cfx_tensor *cons
  * in_kernel_invocation_manager both exclude Python and PythonTLSSnapshot). */
 static int call_below_python(const cfx_op *op, cfx_value *stack)
 {
-    /* cfx_exclude_keys_begin/cfx_key_guard_end, inlined: this runs on every call. The Python
-     * keys are not default-excluded, so adding them to the stored (XOR-encoded) excluded set
-     * sets their bits. */
-    _Static_assert(((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)) &
-                    CFX_KEYS_DEFAULT_EXCLUDED) == 0,
-                   "plain bits in the stored form");
-    uint64_t saved = cfx_local_keys_raw.excluded.repr;
-    cfx_local_keys_raw.excluded.repr = saved | CFX_FAKE_PYTHON_KEYS.repr;
+    cfx_key_guard g;
+    cfx_exclude_keys_begin(&g, CFX_FAKE_PYTHON_KEYS);
     int rc = cfx_mode_redispatch(op, stack);
-    cfx_local_keys_raw.excluded.repr = saved;
+    cfx_key_guard_end(&g);
     return rc;
 }
 
-static bool has_meta_kernel(const cfx_op *op) { return cfx_kernel_is_valid(&op->table[CFX_FAKE_META_SLOT]); }
+static bool has_meta_kernel(const cfx_op *op)
+{
+    return cfx_kernel_is_valid(cfx_op_kernel_for(op, cfx_keyset_of(CFX_KEY_Meta)));
+}
 
 typedef struct fallback_ctx {
     cfx_fake_mode *m;
@@ -543,68 +506,6 @@ static bool is_tensor_constructor(const cfx_schema *s)
     return s->tensor_arg_mask == 0 && s->n_returns == 1 && s->returns[0].type->kind == CFX_TYPE_TENSOR;
 }
 
-/* dispatch_impl for the usual call, taken when its outcome is known before anything is done:
- * no tensor lists and no device argument, every tensor argument a fake of m and all on one
- * device, an op that neither raises nor constructs, and a Meta kernel. Then validation has
- * nothing to say, merge_devices gives that one device, and dispatch_impl would only run the
- * kernel and wrap the outputs on it, which is what this does, without its bookkeeping.
- * false: not such a call (nothing was done; fakes on several devices go the general way,
- * where merge_devices sorts them out); true: *rc is the call's status. */
-static inline bool dispatch_plain(cfx_fake_mode *m, const cfx_op *op, const cfx_schema *s, cfx_value *stack,
-                                  int *rc)
-{
-    if (s->tensor_arg_mask == 0)
-        return false;
-    /* classify(op, s) & CLASS_RAISES, with "not classified yet" in the same test */
-    uint32_t c = __atomic_load_n(&op->mode_cache[0], __ATOMIC_RELAXED);
-    if (__builtin_expect((c & (CLASS_KNOWN | CLASS_RAISES)) != CLASS_KNOWN, 0)) {
-        if (!c)
-            c = classify_first(op, s);
-        if (c & CLASS_RAISES)
-            return false;
-    }
-    _Static_assert(CFX_V_KIND_COUNT <= 32, "value kinds fit a 32-bit mask");
-    const uint32_t not_plain = 1u << CFX_V_LIST | 1u << CFX_V_TUPLE | 1u << CFX_V_DEVICE;
-    const cfx_tensor *first = NULL;
-    for (int i = 0; i < s->n_args; i++) {
-        const cfx_value *v = &stack[i];
-        if (v->kind == CFX_V_TENSOR) {
-            const cfx_tensor *t = v->u.t;
-            if (!t)
-                continue;
-            if (!cfx_fake_is_ours_inline(m, t))
-                return false;
-            if (!first)
-                first = t;
-            else if (!cfx_device_eq(t->ext.fake_device, first->ext.fake_device))
-                return false;
-        } else if ((1u << v->kind) & not_plain) {
-            return false;
-        }
-    }
-    if (!first || !has_meta_kernel(op))
-        return false;
-    cfx_device dev = first->ext.fake_device;
-    int n = s->n_returns;
-    *rc = call_below_python(op, stack);
-    if (*rc != CFX_OK)
-        return true;
-    for (int i = 0; i < n; i++) {
-        cfx_value *v = &stack[i];
-        cfx_tensor *t = v->kind == CFX_V_TENSOR ? v->u.t : NULL;
-        if (t && cfx_tensor_is_meta(t) && !t->ext.mode) {
-            cfx_fake_mark_fresh_meta(m, t, dev); /* a fresh output */
-        } else {
-            int r = wrap_outputs(m, op, v, 1, NULL, dev);
-            if (r != CFX_OK) {
-                *rc = r;
-                break;
-            }
-        }
-    }
-    return true;
-}
-
 static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, swap_state *w)
 {
     const cfx_schema *s = cfx_op_schema(op);
@@ -619,8 +520,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
             return rc;
     }
 
-    uint32_t cls = classify(op, s);
-    if (cls & CLASS_RAISES)
+    if (raises(op))
         return op_exception(op);
 
     /* The `device` argument, replaced by meta for the kernel (the meta kernel must not
@@ -644,7 +544,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     }
 
     if (!has_meta_kernel(op)) {
-        if (!m->opts.allow_fallback_kernels || !(cls & CLASS_FALLBACK_NS))
+        if (!m->opts.allow_fallback_kernels || !namespace_in(s, fallback_namespaces, COUNT(fallback_namespaces)))
             return op_exception(op); /* UnsupportedOperatorException */
         if (has_dev_arg)
             stack[dev_idx] = cfx_device_value(dev_arg); /* the real kernel runs for real */
@@ -654,7 +554,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     /* Computed before the kernel overwrites the arguments; reported only if an output is a
      * tensor, as PyTorch computes it lazily. */
     cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
-    char *dev_err = common_device(op, cls, stack, &common);
+    char *dev_err = common_device(op, stack, &common);
     /* The kernel overwrites the arguments with its results: remember the tensor arguments, to
      * tell a fresh result (ours to drop if wrapping fails) from an input returned as is. */
     cfx_tensor *inputs[64];
@@ -677,24 +577,14 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     return rc;
 }
 
-/* Out of line, so that the usual call does not pay for its stand-in bookkeeping. */
-static __attribute__((noinline)) int dispatch_general(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack)
-{
-    swap_state w = {0};
-    int rc = dispatch_impl(m, op, stack, &w);
-    swap_free(&w);
-    return rc;
-}
-
 int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ks;
     cfx_fake_mode *m = (cfx_fake_mode *)self;
-    const cfx_schema *s = cfx_op_schema(op);
-    if (!s)
+    if (!cfx_op_schema(op))
         return cfx_error_set(CFX_ERR, cfx_op_name(op), "fake tensor mode: operator has no schema");
-    int rc;
-    if (dispatch_plain(m, op, s, stack, &rc))
-        return rc;
-    return dispatch_general(m, op, stack);
+    swap_state w = {0};
+    int rc = dispatch_impl(m, op, stack, &w);
+    swap_free(&w);
+    return rc;
 }

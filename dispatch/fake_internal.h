@@ -46,11 +46,6 @@ struct cfx_fake_mode {
 #define CFX_FAKE_PYTHON_KEYS \
     ((cfx_keyset){CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)})
 
-/* The Meta key's table slot: Dense is the first functionality after Undefined (one slot) and
- * has one slot per backend, in backend order. A constant, as every fake call asks whether the
- * op has a Meta kernel; tests/dispatch/test_fake_fastpath.c compares it with
- * cfx_key_table_index(CFX_KEY_Meta). */
-#define CFX_FAKE_META_SLOT (1 + (int)CFX_BACKEND_META - 1)
 
 /* On every call, so inline: is t a fake tensor of m? */
 static inline bool cfx_fake_is_ours_inline(const cfx_fake_mode *m, const cfx_tensor *t)

@@ -207,6 +207,12 @@ static char *namespace_of(const char *name)
 
 int cfx_library_def_at(cfx_library *lib, const char *schema_text, int alias_analysis, const char *file, int line)
 {
+    return cfx_library_def_tagged_at(lib, schema_text, alias_analysis, 0, file, line);
+}
+
+int cfx_library_def_tagged_at(cfx_library *lib, const char *schema_text, int alias_analysis, cfx_tag_set tags,
+                              const char *file, int line)
+{
     if (!lib)
         return CFX_ERR; /* the failed cfx_library_new said why */
     if (!schema_text)
@@ -293,7 +299,7 @@ int cfx_library_def_at(cfx_library *lib, const char *schema_text, int alias_anal
         cfx_registry_cleanup(op);
     } else {
         bool dflt = alias_analysis < 0;
-        rc = cfx_opentry_register_schema(op, s, debug, dflt ? CFX_ALIAS_CONSERVATIVE : alias_analysis, dflt);
+        rc = cfx_opentry_register_schema(op, s, debug, dflt ? CFX_ALIAS_CONSERVATIVE : alias_analysis, dflt, tags);
         if (rc == CFX_OK) {
             op->def_count++;
             op->def_and_impl_count++;

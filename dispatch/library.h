@@ -37,6 +37,11 @@ void cfx_library_free(cfx_library *lib); /* deregisters everything; NULL-safe */
 int cfx_library_def_at(cfx_library *lib, const char *schema, int alias_analysis,
                        const char *file, int line);
 #define cfx_library_def(lib, schema) cfx_library_def_at((lib), (schema), CFX_ALIAS_FROM_SCHEMA, __FILE__, __LINE__)
+/* def(schema, tags): the operator carries tags (tags.h), as torch.library.define(..., tags=). */
+int cfx_library_def_tagged_at(cfx_library *lib, const char *schema, int alias_analysis, cfx_tag_set tags,
+                              const char *file, int line);
+#define cfx_library_def_tagged(lib, schema, tags) \
+    cfx_library_def_tagged_at((lib), (schema), CFX_ALIAS_FROM_SCHEMA, (tags), __FILE__, __LINE__)
 
 /* impl(name, fn, key): key CFX_KEY_Undefined = the block's key, else catch-all
  * (CompositeImplicitAutograd). Unboxed kernels get their libffi adapter when the schema is

@@ -10,15 +10,10 @@
  * mode is set and taken out when the last one goes, exactly on those transitions as c10 does
  * (not re-synchronised on every change, so a guard that excludes Python keeps working).
  *
- * Invoking the top mode pops it for the duration of its handler: a handler's own calls then
- * dispatch to the modes below, and a handler that fails still leaves the stack as it found
- * it. That runs twice per traced node (proxy, then fake), so cfx_mode_call_top touches the
- * local key sets once on the way in (the Python fallback's exclusion and, for the last mode,
- * the Python keys, in one write) and once on the way out (the saved sets, which already hold
- * the Python keys, so the push back leaves them alone), and the stack itself is one word
- * (see mode_state). The first hop of a traced call comes straight from PythonTLSSnapshot's
- * fallback (cfx_mode_call_top_snapshot), which records the Python TLS snapshot here, from the
- * sets it saves anyway, instead of in a frame of its own. */
+ * Invoking the top mode (the Python fallback does, python_fallback.c) pops it for the duration
+ * of its handler, as Python's __torch_dispatch__ runs under _pop_mode_temporarily: a handler's
+ * own calls then dispatch to the modes below, and a handler that fails still leaves the stack
+ * and the local key sets as it found them. */
 #include <stdlib.h>
 
 #include "dispatch/dispatcher.h"
@@ -26,23 +21,14 @@
 #include "dispatch/mode.h"
 #include "dispatch/operator.h"
 
-/* The slots' occupancy and the user count live in one word (mode.h's cfx_mode_state_word:
- * bit i for infra slot i, the user count from bit CFX_MODE_USER_SHIFT up), so popping the top
- * and putting it back are one load and one store each, and "any mode set" is one compare. A
- * slot's pointer means something only while its bit is set: a pop clears the bit alone. */
 typedef struct mode_state {
-    cfx_mode *infra[CFX_MODE_NUM_KEYS];
+    cfx_mode *infra[CFX_MODE_NUM_KEYS]; /* NULL = empty slot */
     cfx_mode *user[CFX_MODE_STACK_MAX];
+    int n_user;
+    int n_set; /* occupied infra slots + n_user: the logical stack's length */
 } mode_state;
 
-_Static_assert(CFX_MODE_NUM_KEYS <= CFX_MODE_USER_SHIFT, "the slot bits sit below the user count");
-#define SLOT_BITS ((1u << CFX_MODE_USER_SHIFT) - 1)
-#define USER_ONE (1u << CFX_MODE_USER_SHIFT)
-
 static _Thread_local mode_state st;
-_Thread_local unsigned cfx_mode_state_word;
-
-static inline unsigned n_user(unsigned w) { return w >> CFX_MODE_USER_SHIFT; }
 
 /* ------------------------------------------------------------------ refcounting */
 
@@ -80,13 +66,10 @@ const char *cfx_mode_key_name(cfx_mode_key key)
     }
 }
 
-/* plain functionality keys: one bit each */
-#define PYTHON_KEYS \
-    (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot))
-_Static_assert((PYTHON_KEYS & CFX_KEYS_DEFAULT_INCLUDED) == 0,
-               "cfx_mode_call_top clears the Python keys in the stored (XOR-encoded) included set");
-
-static cfx_keyset python_keys(void) { return (cfx_keyset){PYTHON_KEYS}; }
+static cfx_keyset python_keys(void)
+{
+    return cfx_keyset_or(cfx_keyset_of(CFX_KEY_Python), cfx_keyset_of(CFX_KEY_PythonTLSSnapshot));
+}
 
 static void set_python_included(bool on)
 {
@@ -100,58 +83,50 @@ static void set_python_included(bool on)
 
 static bool valid_key(int key) { return key >= 0 && key < CFX_MODE_NUM_KEYS; }
 
-static __attribute__((noinline, cold)) int slot_taken(int slot)
-{
-    return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
-                         cfx_mode_key_name((cfx_mode_key)slot));
-}
-
-static __attribute__((noinline, cold)) int user_overflow(void)
-{
-    return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed", CFX_MODE_STACK_MAX);
-}
-
 /* Puts m into infra slot `slot`, or on top of the user stack for slot < 0, leaving the local
  * key sets alone (the callers decide about the Python keys). */
-static inline int put_mode(cfx_mode *m, int slot)
+static int put_mode(cfx_mode *m, int slot)
 {
-    unsigned w = cfx_mode_state_word;
     if (slot >= 0) {
-        if (__builtin_expect(w >> slot & 1, 0))
-            return slot_taken(slot);
+        if (st.infra[slot])
+            return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
+                                 cfx_mode_key_name((cfx_mode_key)slot));
         st.infra[slot] = m;
-        cfx_mode_state_word = w | 1u << slot;
     } else {
-        if (__builtin_expect(n_user(w) >= CFX_MODE_STACK_MAX, 0))
-            return user_overflow();
-        st.user[n_user(w)] = m;
-        cfx_mode_state_word = w + USER_ONE;
+        if (st.n_user >= CFX_MODE_STACK_MAX)
+            return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed",
+                                 CFX_MODE_STACK_MAX);
+        st.user[st.n_user++] = m;
     }
+    st.n_set++;
     return CFX_OK;
 }
 
 /* Removes and returns the top of the logical stack (NULL when nothing is set), leaving the
  * local key sets alone; *slot gets its infra key or -1. */
-static inline cfx_mode *take_top(int *slot)
+static cfx_mode *take_top(int *slot)
 {
-    unsigned w = cfx_mode_state_word;
     *slot = CFX_MODE_USER;
-    if (n_user(w) > 0) {
-        cfx_mode_state_word = w - USER_ONE;
-        return st.user[n_user(w) - 1];
+    cfx_mode *m = NULL;
+    if (st.n_user > 0) {
+        m = st.user[--st.n_user];
+    } else {
+        for (int i = CFX_MODE_NUM_KEYS - 1; i >= 0 && !m; i--)
+            if (st.infra[i]) {
+                m = st.infra[i];
+                st.infra[i] = NULL;
+                *slot = i;
+            }
     }
-    if (!w)
-        return NULL;
-    int i = 31 - __builtin_clz(w);
-    cfx_mode_state_word = w & ~(1u << i);
-    *slot = i;
-    return st.infra[i];
+    if (m)
+        st.n_set--;
+    return m;
 }
 
 /* A push: the first mode brings the Python keys into the included set. */
 static int push_to(cfx_mode *m, int slot)
 {
-    bool first = cfx_mode_state_word == 0;
+    bool first = st.n_set == 0;
     int rc = put_mode(m, slot);
     if (rc == CFX_OK && first)
         set_python_included(true);
@@ -162,7 +137,7 @@ static int push_to(cfx_mode *m, int slot)
 static cfx_mode *pop_top(int *slot)
 {
     cfx_mode *out = take_top(slot);
-    if (out && cfx_mode_state_word == 0)
+    if (out && st.n_set == 0)
         set_python_included(false);
     return out;
 }
@@ -177,18 +152,16 @@ int cfx_mode_set(cfx_mode *m, cfx_mode_key key)
 
 cfx_mode *cfx_mode_unset(cfx_mode_key key)
 {
-    if (!valid_key(key) || !(cfx_mode_state_word >> key & 1))
+    if (!valid_key(key) || !st.infra[key])
         return NULL;
-    cfx_mode_state_word &= ~(1u << key);
-    if (cfx_mode_state_word == 0)
+    cfx_mode *m = st.infra[key];
+    st.infra[key] = NULL;
+    if (--st.n_set == 0)
         set_python_included(false);
-    return st.infra[key];
+    return m;
 }
 
-cfx_mode *cfx_mode_get(cfx_mode_key key)
-{
-    return valid_key(key) && (cfx_mode_state_word >> key & 1) ? st.infra[key] : NULL;
-}
+cfx_mode *cfx_mode_get(cfx_mode_key key) { return valid_key(key) ? st.infra[key] : NULL; }
 
 int cfx_mode_push(cfx_mode *m)
 {
@@ -218,8 +191,7 @@ int cfx_mode_exit(cfx_mode *m)
         cfx_mode_unset((cfx_mode_key)m->key);
         return CFX_OK;
     }
-    unsigned n = n_user(cfx_mode_state_word);
-    if (n == 0 || st.user[n - 1] != m)
+    if (st.n_user == 0 || st.user[st.n_user - 1] != m)
         return cfx_error_set(CFX_ERR, NULL, "cfx_mode_exit: %s is not the top user mode",
                              cfx_mode_name(m));
     int slot;
@@ -227,15 +199,18 @@ int cfx_mode_exit(cfx_mode *m)
     return CFX_OK;
 }
 
+int cfx_mode_stack_len(void) { return st.n_set; }
+
+bool cfx_mode_any_set(void) { return st.n_set > 0; }
+
 cfx_mode *cfx_mode_stack_at(int idx)
 {
-    if (idx < 0 || idx >= cfx_mode_stack_len()) {
+    if (idx < 0 || idx >= st.n_set) {
         cfx_error_set(CFX_ERR, NULL, "Tried to get stack at idx that's too big");
         return NULL;
     }
-    unsigned w = cfx_mode_state_word;
     for (int i = 0; i < CFX_MODE_NUM_KEYS; i++) {
-        if (w >> i & 1) {
+        if (st.infra[i]) {
             if (idx == 0)
                 return st.infra[i];
             idx--;
@@ -246,90 +221,33 @@ cfx_mode *cfx_mode_stack_at(int idx)
 
 cfx_mode *cfx_mode_top(void)
 {
-    unsigned w = cfx_mode_state_word;
-    if (n_user(w) > 0)
-        return st.user[n_user(w) - 1];
-    return w ? st.infra[31 - __builtin_clz(w)] : NULL;
+    if (st.n_user > 0)
+        return st.user[st.n_user - 1];
+    for (int i = CFX_MODE_NUM_KEYS - 1; i >= 0; i--)
+        if (st.infra[i])
+            return st.infra[i];
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ invoking modes */
 
-_Thread_local cfx_local_keys cfx_mode_tls_on_entry;
-_Thread_local bool cfx_mode_tls_on_entry_set;
-
-static __attribute__((noinline, cold)) int empty_stack(const cfx_op *op)
+int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
-    return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
-}
-
-/* The excluded set (as stored) with `exclude` added: the stored form is XOR'ed with the
- * default excluded keys, so an added default key clears its bit and any other sets it. */
-static inline uint64_t raw_excluded_with(uint64_t raw, cfx_keyset exclude)
-{
-    return (raw | (exclude.repr & ~CFX_KEYS_DEFAULT_EXCLUDED)) & ~(exclude.repr & CFX_KEYS_DEFAULT_EXCLUDED);
-}
-
-/* cfx_mode_call_top's body. snapshot: also PythonTLSSnapshot's MaybeSetTLSOnEntryGuard, i.e.
- * record the local key sets as the call entered (what is saved here anyway) unless an outer
- * call recorded them, and forget them again afterwards. */
-static inline __attribute__((always_inline)) int call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks,
-                                                          cfx_value *stack, bool snapshot)
-{
-    /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place. An infra
-     * top (the usual case: proxy, then fake) is popped right here; w - 1 wraps for an empty
-     * stack, and user modes count from above the slot bits: take_top does those. */
-    unsigned w = cfx_mode_state_word;
+    /* StashTorchDispatchModeGuard: pop for the duration, put back in the same place */
     int slot;
-    cfx_mode *m;
-    if (__builtin_expect(w - 1 < SLOT_BITS, 1)) {
-        slot = 31 - __builtin_clz(w);
-        m = st.infra[slot];
-        cfx_mode_state_word = w ^ 1u << slot;
-    } else if (!(m = take_top(&slot))) {
-        return empty_stack(op);
-    }
-    /* The stored (XOR-encoded) sets are saved and put back verbatim. Python keys are not among
-     * the default included keys, so clearing them in the stored form clears them. */
-    uint64_t saved_inc = cfx_local_keys_raw.included.repr, saved_exc = cfx_local_keys_raw.excluded.repr;
-    bool had_snapshot = false;
-    if (snapshot) {
-        had_snapshot = cfx_mode_tls_on_entry_set;
-        if (!had_snapshot) {
-            cfx_mode_tls_on_entry.included.repr = saved_inc;
-            cfx_mode_tls_on_entry.excluded.repr = saved_exc;
-            cfx_mode_tls_on_entry_set = true;
-        }
-    }
-    cfx_local_keys_raw.included.repr = saved_inc & ~(cfx_mode_state_word ? 0 : PYTHON_KEYS);
-    cfx_local_keys_raw.excluded.repr = raw_excluded_with(saved_exc, exclude);
+    cfx_mode *m = take_top(&slot);
+    if (!m)
+        return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
+    cfx_local_keys saved = cfx_local_keys_get(), k = saved;
+    k.excluded = cfx_keyset_or(k.excluded, exclude);
+    if (st.n_set == 0) /* popping the last mode takes the Python keys out */
+        k.included = cfx_keyset_minus(k.included, python_keys());
+    cfx_local_keys_set(k);
     int rc = m->vt->dispatch(m, op, ks, stack);
-    cfx_local_keys_raw.included.repr = saved_inc;
-    cfx_local_keys_raw.excluded.repr = saved_exc;
-    if (snapshot)
-        cfx_mode_tls_on_entry_set = had_snapshot;
+    cfx_local_keys_set(saved);
     /* a handler that left a mode in m's slot: its own status if it failed, else put_mode's */
     int prc = put_mode(m, slot);
     return rc < 0 ? rc : prc;
 }
 
-int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
-{
-    return call_top(exclude, op, ks, stack, false);
-}
-
-int cfx_mode_call_top_python(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
-{
-    (void)ctx;
-    return call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack, false);
-}
-
-int cfx_mode_call_top_snapshot(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
-{
-    (void)ctx;
-    return call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack, true);
-}
-
-int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)
-{
-    return cfx_op_dispatch_stack(op, stack);
-}
+int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack) { return cfx_op_dispatch_stack(op, stack); }

@@ -95,20 +95,10 @@ cfx_mode *cfx_mode_get(cfx_mode_key key);   /* NULL if empty */
 int cfx_mode_set(cfx_mode *m, cfx_mode_key key);
 cfx_mode *cfx_mode_unset(cfx_mode_key key); /* returns what was there (may be NULL) */
 
-/* Internal (mode.c): which infra slots are set (bit i for slot i) and, from bit
- * CFX_MODE_USER_SHIFT up, how many user modes. Every Python-key call asks, hence the inline
- * accessors below. */
-#define CFX_MODE_USER_SHIFT 4
-extern _Thread_local unsigned cfx_mode_state_word;
-
 /* The logical stack: index 0 is the bottom (lowest-priority infra slot). */
-static inline int cfx_mode_stack_len(void)
-{
-    unsigned w = cfx_mode_state_word;
-    return __builtin_popcount(w & ((1u << CFX_MODE_USER_SHIFT) - 1)) + (int)(w >> CFX_MODE_USER_SHIFT);
-}
+int cfx_mode_stack_len(void);
+bool cfx_mode_any_set(void);
 cfx_mode *cfx_mode_stack_at(int idx); /* NULL + error "Tried to get stack at idx that's too big" */
-static inline bool cfx_mode_any_set(void) { return cfx_mode_state_word != 0; }
 /* The mode the next call would reach first (top of the logical stack), or NULL. */
 cfx_mode *cfx_mode_top(void);
 
@@ -120,46 +110,19 @@ const char *cfx_mode_key_name(cfx_mode_key key);
  * popped), else a tensor's own mode, else the kernels. stack holds all schema arguments. */
 int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack);
 
-/* What the Python key's fallback does with a mode set (python_fallback.c, which calls it in the
- * form cfx_mode_call_top_python below, with its own exclusion): runs the top mode's handler with
- * that mode popped and `exclude` added to the thread's excluded keys, then pushes the mode back
- * into its place and restores the local key sets exactly as they were, also on error. The
- * Python keys that popping the last mode takes out of the included set are cleared in the
- * same write as the exclusion, and the restore brings them back (a push that follows a restore
- * of the whole state would only be overwritten). Error "trying to pop from empty mode stack"
- * with no mode set. */
+/* What the Python key's fallback does with a mode set (python_fallback.c): runs the top mode's
+ * handler with that mode popped and `exclude` added to the thread's excluded keys (popping the
+ * last mode also takes the Python keys out of the included set), then pushes the mode back
+ * into its place and restores the local key sets exactly as they were, also on error. Error
+ * "trying to pop from empty mode stack" with no mode set. */
 int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
-/* Internal (python_fallback.c, dispatcher.c): cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, ...),
- * i.e. the Python fallback's call with a mode set, in a boxed kernel's shape (ctx unused) so a
- * fallback passes its own arguments on. The _snapshot form is entered straight from
- * PythonTLSSnapshot's fallback when the call's next key is Python with the Python fallback
- * there: it also records the Python TLS snapshot (the local key sets as the call entered, which
- * it saves anyway) unless one is recorded, for the duration. */
-int cfx_mode_call_top_python(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
-int cfx_mode_call_top_snapshot(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
-/* Internal (mode.c, python_fallback.c): the Python TLS snapshot, as stored (cfx_local_keys_raw,
- * XOR-encoded), and whether one is recorded. */
-extern _Thread_local cfx_local_keys cfx_mode_tls_on_entry;
-extern _Thread_local bool cfx_mode_tls_on_entry_set;
-
-/* Internal (python_fallback.c, dispatcher.c): what the Python fallback excludes for the
- * duration of a handler (every functionality key strictly above Python except
- * PythonDispatcher: a run of plain functionality bits, one per key), the table slot of the
- * Python key (a plain functionality key after the four per-backend functionalities below it,
- * Dense, Quantized, Sparse and NestedTensor, which take one slot per backend; tests compare it
- * with cfx_key_table_index), and the shift that leaves 1 of a key set exactly when Python is
- * its highest functionality. */
+/* What the Python fallback excludes for the duration of a handler: every functionality key
+ * strictly above Python except PythonDispatcher (PythonFallbackKernel.cpp). */
 #define CFX_MODE_ABOVE_PYTHON_KEYS                                                                 \
     ((cfx_keyset){((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_EndOfFunctionalityKeys - 1) << 1) -         \
                    CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python + 1)) &                                \
                   ~CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
-#define CFX_MODE_PYTHON_SLOT ((int)CFX_KEY_Python + 4 * (CFX_NUM_BACKENDS - 1))
-#define CFX_MODE_PYTHON_SHIFT (CFX_NUM_BACKENDS + (int)CFX_KEY_Python - 1)
-/* The same two for PythonTLSSnapshot, the key every traced call enters by (ops.c), also a
- * plain functionality key, with AutogradFunctionality as a fifth per-backend one below it. */
-#define CFX_MODE_SNAPSHOT_SLOT ((int)CFX_KEY_PythonTLSSnapshot + 5 * (CFX_NUM_BACKENDS - 1))
-#define CFX_MODE_SNAPSHOT_SHIFT (CFX_NUM_BACKENDS + (int)CFX_KEY_PythonTLSSnapshot - 1)
 
 /* The Python and PythonTLSSnapshot backend fallbacks (python_fallback.c). The dispatcher's
  * default fallbacks (fallbacks.c) register them, so every dump shows their rows as PyTorch's do. */
@@ -170,7 +133,7 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
  * the local key sets recorded when the call entered PythonTLSSnapshot, so a call made in
  * between runs with the keys above Python (autograd, ...) again. */
 typedef struct cfx_tls_snapshot_guard {
-    cfx_local_keys saved_keys;  /* both as stored (cfx_local_keys_raw), not as _get returns them */
+    cfx_local_keys saved_keys;
     cfx_local_keys saved_entry;
     bool active;
 } cfx_tls_snapshot_guard;

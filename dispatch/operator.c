@@ -262,6 +262,12 @@ void cfx_opentry_update_fallback(cfx_op *op, cfx_dispatch_key key) { update_tabl
 
 /* ---- registration -------------------------------------------------------------------------- */
 
+/* Ids are handed out under the registry lock and never reused, so a table indexed by id
+ * never mistakes a new op for a freed one. */
+static uint32_t next_id;
+
+uint32_t cfx_op_id_bound(void) { return __atomic_load_n(&next_id, __ATOMIC_RELAXED); }
+
 cfx_op *cfx_opentry_new(const char *qualified_name)
 {
     cfx_op *op = calloc(1, sizeof *op);
@@ -270,6 +276,8 @@ cfx_op *cfx_opentry_new(const char *qualified_name)
         cfx_error_set(CFX_ERR_NOMEM, qualified_name, "out of memory");
         return NULL;
     }
+    op->id = next_id;
+    __atomic_store_n(&next_id, next_id + 1, __ATOMIC_RELAXED);
     op->non_fallthrough = cfx_keyset_full();
     for (int i = 0; i < CFX_NUM_BACKENDS; i++)
         op->non_fallthrough_per_backend[i] = cfx_keyset_full();
@@ -364,13 +372,10 @@ static void set_dispatch_args(cfx_op *op, const cfx_schema *s)
     uint64_t m = s ? s->tensor_arg_mask : 0;
     op->dispatch_arg_mask = m;
     op->required_tensor_mask = s ? required_tensors(s) : 0;
-    op->tensor_pair_ok = m != 0 && m == op->required_tensor_mask && __builtin_popcountll(m) <= 2;
-    op->tensor_pair_off[0] = op->tensor_pair_ok ? (uint16_t)(__builtin_ctzll(m) * sizeof(cfx_value)) : 0;
-    op->tensor_pair_off[1] = op->tensor_pair_ok ? (uint16_t)((63 - __builtin_clzll(m)) * sizeof(cfx_value)) : 0;
 }
 
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,
-                                bool alias_is_default)
+                                bool alias_is_default, cfx_tag_set tags)
 {
     char *d = cfx_strdup(debug);
     if (!d) {
@@ -399,6 +404,7 @@ int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debu
     op->schema_debug = d;
     op->alias_analysis = alias_analysis;
     op->alias_analysis_is_default = alias_is_default;
+    op->tags = tags;
     set_dispatch_args(op, schema);
     if (rebuilt)
         update_full(op); /* the table holds copies of the kernels that just got a boxed entry */
@@ -420,6 +426,7 @@ void cfx_opentry_deregister_schema(cfx_op *op)
     free(op->schema_debug);
     op->schema = NULL;
     op->schema_debug = NULL;
+    op->tags = 0;
     set_dispatch_args(op, NULL);
 }
 

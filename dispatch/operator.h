@@ -21,6 +21,7 @@
 #include "dispatch/kernel.h"
 #include "dispatch/keys.h"
 #include "dispatch/schema.h"
+#include "dispatch/tags.h"
 
 typedef struct cfx_kernel_entry cfx_kernel_entry; /* a registration: kernel + owner handle */
 
@@ -30,21 +31,14 @@ struct cfx_op {
     cfx_keyset non_fallthrough;                         /* when all backends agree */
     cfx_keyset non_fallthrough_per_backend[CFX_NUM_BACKENDS];
     bool per_backend_masks_differ;                      /* requiresBitsetPerBackend */
-    /* The key-set shortcut for ops whose dispatch arguments are one or two plain Tensors (most
-     * of aten): their positions, the same one twice for a single Tensor. tensor_pair_ok is
-     * false for any other schema (none, lists, optionals, three or more). From the masks below. */
-    bool tensor_pair_ok;
-    uint16_t tensor_pair_off[2]; /* byte offsets into a boxed stack (position * sizeof(cfx_value)) */
     const cfx_schema *schema;                           /* NULL until def'd */
     /* Argument positions, from the schema (0 while there is none): */
     uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */
     uint64_t required_tensor_mask; /* plain Tensor: a NULL there is a propagated failure */
-    /* Per-op facts modes cache on first use (0 = not computed yet), accessed with relaxed
-     * atomics. [0]: fake_dispatch.c's op classification, derived from the operator's name
-     * (which never changes while the entry lives). [1]: the slot + 1 of the op's plan in the
-     * plan table of whichever proxy mode (tracer/proxy.c) wrote it last, a hint each mode
-     * checks against its own table. */
-    uint32_t mode_cache[2];
+    /* Dense and never reused: layers above dispatch keep their per-op facts in tables indexed
+     * by it (the proxy mode's plans, ...), so an op entry carries no state of theirs. */
+    uint32_t id;
+    cfx_tag_set tags;                                   /* from the def (tags.h) */
     /* cold state */
     char *qualified_name;                               /* "aten::add.Tensor" */
     char *schema_debug;                                 /* "registered at FILE:LINE" */
@@ -74,6 +68,9 @@ int cfx_alias_analysis_parse(const char *s, int *out);
 
 static inline const cfx_schema *cfx_op_schema(const cfx_op *op) { return op->schema; }
 static inline const char *cfx_op_name(const cfx_op *op) { return op->qualified_name; }
+static inline bool cfx_op_has_tag(const cfx_op *op, cfx_tag t) { return (op->tags & cfx_tag_bit(t)) != 0; }
+/* One more than the largest op id handed out so far (a bound for per-op tables). */
+uint32_t cfx_op_id_bound(void);
 
 /* The key set a call is dispatched with, from its boxed arguments and the thread's local
  * sets: ((union of tensor args' sets | included) - excluded) & non-fallthrough mask. */

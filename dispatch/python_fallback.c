@@ -8,7 +8,6 @@
  * Python sits just above the backends; its fallback is pythonFallback:
  *  1. for the duration, exclude every key strictly above Python except PythonDispatcher, so
  *     whatever a handler calls starts at Python or below (autograd and friends already ran);
- *     1.13 excludes Conjugate/Negative/ZeroTensor too (2.x leaves them), and cfx follows 1.13;
  *  2. with a mode set, run the top mode's handler with it popped (mode.c);
  *  3. else, the first tensor argument that belongs to a mode (a fake tensor, tensor_ext.h)
  *     enters that mode for one call: `with fake_mode: return func(*args)`;
@@ -24,10 +23,9 @@
 #include "dispatch/operator.h"
 #include "dispatch/tensor_ext.h"
 
-/* The snapshot (mode.h's cfx_mode_tls_on_entry, kept there because mode.c records it on a
- * traced call's first hop): the local key sets when the outermost call entered
- * PythonTLSSnapshot, as stored (cfx_local_keys_raw, XOR-encoded), decoded by nobody, since
- * restoring it is a plain store back. */
+/* The snapshot: the local key sets when the outermost call entered PythonTLSSnapshot. */
+static _Thread_local cfx_local_keys tls_on_entry;
+static _Thread_local bool tls_on_entry_set;
 
 /* The mode of the first tensor (or tensor-list element) argument that has one. */
 static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
@@ -49,10 +47,13 @@ static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
     return NULL;
 }
 
-/* No mode set: a tensor argument's own mode, entered for this one call (step 3, or 4). Out of
- * line, so that the fallback's path with a mode set needs no stack frame. */
-static __attribute__((noinline)) int call_tensor_mode(const cfx_op *op, cfx_value *stack)
+int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
+    (void)ctx;
+    /* steps 1 and 2: with a mode set, the top mode's handler, keys above Python excluded */
+    if (cfx_mode_any_set())
+        return cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack);
+    /* step 3 (or 4): a tensor argument's own mode, entered for this one call */
     cfx_key_guard g;
     cfx_exclude_keys_begin(&g, CFX_MODE_ABOVE_PYTHON_KEYS);
     int rc;
@@ -74,53 +75,32 @@ static __attribute__((noinline)) int call_tensor_mode(const cfx_op *op, cfx_valu
     return rc;
 }
 
-int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ctx;
-    /* steps 1 and 2 together: mode.c excludes the keys in the same write as its pop */
-    if (__builtin_expect(cfx_mode_any_set(), 1))
-        return cfx_mode_call_top_python(ctx, op, ks, stack);
-    return call_tensor_mode(op, stack);
-}
-
-/* Where PythonTLSSnapshot's fallback redispatches: cfx_keyset_full_after(PythonTLSSnapshot),
- * a constant (every bit below the key's own, plus PythonDispatcher). */
-#define BELOW_SNAPSHOT_KEYS                                                                      \
-    ((cfx_keyset){(CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot) - 1) |                   \
-                  CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
-
-int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
-                                        cfx_value *stack)
-{
-    (void)ctx;
-    ks = cfx_op_skip_fallthrough(op, cfx_keyset_and(ks, BELOW_SNAPSHOT_KEYS));
-    /* The usual traced call: the next key is Python, whose slot holds the Python fallback, and
-     * a mode is set. Then the redispatch would reach cfx_python_fallback with this ks, which
-     * would call the top mode; mode.c does that and takes the snapshot in one frame. */
-    if (__builtin_expect(cfx_op_python_fallback_next(op, ks), 1))
-        return cfx_mode_call_top_snapshot(ctx, op, ks, stack);
-    /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot. */
-    if (cfx_mode_tls_on_entry_set)
-        return cfx_op_redispatch_inline(op, ks, stack);
-    cfx_mode_tls_on_entry = cfx_local_keys_raw;
-    cfx_mode_tls_on_entry_set = true;
-    int rc = cfx_op_redispatch_inline(op, ks, stack);
-    cfx_mode_tls_on_entry_set = false;
+    ks = cfx_keyset_and(ks, cfx_keyset_full_after(CFX_KEY_PythonTLSSnapshot));
+    /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot */
+    if (tls_on_entry_set)
+        return cfx_op_redispatch(op, ks, stack);
+    tls_on_entry = cfx_local_keys_get();
+    tls_on_entry_set = true;
+    int rc = cfx_op_redispatch(op, ks, stack);
+    tls_on_entry_set = false;
     return rc;
 }
 
 int cfx_tls_snapshot_restore_begin(cfx_tls_snapshot_guard *g)
 {
     g->active = false;
-    if (!cfx_mode_tls_on_entry_set)
+    if (!tls_on_entry_set)
         return cfx_error_set(CFX_ERR, NULL,
                              "Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.");
-    g->saved_keys = cfx_local_keys_raw;
-    g->saved_entry = cfx_mode_tls_on_entry;
+    g->saved_keys = cfx_local_keys_get();
+    g->saved_entry = tls_on_entry;
     g->active = true;
     /* The snapshot is consumed while restored, so calls made now record their own. */
-    cfx_mode_tls_on_entry_set = false;
-    cfx_local_keys_raw = g->saved_entry;
+    tls_on_entry_set = false;
+    cfx_local_keys_set(g->saved_entry);
     return CFX_OK;
 }
 
@@ -128,8 +108,8 @@ void cfx_tls_snapshot_restore_end(cfx_tls_snapshot_guard *g)
 {
     if (!g->active)
         return;
-    cfx_local_keys_raw = g->saved_keys;
-    cfx_mode_tls_on_entry = g->saved_entry;
-    cfx_mode_tls_on_entry_set = true;
+    cfx_local_keys_set(g->saved_keys);
+    tls_on_entry = g->saved_entry;
+    tls_on_entry_set = true;
     g->active = false;
 }

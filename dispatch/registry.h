@@ -30,7 +30,7 @@ void cfx_opentry_free(cfx_op *op);
 /* Takes ownership of schema (already namespaced). Builds the boxed adapters of C-function
  * kernels registered before the def; fails (nothing changed) if one cannot be built. */
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,
-                                bool alias_is_default);
+                                bool alias_is_default, cfx_tag_set tags);
 void cfx_opentry_deregister_schema(cfx_op *op);
 /* has_key false = catch-all. Exactly one of boxed / unboxed / fallthrough, except that an
  * unboxed kernel may bring its own boxed entry (then no libffi adapter is built). */

@@ -307,7 +307,11 @@ void cfx_tensor_print(const cfx_tensor *t, cfx_buf *b)
     const char *dtname = cfx_dtype_torch_name(dt);
     if (!dtname)
         dtname = "torch.unknown";
-    int64_t numel = cfx_tensor_numel(t);
+    /* the element count from the sizes, so that printing needs nothing of tensor.c (the op
+     * generator links the printers without the rest of the tensor layer) */
+    int64_t numel = 1;
+    for (int d = 0; d < t->ndim; d++)
+        numel *= t->sizes[d];
     cfx_buf_puts(b, "tensor(");
     if (t->device.type == CFX_DEVICE_META || !t->storage || !t->storage->data) {
         char dev[32];

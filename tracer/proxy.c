@@ -1,11 +1,11 @@
 /* proxy.c - the proxy mode: one call_function node per operator call (proxy_call, 1.13).
  *
- * This is the tracing hot path: every operator the model calls arrives here once, so the
- * handler does no per-call allocation of its own and no formatting. What it needs to know
- * about an operator (where kwarg-only arguments start, which arguments are lists that may
- * hold tensors or enums given as ints, whether it is lift_fresh or a data-dependent op) is
- * worked out from the schema the first time the operator is seen and kept in a small
- * per-mode table keyed by the operator's address. Arguments are mapped into arrays on the C
+ * Every operator the model calls arrives here once, so the handler does no per-call
+ * allocation of its own and no formatting. What it needs to know about an operator (where
+ * kwarg-only arguments start, which arguments are lists that may hold tensors or enums given
+ * as ints, whether it is lift_fresh) is worked out from the schema the first time the
+ * operator is seen and kept in the mode's table of plans, indexed by the operator's id; a
+ * data-dependent operator is told by its tag (data_dependent_output). Arguments are mapped into arrays on the C
  * stack (list arguments holding tensors into one scratch buffer reused across calls); the
  * graph copies them into its arena when it creates the node. A fresh node's meta (stack_trace,
  * val, tensor_meta) is set in one call, cfx_node_set_result_meta, which shares the records the
@@ -42,28 +42,20 @@
 
 enum { MAX_ARGS = 64 };
 
-enum {
-    PLAN_DATA_DEPENDENT = 1 << 0,
-    PLAN_KW_ALL_DEFAULTED = 1 << 1, /* every kwarg-only argument has a default */
-};
-
-/* What the handler needs to know about one operator: 64 bytes, so a slot is a shift away. */
+/* What the handler needs to know about one operator, computed once from its schema. */
 typedef struct op_plan {
-    const cfx_op *op;         /* key; NULL = free slot */
+    const cfx_op *op;         /* NULL: not computed yet */
     const cfx_op *target;     /* recorded and run: lift_fresh becomes lift_fresh_copy */
     uint8_t n_args;           /* at most MAX_ARGS */
     uint8_t kwarg_start;      /* arguments from here on are kwarg-only */
     uint8_t trim_from;        /* positional arguments [trim_from, kwarg_start) all have defaults */
-    uint8_t flags;
     uint16_t n_returns;
-    uint64_t kw_defaults;     /* bit i: kwarg-only argument i has a default */
     uint64_t lists;           /* bit i: argument i is a list that may hold tensors */
     uint64_t enums;           /* bit i: argument i is ScalarType / Layout / MemoryFormat (?) */
     uint64_t enum_dtype;      /* of those, bit i: a ScalarType (an INT there is shown as a dtype) */
     uint64_t enum_layout;     /* bit i: a Layout; the other enums are MemoryFormats */
 } op_plan;
 
-_Static_assert(sizeof(op_plan) == 64, "a plan is one cache line");
 _Static_assert(MAX_ARGS <= UINT8_MAX, "argument positions fit a byte");
 
 typedef struct const_entry {
@@ -78,8 +70,8 @@ struct cfx_proxy_mode {
     const cfx_module *module;
     uint64_t owner;
     bool fake;
-    op_plan *plans; /* open addressing, plan_cap a power of two */
-    uint32_t plan_cap, n_plans;
+    op_plan *plans;       /* by op id (operator.h), grown on demand */
+    uint32_t plan_cap;
     const_entry *consts;
     uint32_t const_cap, n_consts;
     uint32_t next_const; /* `_tensor_constant<next_const>` is the first name to try */
@@ -136,10 +128,6 @@ uint64_t cfx_proxy_mode_owner(const cfx_proxy_mode *pm) { return pm ? pm->owner 
 
 /* ---- operator plans ------------------------------------------------------------------------- */
 
-/* PyTorch tags these data_dependent_output (native_functions.yaml, 1.13). */
-static const char *const data_dependent_ops[] = {"aten::_local_scalar_dense", "aten::equal",
-                                                 "aten::allclose", "aten::is_nonzero"};
-
 static bool names_op(const cfx_schema *s, const char *name, const char *overload)
 {
     return strcmp(s->name, name) == 0 && strcmp(s->overload ? s->overload : "", overload) == 0;
@@ -165,9 +153,6 @@ static bool is_list_type(const cfx_type *t)
     return t->kind == CFX_TYPE_LIST || t->kind == CFX_TYPE_TUPLE || t->kind == CFX_TYPE_ANY;
 }
 
-/* The mask of argument positions below n (n <= MAX_ARGS = 64: a shift by 64 is undefined). */
-static inline uint64_t low_bits(unsigned n) { return n >= 64 ? ~0ull : (1ull << n) - 1; }
-
 static int build_plan(const cfx_op *op, op_plan *p)
 {
     const cfx_schema *s = cfx_op_schema(op);
@@ -192,8 +177,6 @@ static int build_plan(const cfx_op *op, op_plan *p)
         const cfx_type *t = s->args[i].type;
         if (is_list_type(t))
             p->lists |= 1ull << i;
-        if (i >= p->kwarg_start && s->args[i].has_default)
-            p->kw_defaults |= 1ull << i;
         uint8_t ek = enum_kind_of(t);
         if (ek != CFX_V_NONE)
             p->enums |= 1ull << i;
@@ -202,83 +185,37 @@ static int build_plan(const cfx_op *op, op_plan *p)
         if (ek == CFX_V_LAYOUT)
             p->enum_layout |= 1ull << i;
     }
-    if (p->kw_defaults == low_bits(p->n_args) - low_bits(p->kwarg_start))
-        p->flags |= PLAN_KW_ALL_DEFAULTED;
-    for (size_t i = 0; i < sizeof data_dependent_ops / sizeof *data_dependent_ops; i++)
-        if (names_op(s, data_dependent_ops[i], ""))
-            p->flags |= PLAN_DATA_DEPENDENT;
     /* proxy_call: `if func is torch.ops.aten.lift_fresh.default: func = lift_fresh_copy` */
     if (names_op(s, "aten::lift_fresh", "")) {
-        p->target = cfx_op_find("aten::lift_fresh_copy");
+        p->target = cfx_op_lookup("aten::lift_fresh_copy");
         if (!p->target)
             return cfx_error_set(CFX_ERR, cfx_op_name(op), "aten::lift_fresh_copy is not defined");
     }
     return CFX_OK;
 }
 
-static int grow_plans(cfx_proxy_mode *pm)
+/* The plan of op, computed on its first call in this mode. */
+static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
 {
-    uint32_t cap = pm->plan_cap ? pm->plan_cap * 2 : 32;
-    op_plan *np = calloc(cap, sizeof *np);
-    if (!np)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    for (uint32_t i = 0; i < pm->plan_cap; i++) {
-        if (!pm->plans[i].op)
-            continue;
-        uint32_t j = (uint32_t)cfx_hash_ptr(pm->plans[i].op) & (cap - 1);
-        while (np[j].op)
-            j = (j + 1) & (cap - 1);
-        np[j] = pm->plans[i];
-    }
-    free(pm->plans);
-    pm->plans = np;
-    pm->plan_cap = cap;
-    return CFX_OK;
-}
-
-/* The plan's slot is remembered in the operator entry (operator.h's mode_cache[1], as slot + 1),
- * so the usual lookup is one load and one compare instead of a hash and a probe. The hint is
- * only a hint: another proxy mode (another thread, a nested trace) may have stored its own
- * slot there, which the op comparison rejects, and a grown table moves every plan. */
-static __attribute__((noinline)) const op_plan *plan_lookup(cfx_proxy_mode *pm, const cfx_op *op)
-{
-    const op_plan *found = NULL;
-    if (pm->plan_cap) {
-        uint32_t mask = pm->plan_cap - 1;
-        for (uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;; i = (i + 1) & mask) {
-            if (pm->plans[i].op == op) {
-                found = &pm->plans[i];
-                break;
-            }
-            if (!pm->plans[i].op)
-                break;
-        }
-    }
-    if (!found) {
-        if (2 * (pm->n_plans + 1) > pm->plan_cap && grow_plans(pm) != CFX_OK)
-            return NULL;
-        uint32_t mask = pm->plan_cap - 1;
-        uint32_t i = (uint32_t)cfx_hash_ptr(op) & mask;
-        while (pm->plans[i].op)
-            i = (i + 1) & mask;
-        if (build_plan(op, &pm->plans[i]) != CFX_OK) {
-            pm->plans[i].op = NULL;
+    if (op->id >= pm->plan_cap) {
+        uint32_t cap = pm->plan_cap ? pm->plan_cap : 64;
+        while (cap <= op->id)
+            cap *= 2;
+        op_plan *np = realloc(pm->plans, cap * sizeof *np);
+        if (!np) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             return NULL;
         }
-        pm->n_plans++;
-        found = &pm->plans[i];
+        memset(np + pm->plan_cap, 0, (cap - pm->plan_cap) * sizeof *np);
+        pm->plans = np;
+        pm->plan_cap = cap;
     }
-    /* the entry itself is never const; threads racing here each store a valid hint */
-    __atomic_store_n((uint32_t *)&op->mode_cache[1], (uint32_t)(found - pm->plans) + 1, __ATOMIC_RELAXED);
-    return found;
-}
-
-static inline const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
-{
-    uint32_t h = __atomic_load_n(&op->mode_cache[1], __ATOMIC_RELAXED) - 1; /* 0 (none) wraps */
-    if (__builtin_expect(h < pm->plan_cap && pm->plans[h].op == op, 1))
-        return &pm->plans[h];
-    return plan_lookup(pm, op);
+    op_plan *p = &pm->plans[op->id];
+    if (!p->op && build_plan(op, p) != CFX_OK) {
+        p->op = NULL;
+        return NULL;
+    }
+    return p;
 }
 
 /* ---- argument defaults (IValue ==) ---------------------------------------------------------- */
@@ -312,7 +249,7 @@ static bool scalar_equal(cfx_value d, cfx_value v)
     }
 }
 
-static __attribute__((noinline)) bool equals_default(const cfx_argument *a, cfx_value v)
+static bool equals_default(const cfx_argument *a, cfx_value v)
 {
     if (!a->has_default)
         return false;
@@ -327,25 +264,6 @@ static __attribute__((noinline)) bool equals_default(const cfx_argument *a, cfx_
             !scalar_equal(d.u.items[i], v.u.items[i]))
             return false;
     return true;
-}
-
-/* The usual cases of equals_default, which need no call: an int given for an int default
- * (alpha=1) and anything for a None default, which scalar_equal decides first for those kinds
- * in the same way. 1 or 0 when they decide, -1 when equals_default must. */
-static inline int default_inline(cfx_value d, cfx_value v)
-{
-    if (d.kind == CFX_V_INT && v.kind == CFX_V_INT)
-        return d.u.i == v.u.i;
-    if (d.kind == CFX_V_NONE)
-        return is_none(v);
-    return -1;
-}
-
-/* equals_default for an argument known to have a default. */
-static inline bool is_default(const cfx_argument *a, cfx_value v)
-{
-    int r = default_inline(a->default_value, v);
-    return r >= 0 ? r : equals_default(a, v);
 }
 
 /* ---- tensors to nodes ------------------------------------------------------------------------ */
@@ -422,7 +340,7 @@ static const char *constant_name(cfx_proxy_mode *pm, cfx_tensor *t)
 }
 
 /* A tensor not bound to a node: a get_attr for the parameter or interned constant it is. */
-static __attribute__((noinline)) cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
+static cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
 {
     const char *name = cfx_module_name_of(pm->module, t);
     if (name) {
@@ -437,11 +355,11 @@ static __attribute__((noinline)) cfx_node *attr_node(cfx_proxy_mode *pm, cfx_ten
     return cfx_graph_get_attr(pm->g, name);
 }
 
-/* cfx_proxy_node_of for a non-NULL tensor; the bound case is the hot one (inline). */
-static inline cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
+/* cfx_proxy_node_of for a non-NULL tensor. */
+static cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
 {
     cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
-    return __builtin_expect(n != NULL, 1) ? n : attr_node(pm, t);
+    return n ? n : attr_node(pm, t);
 }
 
 cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
@@ -651,24 +569,24 @@ static bool reserve_scratch(cfx_proxy_mode *pm, const op_plan *p, const cfx_valu
 
 /* How many positional arguments stay once the trailing ones equal to their defaults are cut
  * (for an op with positional defaults at the end). */
-static __attribute__((noinline)) uint32_t positional_count(const cfx_op *op, const op_plan *p, const cfx_value *stack)
+static uint32_t positional_count(const cfx_op *op, const op_plan *p, const cfx_value *stack)
 {
     const cfx_schema *s = cfx_op_schema(op);
     uint32_t n_pos = p->kwarg_start;
-    while (n_pos > p->trim_from && is_default(&s->args[n_pos - 1], stack[n_pos - 1]))
+    while (n_pos > p->trim_from && equals_default(&s->args[n_pos - 1], stack[n_pos - 1]))
         n_pos--;
     return n_pos;
 }
 
 /* The kwarg-only arguments that differ from their defaults, into kwargs; their count, or -1
- * with the error recorded. Out of line: most traced ops have none. */
-static __attribute__((noinline)) int map_kwargs(cfx_proxy_mode *pm, const cfx_op *op, const op_plan *p,
-                                                const cfx_value *stack, cfx_value *scratch, cfx_kwarg *kwargs)
+ * with the error recorded. */
+static int map_kwargs(cfx_proxy_mode *pm, const cfx_op *op, const op_plan *p, const cfx_value *stack,
+                      cfx_value *scratch, cfx_kwarg *kwargs)
 {
     const cfx_schema *s = cfx_op_schema(op);
     int n_kw = 0;
     for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
-        if ((p->kw_defaults >> i & 1) && is_default(&s->args[i], stack[i]))
+        if (equals_default(&s->args[i], stack[i]))
             continue;
         kwargs[n_kw].name = s->args[i].name;
         if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))
@@ -678,23 +596,6 @@ static __attribute__((noinline)) int map_kwargs(cfx_proxy_mode *pm, const cfx_op
     return n_kw;
 }
 
-/* True when every kwarg-only argument has a default and default_inline says the value is it,
- * so that there are no kwargs; false means map_kwargs decides. A leaf, so the usual call with
- * defaulted kwargs (alpha=1) stays cheap. */
-static __attribute__((noinline)) bool kwargs_all_default(const cfx_op *op, const op_plan *p, const cfx_value *stack)
-{
-    if (!(p->flags & PLAN_KW_ALL_DEFAULTED))
-        return false;
-    uint32_t i = p->kwarg_start, n = p->n_args;
-    const cfx_argument *a = cfx_op_schema(op)->args + i;
-    const cfx_value *v = stack + i;
-    for (; i < n; i++, a++, v++) {
-        if (default_inline(a->default_value, *v) != 1)
-            return false;
-    }
-    return true;
-}
-
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ks;
@@ -702,7 +603,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     const op_plan *p = plan_for(pm, op);
     if (!p)
         return CFX_ERR;
-    if (p->flags & PLAN_DATA_DEPENDENT)
+    if (cfx_op_has_tag(op, CFX_TAG_data_dependent_output))
         return cfx_error_set(CFX_ERR, cfx_op_name(op),
                              "It appears that you're trying to get value out of a tracing tensor - erroring out! "
                              "It's likely that this is caused by data-dependent control flow or similar.");
@@ -730,8 +631,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
             return CFX_ERR;
         }
     }
-    if (p->kwarg_start < p->n_args && !kwargs_all_default(op, p, stack) &&
-        (n_kw = map_kwargs(pm, op, p, stack, scratch, kwargs)) < 0)
+    if (p->kwarg_start < p->n_args && (n_kw = map_kwargs(pm, op, p, stack, scratch, kwargs)) < 0)
         return CFX_ERR;
     cfx_node *n = cfx_graph_create_node(pm->g, CFX_NODE_CALL_FUNCTION, cfx_target_op(p->target), args, n_pos,
                                         kwargs, (uint32_t)n_kw, NULL);

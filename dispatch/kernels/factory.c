@@ -205,15 +205,15 @@ static cfx_keyset backend_of(cfx_value device)
     return cfx_keyset_of(d.type == CFX_DEVICE_META ? CFX_KEY_Meta : CFX_KEY_CPU);
 }
 
-static cfx_tensor *empty_backend_select(cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
-                                        cfx_value pin_memory, cfx_value memory_format)
+cfx_tensor *cfx_backend_select_empty_memory_format(cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
+                                                      cfx_value pin_memory, cfx_value memory_format)
 {
     return cfx_op_empty_memory_format_redispatch(backend_of(device), size, dtype, layout, device, pin_memory,
                                                  memory_format);
 }
 
-static cfx_tensor *empty_strided_backend_select(cfx_int_list size, cfx_int_list stride, cfx_value dtype,
-                                                cfx_value layout, cfx_value device, cfx_value pin_memory)
+cfx_tensor *cfx_backend_select_empty_strided(cfx_int_list size, cfx_int_list stride, cfx_value dtype,
+                                              cfx_value layout, cfx_value device, cfx_value pin_memory)
 {
     return cfx_op_empty_strided_redispatch(backend_of(device), size, stride, dtype, layout, device, pin_memory);
 }
@@ -265,19 +265,4 @@ cfx_tensor *cfx_kernel_clone(cfx_tensor *self, cfx_value memory_format)
     if (out && self->device.type == CFX_DEVICE_CPU)
         cfx_cpu_copy(out, self);
     return out;
-}
-
-int cfx_kernels_register_factory(const cfx_kernel_libs *L)
-{
-    const cfx_kernel_reg regs[] = {
-        CFX_KERNEL(L->backend_select, empty_memory_format, empty_backend_select),
-        CFX_KERNEL(L->cpu, empty_memory_format, cfx_cpu_empty_memory_format),
-        CFX_KERNEL(L->meta, empty_memory_format, cfx_meta_empty_memory_format),
-        CFX_KERNEL(L->backend_select, empty_strided, empty_strided_backend_select),
-        CFX_KERNEL(L->cpu, empty_strided, cfx_cpu_empty_strided),
-        CFX_KERNEL(L->meta, empty_strided, cfx_meta_empty_strided),
-        CFX_KERNEL(L->cea, empty_like, cfx_kernel_empty_like),
-        CFX_KERNEL(L->cea, clone, cfx_kernel_clone),
-    };
-    return CFX_REGISTER_KERNELS(regs);
 }

@@ -7,9 +7,7 @@
  * strides. Strides are compared in elements rather than bytes: reorder_dimensions only ever
  * compares two strides of the same operand, so the element size cancels out.
  *
- * This is cfx_iter_build_full; the commonest call (inputs alike and contiguous) never gets
- * here, cfx_iter_build's inline shortcut in iter.h answers it. Everything lives on the stack;
- * for the common 1-4 dim case this touches a few cache lines. */
+ * Everything lives on the stack; for the common 1-4 dim case this touches a few cache lines. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,7 +272,7 @@ static void shape_mismatch(const char *op, const cfx_tensor *out, const cfx_iter
     free(msg);
 }
 
-bool cfx_iter_build_full(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
+bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
                          const cfx_tensor *const *in, int nin)
 {
     int64_t *shape = it->shape_buf;
@@ -423,8 +421,7 @@ static int ceos_cmp(int a, int b, const void *p)
     return 0;
 }
 
-/* Kept out of line so that cfx_iter_relu_meta_strides's common case stays a small leaf. */
-__attribute__((noinline)) const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf)
+void cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf)
 {
     int n = a->ndim;
     const int64_t *sizes = a->sizes, *strides = a->strides;
@@ -452,5 +449,4 @@ __attribute__((noinline)) const int64_t *cfx_iter_relu_meta_strides_full(const c
         if (sizes[perm[i]] != 0)
             m *= sizes[perm[i]];
     }
-    return buf;
 }

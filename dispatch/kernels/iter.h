@@ -49,21 +49,11 @@ typedef struct cfx_iter {
 
 enum { CFX_ITER_MAX_INPUTS = 3 }; /* binary ops, and addcmul's ternary one */
 
-/* The hot-path helpers of the kernel headers are forced inline: gcc's size heuristics would
- * otherwise keep one out-of-line copy per file, whose call and register saves cost about as
- * much as the work they do. */
-#define CFX_KERNEL_INLINE static inline __attribute__((always_inline))
-
 /* TensorIterator::build for out = f(in[0], ..., in[nin-1]), nin <= 3, under op's name (for
  * error records). out is the in-place output (also one of the inputs) or NULL for a new
- * output, whose strides are then computed. Returns false with the error recorded.
- * cfx_iter_build (inline, at the end) first tries a shortcut for the commonest call and
- * otherwise runs cfx_iter_build_full, every step of TensorIterator::build; both give the same
- * result. */
-CFX_KERNEL_INLINE bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
-                                      const cfx_tensor *const *in, int nin);
-bool cfx_iter_build_full(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
-                         const cfx_tensor *const *in, int nin);
+ * output, whose strides are then computed. Returns false with the error recorded. */
+bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
+                    const cfx_tensor *const *in, int nin);
 
 /* compute_fast_setup_type + fast_set_up's output strides for inputs that all have the given
  * shape (after the CPU promotion temporaries): all contiguous -> contiguous strides, all
@@ -86,34 +76,11 @@ static inline cfx_tensor *cfx_iter_new_output(const cfx_iter *it, int out_dtype,
 void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *const *strides,
                              int nstrides, int64_t *out);
 
-/* The Meta output strides of aten::relu in PyTorch 1.13, whose Meta kernel is the Python
- * reference where(le(a, 0), 0, a): prims' compute_elementwise_output_strides over (a, the
- * TensorIterator layout of le(a, 0)), sorted the way CPython's sort orders them. Returns buf,
- * filled in, or a->strides when they already are the answer (contiguous strides, no size-1
- * dim after the first: the sort keeps the identity). _full always sorts, into buf. */
-const int64_t *cfx_iter_relu_meta_strides_full(const cfx_tensor *a, int64_t *buf);
-/* Whether the answer is a->strides: the sort keeps the identity when a's strides are positive
- * and strictly decreasing; the answer is then make_contiguous_strides_for(shape), which (size
- * 0 not scaling) is c10's contiguous strides. So an input with exactly those strides and no
- * size-1 dim after the first (the traced case) is its own answer. */
-static inline __attribute__((always_inline)) bool cfx_iter_relu_meta_strides_own(const cfx_tensor *a)
-{
-    const int64_t *sizes = a->sizes, *strides = a->strides;
-    int64_t z = 1;
-    for (int d = a->ndim - 1; d > 0; d--) {
-        if (strides[d] != z || sizes[d] < 2)
-            return false;
-        z *= sizes[d];
-    }
-    return a->ndim == 0 || strides[0] == z;
-}
-/* Inline, so that the Meta kernel's usual case makes no call. */
-static inline __attribute__((always_inline)) const int64_t *cfx_iter_relu_meta_strides(const cfx_tensor *a,
-                                                                                        int64_t *buf)
-{
-    return cfx_iter_relu_meta_strides_own(a) ? a->strides : cfx_iter_relu_meta_strides_full(a, buf);
-}
-
+/* The Meta output strides of aten::relu, whose Meta kernel is PyTorch's Python reference
+ * where(le(a, 0), 0, a): prims' compute_elementwise_output_strides over (a, the
+ * TensorIterator layout of le(a, 0)), sorted the way CPython's sort orders them, into buf
+ * (a->ndim entries). */
+void cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf);
 /* c10 type-promotion helpers. */
 typedef struct cfx_result_type_state {
     int dim_result, zero_result; /* -1 = undefined */
@@ -126,99 +93,6 @@ const char *cfx_dtype_scalar_name(cfx_dtype t);
 static inline bool cfx_dtype_is_integral(cfx_dtype t, bool include_bool)
 {
     return t == CFX_INT32 || t == CFX_INT64 || (include_bool && t == CFX_BOOL);
-}
-
-/* ---- cfx_iter_build's shortcut --------------------------------------------------------------
- * Tracing calls the Meta kernels of elementwise ops once per node, so their metadata work is
- * on the tracer's hot path. The call the shortcut takes: a new output from inputs of one
- * dtype, device and shape, each with exactly the contiguous strides of that shape. Then
- * compute_mem_overlaps has no output to check, compute_shape no broadcast, compute_types no
- * promotion and no device error, and fast_set_up's answer is a contiguous output: the inputs'
- * own sizes and strides, which it->shape and it->out_strides point at. (On CPU, int_to_float
- * replaces the inputs by promotion temporaries laid out like empty_like: for a contiguous
- * input, its own strides.) Only the common dtype is left. Anything else goes to
- * cfx_iter_build_full. */
-
-/* dtype, ndim and device sit side by side in the tensor header, so one 4-byte compare tells
- * whether two tensors agree on all three. */
-_Static_assert(offsetof(cfx_tensor, ndim) == offsetof(cfx_tensor, dtype) + 1 &&
-                   offsetof(cfx_tensor, device) == offsetof(cfx_tensor, dtype) + 2 && sizeof(cfx_device) == 2,
-               "cfx_tensor's dtype, ndim and device must be 4 adjacent bytes");
-static inline uint32_t cfx_iter_kind_word(const cfx_tensor *t)
-{
-    uint32_t w;
-    memcpy(&w, (const char *)t + offsetof(cfx_tensor, dtype), sizeof w);
-    return w;
-}
-
-/* The shortcut's test alone: true, with the common dtype in *dt, when cfx_iter_shortcut takes
- * in under a config whose int_to_float is the one given (the output's shape and strides are
- * then in[0]'s). For kernels that need nothing else of the iterator, so that it is not filled
- * in and read back; with int_to_float a constant, its check folds away. */
-CFX_KERNEL_INLINE bool cfx_iter_shortcut_test(bool int_to_float, const cfx_tensor *const *in, int nin, cfx_dtype *dt)
-{
-    const cfx_tensor *a = in[0];
-    uint32_t kind = cfx_iter_kind_word(a);
-    for (int i = 1; i < nin; i++)
-        if (cfx_iter_kind_word(in[i]) != kind)
-            return false;
-    int n = a->ndim;
-    const int64_t *sizes = a->sizes, *strides = a->strides;
-    const int64_t *isz[CFX_ITER_MAX_INPUTS], *ist[CFX_ITER_MAX_INPUTS];
-    for (int i = 1; i < nin; i++) {
-        isz[i] = in[i]->sizes;
-        ist[i] = in[i]->strides;
-    }
-    /* one pass over the dims checks every input against c10's contiguous strides of a's
-     * sizes (size-0/1 dims do not scale the next stride); inlined with nin a constant, the
-     * inner loop unrolls. The first dim's size scales nothing, so the loop stops before. */
-    int64_t z = 1;
-    for (int d = n - 1; d >= 0; d--) {
-        int64_t s = sizes[d];
-        if (strides[d] != z)
-            return false;
-        for (int i = 1; i < nin; i++)
-            if (isz[i][d] != s || ist[i][d] != z)
-                return false;
-        if (d == 0)
-            break;
-        z *= s > 1 ? s : 1;
-    }
-    cfx_dtype t = (cfx_dtype)a->dtype;
-    if (int_to_float && cfx_dtype_is_integral(t, true))
-        t = CFX_FLOAT32; /* the default dtype */
-    *dt = t;
-    return true;
-}
-
-/* The iterator a passed shortcut test describes: nin inputs laid out like a, computing in dt. */
-CFX_KERNEL_INLINE void cfx_iter_fill_shortcut(cfx_iter *it, const cfx_tensor *a, int nin, cfx_dtype dt)
-{
-    it->ninputs = nin;
-    it->ndim = a->ndim;
-    it->all_same_shape = true;
-    it->common_dtype = dt;
-    it->device = a->device;
-    it->shape = a->sizes;
-    it->out_strides = a->strides;
-}
-
-CFX_KERNEL_INLINE bool cfx_iter_shortcut(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *const *in,
-                                         int nin)
-{
-    cfx_dtype dt;
-    if (!cfx_iter_shortcut_test(cfg->int_to_float, in, nin, &dt))
-        return false;
-    cfx_iter_fill_shortcut(it, in[0], nin, dt);
-    return true;
-}
-
-CFX_KERNEL_INLINE bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,
-                                      const cfx_tensor *const *in, int nin)
-{
-    if (!out && cfx_iter_shortcut(it, cfg, in, nin))
-        return true;
-    return cfx_iter_build_full(it, cfg, op, out, in, nin);
 }
 
 #endif

@@ -87,12 +87,3 @@ cfx_tensor *(cfx_tensor_literal)(const double *data, const int64_t *sizes, int n
 {
     return literal(data, sizes, ndim, dtype);
 }
-
-int cfx_kernels_register_lift(const cfx_kernel_libs *L)
-{
-    const cfx_kernel_reg regs[] = {
-        CFX_KERNEL(L->cea, lift_fresh, cfx_kernel_lift_fresh),
-        CFX_KERNEL(L->cea, lift_fresh_copy, cfx_kernel_lift_fresh_copy),
-    };
-    return CFX_REGISTER_KERNELS(regs);
-}

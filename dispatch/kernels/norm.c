@@ -80,10 +80,10 @@ static bool normalized_layout(const cfx_tensor *input, int64_t M, int64_t N, int
     return true;
 }
 
-static cfx_tensor3 math_path(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
+static cfx_native_layer_norm_result math_path(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
                              cfx_tensor *bias)
 {
-    cfx_tensor3 none = {NULL, NULL, NULL};
+    cfx_native_layer_norm_result none = {{NULL, NULL, NULL}};
     int64_t M, N;
     if (!cfx_check_layer_norm_inputs(OP, input, normalized_shape, weight, bias, &M, &N))
         return none;
@@ -102,7 +102,7 @@ static cfx_tensor3 math_path(cfx_tensor *input, cfx_int_list normalized_shape, c
             cfx_kernel_discard(m);
             return none;
         }
-        return (cfx_tensor3){o, m, r};
+        return (cfx_native_layer_norm_result){{o, m, r}};
     }
     if (!cfx_dtype_is_floating(dt)) {
         cfx_error_set(CFX_ERR, OP,
@@ -147,18 +147,13 @@ static cfx_tensor3 math_path(cfx_tensor *input, cfx_int_list normalized_shape, c
         cfx_kernel_discard(m);
         return none;
     }
-    return (cfx_tensor3){o, m, r};
+    return (cfx_native_layer_norm_result){{o, m, r}};
 }
 
-cfx_tensor3 cfx_kernel_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
+cfx_native_layer_norm_result cfx_kernel_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
                                          cfx_tensor *bias, double eps)
 {
     if (on_cpu(input) && on_cpu(weight) && on_cpu(bias))
         return cfx_cpu_native_layer_norm(input, normalized_shape, weight, bias, eps);
     return math_path(input, normalized_shape, weight, bias);
-}
-
-int cfx_kernels_register_norm(const cfx_kernel_libs *L)
-{
-    return CFX_IMPL_OP(L->cea, native_layer_norm, cfx_kernel_native_layer_norm);
 }

@@ -1,9 +1,8 @@
 /* structured.c - meta functions of the structured built-ins (ATen's TORCH_META_FUNCs).
  *
  * Each function is the checks and output metadata of one PyTorch meta function, in its order:
- * sub's bool checks come before broadcasting, alpha's checks after it (they need the result
- * dtype), mm checks ranks before shapes, sum wraps every dim before looking for repeats, max
- * wraps its dim before the empty-dim check. native_layer_norm is not structured, but its input
+ * mm checks ranks before shapes, sum wraps every dim before looking for repeats, max wraps
+ * its dim before the empty-dim check (the pointwise families' are in pointwise.c). native_layer_norm is not structured, but its input
  * checks and stats layout are shared by its CPU and composite kernels the same way. */
 #include <stdlib.h>
 #include <string.h>
@@ -14,83 +13,6 @@
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/structured.h"
 #include "dispatch/ops.h"
-
-const cfx_iter_config cfx_structured_binary_cfg[2] = {
-    {.promote_inputs = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
-    {.promote_inputs = true, .int_to_float = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
-};
-static const cfx_iter_config unary_cfg = {.check_mem_overlap = true};
-static const cfx_iter_config unary_float_cfg = {
-    .promote_inputs = true, .int_to_float = true, .check_mem_overlap = true};
-
-/* The argument-binding error PyTorch raises when alpha is not a number (boxing.c has the text). */
-static void alpha_type_error(const char *op, cfx_value alpha)
-{
-    cfx_op *h = cfx_op_find(op);
-    const cfx_schema *sc = h ? cfx_op_schema(h) : NULL;
-    int i = sc ? cfx_schema_find_arg(sc, "alpha") : -1;
-    if (i < 0)
-        cfx_error_set(CFX_ERR, op, "%s: alpha must be a number", op);
-    else
-        cfx_argument_type_error(sc, op, i, alpha);
-}
-
-bool cfx_structured_binary_full(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
-                                const cfx_tensor *const in[2], const cfx_value *alpha)
-{
-    const cfx_tensor *a = in[0], *b = in[1];
-    bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
-    if (has_alpha && !cfx_value_is_number(*alpha)) {
-        alpha_type_error(op, *alpha);
-        return false;
-    }
-    if (kind == CFX_BINOP_SUB) {
-        if (a->dtype == CFX_BOOL && b->dtype == CFX_BOOL) {
-            cfx_error_set(CFX_ERR, op,
-                          "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
-                          "`logical_xor()` operator instead.");
-            return false;
-        }
-        if (a->dtype == CFX_BOOL || b->dtype == CFX_BOOL) {
-            cfx_error_set(CFX_ERR, op,
-                          "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
-                          "to invert a mask, use the `~` or `logical_not()` operator instead.");
-            return false;
-        }
-    }
-    if (!cfx_iter_build_full(it, &cfx_structured_binary_cfg[kind == CFX_BINOP_DIV], op, out, in, 2))
-        return false;
-    if (has_alpha) {
-        cfx_dtype dt = it->common_dtype;
-        if (alpha->kind == CFX_V_BOOL && dt != CFX_BOOL) {
-            cfx_error_set(CFX_ERR, op, "Boolean alpha only supported for Boolean results.");
-            return false;
-        }
-        if (dt != CFX_FLOAT32 && dt != CFX_FLOAT64 && alpha->kind == CFX_V_DOUBLE) {
-            cfx_error_set(CFX_ERR, op,
-                          "For integral input tensors, argument alpha must not be a floating point number.");
-            return false;
-        }
-    }
-    return true;
-}
-
-bool cfx_structured_unary(cfx_iter *it, cfx_unop kind, const char *op, const cfx_tensor *a)
-{
-    if (kind == CFX_UNOP_NEG && a->dtype == CFX_BOOL) {
-        cfx_error_set(CFX_ERR, op,
-                      "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
-                      "invert a mask, use the `~` or `logical_not()` operator instead.");
-        return false;
-    }
-    if (kind == CFX_UNOP_RELU && a->dtype == CFX_BOOL) {
-        cfx_error_set(CFX_ERR, op, "Boolean inputs not supported for relu");
-        return false;
-    }
-    bool fl = kind == CFX_UNOP_SIN || kind == CFX_UNOP_COS || kind == CFX_UNOP_EXP;
-    const cfx_tensor *in[1] = {a};
-    return cfx_iter_build(it, fl ? &unary_float_cfg : &unary_cfg, op, NULL, in, 1);
-}
 
 bool cfx_structured_sum(cfx_reduce_shape *r, const char *op, const cfx_tensor *self, cfx_int_list dim,
                   bool keepdim, cfx_value dtype)

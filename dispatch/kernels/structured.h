@@ -13,24 +13,6 @@
 #include "dispatch/boxing.h"
 #include "dispatch/kernels/iter.h"
 
-typedef enum cfx_binop { CFX_BINOP_ADD, CFX_BINOP_SUB, CFX_BINOP_MUL, CFX_BINOP_DIV } cfx_binop;
-typedef enum cfx_unop {
-    CFX_UNOP_NEG, CFX_UNOP_RELU, CFX_UNOP_SIN, CFX_UNOP_COS, CFX_UNOP_EXP
-} cfx_unop;
-
-/* add/sub/mul/div of in[0], in[1] (+ the in-place add_ when out != NULL): sub_check,
- * TensorIterator build, alpha_check (alpha is read for add and sub only).
- * cfx_structured_binary (inline, below) first tries a shortcut; cfx_structured_binary_full
- * runs every check in PyTorch's order. Both give the same result. */
-CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
-                                             const cfx_tensor *const in[2], const cfx_value *alpha);
-bool cfx_structured_binary_full(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
-                                const cfx_tensor *const in[2], const cfx_value *alpha);
-/* Their TensorIterator configs: [0] add/sub/mul, [1] div (integer inputs promote to float). */
-extern const cfx_iter_config cfx_structured_binary_cfg[2];
-/* neg/relu/sin/cos/exp on CPU. (relu's Meta kernel has its own rules: cfx_meta_relu.) */
-bool cfx_structured_unary(cfx_iter *it, cfx_unop kind, const char *op, const cfx_tensor *a);
-
 typedef struct cfx_reduce_shape {
     int ndim;                      /* of the output */
     cfx_dtype dtype;               /* of the output (and of the accumulation input) */
@@ -66,40 +48,5 @@ bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b)
  * for floating t, else int64 (bool -> 0/1). */
 double cfx_scalar_to_double(cfx_value v);
 int64_t cfx_scalar_to_int64(cfx_value v);
-
-/* The shortcut of cfx_structured_binary, inlined into the kernels with the iterator's (see
- * iter.h for why): a new output, alpha a number, no bool operand of sub, and the iterator's
- * shortcut taken. Every check before the iterator then passes, so only alpha's check against
- * the result dtype is left; if that fails, the full path runs from the start to report the
- * errors in PyTorch's order.
- *
- * cfx_structured_binary_test is the shortcut's test alone, for a new output: true, with the
- * result dtype in *dt, when cfx_structured_binary takes its shortcut; the output then has
- * in[0]'s sizes and strides (cfx_iter_shortcut_test). A Meta kernel needs nothing else. */
-CFX_KERNEL_INLINE bool cfx_structured_binary_test(cfx_binop kind, const cfx_tensor *const in[2],
-                                                  const cfx_value *alpha, cfx_dtype *dt)
-{
-    bool has_alpha = kind == CFX_BINOP_ADD || kind == CFX_BINOP_SUB;
-    if ((!has_alpha || cfx_value_is_number(*alpha)) &&
-        (kind != CFX_BINOP_SUB || (in[0]->dtype != CFX_BOOL && in[1]->dtype != CFX_BOOL)) &&
-        /* cfx_structured_binary_cfg[kind == DIV].int_to_float, as a constant (test_iter.c checks) */
-        cfx_iter_shortcut_test(kind == CFX_BINOP_DIV, in, 2, dt)) {
-        bool floating = *dt == CFX_FLOAT32 || *dt == CFX_FLOAT64;
-        if (!has_alpha || ((alpha->kind != CFX_V_BOOL || *dt == CFX_BOOL) && (floating || alpha->kind != CFX_V_DOUBLE)))
-            return true;
-    }
-    return false;
-}
-
-CFX_KERNEL_INLINE bool cfx_structured_binary(cfx_iter *it, cfx_binop kind, const char *op, const cfx_tensor *out,
-                                             const cfx_tensor *const in[2], const cfx_value *alpha)
-{
-    cfx_dtype dt;
-    if (!out && cfx_structured_binary_test(kind, in, alpha, &dt)) {
-        cfx_iter_fill_shortcut(it, in[0], 2, dt);
-        return true;
-    }
-    return cfx_structured_binary_full(it, kind, op, out, in, alpha);
-}
 
 #endif

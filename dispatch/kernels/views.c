@@ -43,13 +43,3 @@ cfx_tensor *cfx_kernel_t(cfx_tensor *self)
     }
     return cfx_tensor_new_view(self, sizes, strides, n, self->storage_offset);
 }
-
-int cfx_kernels_register_views(const cfx_kernel_libs *L)
-{
-    const cfx_kernel_reg regs[] = {
-        CFX_KERNEL(L->cpu, view, cfx_kernel_view),
-        CFX_KERNEL(L->meta, view, cfx_kernel_view),
-        CFX_KERNEL(L->cea, t, cfx_kernel_t),
-    };
-    return CFX_REGISTER_KERNELS(regs);
-}

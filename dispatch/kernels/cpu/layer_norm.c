@@ -108,10 +108,10 @@ static bool dtype_error(const cfx_tensor *input, const cfx_tensor *weight, const
     return false;
 }
 
-cfx_tensor3 cfx_cpu_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
+cfx_native_layer_norm_result cfx_cpu_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
                                       cfx_tensor *bias, double eps)
 {
-    cfx_tensor3 none = {NULL, NULL, NULL};
+    cfx_native_layer_norm_result none = {{NULL, NULL, NULL}};
     int64_t M, N;
     if (!cfx_check_layer_norm_inputs(OP, input, normalized_shape, weight, bias, &M, &N) ||
         dtype_error(input, weight, bias))
@@ -146,10 +146,5 @@ cfx_tensor3 cfx_cpu_native_layer_norm(cfx_tensor *input, cfx_int_list normalized
         cfx_kernel_discard(rstd);
         return none;
     }
-    return (cfx_tensor3){Y, mean, rstd};
-}
-
-int cfx_kernels_register_cpu_layer_norm(const cfx_kernel_libs *L)
-{
-    return CFX_IMPL_OP(L->cpu, native_layer_norm, cfx_cpu_native_layer_norm);
+    return (cfx_native_layer_norm_result){{Y, mean, rstd}};
 }

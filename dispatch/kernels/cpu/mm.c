@@ -80,8 +80,3 @@ cfx_tensor *cfx_cpu_mm(cfx_tensor *self, cfx_tensor *mat2)
     }
     return out;
 }
-
-int cfx_kernels_register_cpu_mm(const cfx_kernel_libs *L)
-{
-    return CFX_IMPL_OP(L->cpu, mm, cfx_cpu_mm);
-}

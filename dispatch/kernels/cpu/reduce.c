@@ -174,18 +174,18 @@ MAX_LINES(max_i64, int64_t)
 MAX_LINES(max_i32, int32_t)
 MAX_LINES(max_b8, bool)
 
-cfx_tensor2 cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
+cfx_max_dim_result cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
 {
     cfx_reduce_shape r;
     int64_t w;
     if (!cfx_structured_max_dim(&r, &w, "aten::max.dim", self, dim, keepdim))
-        return (cfx_tensor2){NULL, NULL};
+        return (cfx_max_dim_result){{NULL, NULL}};
     cfx_device cpu = cfx_device_make(CFX_DEVICE_CPU);
     cfx_tensor *values = cfx_tensor_new(r.sizes, r.ndim, r.dtype, cpu);
     cfx_tensor *indices = values ? cfx_tensor_new(r.sizes, r.ndim, CFX_INT64, cpu) : NULL;
     if (!indices) {
         cfx_kernel_discard(values);
-        return (cfx_tensor2){NULL, NULL};
+        return (cfx_max_dim_result){{NULL, NULL}};
     }
     int64_t nout = cfx_tensor_numel(values);
     void *v = cfx_tensor_data(values);
@@ -199,14 +199,5 @@ cfx_tensor2 cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
         case CFX_BOOL: max_b8(self, (int)w, nout, v, ix); break;
         }
     }
-    return (cfx_tensor2){values, indices};
-}
-
-int cfx_kernels_register_cpu_reduce(const cfx_kernel_libs *L)
-{
-    const cfx_kernel_reg regs[] = {
-        CFX_KERNEL(L->cpu, sum_dim_IntList, cfx_cpu_sum_dim_IntList),
-        CFX_KERNEL(L->cpu, max_dim, cfx_cpu_max_dim),
-    };
-    return CFX_REGISTER_KERNELS(regs);
+    return (cfx_max_dim_result){{values, indices}};
 }

@@ -1,0 +1,178 @@
+/* pointwise.c - the pointwise families' meta functions and CPU computation (pointwise.h).
+ *
+ * The meta function is PyTorch's TORCH_META_FUNC of the family, in its order: a non-number
+ * alpha is the argument-binding error, then the op's own dtype check (sub's bool checks come
+ * before broadcasting), then TensorIterator's build (iter.c), then alpha against the result
+ * dtype. CPU and Meta kernels both run it, so they report the same errors and produce the
+ * same sizes, strides and dtype; the CPU ones then compute in the common dtype. */
+#include <stdlib.h>
+
+#include "dispatch/boxing.h"
+#include "dispatch/dispatcher.h"
+#include "dispatch/error.h"
+#include "dispatch/kernels/iter.h"
+#include "dispatch/kernels/kernels.h"
+#include "dispatch/kernels/pointwise.h"
+#include "dispatch/kernels/structured.h"
+#include "dispatch/scope.h"
+
+static const cfx_iter_config configs[] = {
+    [CFX_POINTWISE_UNARY] = {.check_mem_overlap = true},
+    [CFX_POINTWISE_UNARY_FLOAT] = {.promote_inputs = true, .int_to_float = true, .check_mem_overlap = true},
+    [CFX_POINTWISE_BINARY] = {.promote_inputs = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
+    [CFX_POINTWISE_BINARY_FLOAT] = {.promote_inputs = true, .int_to_float = true, .allow_cpu_scalars = true,
+                                    .check_mem_overlap = true},
+};
+
+static bool is_binary(const cfx_pointwise *p)
+{
+    return p->kind == CFX_POINTWISE_BINARY || p->kind == CFX_POINTWISE_BINARY_FLOAT;
+}
+
+/* The argument-binding error PyTorch raises when alpha is not a number (boxing.c's text). */
+static void alpha_type_error(const char *op, cfx_value alpha)
+{
+    cfx_op *h = cfx_op_find(op);
+    const cfx_schema *sc = h ? cfx_op_schema(h) : NULL;
+    int i = sc ? cfx_schema_find_arg(sc, "alpha") : -1;
+    if (i < 0)
+        cfx_error_set(CFX_ERR, op, "%s: alpha must be a number", op);
+    else
+        cfx_argument_type_error(sc, op, i, alpha);
+}
+
+/* The family's meta function for out = op(a[, b]) (out: the in-place output or NULL). */
+static bool meta_function(const cfx_pointwise *p, cfx_iter *it, const cfx_tensor *out, const cfx_tensor *a,
+                          const cfx_tensor *b, cfx_value alpha)
+{
+    if (p->has_alpha && !cfx_value_is_number(alpha)) {
+        alpha_type_error(p->name, alpha);
+        return false;
+    }
+    if (p->check && !p->check(p->name, a, b))
+        return false;
+    const cfx_tensor *in[2] = {a, b};
+    if (!cfx_iter_build(it, &configs[p->kind], p->name, out, in, is_binary(p) ? 2 : 1))
+        return false;
+    if (p->has_alpha) {
+        cfx_dtype dt = it->common_dtype;
+        if (alpha.kind == CFX_V_BOOL && dt != CFX_BOOL) {
+            cfx_error_set(CFX_ERR, p->name, "Boolean alpha only supported for Boolean results.");
+            return false;
+        }
+        if (!cfx_dtype_is_floating(dt) && alpha.kind == CFX_V_DOUBLE) {
+            cfx_error_set(CFX_ERR, p->name,
+                          "For integral input tensors, argument alpha must not be a floating point number.");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Computes the op into out (laid out as the iterator says) in dtype dt. Inputs of another
+ * dtype and an output of another dtype go through temporaries in dt, in a scope of their own
+ * so that they die here. */
+static bool compute(const cfx_pointwise *p, cfx_dtype dt, cfx_tensor *out, const cfx_tensor *a, const cfx_tensor *b,
+                    cfx_value alpha)
+{
+    cfx_loop_fn fn = (unsigned)dt < CFX_DTYPE_CODES ? p->loops[dt] : NULL;
+    if (!fn) {
+        cfx_error_set(CFX_ERR, p->name, "\"%s\" not implemented for '%s'", p->name, cfx_dtype_scalar_name(dt));
+        return false;
+    }
+    cfx_pointwise_alpha ctx = {cfx_value_to_double(alpha), cfx_scalar_to_int64(alpha)};
+    int nin = is_binary(p) ? 2 : 1;
+    cfx_scope s = cfx_scope_begin();
+    const cfx_tensor *in[2] = {cfx_cpu_to_dtype(a, dt), b ? cfx_cpu_to_dtype(b, dt) : NULL};
+    cfx_tensor *target = out;
+    if ((cfx_dtype)out->dtype != dt)
+        target = cfx_tensor_new_strided(out->sizes, out->strides, out->ndim, dt, out->device);
+    bool ok = in[0] && (nin == 1 || in[1]) && target;
+    if (ok) {
+        cfx_loop l;
+        cfx_loop_init(&l, target, in, nin);
+        cfx_loop_run(&l, fn, &ctx);
+        if (target != out)
+            cfx_cpu_copy(out, target);
+    }
+    cfx_scope_end(s);
+    return ok;
+}
+
+cfx_tensor *cfx_pointwise_cpu(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+{
+    cfx_iter it;
+    if (!meta_function(p, &it, NULL, a, b, alpha))
+        return NULL;
+    cfx_tensor *out = cfx_iter_new_output(&it, -1, cfx_device_make(CFX_DEVICE_CPU));
+    if (out && !compute(p, it.common_dtype, out, a, b, alpha)) {
+        cfx_kernel_discard(out);
+        return NULL;
+    }
+    return out;
+}
+
+cfx_tensor *cfx_pointwise_meta(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+{
+    cfx_iter it;
+    if (!meta_function(p, &it, NULL, a, b, alpha))
+        return NULL;
+    return cfx_iter_new_output(&it, -1, cfx_device_make(CFX_DEVICE_META));
+}
+
+cfx_tensor *cfx_pointwise_cpu_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+{
+    cfx_iter it;
+    if (!meta_function(p, &it, a, a, b, alpha) || !compute(p, it.common_dtype, a, a, b, alpha))
+        return NULL;
+    cfx_tensor_bump_version(a);
+    return a;
+}
+
+cfx_tensor *cfx_pointwise_meta_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
+{
+    cfx_iter it;
+    if (!meta_function(p, &it, a, a, b, alpha))
+        return NULL;
+    cfx_tensor_bump_version(a);
+    return a;
+}
+
+/* ---- the ops' own checks ------------------------------------------------------------------ */
+
+bool cfx_pointwise_check_sub(const char *op, const cfx_tensor *a, const cfx_tensor *b)
+{
+    if (a->dtype == CFX_BOOL && b->dtype == CFX_BOOL) {
+        cfx_error_set(CFX_ERR, op,
+                      "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                      "`logical_xor()` operator instead.");
+        return false;
+    }
+    if (a->dtype == CFX_BOOL || b->dtype == CFX_BOOL) {
+        cfx_error_set(CFX_ERR, op,
+                      "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                      "invert a mask, use the `~` or `logical_not()` operator instead.");
+        return false;
+    }
+    return true;
+}
+
+bool cfx_pointwise_check_neg(const char *op, const cfx_tensor *a, const cfx_tensor *b)
+{
+    (void)b;
+    if (a->dtype != CFX_BOOL)
+        return true;
+    cfx_error_set(CFX_ERR, op,
+                  "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+                  "mask, use the `~` or `logical_not()` operator instead.");
+    return false;
+}
+
+bool cfx_pointwise_check_relu(const char *op, const cfx_tensor *a, const cfx_tensor *b)
+{
+    (void)b;
+    if (a->dtype != CFX_BOOL)
+        return true;
+    cfx_error_set(CFX_ERR, op, "Boolean inputs not supported for relu");
+    return false;
+}

@@ -1,0 +1,115 @@
+/* ops_table.h - what a generated op table hands the runtime, and the runtime of the generated
+ * entry points (internal: only generated code and the dispatcher's own files include this).
+ *
+ * tools/opgen turns an op table (dispatch/ops.def) into a cfx_op_table: per op its name,
+ * schema, tags and kernels (per key: the C function and its compiled boxed entry).
+ * cfx_op_table_register defines the schemas in one DEF library of the table's namespace and
+ * registers the kernels in one IMPL library per key, each with the table row's line as its
+ * debug location, then keeps the op handles. It runs once per table, on first use.
+ *
+ * An entry point cfx_op_<id>(site, args...) is the C++ API's at::add: it boxes its arguments
+ * onto a stack (list items into the cfx_call's buffer), asks the dispatcher for the kernel
+ * (cfx_call_select: key set from the arguments and the thread's sets, then the table slot)
+ * and calls it as c10's KernelFunction::call does: unboxed through its C function when it has
+ * one, else boxed on the stack (a mode's or fallback's kernel), with the returns read back. */
+#ifndef CFX_OPS_TABLE_H
+#define CFX_OPS_TABLE_H
+
+#include <pthread.h>
+
+#include "dispatch/boxing_internal.h"
+#include "dispatch/dispatcher.h"
+#include "dispatch/library.h"
+#include "dispatch/op_api.h"
+#include "dispatch/tags.h"
+
+typedef struct cfx_op_row_kernel {
+    cfx_dispatch_key key; /* CFX_KEY_Undefined ends the list */
+    cfx_fnptr unboxed;
+    cfx_boxed_fn boxed;
+} cfx_op_row_kernel;
+
+typedef struct cfx_op_row {
+    const char *name;   /* "aten::add.Tensor" */
+    const char *schema; /* as PyTorch prints it */
+    cfx_tag_set tags;
+    int line;           /* in the table file */
+    cfx_op_row_kernel kernels[7];
+} cfx_op_row;
+
+enum { CFX_OP_TABLE_MAX_KEYS = 8 };
+
+typedef struct cfx_op_table_state {
+    pthread_once_t once;
+    int status;
+    int n_libs;
+    cfx_dispatch_key lib_keys[CFX_OP_TABLE_MAX_KEYS];
+    cfx_library *libs[CFX_OP_TABLE_MAX_KEYS + 1]; /* [0] the DEF library, then one IMPL per key */
+} cfx_op_table_state;
+
+typedef struct cfx_op_table {
+    const char *ns;     /* "aten" */
+    const char *file;   /* "dispatch/ops.def" */
+    const cfx_op_row *rows;
+    int n_rows;
+    cfx_op **handles;   /* n_rows slots, set by registration */
+    cfx_op_table_state *state;
+} cfx_op_table;
+
+/* Registers t once (later calls return the first call's status). */
+int cfx_op_table_register(const cfx_op_table *t);
+/* The handle of t's op i, registering t on first use; NULL (error recorded) if that failed. */
+cfx_op *cfx_op_table_op(const cfx_op_table *t, int i);
+
+/* ---- the entry points' runtime ---- */
+
+enum { CFX_CALL_INLINE_ITEMS = 32, CFX_CALL_MAX_HEAP = 8 };
+
+typedef struct cfx_call {
+    const cfx_op *op;
+    cfx_keyset ks;
+    const cfx_site *prev_site;
+    bool site_set;
+    bool failed; /* boxing or reading a return failed (error recorded) */
+    uint32_t n_items, n_heap;
+    cfx_value items[CFX_CALL_INLINE_ITEMS]; /* list items of the boxed arguments */
+    cfx_value *heap[CFX_CALL_MAX_HEAP];     /* lists that did not fit */
+} cfx_call;
+
+static inline void cfx_call_init(cfx_call *c)
+{
+    c->op = NULL;
+    c->site_set = c->failed = false;
+    c->n_items = c->n_heap = 0;
+}
+/* Boxed list arguments: None for an int list of negative length; NULL tensors in a tensor
+ * list box as None. */
+cfx_value cfx_call_ints(cfx_call *c, cfx_int_list l);
+cfx_value cfx_call_tensors(cfx_call *c, cfx_tensor_list l);
+cfx_value cfx_call_string(cfx_call *c, const char *s); /* NULL boxes as None */
+/* The kernel for a fresh call of t's op i on stack (all arguments), with site as the thread's
+ * current call site until cfx_call_end. NULL when the op failed to register, a plain Tensor
+ * argument is NULL (a failure upstream: no new error), boxing failed, or no kernel exists
+ * (PyTorch's NotImplementedError recorded). */
+const cfx_kernel *cfx_call_select(cfx_call *c, const cfx_op_table *t, int i, const cfx_site *site,
+                                  cfx_value *stack);
+/* The same for an explicit key set (a kernel redispatching below itself). */
+const cfx_kernel *cfx_call_redispatch(cfx_call *c, const cfx_op_table *t, int i, cfx_keyset ks, cfx_value *stack);
+/* Runs k boxed on stack. */
+int cfx_call_boxed(cfx_call *c, const cfx_kernel *k, cfx_value *stack);
+/* Return i of a boxed kernel, checked against the schema's type (sets c->failed otherwise). */
+cfx_tensor *cfx_call_ret_tensor(cfx_call *c, const cfx_value *stack, int i, bool optional);
+int64_t cfx_call_ret_int(cfx_call *c, const cfx_value *stack, int i);
+double cfx_call_ret_double(cfx_call *c, const cfx_value *stack, int i);
+bool cfx_call_ret_bool(cfx_call *c, const cfx_value *stack, int i);
+const char *cfx_call_ret_string(cfx_call *c, const cfx_value *stack, int i);
+cfx_dtype cfx_call_ret_dtype(cfx_call *c, const cfx_value *stack, int i);
+cfx_device cfx_call_ret_device(cfx_call *c, const cfx_value *stack, int i);
+/* Restores the call site and frees list storage. */
+void cfx_call_end(cfx_call *c);
+
+/* For generated kernels: whether a tensor (NULL: no) / any tensor of a list is a meta tensor. */
+static inline bool cfx_tensor_is_meta_or_null(const cfx_tensor *t) { return t && cfx_tensor_is_meta(t); }
+bool cfx_tensor_list_any_meta(cfx_tensor_list l);
+
+#endif
