@@ -20,8 +20,9 @@
  *   int[], SymInt[], int[N], int[]?   cfx_int_list (by value; .len < 0 = None)
  *   Tensor[], Tensor?[]          cfx_tensor_list (by value)
  *   float[], bool[], others      const cfx_value * (pointer to the boxed value)
- * Returns: one return -> its C type; none -> void; several -> a struct of their C types in
- * order (e.g. cfx_tensor2 for "(Tensor, Tensor)"). */
+ * Returns: one return -> its C type (Tensor[]: a cfx_tensor_list whose array is scope-owned,
+ * cfx_scope_alloc; other lists: cfx_value); none -> void; several -> a struct of their C
+ * types in order (for the built-ins, the generated cfx_<op>_result). */
 #ifndef CFX_BOXING_H
 #define CFX_BOXING_H
 
@@ -41,6 +42,9 @@ typedef struct cfx_tensor_list {
     int64_t len;
 } cfx_tensor_list;
 
+/* Results of C functions with two or three Tensor returns, for your own functions called from
+ * a schema ("-> (Tensor, Tensor)", make_fx's models). Built-in operators return their own
+ * named structs (cfx_max_dim_result: .values, .indices). */
 typedef struct cfx_tensor2 {
     cfx_tensor *a, *b;
 } cfx_tensor2;

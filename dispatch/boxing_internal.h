@@ -94,6 +94,10 @@ typedef struct cfx_box_scratch {
 static inline void cfx_box_scratch_init(cfx_box_scratch *sc) { sc->n_ints = sc->n_tensors = sc->n_heap = 0; }
 void cfx_box_scratch_free(cfx_box_scratch *sc);
 
+/* The name c10 prints for a base type in a schema ("Tensor", "int", ...; NULL for none). */
+const char *cfx_box_type_name(const cfx_type *t);
+/* How a value of a base type kind is checked and normalised. */
+cfx_box_conv cfx_box_conv_of(int kind);
 /* The step of an argument / a return type (never fails: a type with no C form is BOXED /
  * VALUE; cfx_box_check_schema says whether a schema can be called at all). */
 cfx_box_step cfx_box_arg_step(const cfx_argument *arg);
@@ -103,7 +107,9 @@ cfx_box_ret_step cfx_box_return_step(const cfx_type *t);
 int cfx_box_check_schema(const cfx_schema *s, const char *qualname);
 
 /* Checks stack[0..n) against the schema's argument types as torch.ops' binding does (the first
- * mismatch is the error; a None or NULL plain Tensor passes: the dispatcher refuses it later). */
+ * mismatch is the error; a None or NULL plain Tensor passes: the dispatcher refuses it later),
+ * and converts an int given for a float (or float?) into a float in place, as the binding's
+ * IValue does. */
 int cfx_box_check_args(const cfx_schema *s, const char *qualname, cfx_value *stack, int n);
 /* Converts stack[0..n) into slots by steps, reporting a wrong kind with torch.ops' text. */
 int cfx_box_unbox_args(const cfx_schema *s, const char *qualname, const cfx_box_step *steps, int n,

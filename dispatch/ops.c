@@ -14,6 +14,7 @@
 #include "dispatch/error.h"
 #include "dispatch/library.h"
 #include "dispatch/operator.h"
+#include "dispatch/scope.h"
 #include "dispatch/ops.h"
 #include "dispatch/ops_table.h"
 #include "dispatch/ops_gen_kernels.h"
@@ -220,10 +221,10 @@ static bool ret_ok(cfx_call *c, const cfx_value *stack, int i, uint32_t kind, co
         return true;
     const char *name = c->op->qualified_name;
     if (c->op->schema->n_returns == 1)
-        cfx_error_set(CFX_ERR, name, "%s: the kernel returned a %s, expected a %s", name,
+        cfx_error_set(CFX_ERR, name, "%s: kernel returned a %s, expected a %s", name,
                       cfx_value_kind_name((cfx_value_kind)stack[i].kind), want);
     else
-        cfx_error_set(CFX_ERR, name, "%s: the kernel returned a %s as return %d, expected a %s", name,
+        cfx_error_set(CFX_ERR, name, "%s: kernel returned a %s as return %d, expected a %s", name,
                       cfx_value_kind_name((cfx_value_kind)stack[i].kind), i, want);
     c->failed = true;
     return false;
@@ -266,6 +267,29 @@ cfx_dtype cfx_call_ret_dtype(cfx_call *c, const cfx_value *stack, int i)
 cfx_device cfx_call_ret_device(cfx_call *c, const cfx_value *stack, int i)
 {
     return ret_ok(c, stack, i, CFX_V_DEVICE, "Device") ? stack[i].u.device : cfx_device_make(CFX_DEVICE_CPU);
+}
+
+cfx_tensor_list cfx_call_ret_tensors(cfx_call *c, const cfx_value *stack, int i)
+{
+    cfx_tensor_list none = {NULL, 0};
+    if (!ret_ok(c, stack, i, CFX_V_LIST, "list of Tensors"))
+        return none;
+    cfx_value v = stack[i];
+    cfx_tensor **data = cfx_scope_alloc(v.len * sizeof *data);
+    if (!data) {
+        c->failed = true;
+        return none;
+    }
+    for (uint32_t j = 0; j < v.len; j++) {
+        if (v.u.items[j].kind != CFX_V_TENSOR || !v.u.items[j].u.t) {
+            cfx_error_set(CFX_ERR, c->op->qualified_name, "%s: the kernel returned a list holding a %s, expected "
+                          "Tensors", c->op->qualified_name, cfx_value_kind_name((cfx_value_kind)v.u.items[j].kind));
+            c->failed = true;
+            return none;
+        }
+        data[j] = v.u.items[j].u.t;
+    }
+    return (cfx_tensor_list){data, v.len};
 }
 
 bool cfx_tensor_list_any_meta(cfx_tensor_list l)

@@ -30,10 +30,13 @@ typedef struct cfx_op_row_kernel {
 } cfx_op_row_kernel;
 
 typedef struct cfx_op_row {
+    const char *id;     /* "add_Tensor": the C names are cfx_op_<id>, CFX_OPID_<id> */
     const char *name;   /* "aten::add.Tensor" */
     const char *schema; /* as PyTorch prints it */
     cfx_tag_set tags;
     int line;           /* in the table file */
+    cfx_fnptr entry;    /* cfx_op_<id>(site, args...), for callers that only have a schema: an
+                           adapter made with cfx_adapter_new_lead calls it from boxed values */
     cfx_op_row_kernel kernels[7];
 } cfx_op_row;
 
@@ -105,6 +108,7 @@ bool cfx_call_ret_bool(cfx_call *c, const cfx_value *stack, int i);
 const char *cfx_call_ret_string(cfx_call *c, const cfx_value *stack, int i);
 cfx_dtype cfx_call_ret_dtype(cfx_call *c, const cfx_value *stack, int i);
 cfx_device cfx_call_ret_device(cfx_call *c, const cfx_value *stack, int i);
+cfx_tensor_list cfx_call_ret_tensors(cfx_call *c, const cfx_value *stack, int i); /* array scope-owned */
 /* Restores the call site and frees list storage. */
 void cfx_call_end(cfx_call *c);
 

@@ -15,8 +15,11 @@
  * tensors are released by the same scope end. Scopes still open when a thread exits are ended
  * then.
  *
- * The pool is not static: tensor.c pushes every new tensor onto it inline (scope_internal.h). */
+ * The pool is not static: tensor.c pushes every new tensor onto it inline (scope_internal.h).
+ * A memory block (cfx_scope_alloc) sits in the pool as its pointer with the low bit set:
+ * tensors are at least 8-byte aligned, so the bit tells the two apart. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "dispatch/error.h"
@@ -33,11 +36,22 @@ static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
  * first. A tensor that dies may autorelease others (a binding's free_fn, say) into the pool,
  * so after every free the pool is read again, and those are released here too. base is the
  * ended scope's mark read before any free: a scope begun inside one reuses its slot. */
-static __attribute__((noinline)) void end_slow(pool *p, size_t base, cfx_tensor *t)
+static bool is_block(const cfx_tensor *t) { return (uintptr_t)t & 1; }
+
+static void drop(cfx_tensor *t)
 {
-    cfx_tensor_free_unreferenced(t);
+    if (is_block(t))
+        free((void *)((uintptr_t)t - 1));
+    else
+        cfx_tensor_release(t);
+}
+
+static void end_slow(pool *p, size_t base, cfx_tensor *t)
+{
+    if (t)
+        cfx_tensor_free_unreferenced(t);
     while (p->n > base)
-        cfx_tensor_release(p->items[--p->n]);
+        drop(p->items[--p->n]);
 }
 
 /* Releases pool[marks[depth]..] newest first and pops the scopes from depth up. Usually every
@@ -52,6 +66,12 @@ static inline void end_to(pool *p, size_t depth)
     cfx_tensor **items = p->items;
     while (n > base) {
         cfx_tensor *t = items[--n];
+        if (is_block(t)) {
+            p->n = n;
+            free((void *)((uintptr_t)t - 1));
+            end_slow(p, base, NULL);
+            return;
+        }
         if (--t->refcount == 0) {
             p->n = n;
             end_slow(p, base, t);
@@ -146,6 +166,19 @@ cfx_tensor *cfx_autorelease(cfx_tensor *t)
         return autorelease_grow(t);
     p->items[p->n++] = t;
     return t;
+}
+
+void *cfx_scope_alloc(size_t n)
+{
+    void *b = malloc(n ? n : 1);
+    if (!b) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    if (cfx_scope_tls.depth == 0)
+        return b;
+    cfx_autorelease((cfx_tensor *)((uintptr_t)b + 1)); /* on OOM the block stays (leaked), like a tensor */
+    return b;
 }
 
 int cfx_scope_depth(void) { return (int)cfx_scope_tls.depth; }

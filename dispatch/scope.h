@@ -1,4 +1,4 @@
-/* scope.h - autorelease scopes for tensors.
+/* scope.h - autorelease scopes for tensors (and the arrays results come in).
  *
  * Model code calls operators and never frees intermediates: every tensor made while a scope is
  * open is put in the innermost scope of the thread and released when that scope ends, unless
@@ -28,6 +28,10 @@ void cfx_scope_end(cfx_scope s);
 /* Puts t in the innermost scope (if any) and returns t; with no scope open it does nothing
  * and the caller keeps ownership. Used by every function that makes a tensor. */
 cfx_tensor *cfx_autorelease(cfx_tensor *t);
+/* n bytes owned like a tensor result: freed when the innermost scope ends, or with no scope
+ * open owned by the caller (free() it). For arrays a kernel returns, such as a Tensor[]'s.
+ * NULL with the error recorded on allocation failure. */
+void *cfx_scope_alloc(size_t n);
 /* Number of scopes open on this thread. */
 int cfx_scope_depth(void);
 

@@ -192,7 +192,7 @@ static const void *resolve_op(jreader *r, const char *qn)
 {
     const cJSON *sj = r->schemas ? cJSON_GetObjectItemCaseSensitive(r->schemas, qn) : NULL;
     const char *file_schema = cJSON_IsString(sj) ? sj->valuestring : NULL;
-    cfx_op *op = cfx_op_find(qn);
+    cfx_op *op = cfx_op_lookup(qn);
     if (!op) {
         const char *colons = strstr(qn, "::");
         int nslen = colons ? (int)(colons - qn) : 0;

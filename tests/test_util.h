@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The element count of an array (not a pointer: -Wsizeof-pointer-div catches that). */
+#define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 /* xorshift64, the suites' reproducible random numbers: the next value of *state (seeded
  * non-zero), which it also becomes. */
 static inline uint64_t test_rand(uint64_t *state)

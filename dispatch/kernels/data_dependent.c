@@ -11,11 +11,12 @@
 #include "dispatch/error.h"
 #include "dispatch/kernels/kernels.h"
 
+/* The element at the view's offset (PyTorch reads the first element, whatever the size). */
 cfx_value cfx_cpu__local_scalar_dense(cfx_tensor *t)
 {
     const char *op = "aten::_local_scalar_dense";
     if (cfx_tensor_numel(t) < 1) {
-        cfx_error_set(CFX_ERR, op, "only one element tensors can be converted to Python scalars");
+        cfx_error_set(CFX_ERR, op, "_local_scalar_dense: Empty tensor not supported");
         return cfx_none();
     }
     const void *p = cfx_tensor_data(t);
@@ -30,25 +31,27 @@ cfx_value cfx_cpu__local_scalar_dense(cfx_tensor *t)
     return cfx_none();
 }
 
+/* int64 [count, ndim] indices in row-major order, laid out as PyTorch's CPU kernel leaves
+ * them: the transpose of a contiguous [ndim, count], strides (1, count). */
 cfx_tensor *cfx_cpu_nonzero(cfx_tensor *t)
 {
     int64_t numel = cfx_tensor_numel(t), count = 0;
     for (int64_t i = 0; i < numel; i++)
         count += cfx_tensor_get_double(t, i) != 0; /* NaN counts, as in PyTorch */
-    int64_t sizes[2] = {count, t->ndim};
-    cfx_tensor *out = cfx_tensor_new(sizes, 2, CFX_INT64, cfx_device_make(CFX_DEVICE_CPU));
+    int64_t sizes[2] = {count, t->ndim}, strides[2] = {1, count};
+    cfx_tensor *out = cfx_tensor_new_strided(sizes, strides, 2, CFX_INT64, cfx_device_make(CFX_DEVICE_CPU));
     if (!out)
         return NULL;
-    int64_t *o = cfx_tensor_data(out);
+    int64_t *o = cfx_tensor_data(out), k = 0;
     for (int64_t i = 0; i < numel; i++) {
         if (cfx_tensor_get_double(t, i) == 0)
             continue;
         int64_t rest = i;
         for (int d = t->ndim - 1; d >= 0; d--) {
-            o[d] = rest % t->sizes[d];
+            o[k + d * count] = rest % t->sizes[d];
             rest /= t->sizes[d];
         }
-        o += t->ndim;
+        k++;
     }
     return out;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "dispatch/boxing.h"
+#include "dispatch/scope.h"
 #include "dispatch/error.h"
 
 static cfx_tensor T[4];
@@ -170,7 +171,9 @@ Test(boxing, int_list_optional_dtype_device)
     cr_assert_str_eq(cfx_error_message(),
                      "foo::make() Expected a value of type 'List[int]' for argument 'size' but instead "
                      "found type 'list'.\nPosition: 0\nValue: [2, 0.5]\nDeclaration: "
-                     "foo::make(int[] size, ScalarType? dtype, Device device) -> Tensor");
+                     "foo::make(int[] size, ScalarType? dtype, Device device) -> Tensor"
+                     "\nCast error details: Unable to cast Python instance of type <class 'float'> to C++ type '?' "
+                     "(#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)");
     cr_assert_eq(got.calls, 2);
     cfx_adapter_free(a);
     cfx_schema_free(s);
@@ -284,7 +287,9 @@ Test(boxing, scalar_mix_returning_double)
     cr_assert_eq(call(a, st2), CFX_ERR);
     cr_assert_str_eq(cfx_error_message(),
                      "foo::mix() Expected a value of type 'int' for argument 'n' but instead found type "
-                     "'float'.\nPosition: 1\nValue: 1.5\nDeclaration: " MIX_SCHEMA);
+                     "'float'.\nPosition: 1\nValue: 1.5\nDeclaration: " MIX_SCHEMA
+                     "\nCast error details: Unable to cast Python instance of type <class 'float'> to C++ type '?' "
+                     "(#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)");
     cfx_error_clear();
     /* an int is not a bool (IValue), torch 1.13: "... 'bool' for argument 'half_to_float' but
      * instead found type 'str'." for a str */
@@ -442,29 +447,31 @@ Test(boxing, scalar_returns_are_boxed)
     }
 }
 
-/* A list return comes back as the boxed value: its items must be owned by someone, and the
- * kernel owns them exactly as a boxed kernel would (see boxing.c). */
-static cfx_value split_items[3];
-static cfx_value k_split(cfx_tensor *self, int64_t size, int64_t dim)
+/* A Tensor[] return is a cfx_tensor_list whose array is scope-owned (cfx_scope_alloc); it is
+ * boxed into a list value whose items are scope-owned too. */
+static cfx_tensor_list k_split(cfx_tensor *self, int64_t size, int64_t dim)
 {
     got.i[0] = size;
     got.i[1] = dim;
+    cfx_tensor **parts = cfx_scope_alloc(3 * sizeof *parts);
     for (int i = 0; i < 3; i++)
-        split_items[i] = cfx_tensor_value(&T[i + 1]);
+        parts[i] = &T[i + 1];
     (void)self;
-    return cfx_list(split_items, 3);
+    return (cfx_tensor_list){parts, 3};
 }
 
 Test(boxing, tensor_list_return_is_boxed)
 {
     reset();
+    cfx_scope scope = cfx_scope_begin();
     cfx_schema *s = parse("aten::split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]");
     cfx_adapter *a = adapter(s, (cfx_fnptr)k_split);
     cfx_value st[3] = {cfx_tensor_value(T0), cfx_int(2), cfx_int(0)};
-    cr_assert_eq(call(a, st), CFX_OK);
+    cr_assert_eq(call(a, st), CFX_OK, "%s", cfx_error_message());
     cr_assert(got.i[0] == 2 && got.i[1] == 0);
-    cr_assert(st[0].kind == CFX_V_LIST && st[0].len == 3 && st[0].u.items == split_items);
+    cr_assert(st[0].kind == CFX_V_LIST && st[0].len == 3);
     cr_assert(st[0].u.items[2].u.t == T3);
+    cfx_scope_end(scope); /* frees both arrays (LeakSanitizer checks) */
     cfx_adapter_free(a);
     cfx_schema_free(s);
 }
@@ -776,7 +783,9 @@ Test(boxing, optional_int_list)
                      "aten::sum() Expected a value of type 'Optional[List[int]]' for argument 'dim' but "
                      "instead found type 'list'.\nPosition: 1\nValue: [0.5]\nDeclaration: "
                      "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
-                     "ScalarType? dtype=None) -> Tensor");
+                     "ScalarType? dtype=None) -> Tensor"
+                     "\nCast error details: Unable to cast Python instance of type <class 'float'> to C++ type '?' "
+                     "(#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)");
     cfx_adapter_free(a);
     cfx_schema_free(s);
 }

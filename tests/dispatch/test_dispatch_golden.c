@@ -191,7 +191,7 @@ static void install_oracle_fallbacks(void)
 
 static cfx_op *op_by_name(const char *name)
 {
-    cfx_op *op = cfx_op_find(name);
+    cfx_op *op = cfx_op_lookup(name);
     if (op)
         return op;
     cfx_op *dang[256];
@@ -233,7 +233,7 @@ static void do_call(const char *name, const char *args)
     } else if (strcmp(args, "int") == 0) {
         stack[n++] = cfx_int(3);
     }
-    int rc = cfx_op_call(op, stack, n);
+    int rc = cfx_op_call(op, stack, n, COUNT_OF(stack));
     if (rc == CFX_OK)
         cfx_buf_puts(&out, "ok");
     put_result(rc);

@@ -70,7 +70,7 @@ Test(dispatcher, custom_op_from_c_in_a_few_lines)
     cfx_tensor *x = cpu_tensor(); /* made outside the scope: ours to release */
     cfx_scope sc = cfx_scope_begin();
     cfx_value stack[2] = {cfx_tensor_value(x), cfx_double(2.5)};
-    cr_assert_eq(cfx_op_call(op, stack, 2), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(cfx_op_call(op, stack, 2, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_assert_eq(stack[0].kind, CFX_V_TENSOR);
     cfx_tensor *y = stack[0].u.t;
     cr_assert_neq(y, x);
@@ -109,21 +109,21 @@ Test(dispatcher, call_fills_defaults_and_checks_arity)
     cfx_tensor *x = cpu_tensor();
     cfx_scope sc = cfx_scope_begin();
     cfx_value stack[3] = {cfx_tensor_value(x)};
-    cr_assert_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_float_eq(cfx_tensor_get_double(stack[0].u.t, 2), 9.0, 1e-6);
 
     /* PyTorch's argument-binding texts (torch.ops.ns.op(...) on 1.13) */
     stack[0] = cfx_tensor_value(x);
-    cr_expect_eq(cfx_op_call(op, stack, 3), CFX_ERR);
+    cr_expect_eq(cfx_op_call(op, stack, 3, COUNT_OF(stack)), CFX_ERR);
     cr_expect_str_eq(cfx_error_message(), "dflt::scale() expected at most 2 argument(s) but received 3 argument(s). "
                                           "Declaration: dflt::scale(Tensor x, float s=2.) -> Tensor");
     cfx_error_clear();
-    cr_expect_eq(cfx_op_call(op, stack, 0), CFX_ERR);
+    cr_expect_eq(cfx_op_call(op, stack, 0, COUNT_OF(stack)), CFX_ERR);
     cr_expect_str_eq(cfx_error_message(), "dflt::scale() is missing value for argument 'x'. "
                                           "Declaration: dflt::scale(Tensor x, float s=2.) -> Tensor");
     cfx_error_clear();
     stack[0] = cfx_none();
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_ERR);
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_ERR);
     cr_expect_str_eq(cfx_error_message(),
                      "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'x'");
     cfx_error_clear();
@@ -182,7 +182,7 @@ Test(dispatcher, default_fallbacks_table)
     /* so a CPU-only op on a meta tensor stops at Meta, not at AutogradMeta as in 1.13 */
     cfx_tensor *m = meta_tensor();
     cfx_value stack[1] = {cfx_tensor_value(m)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_ERR_NOTIMPL);
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_ERR_NOTIMPL);
     cr_expect(STARTS_WITH(cfx_error_message(), "Could not run 'dfb::b' with arguments from the 'Meta' backend."),
               "%s", cfx_error_message());
     cr_expect(strstr(cfx_error_message(), "'dfb::b' is only available for these backends: [CPU, BackendSelect, "),
@@ -228,10 +228,10 @@ Test(dispatcher, per_backend_fallthrough_masks)
 
     cfx_tensor *c = cpu_tensor(), *m = meta_tensor();
     cfx_value stack[1] = {cfx_tensor_value(c)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_eq(cpu_calls, 1);
     stack[0] = cfx_tensor_value(m);
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_ERR_NOTIMPL);
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_ERR_NOTIMPL);
     cr_expect(strstr(cfx_error_message(), "from the 'AutogradMeta' backend"), "%s", cfx_error_message());
     cfx_error_clear();
     /* a per-op fallthrough on AutogradMeta changes only Meta's mask */
@@ -240,7 +240,7 @@ Test(dispatcher, per_backend_fallthrough_masks)
     cr_expect(cfx_keyset_has(op->non_fallthrough_per_backend[CFX_BACKEND_CUDA - 1], CFX_KEY_AutogradCUDA));
     cr_expect(op->per_backend_masks_differ);
     stack[0] = cfx_tensor_value(m);
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_eq(meta_calls, 1);
     cr_expect_eq(cfx_op_check_invariants(op), CFX_OK);
     cfx_tensor_release(c);
@@ -289,7 +289,7 @@ Test(dispatcher, per_op_fallthrough_rows_match_aten_named)
     cfx_include_keys_begin(&g, cfx_keyset_of(CFX_KEY_Named));
     cfx_tensor *c = cpu_tensor();
     cfx_value stack[1] = {cfx_tensor_value(c)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_eq(calls, 1);
     cfx_key_guard_end(&g);
     cfx_tensor_release(c);
@@ -308,12 +308,12 @@ Test(dispatcher, fallthrough_kernel_is_masked_not_called)
     cfx_include_keys_begin(&g, cfx_keyset_of(CFX_KEY_Tracer));
     cfx_tensor *c = cpu_tensor();
     cfx_value stack[1] = {cfx_tensor_value(c)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_ERR_NOTIMPL);
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_ERR_NOTIMPL);
     cr_expect(strstr(cfx_error_message(), "with arguments from the 'Tracer' backend"), "%s", cfx_error_message());
     cfx_error_clear();
     cr_assert_eq(cfx_library_impl_fallthrough_at(lib, "a", CFX_KEY_Tracer, "/dev/null", 6), CFX_OK);
     stack[0] = cfx_tensor_value(c);
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_eq(calls, 1);
     /* forcing the fallthrough kernel itself gives c10's message */
     const cfx_kernel *k = &op->table[cfx_key_table_index(CFX_KEY_Tracer)];
@@ -354,7 +354,7 @@ Test(dispatcher, kernel_redispatches_below_itself)
     cfx_op *op = cfx_op_find("rd::a");
     cfx_tensor *c = cpu_tensor();
     cfx_value stack[1] = {cfx_tensor_value(c)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_eq(rc.autograd_calls, 1);
     cr_expect_eq(rc.cpu_calls, 1);
     cfx_tensor_release(c);
@@ -373,7 +373,7 @@ Test(dispatcher, ambiguous_autogradother_call)
     cfx_tensor *t = meta_tensor();
     t->keys = cfx_keyset_or(cfx_keyset_of(CFX_KEY_MkldnnCPU), cfx_keyset_of(CFX_KEY_AutogradOther)); /* an mkldnn tensor */
     cfx_value stack[1] = {cfx_tensor_value(t)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_ERR);
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_ERR);
     cr_expect(STARTS_WITH(cfx_error_message(), "amb::a has kernels registered to both CompositeImplicitAutograd and a "
                                                "backend mapped to AutogradOther."),
               "%s", cfx_error_message());
@@ -396,10 +396,10 @@ Test(dispatcher, tensor_list_arguments)
     cfx_tensor *m = meta_tensor();
     cfx_value items[2] = {cfx_tensor_value(m), cfx_tensor_value(m)};
     cfx_value stack[2] = {cfx_list(items, 2)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_eq(meta, 1);
     stack[0] = cfx_list(items, 0);
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_eq(cea, 1);
     cfx_keyset ks;
     stack[0] = cfx_list(items, 0);
@@ -432,7 +432,7 @@ Test(dispatcher, broken_table_reports_canonical_state)
     /* reportError checks invariants first: a missing-kernel error on a broken op says so */
     cfx_tensor *c = cpu_tensor();
     cfx_value stack[1] = {cfx_tensor_value(c)};
-    cr_expect_neq(cfx_op_call(op, stack, 1), CFX_OK);
+    cr_expect_neq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK);
     cr_expect_str_eq(cfx_error_message(), want);
     cfx_error_clear();
     op->table[idx] = saved;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch/data_dependent.h"
+#include "dispatch/ops.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
@@ -20,6 +20,7 @@
 #include "dispatch/ops.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor.h"
+#include "tests/test_util.h"
 
 static void setup(void) { cfx_error_clear(); }
 TestSuite(fake, .init = setup);
@@ -79,20 +80,20 @@ static cfx_tensor *run_case(const char *name, golden_inputs *g, cfx_tensor **inp
     if (!strcmp(name, "add")) return cfx_add(x, y);
     if (!strcmp(name, "add_broadcast")) return cfx_add(x, g->r3);
     if (!strcmp(name, "add_promote")) return cfx_add(x, g->xi);
-    if (!strcmp(name, "add_alpha")) return cfx_add_alpha(x, y, cfx_int(2));
+    if (!strcmp(name, "add_alpha")) return cfx_add(x, y, cfx_int(2));
     if (!strcmp(name, "mul")) return cfx_mul(x, y);
     if (!strcmp(name, "mm")) return cfx_mm(g->a, g->b);
     if (!strcmp(name, "mm_t")) return cfx_mm(cfx_t(x), g->y24);
-    if (!strcmp(name, "sum")) return cfx_sum_all(x);
-    if (!strcmp(name, "sum_dim")) return cfx_sum(x, (int64_t[]){1}, 1, false);
-    if (!strcmp(name, "sum_dim_keepdim")) return cfx_sum(x, (int64_t[]){0}, 1, true);
-    if (!strcmp(name, "sum_int64")) return cfx_sum_all(g->xi);
-    if (!strcmp(name, "sum_bool")) return cfx_sum_all(g->xb);
-    if (!strcmp(name, "view")) return *input = x, cfx_view(x, (int64_t[]){-1}, 1);
-    if (!strcmp(name, "view_3x2")) return *input = x, cfx_view(x, ((int64_t[]){3, 2}), 2);
+    if (!strcmp(name, "sum")) return cfx_sum(x, CFX_NO_INTS);
+    if (!strcmp(name, "sum_dim")) return cfx_sum(x, CFX_INTS(1), false);
+    if (!strcmp(name, "sum_dim_keepdim")) return cfx_sum(x, CFX_INTS(0), true);
+    if (!strcmp(name, "sum_int64")) return cfx_sum(g->xi, CFX_NO_INTS);
+    if (!strcmp(name, "sum_bool")) return cfx_sum(g->xb, CFX_NO_INTS);
+    if (!strcmp(name, "view")) return *input = x, cfx_view(x, CFX_INTS(-1));
+    if (!strcmp(name, "view_3x2")) return *input = x, cfx_view(x, cfx_ints(((int64_t[]){3, 2}), 2));
     if (!strcmp(name, "t")) return *input = x, cfx_t(x);
     if (!strcmp(name, "add_t_t")) return cfx_add(cfx_t(x), cfx_t(y));
-    if (!strcmp(name, "empty")) return cfx_empty(((int64_t[]){2, 3}), 2, CFX_FLOAT32, CPU);
+    if (!strcmp(name, "empty")) return cfx_empty(cfx_ints(((int64_t[]){2, 3}), 2), cfx_dtype_value(CFX_FLOAT32), cfx_none(), cfx_device_value(CPU));
     if (!strcmp(name, "from_tensor_offset_view")) return g->v;
     cr_assert_fail("unknown golden case %s", name);
     return NULL;
@@ -241,9 +242,9 @@ Test(fake, views_share_fake_storage)
     cfx_fake_mode *m = cfx_fake_mode_new(NULL);
     cfx_tensor *x = cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 2, 3));
     cfx_fake_mode_enter(m);
-    cfx_tensor *v = cfx_view(x, (int64_t[]){-1}, 1);
+    cfx_tensor *v = cfx_view(x, CFX_INTS(-1));
     cfx_tensor *t = cfx_t(x);
-    cfx_tensor *tv = cfx_t(cfx_view(v, ((int64_t[]){3, 2}), 2));
+    cfx_tensor *tv = cfx_t(cfx_view(v, cfx_ints(((int64_t[]){3, 2}), 2)));
     cfx_fake_mode_exit(m);
     assert_fake_of(m, v);
     assert_fake_of(m, t);
@@ -277,8 +278,8 @@ Test(fake, factory_under_mode_is_fake)
     cfx_scope s = cfx_scope_begin();
     cfx_fake_mode *m = cfx_fake_mode_new(NULL);
     cfx_fake_mode_enter(m);
-    cfx_tensor *e = cfx_empty(((int64_t[]){4, 5}), 2, CFX_INT64, CPU);
-    cfx_tensor *em = cfx_empty((int64_t[]){4}, 1, CFX_FLOAT32, META);
+    cfx_tensor *e = cfx_empty(cfx_ints(((int64_t[]){4, 5}), 2), cfx_dtype_value(CFX_INT64), cfx_none(), cfx_device_value(CPU));
+    cfx_tensor *em = cfx_empty(CFX_INTS(4), cfx_dtype_value(CFX_FLOAT32), cfx_none(), cfx_device_value(META));
     cfx_fake_mode_exit(m);
     assert_fake_of(m, e);
     cr_assert_eq(cfx_tensor_fake_device(e).type, CFX_DEVICE_CPU);
@@ -296,8 +297,8 @@ Test(fake, never_allocates)
     cfx_scope s = cfx_scope_begin();
     cfx_fake_mode *m = cfx_fake_mode_new(NULL);
     cfx_fake_mode_enter(m);
-    cfx_tensor *e = cfx_empty(((int64_t[]){1 << 20, 1 << 20}), 2, CFX_FLOAT32, CPU);
-    cfx_tensor *y = cfx_sum(cfx_mm(cfx_add(e, e), cfx_t(e)), (int64_t[]){0}, 1, false);
+    cfx_tensor *e = cfx_empty(cfx_ints(((int64_t[]){1 << 20, 1 << 20}), 2), cfx_dtype_value(CFX_FLOAT32), cfx_none(), cfx_device_value(CPU));
+    cfx_tensor *y = cfx_sum(cfx_mm(cfx_add(e, e), cfx_t(e)), CFX_INTS(0), false);
     cfx_fake_mode_exit(m);
     assert_fake_of(m, e);
     assert_fake_of(m, y);
@@ -432,7 +433,7 @@ Test(fake, real_inputs_rejected)
     snprintf(want, sizeof want, "%saten.add.Tensor(FakeTensor(..., size=(2, 3)), tensor([...], size=(2, 3)))", pre);
     cr_assert_str_eq(cfx_error_message(), want);
     cfx_error_clear();
-    cr_assert_null(cfx_add_alpha(x, cfx_tensor_scalar_double(2, CFX_FLOAT64), cfx_int(2)));
+    cr_assert_null(cfx_add(x, cfx_tensor_scalar_double(2, CFX_FLOAT64), cfx_int(2)));
     snprintf(want, sizeof want,
              "%saten.add.Tensor(FakeTensor(..., size=(2, 3)), tensor(2., size=(), dtype=torch.float64), alpha=2)", pre);
     cr_assert_str_eq(cfx_error_message(), want);
@@ -441,7 +442,7 @@ Test(fake, real_inputs_rejected)
     snprintf(want, sizeof want, "%saten.mm.default(tensor([], size=(0, 2), dtype=torch.int64), FakeTensor(..., size=(2, 3)))", pre);
     cr_assert_str_eq(cfx_error_message(), want);
     cfx_error_clear();
-    cr_assert_null(cfx_sum(r, (int64_t[]){1}, 1, false));
+    cr_assert_null(cfx_sum(r, CFX_INTS(1), false));
     snprintf(want, sizeof want, "%saten.sum.dim_IntList(tensor([...], size=(2, 3)), [1])", pre);
     cr_assert_str_eq(cfx_error_message(), want);
     cfx_fake_mode_exit(m);
@@ -532,7 +533,7 @@ Test(fake, nonzero_and_item_on_cpu_match_pytorch)
     nz = cfx_nonzero(REAL(CFX_FLOAT32, 0, 3));
     cr_assert_eq(nz->sizes[0], 0);
     cr_assert_eq(nz->sizes[1], 2);
-    cfx_value v = cfx_local_scalar_dense(cfx_tensor_from_int64s((const int64_t[]){5}, (const int64_t[]){1}, 1));
+    cfx_value v = cfx__local_scalar_dense(cfx_tensor_from_int64s((const int64_t[]){5}, (const int64_t[]){1}, 1));
     cr_assert_eq(v.kind, CFX_V_INT);
     cr_assert_eq(v.u.i, 5);
     cr_assert_not_null(cfx_op_find("aten::_local_scalar_dense"));
@@ -614,7 +615,7 @@ static cfx_library *test_ops(void)
 static cfx_tensor *call1(const char *name, cfx_tensor *x)
 {
     cfx_value st[1] = {cfx_tensor_value(x)};
-    if (cfx_op_call(cfx_op_find(name), st, 1) != CFX_OK)
+    if (cfx_op_call(cfx_op_find(name), st, 1, COUNT_OF(st)) != CFX_OK)
         return NULL;
     return st[0].u.t;
 }
@@ -748,7 +749,6 @@ Test(fake, two_threads_two_modes)
 {
     cfx_dispatcher_init();
     cfx_dispatcher_init();
-    cfx_data_dependent_ops_register();
     cfx_builtin_ops_init();
     pthread_t th[2];
     worker w[2] = {{.n = 4}, {.n = 7}};

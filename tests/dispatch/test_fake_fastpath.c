@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dispatch/data_dependent.h"
+#include "dispatch/ops.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
@@ -126,7 +126,7 @@ Test(fake_fastpath, fakes_share_one_mode_reference)
     cr_assert_eq(cfx_tensor_live_count(), 0);
 }
 
-Test(fake_fastpath, cached_classification_repeats_the_same_answers)
+Test(fake_fastpath, repeated_calls_give_the_same_answers)
 {
     cfx_fake_mode *m = cfx_fake_mode_new(NULL);
     int64_t sz[1] = {3};
@@ -143,12 +143,6 @@ Test(fake_fastpath, cached_classification_repeats_the_same_answers)
         cr_assert(cfx_tensor_is_fake(y));
         cfx_tensor_release(y);
     }
-    cfx_op *nz = cfx_op_find("aten::nonzero");
-    cfx_op *add = cfx_op_find("aten::add.Tensor");
-    cr_assert(nz && add);
-    cr_assert_neq(nz->mode_cache[0], 0, "classified once, kept in the entry");
-    cr_assert_neq(add->mode_cache[0], 0);
-    cr_assert_neq(nz->mode_cache[0], add->mode_cache[0], "nonzero raises, add does not");
     cr_assert_eq(cfx_fake_mode_exit(m), CFX_OK);
     cfx_tensor_release(f);
     cfx_tensor_release(r);

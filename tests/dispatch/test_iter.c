@@ -1,23 +1,13 @@
-/* test_iter.c - TensorIterator's fast paths against its general path.
+/* test_iter.c - TensorIterator's fast_set_up against its general layout.
  *
- * The elementwise kernels take three shortcuts, each of which must give exactly what the path
- * it skips gives:
- *   cfx_iter_fast_setup_strides  fast_set_up (contiguous / channels-last / identically strided
- *                                dense inputs) vs reorder_dimensions + allocate_or_resize_outputs
- *                                (cfx_iter_output_strides): the same physical layout, i.e. equal
- *                                strides on every dim of size > 1, as PyTorch's NOTE [Computing
- *                                output strides] promises; and each case taken exactly when
- *                                PyTorch's compute_fast_setup_type takes it;
- *   cfx_iter_shortcut / cfx_structured_binary (/ _test, the Meta kernels')
- *                                the inline shortcut of cfx_iter_build and of the binary meta
- *                                function vs cfx_iter_build_full / cfx_structured_binary_full:
- *                                identical results and errors, on random inputs covering
- *                                broadcasting, mixed dtypes, devices and layouts, overlapping
- *                                strides, 0-dim inputs, size-1 dims and empty tensors;
- *   cfx_iter_relu_meta_strides   vs cfx_iter_relu_meta_strides_full.
- * The random inputs come from a fixed seed; a handful of hand cases with PyTorch 1.13's answers
- * (meta tensors, `a + b`) pin which path each kind of input takes. The bulk check against
- * PyTorch itself is tests/data/ops_strides.json (test_ops.c). */
+ * PyTorch's TensorIterator itself has two ways to a new output's strides: fast_set_up
+ * (contiguous / channels-last / identically strided dense inputs) and reorder_dimensions +
+ * allocate_or_resize_outputs. cfx_iter_fast_setup_strides must give the same physical layout
+ * as cfx_iter_output_strides, i.e. equal strides on every dim of size > 1, as PyTorch's NOTE
+ * [Computing output strides] promises, and be taken exactly when PyTorch's
+ * compute_fast_setup_type takes it. Random inputs come from a fixed seed; a handful of hand
+ * cases with PyTorch's answers (meta tensors, `a + b`) pin which way each kind of input
+ * takes. The bulk check against PyTorch itself is tests/data/ops_strides.json (test_ops.c). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,7 +18,6 @@
 #include "dispatch/kernels/structured.h"
 #include "tests/test_util.h"
 
-static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
 static const cfx_device META = {CFX_DEVICE_META, -1};
 
 static void setup(void)
@@ -179,191 +168,6 @@ Test(iter, fast_setup_agrees_with_the_general_layout)
         cr_expect_gt(taken[t], 500, "fast setup type %d hit only %d times", t, taken[t]);
 }
 
-/* ---- the inline shortcuts vs the full paths ------------------------------------------------ */
-
-static const cfx_dtype dtypes[] = {CFX_FLOAT32, CFX_FLOAT64, CFX_INT64, CFX_INT32, CFX_BOOL};
-
-/* One random operand: usually like `base` (shape, dtype, device), sometimes not. */
-static cfx_tensor *random_operand(const int64_t *base, int bn, cfx_dtype bdt, cfx_device bdev)
-{
-    int64_t sizes[CFX_MAX_DIMS], st[CFX_MAX_DIMS];
-    int n = bn;
-    memcpy(sizes, base, (size_t)bn * sizeof(int64_t));
-    cfx_dtype dt = bdt;
-    cfx_device dev = bdev;
-    switch (rnd(12)) {
-    case 0: /* broadcast: fewer dims */
-        n = bn ? rnd(bn) : 0;
-        memcpy(sizes, base + (bn - n), (size_t)n * sizeof(int64_t));
-        break;
-    case 1: /* broadcast: a size-1 dim */
-        if (n)
-            sizes[rnd(n)] = 1;
-        break;
-    case 2: /* 0-dim, perhaps a CPU scalar */
-        n = 0;
-        if (rnd(2))
-            dev = CPU;
-        break;
-    case 3:
-        dt = dtypes[rnd(5)];
-        break;
-    case 4:
-        dev = bdev.type == CFX_DEVICE_CPU ? META : CPU;
-        break;
-    case 5: /* a mismatching shape */
-        random_shape(sizes, &n);
-        break;
-    default:
-        break;
-    }
-    random_strides(sizes, n, rnd(2) ? L_CANONICAL : (layout_kind)rnd(L_KINDS), st);
-    cfx_tensor *t = cfx_tensor_new_strided(sizes, st, n, dt, dev);
-    cr_assert_not_null(t, "%s", cfx_error_message());
-    return t;
-}
-
-static void random_inputs(cfx_tensor **in, int nin)
-{
-    int64_t sizes[CFX_MAX_DIMS];
-    int n;
-    random_shape(sizes, &n);
-    cfx_dtype dt = dtypes[rnd(5)];
-    cfx_device dev = rnd(4) ? META : CPU;
-    for (int i = 0; i < nin; i++)
-        in[i] = random_operand(sizes, n, dt, dev);
-}
-
-/* The outcome of a build or meta function: status, error text, and the iterator. */
-typedef struct outcome {
-    bool ok;
-    char err[512];
-    cfx_iter it;
-} outcome;
-
-static void finish(outcome *o, bool ok)
-{
-    o->ok = ok;
-    snprintf(o->err, sizeof o->err, "%s", cfx_error_message() ? cfx_error_message() : "");
-    cfx_error_clear();
-}
-
-static void expect_same(const outcome *x, const outcome *y, bool new_output, int c)
-{
-    cr_assert_eq(x->ok, y->ok, "case %d: ok %d vs %d (%s | %s)", c, x->ok, y->ok, x->err, y->err);
-    cr_assert_str_eq(x->err, y->err, "case %d", c);
-    if (!x->ok)
-        return;
-    const cfx_iter *a = &x->it, *b = &y->it;
-    cr_assert_eq(a->ndim, b->ndim, "case %d", c);
-    cr_assert_eq(a->ninputs, b->ninputs, "case %d", c);
-    cr_assert_eq(a->all_same_shape, b->all_same_shape, "case %d", c);
-    cr_assert_eq(a->common_dtype, b->common_dtype, "case %d", c);
-    cr_assert(cfx_device_eq(a->device, b->device), "case %d", c);
-    cr_assert(!memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof(int64_t)), "case %d: shape", c);
-    if (new_output)
-        cr_assert(!memcmp(a->out_strides, b->out_strides, (size_t)a->ndim * sizeof(int64_t)),
-                  "case %d: strides", c);
-}
-
-/* The configs of structured.c's unary ops, and of norm.c's ops. */
-static const cfx_iter_config configs[] = {
-    {.promote_inputs = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
-    {.promote_inputs = true, .int_to_float = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
-    {.check_mem_overlap = true},
-    {.promote_inputs = true, .int_to_float = true, .check_mem_overlap = true},
-    {.promote_inputs = true},
-};
-
-Test(iter, shortcut_agrees_with_the_full_build)
-{
-    int shortcut = 0, full = 0;
-    for (int c = 0; c < 20000; c++) {
-        cfx_scope s = cfx_scope_begin();
-        int nin = 1 + rnd(3);
-        cfx_tensor *in[CFX_ITER_MAX_INPUTS];
-        random_inputs(in, nin);
-        const cfx_tensor *const *cin = (const cfx_tensor *const *)in;
-        const cfx_iter_config *cfg = &configs[rnd(5)];
-        const cfx_tensor *out = rnd(8) == 0 ? in[0] : NULL; /* in-place: never the shortcut */
-        outcome x, y, z;
-        finish(&x, cfx_iter_build(&x.it, cfg, "aten::op", out, cin, nin));
-        finish(&y, cfx_iter_build_full(&y.it, cfg, "aten::op", out, cin, nin));
-        expect_same(&x, &y, !out, c);
-        if (!out && cfx_iter_shortcut(&z.it, cfg, cin, nin)) {
-            finish(&z, true);
-            expect_same(&z, &y, true, c);
-            shortcut++;
-        } else {
-            full++;
-        }
-        cfx_scope_end(s);
-    }
-    cr_expect_gt(shortcut, 2000, "shortcut taken %d times", shortcut);
-    cr_expect_gt(full, 2000, "shortcut declined %d times", full);
-}
-
-Test(iter, binary_meta_function_shortcut_agrees_with_the_full_one)
-{
-    static const char *names[] = {"aten::add.Tensor", "aten::sub.Tensor", "aten::mul.Tensor", "aten::div.Tensor"};
-    cfx_value alphas[] = {cfx_int(1), cfx_int(2), cfx_double(0.5), cfx_bool(true), cfx_bool(false), cfx_none()};
-    int ok = 0, failed = 0, tested = 0;
-    for (int c = 0; c < 20000; c++) {
-        cfx_scope s = cfx_scope_begin();
-        cfx_tensor *in[2];
-        random_inputs(in, 2);
-        const cfx_tensor *const *cin = (const cfx_tensor *const *)in;
-        cfx_binop kind = (cfx_binop)rnd(4);
-        cfx_value alpha = alphas[rnd(6)];
-        const cfx_tensor *out = rnd(8) == 0 ? in[0] : NULL;
-        outcome x, y;
-        finish(&x, cfx_structured_binary(&x.it, kind, names[kind], out, cin, &alpha));
-        finish(&y, cfx_structured_binary_full(&y.it, kind, names[kind], out, cin, &alpha));
-        expect_same(&x, &y, !out, c);
-        /* the test alone (the Meta kernels' shortcut): a's layout in the result dtype */
-        cfx_dtype dt;
-        if (!out && cfx_structured_binary_test(kind, cin, &alpha, &dt)) {
-            cr_assert(y.ok, "case %d: %s", c, y.err);
-            cr_assert_eq(dt, y.it.common_dtype, "case %d", c);
-            cr_assert_eq(in[0]->ndim, y.it.ndim, "case %d", c);
-            cr_assert(cfx_device_eq(in[0]->device, y.it.device), "case %d", c);
-            cr_assert(!memcmp(in[0]->sizes, y.it.shape, (size_t)y.it.ndim * sizeof(int64_t)), "case %d", c);
-            cr_assert(!memcmp(in[0]->strides, y.it.out_strides, (size_t)y.it.ndim * sizeof(int64_t)), "case %d", c);
-            tested++;
-        }
-        if (x.ok)
-            ok++;
-        else
-            failed++;
-        cfx_scope_end(s);
-    }
-    cr_expect_gt(ok, 2000);
-    cr_expect_gt(failed, 2000);
-    cr_expect_gt(tested, 1000, "cfx_structured_binary_test passed %d times", tested);
-    /* cfx_structured_binary_test folds these in as constants */
-    cr_assert(!cfx_structured_binary_cfg[0].int_to_float);
-    cr_assert(cfx_structured_binary_cfg[1].int_to_float);
-}
-
-Test(iter, relu_meta_strides_shortcut_agrees_with_the_sort)
-{
-    int own = 0;
-    for (int c = 0; c < 20000; c++) {
-        cfx_scope s = cfx_scope_begin();
-        int64_t sizes[CFX_MAX_DIMS], st[CFX_MAX_DIMS], b1[CFX_MAX_DIMS], b2[CFX_MAX_DIMS];
-        int n;
-        random_shape(sizes, &n);
-        random_strides(sizes, n, rnd(2) ? L_CANONICAL : (layout_kind)rnd(L_KINDS), st);
-        cfx_tensor *a = cfx_tensor_new_strided(sizes, st, n, CFX_FLOAT32, META);
-        cr_assert_not_null(a);
-        const int64_t *x = cfx_iter_relu_meta_strides(a, b1), *y = cfx_iter_relu_meta_strides_full(a, b2);
-        cr_assert(!memcmp(x, y, (size_t)n * sizeof(int64_t)), "case %d", c);
-        own += x == a->strides;
-        cfx_scope_end(s);
-    }
-    cr_expect_gt(own, 2000, "the input's strides were the answer %d times", own);
-}
-
 /* ---- hand cases: PyTorch 1.13's strides for `a + b` on meta tensors, and the path taken ---- */
 
 typedef struct hand_case {
@@ -371,23 +175,22 @@ typedef struct hand_case {
     int na, nb;
     int64_t sa[4], ta[4], sb[4], tb[4];
     int64_t want[4];
-    bool shortcut;  /* cfx_iter_shortcut takes it */
     int fast;       /* cfx_iter_fast_setup_strides: 1 taken, 0 declined, -1 not asked (broadcast) */
 } hand_case;
 
 static const hand_case hand[] = {
-    {"contiguous", 2, 2, {3, 4}, {4, 1}, {3, 4}, {4, 1}, {4, 1}, true, 1},
-    {"contiguous, odd size-1 stride", 3, 3, {3, 1, 4}, {4, 99, 1}, {3, 1, 4}, {4, 4, 1}, {4, 4, 1}, false, 1},
-    {"channels-last", 4, 4, {2, 3, 4, 5}, {60, 1, 15, 3}, {2, 3, 4, 5}, {60, 1, 15, 3}, {60, 1, 15, 3}, false, 1},
+    {"contiguous", 2, 2, {3, 4}, {4, 1}, {3, 4}, {4, 1}, {4, 1}, 1},
+    {"contiguous, odd size-1 stride", 3, 3, {3, 1, 4}, {4, 99, 1}, {3, 1, 4}, {4, 4, 1}, {4, 4, 1}, 1},
+    {"channels-last", 4, 4, {2, 3, 4, 5}, {60, 1, 15, 3}, {2, 3, 4, 5}, {60, 1, 15, 3}, {60, 1, 15, 3}, 1},
     {"NC11: contiguous and channels-last", 4, 4, {2, 3, 1, 1}, {3, 1, 3, 3}, {2, 3, 1, 1}, {3, 1, 3, 3},
-     {3, 1, 1, 1}, false, 1},
-    {"permuted, same strides", 3, 3, {2, 4, 3}, {1, 6, 2}, {2, 4, 3}, {1, 6, 2}, {1, 6, 2}, false, 1},
-    {"permuted, different strides", 3, 3, {2, 4, 3}, {1, 6, 2}, {2, 4, 3}, {12, 3, 1}, {1, 6, 2}, false, 0},
-    {"overlapping", 2, 2, {3, 4}, {0, 1}, {3, 4}, {0, 1}, {4, 1}, false, 0},
-    {"gaps, same strides", 2, 2, {2, 3}, {6, 2}, {2, 3}, {6, 2}, {3, 1}, false, 0},
-    {"empty", 2, 2, {0, 3}, {1, 0}, {0, 3}, {1, 0}, {3, 1}, false, 1},
-    {"broadcast", 2, 2, {3, 1}, {1, 1}, {1, 4}, {4, 1}, {4, 1}, false, -1},
-    {"0-dim and a transposed matrix", 0, 2, {0}, {0}, {3, 4}, {1, 3}, {1, 3}, false, -1},
+     {3, 1, 1, 1}, 1},
+    {"permuted, same strides", 3, 3, {2, 4, 3}, {1, 6, 2}, {2, 4, 3}, {1, 6, 2}, {1, 6, 2}, 1},
+    {"permuted, different strides", 3, 3, {2, 4, 3}, {1, 6, 2}, {2, 4, 3}, {12, 3, 1}, {1, 6, 2}, 0},
+    {"overlapping", 2, 2, {3, 4}, {0, 1}, {3, 4}, {0, 1}, {4, 1}, 0},
+    {"gaps, same strides", 2, 2, {2, 3}, {6, 2}, {2, 3}, {6, 2}, {3, 1}, 0},
+    {"empty", 2, 2, {0, 3}, {1, 0}, {0, 3}, {1, 0}, {3, 1}, 1},
+    {"broadcast", 2, 2, {3, 1}, {1, 1}, {1, 4}, {4, 1}, {4, 1}, -1},
+    {"0-dim and a transposed matrix", 0, 2, {0}, {0}, {3, 4}, {1, 3}, {1, 3}, -1},
 };
 
 Test(iter, hand_cases_match_pytorch)
@@ -400,10 +203,6 @@ Test(iter, hand_cases_match_pytorch)
         cfx_tensor *r = cfx_add(a, b);
         cr_assert_not_null(r, "%s: %s", h->what, cfx_error_message());
         cr_expect(!memcmp(r->strides, h->want, (size_t)r->ndim * sizeof(int64_t)), "%s: strides", h->what);
-        const cfx_tensor *in[2] = {a, b};
-        cfx_iter it;
-        cr_expect_eq(cfx_iter_shortcut(&it, &cfx_structured_binary_cfg[0], in, 2), h->shortcut, "%s: shortcut",
-                     h->what);
         if (h->fast >= 0) {
             const int64_t *lists[2] = {a->strides, b->strides};
             int64_t st[4];

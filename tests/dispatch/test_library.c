@@ -13,6 +13,7 @@
 #include "dispatch/error.h"
 #include "dispatch/library.h"
 #include "dispatch/tensor.h"
+#include "tests/test_util.h"
 
 static int noop_boxed(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
@@ -83,7 +84,7 @@ Test(library, impl_only_ops_are_invisible_until_def)
     int64_t sz[1] = {2};
     cfx_tensor *t = cfx_tensor_new(sz, 1, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
     cfx_value stack[1] = {cfx_tensor_value(t)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_op_call(op, stack, 1, COUNT_OF(stack)), CFX_OK, "%s", cfx_error_message());
     cr_expect_eq(stack[0].u.t, t);
     cfx_tensor_release(t);
 

@@ -320,7 +320,7 @@ Test(mode, op_without_tensor_args_reaches_mode)
     rec_init(&a, CFX_MODE_USER);
     cfx_scope s = cfx_scope_begin();
     cfx_mode_push(&a.base);
-    cfx_tensor *e = cfx_empty(((const int64_t[]){2, 3}), 2, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_tensor *e = cfx_empty(cfx_ints(((const int64_t[]){2, 3}), 2), cfx_dtype_value(CFX_FLOAT32), cfx_none(), cfx_device_value(cfx_device_make(CFX_DEVICE_CPU)));
     cfx_mode_pop();
     cr_assert_not_null(e, "%s", cfx_error_message());
     cr_assert_eq(a.calls, 1);

@@ -62,7 +62,7 @@ Test(ops_boxed, conversion_errors_match_the_adapter)
     cr_assert_eq(cfx_builtin_ops_init(), CFX_OK);
     static const int64_t sizes[2] = {2, 3};
     const cfx_device cpu = {CFX_DEVICE_CPU, -1};
-    cfx_tensor *t = cfx_empty(sizes, 2, CFX_FLOAT32, cpu);
+    cfx_tensor *t = cfx_empty(cfx_ints(sizes, 2), cfx_dtype_value(CFX_FLOAT32), cfx_none(), cfx_device_value(cpu));
     cr_assert(t);
     unsigned seed = 12345;
     int compared = 0;

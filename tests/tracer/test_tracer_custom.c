@@ -11,6 +11,7 @@
 
 #include "dispatch/library.h"
 #include "tests/tracer/tracer_programs.h"
+#include "tests/test_util.h"
 
 static cfx_library *lib;
 
@@ -79,7 +80,7 @@ static cfx_value call(const char *name, const cfx_value *args, int n)
     cfx_op *op = cfx_op_find(name);
     cfx_value stack[8];
     memcpy(stack, args, (size_t)n * sizeof *stack);
-    if (!op || cfx_op_call(op, stack, n) != CFX_OK)
+    if (!op || cfx_op_call(op, stack, n, COUNT_OF(stack)) != CFX_OK)
         return cfx_none();
     return stack[0];
 }
@@ -199,7 +200,7 @@ Test(tracer_custom, args_kwargs_rule_and_result_kinds)
 static cfx_tensor *enum_as_int(cfx_tensor *x)
 {
     /* a ScalarType passed as its integer code shows as the dtype, as in PyTorch */
-    return cfx_op_sum_dim_IntList(CFX_HERE, x, CFX_DIMS(1), true, cfx_int(CFX_FLOAT64));
+    return cfx_op_sum_dim_IntList(CFX_HERE, x, CFX_INTS(1), true, cfx_int(CFX_FLOAT64));
 }
 
 Test(tracer_custom, enum_given_as_int)

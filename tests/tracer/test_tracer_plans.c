@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dispatch/boxing_internal.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
@@ -152,7 +153,7 @@ static cfx_tensor *call1(const char *name, cfx_tensor *x)
     cfx_op *op = cfx_op_find(name);
     cr_assert(op, "%s", name);
     cfx_value st[1] = {cfx_tensor_value(x)};
-    if (cfx_op_call(op, st, 1) != CFX_OK)
+    if (cfx_op_call(op, st, 1, COUNT_OF(st)) != CFX_OK)
         return NULL;
     return st[0].u.t;
 }
@@ -256,17 +257,15 @@ static const cfx_mode_vtable pass_vt = {"PassMode", pass_dispatch, NULL};
 
 static const cfx_value L12[2] = {{CFX_V_INT, 0, {.i = 1}}, {CFX_V_INT, 0, {.i = 2}}};
 static const cfx_value L21[2] = {{CFX_V_INT, 0, {.i = 2}}, {CFX_V_INT, 0, {.i = 1}}};
-static const cfx_value L1D2[2] = {{CFX_V_DOUBLE, 0, {.d = 1.0}}, {CFX_V_INT, 0, {.i = 2}}};
 
 /* Candidate values for argument i (1..10) of dflt: the default, equal-looking values of other
- * kinds and plainly different ones. */
+ * kinds the binding accepts and plainly different ones. */
 static int candidates(int i, cfx_tensor *x, cfx_value *out)
 {
     int n = 0;
     switch (i) {
     case 1: /* int a=1 */
-        out[n++] = cfx_int(1), out[n++] = cfx_int(2), out[n++] = cfx_double(1.0), out[n++] = cfx_bool(true);
-        out[n++] = cfx_dtype_value((cfx_dtype)1);
+        out[n++] = cfx_int(1), out[n++] = cfx_int(2), out[n++] = cfx_int(-1);
         break;
     case 2: /* float b=1. */
         out[n++] = cfx_double(1.0), out[n++] = cfx_double(2.5), out[n++] = cfx_int(1);
@@ -282,10 +281,10 @@ static int candidates(int i, cfx_tensor *x, cfx_value *out)
         break;
     case 6: /* int[] l=[1, 2] */
         out[n++] = cfx_list(L12, 2), out[n++] = cfx_list(L12, 1), out[n++] = cfx_list(L21, 2);
-        out[n++] = cfx_tuple(L12, 2), out[n++] = cfx_list(L1D2, 2);
+        out[n++] = cfx_tuple(L12, 2);
         break;
     case 7: /* bool flag=False */
-        out[n++] = cfx_bool(false), out[n++] = cfx_bool(true), out[n++] = cfx_int(0);
+        out[n++] = cfx_bool(false), out[n++] = cfx_bool(true);
         break;
     case 8: /* str s="x" */
         out[n++] = cfx_string("x"), out[n++] = cfx_string("y"), out[n++] = cfx_string("xx");
@@ -334,9 +333,11 @@ static void check_defaults(bool fake, bool user_mode_above, bool kwd)
             /* every third call keeps every default, so trimming runs all the way */
             st[i] = k % 3 == 0 ? c[0] : c[(r >> 11) % (uint64_t)n];
         }
+        /* what the modes see: the binding's values (an int for a float becomes a float) */
+        cr_assert_eq(cfx_box_check_args(s, cfx_op_name(op), st, n_args), CFX_OK, "%s", cfx_error_message());
         memcpy(given[k], st, (size_t)n_args * sizeof *st);
         want[k] = ref_split(s, st);
-        cr_assert_eq(cfx_op_call(op, st, n_args), CFX_OK, "call %d: %s", k, cfx_error_message());
+        cr_assert_eq(cfx_op_call(op, st, n_args, COUNT_OF(st)), CFX_OK, "call %d: %s", k, cfx_error_message());
     }
     if (user_mode_above) {
         cr_assert_eq(cfx_mode_exit(&user.base), CFX_OK);
@@ -556,9 +557,9 @@ Test(tracer_plans, inplace_multiple_outputs_and_errors)
         cfx_tensor *v = cfx_relu(t.x);
         cr_assert(cfx_add_(v, t.x) == v, "add_ returns its input");
         cfx_tensor *w = cfx_mul(v, v); /* uses the add_ node */
-        cfx_tensor2 m = cfx_max_dim(w, 1, false);
-        cr_assert(m.a && m.b, "%s", cfx_error_message());
-        cfx_tensor *u = cfx_relu(m.a);
+        cfx_max_dim_result m = cfx_max_dim(w, 1, false);
+        cr_assert(m.values && m.indices, "%s", cfx_error_message());
+        cfx_tensor *u = cfx_relu(m.values);
         cr_assert(u);
         /* a failing kernel: NULL, the kernel's message, and the node recorded */
         cr_expect_null(call1("cfxplan::fails", u));
@@ -568,7 +569,7 @@ Test(tracer_plans, inplace_multiple_outputs_and_errors)
         cfx_op *dd = cfx_op_find("aten::_local_scalar_dense");
         cr_assert(dd);
         cfx_value st[1] = {cfx_tensor_value(u)};
-        cr_expect_lt(cfx_op_call(dd, st, 1), 0);
+        cr_expect_lt(cfx_op_call(dd, st, 1, COUNT_OF(st)), 0);
         cr_expect(strstr(cfx_error_message(), "It appears that you're trying to get value out of a tracing tensor"),
                   "%s", cfx_error_message());
         cfx_error_clear();
@@ -611,7 +612,7 @@ Test(tracer_plans, sixty_four_arguments_and_one_more)
         st[0] = cfx_tensor_value(t.x);
         for (int i = 1; i < n_args; i++)
             st[i] = cfx_int(i == 7 ? 3 : 0);
-        int rc = cfx_op_call(op, st, n_args);
+        int rc = cfx_op_call(op, st, n_args, COUNT_OF(st));
         tracer_pop(&t);
         if (n_args == 64) {
             cr_assert_eq(rc, CFX_OK, "%s", cfx_error_message());

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/ops.h"
 #include "dispatch/scope.h"
@@ -53,8 +54,8 @@ static cfx_tensor *model(cfx_tensor *x)
     static const int64_t shapes[3][2] = {{4, 6}, {6, 4}, {24, 0}};
     cfx_tensor *acc = NULL;
     for (int i = 0; i < ROUNDS; i++) {
-        cfx_tensor *v = NOTE(cfx_view(x, shapes[i % 3], i % 3 == 2 ? 1 : 2));
-        cfx_tensor *src = i % 2 ? NOTE(cfx_t(x)) : NOTE(cfx_view_dims(x, 6, 4));
+        cfx_tensor *v = NOTE(cfx_view(x, cfx_ints(shapes[i % 3], i % 3 == 2 ? 1 : 2)));
+        cfx_tensor *src = i % 2 ? NOTE(cfx_t(x)) : NOTE(cfx_view(x, CFX_INTS(6, 4)));
         cfx_tensor *r = NOTE(cfx_relu(src));
         cfx_tensor *a = NOTE(cfx_add(r, r));
         cfx_tensor *b = NOTE(cfx_add(r, r));

@@ -24,13 +24,13 @@
 static cfx_tensor2 prog_basic(cfx_tensor *x, cfx_tensor *y)
 {
     cfx_tensor *z = cfx_add(x, y); /* @basic_add */
-    cfx_tensor *s = cfx_sum(z, (int64_t[]){1}, 1, false);
+    cfx_tensor *s = cfx_sum(z, CFX_INTS(1), false);
     return (cfx_tensor2){cfx_mul(s, s), cfx_relu(s)}; /* @basic_mul_relu */
 }
 
 static cfx_tensor2 prog_view_inplace(cfx_tensor *x)
 {
-    cfx_tensor *v = cfx_view_dims(x, -1);
+    cfx_tensor *v = cfx_view(x, CFX_INTS(-1));
     cfx_add_(v, v);
     cfx_tensor *t = cfx_t(x);
     static const double data[6] = {1, 2, 3, 4, 5, 6};
@@ -41,16 +41,16 @@ static cfx_tensor2 prog_view_inplace(cfx_tensor *x)
 
 static cfx_tensor2 prog_max_dim(cfx_tensor *x)
 {
-    cfx_tensor2 a = cfx_max_dim(x, 1, false); /* @max_dim */
-    cfx_tensor2 b = cfx_max_dim(x, 0, true);
-    return (cfx_tensor2){cfx_relu(a.a), b.b};
+    cfx_max_dim_result a = cfx_max_dim(x, 1, false); /* @max_dim */
+    cfx_max_dim_result b = cfx_max_dim(x, 0, true);
+    return (cfx_tensor2){cfx_relu(a.values), b.indices};
 }
 
 static cfx_tensor2 prog_layer_norm(cfx_tensor *x, cfx_tensor *w, cfx_tensor *b)
 {
-    cfx_tensor3 r = cfx_native_layer_norm(x, (int64_t[]){3}, 1, w, b, 1e-05);
-    cfx_tensor3 q = cfx_native_layer_norm(r.a, (int64_t[]){3}, 1, NULL, NULL, 0.5);
-    return (cfx_tensor2){q.a, cfx_relu(r.c)};
+    cfx_native_layer_norm_result r = cfx_native_layer_norm(x, CFX_INTS(3), w, b, 1e-05);
+    cfx_native_layer_norm_result q = cfx_native_layer_norm(r.out, CFX_INTS(3), NULL, NULL, 0.5);
+    return (cfx_tensor2){q.out, cfx_relu(r.rstd)};
 }
 
 /* C3: a tensor made outside the trace (test setup), as a Python global. */
@@ -96,13 +96,13 @@ typedef struct tensor5 {
 
 static tensor5 prog_kwargs(cfx_tensor *x, cfx_tensor *y)
 {
-    cfx_tensor *a = cfx_add_alpha(x, y, cfx_int(2));
-    cfx_tensor *b = cfx_add_alpha(a, y, cfx_double(1.0));
+    cfx_tensor *a = cfx_add(x, y, cfx_int(2));
+    cfx_tensor *b = cfx_add(a, y, cfx_double(1.0));
     cfx_tensor *c = cfx_sub(b, y);
-    cfx_tensor *s = cfx_sum_dtype(c, (int64_t[]){1}, 1, true, CFX_FLOAT64);
-    cfx_tensor *t = cfx_sum_all(c);
-    cfx_tensor *k = cfx_clone_format(x, CFX_CONTIGUOUS_FORMAT);
-    cfx_tensor *e = cfx_empty((int64_t[]){2}, 1, CFX_INT64, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_tensor *s = cfx_sum(c, CFX_INTS(1), true, cfx_dtype_value(CFX_FLOAT64));
+    cfx_tensor *t = cfx_sum(c, CFX_NO_INTS);
+    cfx_tensor *k = cfx_clone(x, cfx_memory_format_value(CFX_CONTIGUOUS_FORMAT));
+    cfx_tensor *e = cfx_empty(CFX_INTS(2), cfx_dtype_value(CFX_INT64), cfx_none(), cfx_device_value(cfx_device_make(CFX_DEVICE_CPU)));
     cfx_tensor *el = cfx_empty_like(x);
     return (tensor5){s, t, k, e, el};
 }

@@ -42,7 +42,7 @@ static int list_ops(void)
 
 static int dump(const char *name, char *(*dumper)(const cfx_op *))
 {
-    cfx_op *op = cfx_op_find(name);
+    cfx_op *op = cfx_op_lookup(name);
     if (!op) {
         fprintf(stderr, "cfx: no operator named '%s' (try: cfx ops --list)\n", name);
         return 1;

@@ -662,6 +662,7 @@ static void unbox_return(FILE *f, const op *o, int i, const char *dest)
     case CFX_BOX_STR: fprintf(f, "%s = cfx_call_ret_string(&c, stack, %d);\n", dest, i); return;
     case CFX_BOX_DTYPE: fprintf(f, "%s = cfx_call_ret_dtype(&c, stack, %d);\n", dest, i); return;
     case CFX_BOX_DEVICE: fprintf(f, "%s = cfx_call_ret_device(&c, stack, %d);\n", dest, i); return;
+    case CFX_BOX_TENSOR_LIST: fprintf(f, "%s = cfx_call_ret_tensors(&c, stack, %d);\n", dest, i); return;
     default: fprintf(f, "%s = stack[%d];\n", dest, i); return;
     }
 }
@@ -821,11 +822,11 @@ static void emit_source(FILE *f, const char *base)
     fprintf(f, "static const cfx_op_row rows[%d] = {\n", N_ROWS);
     for (int i = 0; i < N_ROWS; i++) {
         const op *o = &ops[i];
-        fputs("    {", f);
+        fprintf(f, "    {\"%s\", ", o->id);
         c_string(f, o->qualname, strlen(o->qualname));
         fputs(", ", f);
         c_string(f, o->row->schema, strlen(o->row->schema));
-        fprintf(f, ", UINT64_C(0x%" PRIx64 "), %d, {", o->tags, o->row->line);
+        fprintf(f, ", UINT64_C(0x%" PRIx64 "), %d, (cfx_fnptr)%s_op_%s, {", o->tags, o->row->line, prefix, o->id);
         for (int k = 0; k < N_KEYS; k++)
             if (o->kernel[k])
                 fprintf(f, "{CFX_KEY_%s, (cfx_fnptr)%s, boxed_%s}, ", key_names[k], o->kernel[k], o->id);
@@ -948,6 +949,19 @@ int main(int argc, char **argv)
                     ops[j].qualname, rows[j].line);
         }
     }
+    /* a kernel named like a generated macro or entry point would be rewritten by it */
+    for (int i = 0; i < N_ROWS; i++)
+        for (int k = 0; k < N_KEYS; k++) {
+            const char *fn = ops[i].kernel[k];
+            for (int j = 0; fn && !ops[i].generated[k] && j < N_ROWS; j++) {
+                size_t pl = strlen(prefix);
+                if (!strncmp(fn, prefix, pl) && fn[pl] == '_' &&
+                    (!strcmp(fn + pl + 1, ops[j].cname) ||
+                     (!strncmp(fn + pl + 1, "op_", 3) && !strcmp(fn + pl + 4, ops[j].id))))
+                    die(&rows[i], "the kernel %s has the name of a generated %s", fn,
+                        strncmp(fn + pl + 1, "op_", 3) ? "macro" : "entry point");
+            }
+        }
     /* a relative include path from the build's gen directory: the base's last component */
     const char *rel = base;
     const char *gen = strstr(base, "/gen/");

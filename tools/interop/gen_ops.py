@@ -1,12 +1,14 @@
-#!/usr/bin/python3
-"""Generates the golden data of the built-in operators (tests/dispatch/test_ops*.c).
+#!/usr/bin/env python3
+"""Generates the golden data of the built-in operators (tests/dispatch/test_ops*.c) from
+PyTorch 2.13, for every operator of the op table (dispatch/ops.def, read here).
 
-Run from the repo root:  /usr/bin/python3 tools/interop/dump_ops.py
+Run from the repo root:  python3 tools/interop/gen_ops.py   (or: make goldens)
 
 Outputs:
-  tests/data/ops_cases.json   operator calls and what PyTorch 1.13 returned for each
-  tests/data/ops_keys.txt     per built-in op: its schema and the dispatch keys PyTorch
-                              registers kernels on, among the keys cfx has kernels for
+  tests/data/ops_cases.json   operator calls and what PyTorch 2.13 returned for each
+  tests/data/ops_keys.txt     per built-in op: its schema, the dispatch keys PyTorch
+                              registers kernels on (among the keys cfx has kernels for) and
+                              its tags
 
 ops_cases.json = {"cases": [case, ...]}; a case is
   {"name": str, "op": cfx op id ("add_Tensor"), "args": [arg, ...], "runs": {run: result}}
@@ -20,6 +22,7 @@ Every call is made through torch.ops.aten.<name>.<overload>, arguments in schema
       | {"k": "dtype", "v": code} | {"k": "device", "v": "auto"|"cpu"|"meta"}
       | {"k": "memfmt", "v": code} | {"k": "layout", "v": code}
   result = {"error": message}
+         | {"scalar": {"k": "int"|"double"|"bool", "v": ...}}   (ops returning a number)
          | {"dtype", "device", "sizes", "strides", "offset",
             "values": row-major values (CPU only; null for uninitialised memory),
             "alias": index of the argument whose storage the result shares, or -1,
@@ -38,26 +41,28 @@ import json
 import math
 import os
 import random
+import re
 import sys
 
 import torch
+
+import golden
 
 OUT_CASES = "tests/data/ops_cases.json"
 OUT_KEYS = "tests/data/ops_keys.txt"
 OUT_STRIDES = "tests/data/ops_strides.json"
 
-OPS = [
-    ("add_Tensor", "add", "Tensor"), ("sub_Tensor", "sub", "Tensor"),
-    ("mul_Tensor", "mul", "Tensor"), ("div_Tensor", "div", "Tensor"),
-    ("neg", "neg", "default"), ("relu", "relu", "default"), ("sin", "sin", "default"),
-    ("cos", "cos", "default"), ("exp", "exp", "default"),
-    ("sum_dim_IntList", "sum", "dim_IntList"), ("mm", "mm", "default"), ("t", "t", "default"),
-    ("view", "view", "default"), ("clone", "clone", "default"), ("add__Tensor", "add_", "Tensor"),
-    ("empty_memory_format", "empty", "memory_format"), ("empty_strided", "empty_strided", "default"),
-    ("empty_like", "empty_like", "default"),
-    ("max_dim", "max", "dim"), ("native_layer_norm", "native_layer_norm", "default"),
-    ("lift_fresh", "lift_fresh", "default"), ("lift_fresh_copy", "lift_fresh_copy", "default"),
-]
+def table_ops():
+    """(id, name, overload) of every row of dispatch/ops.def, as tools/opgen names them."""
+    text = open("dispatch/ops.def").read()
+    out = []
+    for m in re.finditer(r'^CFX_OP\("aten::([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))?\(', text, re.M):
+        name, overload = m.group(1), m.group(2)
+        out.append((f"{name}_{overload}" if overload else name, name, overload or "default"))
+    return out
+
+
+OPS = table_ops()
 OPMAP = {cid: getattr(getattr(torch.ops.aten, n), o) for cid, n, o in OPS}
 KEYS_OF_INTEREST = ["CPU", "Meta", "BackendSelect", "CompositeExplicitAutograd",
                     "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd"]
@@ -214,6 +219,9 @@ def run_case(op_id, args, run, nondeterministic):
         return {"error": str(e)}
     if isinstance(r, tuple):
         return {"returns": [describe(x, built, versions, nondeterministic) for x in r]}
+    if isinstance(r, (bool, int, float)):
+        kind = "bool" if isinstance(r, bool) else "int" if isinstance(r, int) else "double"
+        return {"scalar": {"k": kind, "v": encode_value(r)}}
     return describe(r, built, versions, nondeterministic)
 
 
@@ -701,6 +709,18 @@ def lift_cases():
             add_case(f"{op}/dtype_{dt}", op, [T([3, 2], [1, 3], dt)])
 
 
+def data_dependent_cases():
+    for dt in DTYPES:
+        add_case(f"_local_scalar_dense/{dt}", "_local_scalar_dense", [T([1], dtype=dt)])
+        add_case(f"_local_scalar_dense/{dt}/0d", "_local_scalar_dense", [T([], dtype=dt)])
+        add_case(f"_local_scalar_dense/{dt}/strided", "_local_scalar_dense", [T([1, 1], [5, 3], dt, offset=2)])
+        add_case(f"_local_scalar_dense/{dt}/empty", "_local_scalar_dense", [T([0], dtype=dt)])
+        add_case(f"_local_scalar_dense/{dt}/many", "_local_scalar_dense", [T([3], dtype=dt)])
+        for lname, s, st in [("contig", [2, 3], None), ("transposed", [3, 4], [1, 3]), ("0d", [], None),
+                             ("empty", [0, 3], None), ("3d", [2, 2, 2], None)]:
+            add_case(f"nonzero/{dt}/{lname}", "nonzero", [T(s, st, dt)], runs=("cpu", "meta"))
+
+
 def new_op_cases():
     # a generator of their own, so that adding them leaves every older case unchanged
     global rng
@@ -708,6 +728,7 @@ def new_op_cases():
     max_dim_cases()
     layer_norm_cases()
     lift_cases()
+    data_dependent_cases()
     rng = saved
 
 
@@ -748,9 +769,7 @@ def strides_cases():
             except Exception as e:  # noqa: BLE001
                 rec.append(str(e))
         out.append(rec)
-    with open(OUT_STRIDES, "w") as f:
-        json.dump({"cases": out}, f, separators=(",", ":"))
-        f.write("\n")
+    golden.write_json(os.path.basename(OUT_STRIDES), {"cases": out}, separators=(",", ":"))
     return len(out)
 
 
@@ -768,11 +787,11 @@ def write_keys():
             key = head.replace("[alias]", "").strip()
             if key in KEYS_OF_INTEREST and key not in keys:
                 keys.append(key)
-        lines.append(f"{cid}\t{qual}\t{' '.join(keys)}\t{schemas[qual]}")
-    with open(OUT_KEYS, "w") as f:
-        f.write("# op-id <TAB> name <TAB> PyTorch 1.13 kernel keys (among CPU, Meta, BackendSelect, "
-                "Composite*) <TAB> schema\n")
-        f.write("\n".join(lines) + "\n")
+        tags = " ".join(t.name for t in sorted(OPMAP[cid].tags, key=lambda t: t.value))
+        lines.append(f"{cid}\t{qual}\t{' '.join(keys)}\t{schemas[qual]}\t{tags}")
+    golden.write_text(os.path.basename(OUT_KEYS),
+                      "# op-id <TAB> name <TAB> kernel keys (among CPU, Meta, BackendSelect, Composite*) "
+                      "<TAB> schema <TAB> tags\n" + "\n".join(lines) + "\n")
 
 
 def main():
@@ -788,9 +807,7 @@ def main():
     inplace_cases()
     factory_cases()
     new_op_cases()
-    with open(OUT_CASES, "w") as f:
-        json.dump({"torch_version": torch.__version__, "cases": cases}, f, separators=(",", ":"))
-        f.write("\n")
+    golden.write_json(os.path.basename(OUT_CASES), {"cases": cases}, separators=(",", ":"))
     write_keys()
     n = strides_cases()
     print(f"{len(cases)} cases -> {OUT_CASES}; keys -> {OUT_KEYS}; {n} layouts -> {OUT_STRIDES}")

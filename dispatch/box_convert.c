@@ -1,0 +1,382 @@
+/* box_convert.c - moving values between a boxed stack and C-typed slots, by steps
+ * (boxing_internal.h), with torch.ops' checks and messages.
+ *
+ * Conversion follows IValue's rules where they are strict (an int argument does not take a
+ * bool or a float) and the Python binding's where they are lenient (a float argument takes an
+ * int; ScalarType, Layout and MemoryFormat take their integer codes; int[N] takes one int and
+ * repeats it N times). Optional non-tensor values are normalised before the kernel sees them
+ * (a ScalarType? given as INT arrives as DTYPE), so kernels can trust the kind. A wrong kind
+ * is reported with the text torch.ops uses ("aten::add() Expected a value of type 'Tensor' for
+ * argument 'other' but instead found type 'str'."). Nothing is allocated except for lists
+ * larger than the scratch buffers, which are rare and freed after the call, and the
+ * scope-owned array of a Tensor[] return. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/boxing_internal.h"
+#include "dispatch/error.h"
+#include "dispatch/scope.h"
+
+/* The Python annotation torch.ops names in type errors: 'number', 'List[int]',
+ * 'Optional[Device]'. ScalarType, Layout and MemoryFormat are ints to Python. */
+static const char *annotation_name(const cfx_type *t)
+{
+    switch (t->kind) {
+    case CFX_TYPE_SYMINT: case CFX_TYPE_SCALAR_TYPE: case CFX_TYPE_LAYOUT:
+    case CFX_TYPE_MEMORY_FORMAT: case CFX_TYPE_QSCHEME:
+        return "int";
+    case CFX_TYPE_SCALAR: return "number";
+    default: return cfx_box_type_name(t);
+    }
+}
+
+static void print_annotation(const cfx_type *t, cfx_buf *b)
+{
+    int depth = 0;
+    while ((t->kind == CFX_TYPE_LIST || t->kind == CFX_TYPE_OPTIONAL) && t->n_elems > 0) {
+        cfx_buf_puts(b, t->kind == CFX_TYPE_LIST ? "List[" : "Optional[");
+        depth++;
+        t = t->elems[0];
+    }
+    const char *name = annotation_name(t);
+    cfx_buf_puts(b, name ? name : "?");
+    while (depth-- > 0)
+        cfx_buf_putc(b, ']');
+}
+
+/* Python's type(x).__name__ for the value torch.ops would have seen. */
+static const char *found_type_name(cfx_value v)
+{
+    static const char *const names[CFX_V_KIND_COUNT] = {
+        [CFX_V_NONE] = "NoneType", [CFX_V_BOOL] = "bool", [CFX_V_INT] = "int",
+        [CFX_V_DOUBLE] = "float", [CFX_V_STRING] = "str", [CFX_V_TENSOR] = "Tensor",
+        [CFX_V_LIST] = "list", [CFX_V_TUPLE] = "tuple", [CFX_V_DTYPE] = "dtype",
+        [CFX_V_DEVICE] = "device", [CFX_V_MEMORY_FORMAT] = "memory_format",
+        [CFX_V_LAYOUT] = "layout", [CFX_V_OBJECT] = "ScriptObject", [CFX_V_NODE] = "Node",
+    };
+    const char *n = v.kind < CFX_V_KIND_COUNT ? names[v.kind] : NULL;
+    return n ? n : "unknown";
+}
+
+/* Checks v against c and normalises it in place (INT -> DOUBLE for a float, ...). */
+static bool normalize(cfx_box_conv c, bool optional, cfx_value *v)
+{
+    uint32_t k = v->kind;
+    if (k == CFX_V_NONE)
+        return optional || c == CFX_CONV_ANY;
+    switch (c) {
+    case CFX_CONV_TENSOR: return k == CFX_V_TENSOR;
+    case CFX_CONV_INT: return k == CFX_V_INT;
+    case CFX_CONV_DOUBLE:
+        if (k == CFX_V_INT)
+            *v = cfx_double((double)v->u.i);
+        return v->kind == CFX_V_DOUBLE;
+    case CFX_CONV_BOOL: return k == CFX_V_BOOL;
+    case CFX_CONV_STR: return k == CFX_V_STRING;
+    case CFX_CONV_DTYPE:
+        if (k == CFX_V_INT)
+            *v = cfx_dtype_value((cfx_dtype)v->u.i);
+        return v->kind == CFX_V_DTYPE;
+    case CFX_CONV_LAYOUT:
+        if (k == CFX_V_INT)
+            *v = cfx_layout_value(v->u.i);
+        return v->kind == CFX_V_LAYOUT;
+    case CFX_CONV_MEMFMT:
+        if (k == CFX_V_INT)
+            *v = cfx_memory_format_value((cfx_memory_format)v->u.i);
+        return v->kind == CFX_V_MEMORY_FORMAT;
+    case CFX_CONV_DEVICE: return k == CFX_V_DEVICE;
+    case CFX_CONV_SCALAR: return k == CFX_V_INT || k == CFX_V_DOUBLE || k == CFX_V_BOOL;
+    case CFX_CONV_LIST: return k == CFX_V_LIST || k == CFX_V_TUPLE;
+    case CFX_CONV_ANY: return true;
+    }
+    return false;
+}
+
+/* Item count of an int list (a lone INT counts as size_hint items when size_hint > 0), or -1
+ * if v is not one. */
+static int64_t int_list_len(cfx_value v, int32_t size_hint)
+{
+    if (v.kind == CFX_V_INT)
+        return size_hint > 0 ? size_hint : -1;
+    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+        return -1;
+    for (uint32_t i = 0; i < v.len; i++)
+        if (v.u.items[i].kind != CFX_V_INT)
+            return -1;
+    return v.len;
+}
+
+static void int_list_copy(cfx_value v, int64_t n, int64_t *out)
+{
+    if (v.kind == CFX_V_INT) {
+        for (int64_t i = 0; i < n; i++)
+            out[i] = v.u.i;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        out[i] = v.u.items[i].u.i;
+}
+
+int cfx_value_to_int_list(cfx_value v, int64_t *buf, int cap, cfx_int_list *out)
+{
+    if (v.kind == CFX_V_NONE) {
+        *out = (cfx_int_list){NULL, -1};
+        return CFX_OK;
+    }
+    int64_t n = int_list_len(v, -1);
+    if (n < 0)
+        return cfx_error_set(CFX_ERR, NULL, "expected a list of ints but got %s",
+                             cfx_value_kind_name((cfx_value_kind)v.kind));
+    if (n > cap)
+        return cfx_error_set(CFX_ERR, NULL, "a list of %lld ints does not fit in a buffer of %d",
+                             (long long)n, cap);
+    int_list_copy(v, n, buf);
+    *out = (cfx_int_list){buf, n};
+    return CFX_OK;
+}
+
+/* Python's class of a value, as pybind names it in a cast error. */
+static const char *python_class(cfx_value v)
+{
+    return v.kind == CFX_V_TENSOR ? "torch.Tensor" : found_type_name(v);
+}
+
+/* The argument-binding error of torch.ops, with PyTorch 2.13's text: the expected annotation,
+ * the value, the schema, then why the cast failed: "Unable to cast x to Tensor" for a Tensor
+ * (optional or not), "Cannot cast x to number" for a Scalar, and pybind's generic message
+ * naming the Python class of the offending value (a list's first wrong item) otherwise. */
+int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cfx_value v)
+{
+    if (cfx_error_occurred())
+        return CFX_ERR;
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_printf(&b, "%s() Expected a value of type '", s->name ? s->name : "");
+    const cfx_type *t = s->args[i].type;
+    print_annotation(t, &b);
+    cfx_buf_printf(&b, "' for argument '%s' but instead found type '%s'.\nPosition: %d\nValue: ",
+                   s->args[i].name, found_type_name(v), i);
+    cfx_value_print(v, CFX_STYLE_PYTHON, &b);
+    cfx_buf_puts(&b, "\nDeclaration: ");
+    cfx_schema_print(s, &b);
+    if (t->kind == CFX_TYPE_OPTIONAL && t->n_elems > 0)
+        t = t->elems[0];
+    if (t->kind == CFX_TYPE_SCALAR || t->kind == CFX_TYPE_TENSOR) {
+        cfx_buf_puts(&b, t->kind == CFX_TYPE_SCALAR ? "\nCast error details: Cannot cast "
+                                                    : "\nCast error details: Unable to cast ");
+        if (v.kind == CFX_V_STRING) /* pybind shows str(value), not repr */
+            cfx_buf_puts(&b, v.u.s);
+        else
+            cfx_value_print(v, CFX_STYLE_PYTHON, &b);
+        cfx_buf_puts(&b, t->kind == CFX_TYPE_SCALAR ? " to number" : " to Tensor");
+    } else {
+        cfx_value culprit = v;
+        if (t->kind == CFX_TYPE_LIST && (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE)) {
+            cfx_box_conv want = cfx_box_conv_of(t->elems[0]->kind);
+            for (uint32_t j = 0; j < v.len; j++) {
+                cfx_value item = v.u.items[j];
+                if (!normalize(want, t->elems[0]->kind == CFX_TYPE_OPTIONAL, &item)) {
+                    culprit = v.u.items[j];
+                    break;
+                }
+            }
+        }
+        cfx_buf_printf(&b,
+                       "\nCast error details: Unable to cast Python instance of type <class '%s'> to C++ type '?' "
+                       "(#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for details)",
+                       python_class(culprit));
+    }
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, qualname, msg ? msg : "argument of the wrong type");
+    free(msg);
+    return CFX_ERR;
+}
+
+void cfx_box_scratch_free(cfx_box_scratch *sc)
+{
+    for (int i = 0; i < sc->n_heap; i++)
+        free(sc->heap[i]);
+    sc->n_heap = 0;
+}
+
+static int64_t *take_ints(cfx_box_scratch *sc, int64_t n)
+{
+    if (n <= CFX_BOX_INT_SCRATCH - sc->n_ints) {
+        int64_t *p = sc->ints + sc->n_ints;
+        sc->n_ints += (int)n;
+        return p;
+    }
+    int64_t *p = malloc((size_t)n * sizeof *p);
+    if (p)
+        sc->heap[sc->n_heap++] = p;
+    return p;
+}
+
+static cfx_tensor **take_tensors(cfx_box_scratch *sc, int64_t n)
+{
+    if (n <= CFX_BOX_TENSOR_SCRATCH - sc->n_tensors) {
+        cfx_tensor **p = sc->tensors + sc->n_tensors;
+        sc->n_tensors += (int)n;
+        return p;
+    }
+    cfx_tensor **p = malloc((size_t)n * sizeof *p);
+    if (p)
+        sc->heap[sc->n_heap++] = p;
+    return p;
+}
+
+/* Converts argument i into its C slot. */
+static int convert_arg(const cfx_schema *s, const char *qualname, int i, const cfx_box_step *st, cfx_value *sv,
+                       cfx_box_slot *sl, cfx_box_scratch *sc)
+{
+    cfx_value v = *sv;
+    switch ((cfx_box_form)st->form) {
+    case CFX_BOX_INT_LIST: {
+        if (v.kind == CFX_V_NONE && st->optional) {
+            sl->il = (cfx_int_list){NULL, -1};
+            return CFX_OK;
+        }
+        int64_t n = int_list_len(v, st->size_hint);
+        if (n < 0)
+            return cfx_argument_type_error(s, qualname, i, v);
+        int64_t *p = n ? take_ints(sc, n) : sc->ints;
+        if (!p)
+            return cfx_error_set(CFX_ERR_NOMEM, qualname, "out of memory");
+        int_list_copy(v, n, p);
+        sl->il = (cfx_int_list){p, n};
+        return CFX_OK;
+    }
+    case CFX_BOX_TENSOR_LIST: {
+        if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+            return cfx_argument_type_error(s, qualname, i, v);
+        int64_t n = v.len;
+        for (int64_t j = 0; j < n; j++) {
+            uint32_t k = v.u.items[j].kind;
+            if (k != CFX_V_TENSOR && !(k == CFX_V_NONE && st->elem_optional))
+                return cfx_argument_type_error(s, qualname, i, v);
+        }
+        cfx_tensor **p = n ? take_tensors(sc, n) : sc->tensors;
+        if (!p)
+            return cfx_error_set(CFX_ERR_NOMEM, qualname, "out of memory");
+        for (int64_t j = 0; j < n; j++)
+            p[j] = v.u.items[j].kind == CFX_V_TENSOR ? v.u.items[j].u.t : NULL;
+        sl->tl = (cfx_tensor_list){p, n};
+        return CFX_OK;
+    }
+    case CFX_BOX_BOXED:
+        if (!normalize((cfx_box_conv)st->conv, st->optional, &v))
+            return cfx_argument_type_error(s, qualname, i, v);
+        sl->p = sv;
+        return CFX_OK;
+    default:
+        break;
+    }
+    if (!normalize((cfx_box_conv)st->conv, st->optional, &v))
+        return cfx_argument_type_error(s, qualname, i, *sv);
+    switch ((cfx_box_form)st->form) {
+    case CFX_BOX_TENSOR: sl->t = v.kind == CFX_V_NONE ? NULL : v.u.t; break;
+    case CFX_BOX_INT: sl->i = v.u.i; break; /* also layout / memory_format: int64 in the union */
+    case CFX_BOX_DOUBLE: sl->d = v.u.d; break;
+    case CFX_BOX_BOOL: sl->b = v.u.b; break;
+    case CFX_BOX_STR: sl->p = v.u.s; break;
+    case CFX_BOX_DTYPE: sl->i32 = (int32_t)v.u.dtype; break;
+    case CFX_BOX_DEVICE: sl->dev = v.u.device; break;
+    default: sl->v = v; break; /* CFX_BOX_VALUE */
+    }
+    return CFX_OK;
+}
+
+int cfx_box_check_args(const cfx_schema *s, const char *qualname, cfx_value *stack, int n)
+{
+    cfx_box_scratch sc;
+    cfx_box_scratch_init(&sc);
+    int rc = CFX_OK;
+    for (int i = 0; i < n && rc == CFX_OK; i++) {
+        cfx_box_step st = cfx_box_arg_step(&s->args[i]);
+        cfx_value v = stack[i];
+        bool no_tensor = v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t);
+        if (st.form == CFX_BOX_TENSOR && !st.optional && no_tensor)
+            continue; /* the binding accepts an undefined Tensor; dispatch refuses it */
+        cfx_box_slot slot;
+        rc = convert_arg(s, qualname, i, &st, &stack[i], &slot, &sc);
+        /* Python's binding turns an int given for a float into a float IValue: modes see 1.0 */
+        if (rc == CFX_OK && st.conv == CFX_CONV_DOUBLE && v.kind == CFX_V_INT)
+            stack[i] = cfx_double((double)v.u.i);
+    }
+    cfx_box_scratch_free(&sc);
+    return rc;
+}
+
+int cfx_box_unbox_args(const cfx_schema *s, const char *qualname, const cfx_box_step *steps, int n,
+                       cfx_value *stack, cfx_box_slot *slots, cfx_box_scratch *sc)
+{
+    for (int i = 0; i < n; i++) {
+        int rc = convert_arg(s, qualname, i, &steps[i], &stack[i], &slots[i], sc);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    return CFX_OK;
+}
+
+static int null_return(const char *qualname)
+{
+    if (!cfx_error_occurred())
+        cfx_error_set(CFX_ERR, qualname, "the kernel of %s returned NULL without an error", qualname);
+    return CFX_ERR;
+}
+
+static int box_return(const char *qualname, const cfx_box_ret_step *r, const cfx_box_slot *x, cfx_value *out)
+{
+    switch ((cfx_box_form)r->form) {
+    case CFX_BOX_TENSOR:
+        if (!x->t && !r->optional)
+            return null_return(qualname);
+        *out = x->t ? cfx_tensor_value(x->t) : cfx_none();
+        break;
+    case CFX_BOX_INT: *out = (cfx_value){r->kind, 0, {.i = x->i}}; break;
+    case CFX_BOX_DOUBLE: *out = cfx_double(x->d); break;
+    case CFX_BOX_BOOL: *out = cfx_bool(x->b != 0); break;
+    case CFX_BOX_DTYPE: *out = cfx_dtype_value((cfx_dtype)x->i32); break;
+    case CFX_BOX_STR:
+        if (!x->p)
+            return null_return(qualname);
+        *out = (cfx_value){CFX_V_STRING, (uint32_t)strlen(x->p), {.s = x->p}};
+        break;
+    case CFX_BOX_DEVICE: *out = cfx_device_value(x->dev); break;
+    case CFX_BOX_TENSOR_LIST: {
+        if (x->tl.len < 0 || x->tl.len > UINT32_MAX || (x->tl.len > 0 && !x->tl.data))
+            return null_return(qualname);
+        for (int64_t j = 0; j < x->tl.len; j++)
+            if (!x->tl.data[j])
+                return null_return(qualname);
+        cfx_value *items = cfx_scope_alloc((size_t)x->tl.len * sizeof *items);
+        if (!items)
+            return CFX_ERR_NOMEM;
+        for (int64_t j = 0; j < x->tl.len; j++)
+            items[j] = cfx_tensor_value(x->tl.data[j]);
+        *out = cfx_list(items, (uint32_t)x->tl.len);
+        break;
+    }
+    default: *out = x->v; break;
+    }
+    return CFX_OK;
+}
+
+int cfx_box_returns(const char *qualname, bool had_error, const cfx_box_ret_step *rets, const cfx_box_slot *slots,
+                    int n, cfx_value *stack)
+{
+    /* A kernel that cannot return NULL (void, int, ...) fails by recording an error. That is
+     * only visible if no error was recorded before; the first error wins. */
+    if (!had_error && cfx_error_occurred())
+        return CFX_ERR;
+    cfx_value boxed[CFX_BOX_MAX_RETURNS];
+    for (int i = 0; i < n; i++) {
+        int rc = box_return(qualname, &rets[i], &slots[i], &boxed[i]);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    for (int i = 0; i < n; i++)
+        stack[i] = boxed[i];
+    return CFX_OK;
+}
