@@ -14,9 +14,8 @@
  * dropped by cfx_fake_mode_free.
  *
  * The mode is reference counted through its cfx_mode base: the creator holds one reference and
- * its live fake tensors together hold one (counted without atomics in n_fake_refs, since a
- * mode and its fakes belong to one thread at a time), so freeing the mode while fakes are
- * alive only drops the memo; the struct goes when the last fake tensor does. */
+ * every live fake tensor one, so freeing the mode while fakes are alive only drops the memo;
+ * the struct goes when the last fake tensor does. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,11 +115,17 @@ int cfx_fake_mode_exit(cfx_fake_mode *m)
 
 /* ------------------------------------------------------------------ queries */
 
-bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t) { return cfx_fake_is_ours_inline(m, t); }
+bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t)
+{
+    return t && t->ext.is_fake && t->ext.mode == &m->base;
+}
 
-/* The external definitions of fake.h's inline queries. */
-extern inline bool cfx_tensor_is_fake(const cfx_tensor *t);
-extern inline cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
+bool cfx_tensor_is_fake(const cfx_tensor *t) { return t && t->ext.is_fake; }
+
+cfx_device cfx_tensor_fake_device(const cfx_tensor *t)
+{
+    return t && t->ext.is_fake ? t->ext.fake_device : t ? t->device : cfx_device_make(CFX_DEVICE_CPU);
+}
 
 cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t)
 {
@@ -133,29 +138,17 @@ cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t)
  * makes when a scope is open). */
 static cfx_tensor *own(cfx_tensor *t) { return t && cfx_scope_depth() > 0 ? cfx_tensor_retain(t) : t; }
 
-void cfx_fake_tensor_unref(cfx_mode *mode)
-{
-    if (mode)
-        cfx_fake_tensor_unref_inline(mode);
-}
-
 int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
 {
     if (!cfx_tensor_is_meta(t))
         return cfx_error_set(CFX_ERR, NULL, "a fake tensor must be a meta tensor inside, got device %s",
                              cfx_device_type_name((cfx_device_type)t->device.type));
     struct cfx_tensor_ext *e = &t->ext;
-    if (e->mode != &m->base || !e->is_fake) {
+    if (e->mode != &m->base) {
         /* m's reference first: the old one may be the last holding m */
-        if (m->n_fake_refs++ == 0)
-            cfx_mode_retain(&m->base);
         cfx_mode *old = e->mode;
-        bool old_fake = e->is_fake;
-        e->mode = &m->base;
-        if (old_fake)
-            cfx_fake_tensor_unref(old);
-        else if (old)
-            cfx_mode_release(old);
+        e->mode = cfx_mode_retain(&m->base);
+        cfx_mode_release(old);
     }
     e->is_fake = true;
     e->fake_device = device;

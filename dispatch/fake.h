@@ -64,15 +64,10 @@ int cfx_fake_mode_exit(cfx_fake_mode *m);
  * scope if one is open). NULL if m or real is NULL; NULL + error if allocation fails. */
 cfx_tensor *cfx_fake_from_tensor(cfx_fake_mode *m, cfx_tensor *real);
 
-/* Queries (all NULL-safe). The tracer asks the first two of every output, hence inline. */
-inline bool cfx_tensor_is_fake(const cfx_tensor *t) { return t && t->ext.is_fake; }
-/* The device users see: the fake device for a fake tensor, else t->device. */
-inline cfx_device cfx_tensor_fake_device(const cfx_tensor *t)
-{
-    if (!t)
-        return (cfx_device){CFX_DEVICE_CPU, -1}; /* cfx_device_make, which is static */
-    return t->ext.is_fake ? t->ext.fake_device : t->device;
-}
+/* Queries (all NULL-safe). */
+bool cfx_tensor_is_fake(const cfx_tensor *t);
+/* The device users see: the fake device for a fake tensor, else t->device (cpu for NULL). */
+cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
 cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */
 /* "FakeTensor(..., size=(2, 3))", with ", dtype=torch.int64" when not float32 and
  * ", device='meta'" when the fake device is not cpu: PyTorch 2.x's repr. Plain tensors print

@@ -202,7 +202,7 @@ typedef struct validate_ctx {
 static int validate_one(void *vctx, cfx_tensor *t)
 {
     validate_ctx *c = vctx;
-    if (cfx_fake_is_ours_inline(c->m, t))
+    if (cfx_fake_is_ours(c->m, t))
         return 0;
     if (c->m->opts.allow_non_fake_inputs) {
         c->needs_conversion = true;
@@ -229,7 +229,7 @@ typedef struct convert_ctx {
 static cfx_tensor *convert_one(void *vctx, cfx_tensor *t)
 {
     convert_ctx *c = vctx;
-    if (cfx_fake_is_ours_inline(c->m, t))
+    if (cfx_fake_is_ours(c->m, t))
         return t;
     cfx_tensor *f = cfx_fake_from_tensor(c->m, t);
     if (!f || keep(c->w, f) != CFX_OK)
@@ -247,7 +247,7 @@ typedef struct device_ctx {
 
 /* FakeTensor._find_common_device's merge_devices, for a fake tensor's device d and ndim.
  * Non-zero: a conflict (recorded in c). */
-static inline int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
+static int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
 {
     bool zd = d.type == CFX_DEVICE_CPU && ndim == 0;
     if (!c->found) {
@@ -317,7 +317,7 @@ static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device 
 static int wrap_output(cfx_fake_mode *m, const cfx_op *op, cfx_value *v, cfx_device dev)
 {
     cfx_tensor *t = v->u.t;
-    if (cfx_fake_is_ours_inline(m, t)) {
+    if (cfx_fake_is_ours(m, t)) {
         if (!cfx_device_eq(cfx_tensor_fake_device(t), dev)) {
             cfx_buf b;
             cfx_buf_init(&b);
@@ -333,7 +333,7 @@ static int wrap_output(cfx_fake_mode *m, const cfx_op *op, cfx_value *v, cfx_dev
         return CFX_OK;
     }
     if (cfx_tensor_is_meta(t) && !t->ext.is_fake)
-        return cfx_fake_mark_fresh(m, t, dev);
+        return cfx_fake_mark(m, t, dev);
     /* A real output (scalar-only inputs computed on cpu): from_tensor, as PyTorch does. */
     cfx_tensor *f = cfx_fake_from_real_unmemoized(m, t);
     if (!f)

@@ -35,10 +35,6 @@ struct cfx_fake_mode {
     fake_enter_entry *enters;
     int n_enters, cap_enters;
     cfx_keyset fake_keys; /* a fake tensor's key set: meta's plus Python, PythonTLSSnapshot */
-    /* Fake tensors holding this mode. Together they hold one reference of base's atomic
-     * count: a mode and its fakes belong to one thread at a time (fake.h), so making and
-     * freeing a fake costs no atomic operation. */
-    long n_fake_refs;
 };
 
 /* Python and PythonTLSSnapshot, the keys of a Python tensor subclass (both plain
@@ -47,42 +43,10 @@ struct cfx_fake_mode {
     ((cfx_keyset){CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)})
 
 
-/* On every call, so inline: is t a fake tensor of m? */
-static inline bool cfx_fake_is_ours_inline(const cfx_fake_mode *m, const cfx_tensor *t)
-{
-    return t && t->ext.is_fake && t->ext.mode == &m->base;
-}
-
 /* fake.c */
-/* Drops a fake tensor's reference to its mode (tensor_ext.c, when a fake tensor dies). */
-void cfx_fake_tensor_unref(cfx_mode *mode);
-static inline void cfx_fake_tensor_unref_inline(cfx_mode *mode)
-{
-    cfx_fake_mode *m = (cfx_fake_mode *)mode;
-    if (--m->n_fake_refs == 0)
-        cfx_mode_release(mode); /* may free m */
-}
-/* Makes t (a fresh meta tensor nobody else holds) a fake tensor of m on device, in place. */
+/* Makes t (a meta tensor nobody else holds) a fake tensor of m on device, in place: the tensor
+ * takes a reference to m. */
 int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device);
-/* cfx_fake_mark for the usual case, a meta tensor with no mode yet (every Meta kernel
- * output): inline, as it runs once per operator call. The _meta form is for a caller that
- * checked both. */
-static inline void cfx_fake_mark_fresh_meta(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
-{
-    if (m->n_fake_refs++ == 0)
-        cfx_mode_retain(&m->base);
-    t->ext.mode = &m->base;
-    t->ext.is_fake = true;
-    t->ext.fake_device = device;
-    t->keys = m->fake_keys;
-}
-static inline int cfx_fake_mark_fresh(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
-{
-    if (!cfx_tensor_is_meta(t) || t->ext.mode)
-        return cfx_fake_mark(m, t, device);
-    cfx_fake_mark_fresh_meta(m, t, device);
-    return CFX_OK;
-}
 /* A new fake tensor with real's metadata on a fresh fake storage, not memoized (outputs of
  * fallback kernels). Returned like a newly made tensor (autoreleased if a scope is open). */
 cfx_tensor *cfx_fake_from_real_unmemoized(cfx_fake_mode *m, cfx_tensor *real);

@@ -15,7 +15,6 @@
  * tensors are released by the same scope end. Scopes still open when a thread exits are ended
  * then.
  *
- * The pool is not static: tensor.c pushes every new tensor onto it inline (scope_internal.h).
  * A memory block (cfx_scope_alloc) sits in the pool as its pointer with the low bit set:
  * tensors are at least 8-byte aligned, so the bit tells the two apart. */
 #include <pthread.h>
@@ -23,82 +22,56 @@
 #include <stdlib.h>
 
 #include "dispatch/error.h"
-#include "dispatch/scope_internal.h"
+#include "dispatch/scope.h"
 
-typedef cfx_scope_pool pool;
+typedef struct pool {
+    cfx_tensor **items;
+    size_t n, cap;
+    size_t *marks; /* marks[k]: pool length when scope k began */
+    size_t depth;
+    size_t mcap;
+} pool;
 
-_Thread_local pool cfx_scope_tls CFX_SCOPE_TLS_MODEL;
+static _Thread_local pool tls;
 static _Thread_local bool registered; /* the thread-exit destructor is armed */
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
-/* Releases pool[base..] newest first, t (already taken from the pool, with its count at 0)
- * first. A tensor that dies may autorelease others (a binding's free_fn, say) into the pool,
- * so after every free the pool is read again, and those are released here too. base is the
- * ended scope's mark read before any free: a scope begun inside one reuses its slot. */
 static bool is_block(const cfx_tensor *t) { return (uintptr_t)t & 1; }
 
-static void drop(cfx_tensor *t)
-{
-    if (is_block(t))
-        free((void *)((uintptr_t)t - 1));
-    else
-        cfx_tensor_release(t);
-}
-
-static void end_slow(pool *p, size_t base, cfx_tensor *t)
-{
-    if (t)
-        cfx_tensor_free_unreferenced(t);
-    while (p->n > base)
-        drop(p->items[--p->n]);
-}
-
-/* Releases pool[marks[depth]..] newest first and pops the scopes from depth up. Usually every
- * tensor outlives the scope (the caller retained what it keeps, and the rest are the
- * dispatcher's intermediates that others hold) and only its count drops, which this does
- * inline; at the first that dies, end_slow takes over. */
-static inline void end_to(pool *p, size_t depth)
+/* Releases pool[marks[depth]..] newest first and pops the scopes from depth up. A tensor that
+ * dies may autorelease others (a binding's free_fn, say) into the pool, so the pool length is
+ * read again after every release and those are released by the same end; the base is read
+ * before any release (a scope begun inside one reuses its slot). */
+static void end_to(pool *p, size_t depth)
 {
     size_t base = p->marks[depth];
     p->depth = depth;
-    size_t n = p->n;
-    cfx_tensor **items = p->items;
-    while (n > base) {
-        cfx_tensor *t = items[--n];
-        if (is_block(t)) {
-            p->n = n;
+    while (p->n > base) {
+        cfx_tensor *t = p->items[--p->n];
+        if (is_block(t))
             free((void *)((uintptr_t)t - 1));
-            end_slow(p, base, NULL);
-            return;
-        }
-        if (--t->refcount == 0) {
-            p->n = n;
-            end_slow(p, base, t);
-            return;
-        }
+        else
+            cfx_tensor_release(t);
     }
-    p->n = n;
 }
 
 static void thread_exit(void *unused)
 {
     (void)unused;
-    if (cfx_scope_tls.depth > 0)
-        end_to(&cfx_scope_tls, 0);
-    free(cfx_scope_tls.items);
-    free(cfx_scope_tls.marks);
-    cfx_scope_tls = (pool){0};
+    if (tls.depth > 0)
+        end_to(&tls, 0);
+    free(tls.items);
+    free(tls.marks);
+    tls = (pool){0};
     registered = false;
 }
 
 static void make_key(void) { pthread_key_create(&pool_key, thread_exit); }
 
-/* cfx_scope_begin on a thread not yet armed (mcap 0) or with no room for a mark; out of line
- * like autorelease_grow. */
-static __attribute__((noinline)) cfx_scope scope_begin_slow(void)
+cfx_scope cfx_scope_begin(void)
 {
-    pool *p = &cfx_scope_tls;
+    pool *p = &tls;
     if (!registered) {
         pthread_once(&pool_once, make_key);
         pthread_setspecific(pool_key, p);
@@ -119,51 +92,30 @@ static __attribute__((noinline)) cfx_scope scope_begin_slow(void)
     return (cfx_scope){p->depth++};
 }
 
-cfx_scope cfx_scope_begin(void)
-{
-    pool *p = &cfx_scope_tls;
-    /* mcap is 0 on a thread that has not armed its destructor yet: the slow path arms it */
-    if (p->depth == p->mcap)
-        return scope_begin_slow();
-    size_t d = p->depth; /* a local: the mark's store could alias the pool's fields */
-    p->marks[d] = p->n;
-    p->depth = d + 1;
-    return (cfx_scope){d};
-}
-
 void cfx_scope_end(cfx_scope s)
 {
-    pool *p = &cfx_scope_tls;
+    pool *p = &tls;
     if (s.mark >= p->depth) /* already ended by an outer scope, or never opened */
         return;
     end_to(p, s.mark);
 }
 
-/* cfx_autorelease into a full pool. Out of line: every tensor made comes through
- * cfx_autorelease, which this keeps free of a call frame. */
-static __attribute__((noinline)) cfx_tensor *autorelease_grow(cfx_tensor *t)
-{
-    pool *p = &cfx_scope_tls;
-    size_t cap = p->cap ? p->cap * 2 : 64;
-    cfx_tensor **items = realloc(p->items, cap * sizeof *items);
-    if (!items) {
-        /* The tensor stays alive (leaked) rather than freed under its user. */
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory autoreleasing a tensor");
-        return t;
-    }
-    p->items = items;
-    p->cap = cap;
-    p->items[p->n++] = t;
-    return t;
-}
-
 cfx_tensor *cfx_autorelease(cfx_tensor *t)
 {
-    pool *p = &cfx_scope_tls;
+    pool *p = &tls;
     if (!t || p->depth == 0)
         return t;
-    if (p->n == p->cap)
-        return autorelease_grow(t);
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        cfx_tensor **items = realloc(p->items, cap * sizeof *items);
+        if (!items) {
+            /* The tensor stays alive (leaked) rather than freed under its user. */
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory autoreleasing a tensor");
+            return t;
+        }
+        p->items = items;
+        p->cap = cap;
+    }
     p->items[p->n++] = t;
     return t;
 }
@@ -175,10 +127,10 @@ void *cfx_scope_alloc(size_t n)
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
-    if (cfx_scope_tls.depth == 0)
+    if (tls.depth == 0)
         return b;
     cfx_autorelease((cfx_tensor *)((uintptr_t)b + 1)); /* on OOM the block stays (leaked), like a tensor */
     return b;
 }
 
-int cfx_scope_depth(void) { return (int)cfx_scope_tls.depth; }
+int cfx_scope_depth(void) { return (int)tls.depth; }

@@ -21,11 +21,9 @@
  * Every function that makes a tensor hands it to cfx_autorelease (scope.h), so a tensor made
  * inside a scope is owned by the scope, and one made outside any scope by the caller.
  *
- * Tracing makes one meta tensor per operator call and frees one, so both have fast paths:
- * cfx_tensor_new_strided for a meta tensor of 1 to 4 small dims (no call at all, the
- * autorelease pushed inline through scope_internal.h), cfx_tensor_free_unreferenced for a
- * tensor with nothing to undo but a fake mode's count. Each hands every other case to the
- * general path, which tensor_internal.h exposes so that tests can compare the two. */
+ * A live header carries CFX_TENSOR_MAGIC, cleared when it dies, so that a pointer of unknown
+ * origin (what a C function returned under a signature it may not have) can be checked before
+ * it is trusted (cfx_tensor_pointer_is_live). */
 #include <limits.h>
 #include <stddef.h>
 #include <math.h>
@@ -34,12 +32,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "dispatch/error.h"
-#include "dispatch/fake_internal.h"
-#include "dispatch/scope_internal.h"
+#include "dispatch/scope.h"
 #include "dispatch/tensor.h"
 #include "dispatch/tensor_ext.h"
-#include "dispatch/tensor_internal.h"
 
 /* ------------------------------------------------------------------ free lists */
 
@@ -50,7 +49,7 @@
 typedef struct free_lists {
     cfx_tensor *tensors; /* linked through ->storage */
     /* Headers the list may still take: FREELIST_CAP minus its length on an armed thread, 0 on
-     * one not armed, so that one test tells the fast free both. */
+     * one not armed. */
     int room;
     bool registered;     /* the thread-exit destructor is armed and the list is on the registry */
     /* Tensors this thread made minus those it freed (negative if it frees others' tensors).
@@ -95,7 +94,7 @@ static void make_key(void) { pthread_key_create(&fl_key, drain); }
 
 /* Arms the thread: its destructor, and its count on the registry. Before a thread's first
  * header goes on its list or its count first changes. */
-__attribute__((noinline)) static void arm(void)
+static void arm(void)
 {
     pthread_once(&fl_once, make_key);
     pthread_setspecific(fl_key, &fl);
@@ -110,18 +109,12 @@ __attribute__((noinline)) static void arm(void)
     fl.room = FREELIST_CAP; /* the list is empty: nothing goes on it before the thread is armed */
 }
 
-/* For a thread known to be armed. */
-static inline void count_live_armed(int64_t d)
-{
-    atomic_store_explicit(&fl.live, atomic_load_explicit(&fl.live, memory_order_relaxed) + d,
-                          memory_order_relaxed);
-}
-
-static inline void count_live(int64_t d)
+static void count_live(int64_t d)
 {
     if (!fl.registered)
         arm();
-    count_live_armed(d);
+    atomic_store_explicit(&fl.live, atomic_load_explicit(&fl.live, memory_order_relaxed) + d,
+                          memory_order_relaxed);
 }
 
 int64_t cfx_tensor_live_count(void)
@@ -302,65 +295,23 @@ bool cfx_tensor_is_contiguous(const cfx_tensor *t)
 /* ------------------------------------------------------------------ creation */
 
 /* The key set of a new tensor depends only on its device; computing it takes a handful of
- * calls into keys.c, so it is remembered (0 = not yet; a real key set is never empty). */
+ * calls into keys.c, so it is computed once per device (0 = not yet; a real key set is never
+ * empty). */
 static _Atomic uint64_t keys_cache[2];
 
-static __attribute__((noinline)) uint64_t keys_first(int meta)
-{
-    uint64_t r = cfx_keyset_for_tensor(meta ? CFX_BACKEND_META : CFX_BACKEND_CPU).repr;
-    atomic_store_explicit(&keys_cache[meta], r, memory_order_relaxed);
-    return r;
-}
-
-static inline cfx_keyset keys_for(cfx_device d)
+static cfx_keyset keys_for(cfx_device d)
 {
     int meta = d.type == CFX_DEVICE_META;
     uint64_t r = atomic_load_explicit(&keys_cache[meta], memory_order_relaxed);
-    return (cfx_keyset){r ? r : keys_first(meta)};
-}
-
-/* n int64s; sizes and strides of up to 4 dims are copied inline, not through a memcpy call
- * (most tensors have 1 to 4 dims, and every op makes one). */
-static inline void copy_dims(int64_t *dst, const int64_t *src, int n)
-{
-    switch (n) {
-    case 4: dst[3] = src[3]; /* fall through */
-    case 3: dst[2] = src[2]; /* fall through */
-    case 2: dst[1] = src[1]; /* fall through */
-    case 1: dst[0] = src[0]; /* fall through */
-    case 0: break;
-    default:
-        if (n > CFX_INLINE_DIMS) /* never negative: the callers checked */
-            memcpy(dst, src, (size_t)n * sizeof *dst);
+    if (!r) {
+        r = cfx_keyset_for_tensor(meta ? CFX_BACKEND_META : CFX_BACKEND_CPU).repr;
+        atomic_store_explicit(&keys_cache[meta], r, memory_order_relaxed);
     }
-}
-
-/* Everything but the sizes/strides pointers (set by the caller) and the storage. */
-static inline void header_fill(cfx_tensor *t, const int64_t *sizes, const int64_t *strides, int ndim,
-                               cfx_dtype dtype, cfx_device device)
-{
-    t->refcount = 1;
-    t->dtype = (int8_t)dtype;
-    t->ndim = (int8_t)ndim;
-    t->device = device;
-    t->storage_offset = 0;
-    t->storage = NULL;
-    t->keys = keys_for(device);
-    t->ext.mode = NULL;
-    t->ext.is_fake = false;
-    t->ext.n_bindings = 0;
-    t->ext.bindings = t->ext.inline_bindings; /* as tensor_ext.h expects with no bindings */
-    t->ext.cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
-    copy_dims(t->sizes, sizes, ndim);
-    if (strides)
-        copy_dims(t->strides, strides, ndim);
-    else
-        cfx_contiguous_strides(sizes, ndim, t->strides);
-    count_live(1);
+    return (cfx_keyset){r};
 }
 
 /* A header with sizes/strides copied in (strides NULL: contiguous), no storage, not yet
- * autoreleased. */
+ * autoreleased. Dims of up to 4 dimensions live in the header. */
 static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int ndim,
                               cfx_dtype dtype, cfx_device device)
 {
@@ -378,42 +329,43 @@ static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int 
         }
         t->strides = t->sizes + ndim;
     }
-    header_fill(t, sizes, strides, ndim, dtype, device);
+    t->magic = CFX_TENSOR_MAGIC;
+    t->refcount = 1;
+    t->dtype = (int8_t)dtype;
+    t->ndim = (int8_t)ndim;
+    t->device = device;
+    t->storage_offset = 0;
+    t->storage = NULL;
+    t->keys = keys_for(device);
+    cfx_tensor_ext_init(&t->ext);
+    if (ndim > 0)
+        memcpy(t->sizes, sizes, (size_t)ndim * sizeof *sizes);
+    if (strides) {
+        if (ndim > 0)
+            memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
+    } else {
+        cfx_contiguous_strides(sizes, ndim, t->strides);
+    }
+    count_live(1);
     return t;
 oom:
     cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory allocating a tensor header");
     return NULL;
 }
 
-/* Frees a header that never got a storage or was never handed out. */
-static void header_free(cfx_tensor *t)
+/* Takes back the header of a tensor that died (or never got a storage). */
+static void header_drop(cfx_tensor *t)
 {
-    if (t->sizes != t->dims_inline) {
+    if (t->sizes != t->dims_inline)
         free(t->sizes);
-        t->sizes = t->dims_inline; /* as make() expects of a recycled header */
-        t->strides = t->dims_inline + CFX_INLINE_DIMS;
-    }
+    t->magic = 0;
     count_live(-1);
-    header_put(t);
-}
-
-/* storage_init's CPU data. false + error (header freed) if it cannot be allocated. */
-static __attribute__((noinline)) bool storage_alloc(cfx_tensor *t, uint64_t nbytes)
-{
-    /* never NULL, even for 0 bytes, so kernels may memcpy from it unconditionally */
-    t->own_storage.data = calloc(nbytes ? (size_t)nbytes : 1, 1);
-    if (t->own_storage.data)
-        return true;
-    cfx_error_set(CFX_ERR_NOMEM, NULL,
-                  "DefaultCPUAllocator: not enough memory: you tried to allocate %llu bytes.",
-                  (unsigned long long)nbytes);
-    header_free(t);
-    return false;
 }
 
 /* Gives a new header its own storage of nbytes. false + error (header freed) if CPU data
- * cannot be allocated. */
-static inline bool storage_init(cfx_tensor *t, uint64_t nbytes, cfx_device device)
+ * cannot be allocated; CPU data is zero-filled and never NULL, even for 0 bytes, so kernels
+ * may memcpy from it unconditionally. */
+static bool storage_init(cfx_tensor *t, uint64_t nbytes, cfx_device device)
 {
     cfx_storage *s = &t->own_storage;
     s->refcount = 1;
@@ -422,7 +374,13 @@ static inline bool storage_init(cfx_tensor *t, uint64_t nbytes, cfx_device devic
     s->device = device;
     s->data = NULL;
     t->storage = s;
-    return device.type == CFX_DEVICE_META || storage_alloc(t, nbytes);
+    if (device.type == CFX_DEVICE_META || (s->data = calloc(nbytes ? (size_t)nbytes : 1, 1)))
+        return true;
+    cfx_error_set(CFX_ERR_NOMEM, NULL, "DefaultCPUAllocator: not enough memory: you tried to allocate %llu bytes.",
+                  (unsigned long long)nbytes);
+    header_drop(t);
+    header_put(t);
+    return false;
 }
 
 static bool check_dtype_device(cfx_dtype dtype, cfx_device device)
@@ -439,9 +397,8 @@ static bool check_dtype_device(cfx_dtype dtype, cfx_device device)
 }
 
 /* The storage size of a new tensor, with every check and PyTorch's error texts. */
-static __attribute__((noinline)) bool checked_nbytes(const int64_t *sizes, const int64_t *strides,
-                                                     int ndim, cfx_dtype dtype, cfx_device device,
-                                                     uint64_t *nbytes)
+static bool checked_nbytes(const int64_t *sizes, const int64_t *strides, int ndim, cfx_dtype dtype,
+                           cfx_device device, uint64_t *nbytes)
 {
     if (!check_ndim(ndim, sizes) || !check_dtype_device(dtype, device) || !check_sizes(sizes, ndim))
         return false;
@@ -452,8 +409,8 @@ static __attribute__((noinline)) bool checked_nbytes(const int64_t *sizes, const
             return false;
         }
     } else if (!nbytes_strided(sizes, strides, ndim, itemsize, 0, nbytes)) {
-        /* PyTorch 1.13's meta empty_strided does not check (it even takes negative strides);
-         * a meta storage holds no data, so its size is only clamped. */
+        /* PyTorch's meta empty_strided does not check (it even takes negative strides); a
+         * meta storage holds no data, so its size is only clamped. */
         if (device.type != CFX_DEVICE_META) {
             dims_error("Storage size calculation overflowed with sizes=", sizes, ndim,
                        " and strides=", strides);
@@ -464,9 +421,9 @@ static __attribute__((noinline)) bool checked_nbytes(const int64_t *sizes, const
     return true;
 }
 
-/* Any tensor, with every check and PyTorch's error texts. */
-static __attribute__((noinline)) cfx_tensor *make_general(const int64_t *sizes, const int64_t *strides,
-                                                          int ndim, cfx_dtype dtype, cfx_device device)
+/* A new tensor with its own storage (strides NULL: contiguous). */
+static cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int ndim, cfx_dtype dtype,
+                        cfx_device device)
 {
     uint64_t nbytes;
     if (!checked_nbytes(sizes, strides, ndim, dtype, device, &nbytes))
@@ -477,160 +434,19 @@ static __attribute__((noinline)) cfx_tensor *make_general(const int64_t *sizes, 
     return cfx_autorelease(t);
 }
 
-/* The end of make()'s and cfx_tensor_new_strided's fast paths: t, the head of the free list,
- * already holds its dtype, rank, device and dims (inline); it leaves the list and gets the
- * rest of a fresh meta tensor (header_get, header_fill and storage_init for this case).
- * t->sizes and t->strides point at the inline dims already, and t->ext is empty: a header
- * goes on the list only after cfx_tensor_ext_drop (or the fast free, which clears the same
- * fields), or unused from header_fill. */
-static inline cfx_tensor *take_fresh_meta(cfx_tensor *t, uint64_t nbytes, cfx_keyset keys)
-{
-    fl.tensors = (cfx_tensor *)t->storage;
-    fl.room++;
-    t->refcount = 1;
-    t->storage_offset = 0;
-    t->keys = keys;
-    cfx_storage *s = &t->own_storage;
-    s->refcount = 1;
-    s->version = 0;
-    s->nbytes = (size_t)nbytes;
-    s->device = t->device;
-    s->data = NULL;
-    t->storage = s;
-    count_live_armed(1); /* a thread with a header on its list is armed (header_put) */
-    return cfx_autorelease_nonnull(t);
-}
-
-/* The usual new tensor, every operator output under a fake mode: a meta tensor of at most 4
- * dims made on a thread with a recycled header at hand. make_general's work in one pass over
- * the dims, with no call but cfx_autorelease; any other case, and any hint of an error or an
- * overflow, goes to make_general (which redoes everything). */
-static inline cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int ndim,
-                               cfx_dtype dtype, cfx_device device)
-{
-    cfx_tensor *t = fl.tensors;
-    size_t itemsize = cfx_dtype_size(dtype); /* 0: not a dtype */
-    if (!t || (unsigned)ndim > CFX_INLINE_DIMS || (ndim && !sizes) || !itemsize || device.type != CFX_DEVICE_META)
-        return make_general(sizes, strides, ndim, dtype, device);
-    int64_t *sz = t->dims_inline, *st = t->dims_inline + CFX_INLINE_DIMS;
-    uint64_t n;
-    if (strides) {
-        /* nbytes_strided, for sizes in [1, 2^24] and strides in [0, 2^24): then no product or
-         * sum can overflow (4 * 2^48). A size 0 or a negative size or stride fails that test as
-         * a huge unsigned value, and goes to make_general with the rest (empty tensors, and
-         * meta tensors with negative strides, which it takes). */
-        uint64_t big = 0;
-        n = 1;
-        for (int i = 0; i < ndim; i++) {
-            uint64_t a1 = (uint64_t)sizes[i] - 1, b = (uint64_t)strides[i];
-            sz[i] = sizes[i];
-            st[i] = (int64_t)b;
-            big |= a1 | b;
-            n += b * a1;
-        }
-        if (big >> 24)
-            return make_general(sizes, strides, ndim, dtype, device);
-        n *= itemsize;
-    } else {
-        /* nbytes_contiguous, in its order (an overflow before a zero size counts) */
-        int64_t any = 0;
-        bool overflow = false;
-        n = 1;
-        for (int i = 0; i < ndim; i++) {
-            sz[i] = sizes[i];
-            any |= sizes[i];
-            overflow |= __builtin_mul_overflow(n, (uint64_t)sizes[i], &n);
-        }
-        overflow |= __builtin_mul_overflow(n, (uint64_t)itemsize, &n);
-        if (any < 0 || overflow || n > storage_max())
-            return make_general(sizes, strides, ndim, dtype, device);
-        cfx_contiguous_strides(sz, ndim, st);
-    }
-    t->dtype = (int8_t)dtype;
-    t->ndim = (int8_t)ndim;
-    t->device = device;
-    return take_fresh_meta(t, n, keys_for(device));
-}
-
 cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_device device)
 {
     return make(sizes, NULL, ndim, dtype, device);
 }
 
-/* cfx_tensor_new_strided's own check: strides are needed from one dimension on. */
-static bool strides_given(const int64_t *strides, int ndim)
-{
-    if (ndim > 0 && !strides) {
-        cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
-        return false;
-    }
-    return true;
-}
-
-/* cfx_tensor_new_strided but for its fast path: make() (whose own fast path takes rank 0)
- * with every check. */
-static __attribute__((noinline)) cfx_tensor *new_strided_slow(const int64_t *sizes, const int64_t *strides,
-                                                              int ndim, cfx_dtype dtype, cfx_device device)
-{
-    return strides_given(strides, ndim) ? make(sizes, strides ? strides : sizes, ndim, dtype, device) : NULL;
-}
-
-cfx_tensor *cfx_tensor_new_strided_general(const int64_t *sizes, const int64_t *strides, int ndim,
-                                           cfx_dtype dtype, cfx_device device)
-{
-    return strides_given(strides, ndim) ? make_general(sizes, strides ? strides : sizes, ndim, dtype, device)
-                                        : NULL;
-}
-
-/* One dim of cfx_tensor_new_strided's fast path: copy size and stride into the header and add
- * the dim's span to nbytes_strided's sum; a size outside [1, 2^24] or a stride outside
- * [0, 2^24) leaves for new_strided_slow (size 0 and negative values as huge unsigned ones).
- * Then no product or sum can overflow (4 * 2^48). */
-#define STRIDED_DIM(i)                                                       \
-    do {                                                                     \
-        int64_t a_ = sizes[i], b_ = strides[i];                              \
-        t->dims_inline[i] = a_;                                              \
-        t->dims_inline[CFX_INLINE_DIMS + i] = b_;                            \
-        uint64_t a1_ = (uint64_t)a_ - 1;                                     \
-        if (a1_ >= (1u << 24) || (uint64_t)b_ >= (1u << 24))                 \
-            goto slow;                                                       \
-        n += (uint64_t)b_ * a1_;                                             \
-    } while (0)
-
-/* Every operator output under a fake mode comes through here (cfx_iter_new_output and the
- * Meta kernels): a meta tensor of 1 to 4 dims with explicit strides, whose key set is known.
- * For those, make()'s work with the dims unrolled, the autorelease inline and no call; every
- * other case, and any hint of an error or an overflow (make()'s test, dim by dim), goes to
- * new_strided_slow, which redoes everything. Writing into a header still on the free list
- * before that is harmless: the list links through ->storage, and make() fills in the rest. */
 cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
                                    cfx_dtype dtype, cfx_device device)
 {
-    cfx_tensor *t = fl.tensors;
-    if (!t || (unsigned)ndim - 1 >= CFX_INLINE_DIMS || !sizes || !strides || !cfx_dtype_valid(dtype) ||
-        device.type != CFX_DEVICE_META)
-        return new_strided_slow(sizes, strides, ndim, dtype, device);
-    /* Kind first: once in the header, ndim, dtype and device (all known to fit) need no
-     * registers while the dims are copied, and a late fall back reads them from there. */
-    t->dtype = (int8_t)dtype;
-    t->ndim = (int8_t)ndim;
-    t->device = device;
-    uint64_t n = 1;
-    if (ndim >= 2) {
-        if (ndim >= 3) {
-            if (ndim == 4)
-                STRIDED_DIM(3);
-            STRIDED_DIM(2);
-        }
-        STRIDED_DIM(1);
+    if (ndim > 0 && !strides) {
+        cfx_error_set(CFX_ERR, NULL, "strides is NULL for a tensor of %d dimensions", ndim);
+        return NULL;
     }
-    STRIDED_DIM(0);
-    uint64_t keys = atomic_load_explicit(&keys_cache[1], memory_order_relaxed); /* 0: not yet */
-    if (!keys)
-        goto slow;
-    return take_fresh_meta(t, n * cfx_dtype_sizes[dtype], (cfx_keyset){keys}); /* dtype checked above */
-slow:
-    return new_strided_slow(sizes, strides, t->ndim, (cfx_dtype)t->dtype, t->device);
+    return make(sizes, strides ? strides : sizes, ndim, dtype, device);
 }
 
 cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64_t *strides,
@@ -744,20 +560,23 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
 
 /* ------------------------------------------------------------------ lifetime */
 
-/* The external definitions of tensor.h's inline retain and release. */
-extern inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t);
-extern inline void cfx_tensor_release(cfx_tensor *t);
+cfx_tensor *cfx_tensor_retain(cfx_tensor *t)
+{
+    if (t)
+        t->refcount++;
+    return t;
+}
 
-/* Any tensor's death (tensor_internal.h). */
-__attribute__((noinline)) void cfx_tensor_free_unreferenced_general(cfx_tensor *t)
+void cfx_tensor_release(cfx_tensor *t)
+{
+    if (t && --t->refcount == 0)
+        cfx_tensor_free_unreferenced(t);
+}
+
+void cfx_tensor_free_unreferenced(cfx_tensor *t)
 {
     cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
-    if (t->sizes != t->dims_inline) {
-        free(t->sizes);
-        t->sizes = t->dims_inline; /* as make() expects of a recycled header */
-        t->strides = t->dims_inline + CFX_INLINE_DIMS;
-    }
-    count_live(-1);
+    header_drop(t);
     cfx_storage *s = t->storage;
     if (s == &t->own_storage) {
         /* the header goes with its storage: now, or when the last view lets go */
@@ -769,34 +588,19 @@ __attribute__((noinline)) void cfx_tensor_free_unreferenced_general(cfx_tensor *
     header_put(t);
 }
 
-/* The usual death, every fake tensor's under a tracer: at most one binding, with no free_fn
- * (a tensor with one binding has it inline, tensor_ext.h); no mode or a fake mode; dims
- * inline (as they are for ndim <= 4, header_new); its own storage, with no data and no view;
- * an armed thread with room on its list.
- * Then it is the general path with nothing left to decide; any other death takes that path. */
-void cfx_tensor_free_unreferenced(cfx_tensor *t)
+bool cfx_tensor_pointer_is_live(const void *p)
 {
-    struct cfx_tensor_ext *e = &t->ext;
-    cfx_storage *s = t->storage;
-    cfx_mode *m = e->mode;
-    uint32_t nb = e->n_bindings;
-    if (nb > 1 || (nb == 1 && e->inline_bindings[0].free_fn) || (m && !e->is_fake) ||
-        s != &t->own_storage || s->refcount != 1 || s->data || t->ndim > CFX_INLINE_DIMS || fl.room <= 0) {
-        cfx_tensor_free_unreferenced_general(t);
-        return;
-    }
-    e->n_bindings = 0;
-    count_live_armed(-1);
-    /* storage_release and header_put: the storage's count is left at 1 (make() sets it) */
-    t->storage = (cfx_storage *)fl.tensors;
-    fl.tensors = t;
-    fl.room--;
-    if (m) {
-        /* cfx_tensor_ext_drop_mode for a fake; last, as the mode may die and free tensors */
-        e->mode = NULL;
-        e->is_fake = false;
-        cfx_fake_tensor_unref_inline(m);
-    }
+    uintptr_t a = (uintptr_t)p;
+    if (!p || a % _Alignof(cfx_tensor))
+        return false;
+    /* every page the header would cover must be mapped before it is read: msync fails with
+     * ENOMEM on an unmapped range and does nothing (MS_ASYNC) on a mapped one */
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t first = a & ~(uintptr_t)(page - 1), last = (a + sizeof(cfx_tensor) - 1) & ~(uintptr_t)(page - 1);
+    if (msync((void *)first, last - first + (size_t)page, MS_ASYNC) != 0)
+        return false;
+    const cfx_tensor *t = p;
+    return t->magic == CFX_TENSOR_MAGIC && t->refcount > 0;
 }
 
 /* ------------------------------------------------------------------ data access */

@@ -59,7 +59,11 @@ struct cfx_tensor_ext {
     cfx_tensor_binding inline_bindings[CFX_TENSOR_EXT_INLINE_BINDINGS];
 };
 
+/* What a live tensor header carries in `magic` (cleared when the tensor dies). */
+#define CFX_TENSOR_MAGIC 0x7e5a0cf5u
+
 struct cfx_tensor {
+    uint32_t magic;
     int32_t refcount;
     int8_t dtype;  /* cfx_dtype */
     int8_t ndim;
@@ -89,20 +93,13 @@ cfx_tensor *cfx_tensor_from_doubles(const double *data, const int64_t *sizes, in
 cfx_tensor *cfx_tensor_from_int64s(const int64_t *data, const int64_t *sizes, int ndim);
 cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype); /* 0-dim */
 
-/* Inline (as Py_INCREF/Py_DECREF are): model code and the tracer retain and release on every
- * operator call. */
-inline cfx_tensor *cfx_tensor_retain(cfx_tensor *t) /* NULL-safe; returns t */
-{
-    if (t)
-        t->refcount++;
-    return t;
-}
+cfx_tensor *cfx_tensor_retain(cfx_tensor *t); /* NULL-safe; returns t */
+void cfx_tensor_release(cfx_tensor *t);       /* NULL-safe */
 void cfx_tensor_free_unreferenced(cfx_tensor *t); /* cfx_tensor_release's part at refcount 0 */
-inline void cfx_tensor_release(cfx_tensor *t) /* NULL-safe */
-{
-    if (t && --t->refcount == 0)
-        cfx_tensor_free_unreferenced(t);
-}
+/* Whether p points at a live tensor header: aligned, mapped memory holding CFX_TENSOR_MAGIC
+ * and a positive refcount. For pointers of unknown origin (what a C function returned under a
+ * signature it may not match); never faults. */
+bool cfx_tensor_pointer_is_live(const void *p);
 
 int64_t cfx_tensor_numel(const cfx_tensor *t);
 bool cfx_tensor_is_contiguous(const cfx_tensor *t);

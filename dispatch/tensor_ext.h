@@ -29,22 +29,11 @@
 #include "dispatch/mode.h"
 #include "dispatch/tensor.h"
 
-/* t's state (never NULL for a non-NULL t; kept for callers of the allocating days). */
-struct cfx_tensor_ext *cfx_tensor_ext_get(cfx_tensor *t);
+/* Empties the state of a new header (no mode, no bindings). */
+void cfx_tensor_ext_init(struct cfx_tensor_ext *ext);
 /* Runs the binding free_fns, frees a grown binding array and releases the mode reference,
- * leaving the state empty. Called by tensor.c when the tensor dies; inline, as every fake
- * tensor dies with a mode and a tracer's binding, which needs no free_fn run. */
-void cfx_tensor_ext_drop_bindings(struct cfx_tensor_ext *ext); /* the free_fns and array */
-void cfx_tensor_ext_drop_mode(struct cfx_tensor_ext *ext);     /* the mode reference */
-inline void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext)
-{
-    uint32_t n = ext->n_bindings;
-    if (n > 1 || (n == 1 && (ext->bindings != ext->inline_bindings || ext->inline_bindings[0].free_fn)))
-        cfx_tensor_ext_drop_bindings(ext);
-    ext->n_bindings = 0;
-    if (ext->mode)
-        cfx_tensor_ext_drop_mode(ext);
-}
+ * leaving the state empty. Called by tensor.c when the tensor dies. */
+void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext);
 
 /* The mode a tensor belongs to, or NULL. */
 static inline cfx_mode *cfx_tensor_mode(const cfx_tensor *t)
@@ -54,36 +43,10 @@ static inline cfx_mode *cfx_tensor_mode(const cfx_tensor *t)
 
 /* A fresh owner id for bindings (process-wide, never 0, never reused). */
 uint64_t cfx_binding_owner_new(void);
-/* Two facts keep the inline functions below short (tensor.c and tensor_ext.c maintain them):
- *  - a tensor with no bindings has bindings == inline_bindings and cap_bindings ==
- *    CFX_TENSOR_EXT_INLINE_BINDINGS, so a first binding only fills slot 0;
- *  - inline_bindings[0] is slot 0 while the bindings live in the header, and a cleared slot
- *    (owner 0, data NULL) once they have moved to a heap array, so with n_bindings > 0 a
- *    match on it is always right, and owner 0 (never bound) finds NULL there or nothing. */
-
-/* The data bound to t by owner, or NULL. Inline: the tracer asks it of every argument, and
- * the owner asked is nearly always the first one bound. */
-void *cfx_tensor_binding_search(const cfx_tensor *t, uint64_t owner); /* every slot */
-inline void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner)
-{
-    if (!t || !t->ext.n_bindings)
-        return NULL;
-    if (t->ext.inline_bindings[0].owner == owner)
-        return t->ext.inline_bindings[0].data;
-    return cfx_tensor_binding_search(t, owner);
-}
-/* Binds data to t for owner, replacing (and freeing) an earlier binding of the same owner.
- * Inline for the usual case, a tracer binding a fresh output. */
-int cfx_tensor_binding_set_more(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
-inline int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *))
-{
-    if (!t || !owner || t->ext.n_bindings)
-        return cfx_tensor_binding_set_more(t, owner, data, free_fn);
-    struct cfx_tensor_ext *e = &t->ext;
-    e->inline_bindings[0] = (cfx_tensor_binding){owner, data, free_fn};
-    e->n_bindings = 1;
-    return CFX_OK;
-}
+/* The data bound to t by owner, or NULL. */
+void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner);
+/* Binds data to t for owner, replacing (and freeing) an earlier binding of the same owner. */
+int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
 /* Removes owner's binding from t (runs its free_fn); no-op if none. */
 void cfx_tensor_binding_clear(cfx_tensor *t, uint64_t owner);
 

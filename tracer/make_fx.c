@@ -193,6 +193,24 @@ static bool reserve(void *arrp, int *cap, int need, size_t elem)
     return true;
 }
 
+/* What a C function returned where its signature promises a tensor is no live tensor: C
+ * cannot tell a function's real return type, so a signature that promises more than the
+ * function returns (two tensors from a function returning one) shows up here, as a pointer
+ * that is not a tensor's. */
+static int returns_error(const trace *tr)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "make_fx: the function returned something that is not a live tensor where its signature "
+                     "promises one; does the C function return what the signature says (");
+    cfx_schema_print(tr->schema, &b);
+    cfx_buf_puts(&b, ")?");
+    char *msg = cfx_buf_take(&b);
+    int rc = cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "make_fx: the function returned no tensor");
+    free(msg);
+    return rc;
+}
+
 /* Tracer.create_arg on the returned value: tensors to nodes, containers copied, literals kept.
  * Walks nested lists with an explicit stack in the order FX visits them (so get_attr nodes
  * for untracked tensors come out in that order). The item arrays are malloc'd into *allocs. */
@@ -207,6 +225,9 @@ static int map_output(trace *tr, cfx_value in, cfx_value *out, cfx_value ***allo
         if (cur->kind == CFX_V_TENSOR) {
             if (!cur->u.t) {
                 *cur = cfx_none();
+            } else if (!cfx_tensor_pointer_is_live(cur->u.t)) {
+                rc = returns_error(tr);
+                break;
             } else {
                 cfx_tensor *t = cur->u.t;
                 cfx_node *n = cfx_proxy_node_of(tr->pm, t);

@@ -217,6 +217,32 @@ Test(tracer_errors, bad_signatures)
     expect_clean(live0);
 }
 
+static cfx_tensor *one_result_model(cfx_tensor *x) { return cfx_neg(x); }
+
+/* C cannot check a function's return type: a signature promising two tensors from a function
+ * returning one reads a second "tensor" from whatever the register holds. It must be refused
+ * with a clear message, never dereferenced: as a NULL tensor when the register holds 0, else
+ * as no live tensor. */
+Test(tracer_errors, signature_promising_more_returns)
+{
+    int64_t live0 = cfx_tensor_live_count();
+    cfx_tensor *x = test_tensor(2, 3, 0);
+    cfx_value a = cfx_tensor_value(x);
+    for (int mode = 0; mode < 2; mode++) {
+        cfx_make_fx_options o = {(cfx_tracing_mode)mode, NULL, NULL};
+        cr_expect_null(cfx_make_fx((cfx_fnptr)one_result_model, "(Tensor x) -> (Tensor, Tensor)", &a, 1, &o));
+        const char *msg = cfx_error_message();
+        cr_expect(msg && (!strcmp(msg, "the kernel of f returned NULL without an error") ||
+                          !strcmp(msg, "make_fx: the function returned something that is not a live tensor where "
+                                       "its signature promises one; does the C function return what the "
+                                       "signature says (f(Tensor x) -> (Tensor, Tensor))?")),
+                  "%s", msg ? msg : "(no error)");
+        cfx_error_clear();
+    }
+    cfx_tensor_release(x);
+    expect_clean(live0);
+}
+
 static cfx_tensor *missing_param_model(cfx_module *m, cfx_tensor *x)
 {
     return cfx_add(x, cfx_module_get(m, "fc3.weight"));
