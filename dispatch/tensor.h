@@ -96,9 +96,9 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype); /* 0-dim */
 cfx_tensor *cfx_tensor_retain(cfx_tensor *t); /* NULL-safe; returns t */
 void cfx_tensor_release(cfx_tensor *t);       /* NULL-safe */
 void cfx_tensor_free_unreferenced(cfx_tensor *t); /* cfx_tensor_release's part at refcount 0 */
-/* Whether p points at a live tensor header: aligned, mapped memory holding CFX_TENSOR_MAGIC
+/* Whether p points at a live tensor header: aligned, readable memory holding CFX_TENSOR_MAGIC
  * and a positive refcount. For pointers of unknown origin (what a C function returned under a
- * signature it may not match); never faults. */
+ * signature it may not match); never faults (two system calls: not for hot paths). */
 bool cfx_tensor_pointer_is_live(const void *p);
 
 int64_t cfx_tensor_numel(const cfx_tensor *t);

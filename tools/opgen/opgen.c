@@ -967,16 +967,19 @@ int main(int argc, char **argv)
     const char *gen = strstr(base, "/gen/");
     if (gen)
         rel = gen + 5;
-    char *path = fmt("%s.h", base);
+    char *path = fmt("%s.h", base), *guard = guard_of(rel, "");
     FILE *f = open_out(path);
-    emit_header(f, guard_of(rel, ""));
+    emit_header(f, guard);
     close_out(f, path);
     free(path);
+    free(guard);
     path = fmt("%s_kernels.h", base);
+    guard = guard_of(rel, "_kernels");
     f = open_out(path);
-    emit_kernels_header(f, guard_of(rel, "_kernels"), rel);
+    emit_kernels_header(f, guard, rel);
     close_out(f, path);
     free(path);
+    free(guard);
     path = fmt("%s.c", base);
     f = open_out(path);
     emit_source(f, rel);
