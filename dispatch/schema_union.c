@@ -35,6 +35,7 @@ static const uint8_t c10_kind[CFX_TYPE_KIND_COUNT] = {
     [CFX_TYPE_ANY_CLASS] = 35, [CFX_TYPE_SYMINT] = 36,        [CFX_TYPE_SYMBOOL] = 38,
     [CFX_TYPE_UNION] = 39,
 };
+_Static_assert(CFX_TYPE_KIND_COUNT == 35, "a new type kind needs its place in c10_kind");
 
 /* The singletons that flattening produces. */
 static const cfx_type int_type = {.kind = CFX_TYPE_INT};
