@@ -20,7 +20,7 @@ static bool kind_unsupported(int k)
     switch (k) {
     case CFX_TYPE_TUPLE: case CFX_TYPE_DICT: case CFX_TYPE_FUTURE: case CFX_TYPE_RREF:
     case CFX_TYPE_COMPLEX: case CFX_TYPE_VAR: case CFX_TYPE_CAPSULE: case CFX_TYPE_QUANTIZER:
-    case CFX_TYPE_CONST_QUANTIZER_PTR: case CFX_TYPE_ANY_ENUM:
+    case CFX_TYPE_ANY_ENUM: case CFX_TYPE_AWAIT: case CFX_TYPE_UNION: case CFX_TYPE_PYOBJECT:
         return true;
     default:
         return k < 0 || k >= CFX_TYPE_KIND_COUNT;
@@ -40,7 +40,7 @@ static bool type_supported(const cfx_type *t)
     }
 }
 
-/* The name c10 prints for a base type in a schema (Dimname is a str in 1.13). */
+/* The name c10 prints for a base type in a schema. */
 const char *cfx_box_type_name(const cfx_type *t)
 {
     switch (t->kind) {
@@ -58,7 +58,6 @@ const char *cfx_box_type_name(const cfx_type *t)
     case CFX_TYPE_GENERATOR: return "Generator";
     case CFX_TYPE_STORAGE: return "Storage";
     case CFX_TYPE_STREAM: return "Stream";
-    case CFX_TYPE_DIMNAME: return "str";
     case CFX_TYPE_QSCHEME: return "QScheme";
     case CFX_TYPE_NONE: return "NoneType";
     case CFX_TYPE_ANY: return "Any";

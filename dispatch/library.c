@@ -220,7 +220,8 @@ int cfx_library_def_tagged_at(cfx_library *lib, const char *schema_text, int ali
     if (alias_analysis < -1 || alias_analysis > CFX_ALIAS_INTERNAL_SPECIAL_CASE)
         return cfx_error_set(CFX_ERR, NULL, "could not parse alias analysis kind %d", alias_analysis);
     char *perr = NULL;
-    cfx_schema *s = cfx_schema_parse(schema_text, &perr);
+    /* as torch.library parses a definition: no type variables outside aten/prim */
+    cfx_schema *s = cfx_schema_parse_ex(schema_text, CFX_SCHEMA_NO_TYPEVARS, &perr);
     if (!s) {
         int rc = cfx_error_set_text(CFX_ERR_PARSE, NULL, perr ? perr : "could not parse the schema");
         free(perr);

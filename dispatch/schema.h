@@ -2,8 +2,8 @@
  *
  * The grammar is PyTorch's (torch/csrc/jit/frontend/function_schema_parser.cpp and
  * schema_type_parser.cpp); printing is c10::FunctionSchema's operator<<, so that
- * print(parse(s)) equals what torch._C.parse_schema(s) prints for every builtin schema.
- * Parse errors carry PyTorch's text with the "~~~ <--- HERE" marker.
+ * print(parse(s)) equals what torch._C.parse_schema(s) prints in PyTorch 2.13 for every
+ * registered schema. Parse errors carry PyTorch's text with the "~~~ <--- HERE" marker.
  *
  * A parsed schema is one allocation block owned by the cfx_schema; everything it points to
  * (names, types, defaults) lives inside it and dies with cfx_schema_free. */
@@ -20,6 +20,7 @@ typedef enum cfx_type_kind {
     CFX_TYPE_TENSOR,
     CFX_TYPE_INT,
     CFX_TYPE_SYMINT,
+    CFX_TYPE_SYMBOOL,
     CFX_TYPE_FLOAT,
     CFX_TYPE_COMPLEX,
     CFX_TYPE_BOOL,
@@ -32,24 +33,26 @@ typedef enum cfx_type_kind {
     CFX_TYPE_GENERATOR,
     CFX_TYPE_STORAGE,
     CFX_TYPE_STREAM,
-    CFX_TYPE_DIMNAME,
     CFX_TYPE_QSCHEME,
     CFX_TYPE_QUANTIZER,
     CFX_TYPE_CONST_QUANTIZER_PTR,
     CFX_TYPE_CAPSULE,
+    CFX_TYPE_PYOBJECT,     /* a registered opaque type (cfx_schema_register_opaque_type) */
     CFX_TYPE_NONE,
     CFX_TYPE_ANY,
     CFX_TYPE_ANY_CLASS,
     CFX_TYPE_ANY_ENUM,
-    CFX_TYPE_VAR,          /* type variable: name in `name` ("t") */
+    CFX_TYPE_VAR,          /* type variable: name in `name` ("t", "my.T") */
     CFX_TYPE_CLASS,        /* "__torch__.torch.classes.ns.Cls": name in `name` */
     /* compound types */
     CFX_TYPE_LIST,         /* elem[0]; size hint in the argument, not here */
-    CFX_TYPE_OPTIONAL,     /* elem[0] */
+    CFX_TYPE_OPTIONAL,     /* elem[0]: the contained type (a UNION for "Union(int, str)?") */
     CFX_TYPE_TUPLE,        /* elem[0..n_elems) */
     CFX_TYPE_DICT,         /* elem[0] key, elem[1] value */
     CFX_TYPE_FUTURE,       /* elem[0] */
+    CFX_TYPE_AWAIT,        /* elem[0] */
     CFX_TYPE_RREF,         /* elem[0] */
+    CFX_TYPE_UNION,        /* elem[0..n_elems): flattened, deduplicated, sorted as c10 does */
     CFX_TYPE_KIND_COUNT
 } cfx_type_kind;
 
@@ -66,12 +69,15 @@ typedef struct cfx_type {
     uint16_t kind;                  /* cfx_type_kind */
     uint16_t n_elems;
     const struct cfx_type **elems;  /* compound element types */
-    const char *name;               /* VAR / CLASS (and "Union(Scalar)" for the Scalar of "Scalar??") */
+    const char *name;               /* VAR / CLASS */
     const cfx_alias_info *alias;    /* alias annotation attached to this type, or NULL */
     /* Only an argument's (or return's) top-level type carries an alias: PyTorch keeps one
      * AliasInfo per Argument, with a list element's alias as `contained`, and drops aliases
-     * written inside tuples, Dicts, Futures and RRefs. Types nested in those four are
-     * PyTorch's "fake" types: SymInt/ScalarType/Layout/MemoryFormat there are INT. */
+     * written inside tuples, Dicts, Futures, Awaits, RRefs and Unions. Types nested in those
+     * are PyTorch's "fake" types: SymInt/ScalarType/Layout/MemoryFormat there are INT.
+     * Optional and Union types are built as c10 builds them: "int??" is int?, "Union(int,
+     * None)" is int?, "Scalar??" is an optional of Union(float, complex, int). Type nodes may
+     * be shared inside one schema; treat them as immutable. */
 } cfx_type;
 
 typedef struct cfx_argument {
@@ -99,15 +105,31 @@ typedef struct cfx_schema {
     bool is_mutable;          /* some argument has a written alias ("Tensor(a!)") */
 } cfx_schema;
 
-/* Parses a full schema ("ns::name.overload(args) -> rets"). On error returns NULL and, if
- * err is non-NULL, stores a malloc'd message in PyTorch's format:
+/* Parses a full schema ("ns::name.overload(args) -> rets") as torch._C.parse_schema does.
+ * On error returns NULL and, if err is non-NULL, stores a malloc'd message in PyTorch's
+ * format:
  *   "<message>:\n<schema text>\n<spaces>~~~ <--- HERE\n"
  * (cfx_error is NOT set: the caller decides whether a parse error is a user error). */
 cfx_schema *cfx_schema_parse(const char *text, char **err);
+
+/* Parse options. NO_TYPEVARS is how operator definitions parse (torch::schema, which
+ * torch.library's define uses): a lowercase name that is no type is an error instead of a
+ * type variable, except in schemas whose text starts with "aten::" or "prim::". */
+enum { CFX_SCHEMA_NO_TYPEVARS = 1u << 0 };
+cfx_schema *cfx_schema_parse_ex(const char *text, unsigned flags, char **err);
 void cfx_schema_free(cfx_schema *s);
 /* A deep copy with a new name (used when a library fills in its namespace). `name` replaces
  * the operator name ("myns::op"); the overload name is kept. */
 cfx_schema *cfx_schema_with_name(const cfx_schema *s, const char *name);
+
+/* Opaque types (torch._C._register_opaque_type): a registered name, dotted or not ("my.Obj"),
+ * parses as the type PyTorch prints "PyObject". The registry is process-wide and
+ * thread-safe; registering a name twice is harmless. Returns 0, or -1 if out of memory or
+ * the name is NULL or empty. cfx starts with no names registered (PyTorch's own, such as
+ * "enum.Enum", are Python classes). */
+int cfx_schema_register_opaque_type(const char *name);
+void cfx_schema_unregister_opaque_type(const char *name);
+bool cfx_schema_is_opaque_type(const char *name);
 
 /* c10's operator<< text. */
 void cfx_schema_print(const cfx_schema *s, cfx_buf *b);

@@ -1,14 +1,16 @@
-/* schema_default.c - default values in schemas, read as PyTorch 1.13 reads them.
+/* schema_default.c - default values in schemas, read as PyTorch 2.13 reads them.
  *
  * parseDefaultValue and its helpers from function_schema_parser.cpp, with the c10 pieces
  * they call: parseStringLiteral's escapes, c10::Device's string parser, and std::stod /
  * std::stoll, whose only error text is their own name. What is read follows c10::IValue:
- * enum-like names are ints ("long" is 4, "contiguous_format" 0), a number is a float when
+ * enum-like names are ints ("long" is 4, "contiguous_format" 0, and for a ScalarType any
+ * dtype name: "float32" is 6), a number is a float when
  * the type is float or the text has '.' or 'e' (not 'E'), a complex literal "1.5j" is a
  * CFX_V_TUPLE of two doubles (real, imag) - a default is never a tuple otherwise - and a
  * Device default is a CFX_V_DEVICE for cpu and meta, else the device's printed text as a
  * CFX_V_STRING. List items are not converted: "float[] x=[True]" fails the way
- * IValue::toDouble() fails, with its INTERNAL ASSERT text. */
+ * IValue::toDouble() fails, with its INTERNAL ASSERT text. A default for a type PyTorch has
+ * no rule for (SymBool, Union, Await, PyObject, ...) is its "unexpected type" error. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -18,6 +20,9 @@
 #include <string.h>
 
 #include "dispatch/schema_internal.h"
+
+/* The longest list a single default is repeated into ("int[N] x=1"). */
+enum { MAX_REPEAT = 1 << 20 };
 
 /* ------------------------------------------------------------------ numbers */
 
@@ -53,10 +58,7 @@ static int fake_kind(int kind)
     case CFX_TYPE_SCALAR_TYPE:
     case CFX_TYPE_LAYOUT:
     case CFX_TYPE_MEMORY_FORMAT:
-    case CFX_TYPE_CONST_QUANTIZER_PTR:
         return CFX_TYPE_INT;
-    case CFX_TYPE_DIMNAME:
-        return CFX_TYPE_STR;
     default:
         return kind;
     }
@@ -72,7 +74,7 @@ static bool is_complex_value(cfx_value v)
 static cfx_value parse_string_literal(schema_parser *p, schema_token range)
 {
     const char *s = schema_text(&p->L, range);
-    size_t n = schema_text_len(&p->L, range);
+    size_t n = schema_text_len(range);
     size_t quote_len = n >= 3 && s[1] == s[0] && s[2] == s[0] ? 3 : 1;
     if (n < 2 * quote_len)
         return (cfx_value){CFX_V_STRING, 0, {.s = ""}};
@@ -132,9 +134,10 @@ static cfx_value parse_string_literal(schema_parser *p, schema_token range)
     return (cfx_value){CFX_V_STRING, (uint32_t)o, {.s = out}};
 }
 
+/* c10::DeviceType names in parse order (2.13); the error message lists them all. */
 static const char *const device_names[] = {
     "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
-    "fpga", "ort", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "privateuseone",
+    "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
 };
 
 static void device_error(schema_parser *p, const char *fmt, const cfx_value *str, const char *idx)
@@ -145,12 +148,7 @@ static void device_error(schema_parser *p, const char *fmt, const cfx_value *str
         cfx_buf_printf(&b, fmt, idx, (int)str->len, str->u.s);
     else
         cfx_buf_printf(&b, fmt, (int)str->len, str->u.s);
-    char *msg = cfx_buf_take(&b);
-    if (msg)
-        schema_error_plain(&p->L, msg);
-    else
-        schema_error_nomem(&p->L);
-    free(msg);
+    schema_error_buf(p, &b);
 }
 
 /* c10::Device(const std::string&): ([a-zA-Z_]+)(?::([1-9]\d*|0))?, index as DeviceIndex
@@ -226,8 +224,8 @@ static cfx_value parse_device(schema_parser *p, cfx_value str)
         cfx_value name = {CFX_V_STRING, (uint32_t)name_len, {.s = s}}; /* the message names the type only */
         device_error(p,
                      "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, "
-                     "fpga, ort, xla, lazy, vulkan, mps, meta, hpu, privateuseone device type at "
-                     "start of device string: %.*s",
+                     "fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type "
+                     "at start of device string: %.*s",
                      &name, NULL);
         return cfx_none();
     }
@@ -243,7 +241,38 @@ static cfx_value parse_device(schema_parser *p, cfx_value str)
     return (cfx_value){CFX_V_STRING, (uint32_t)strlen(text), {.s = schema_slice(p, text, strlen(text))}};
 }
 
-static cfx_value parse_single_constant(schema_parser *p, int kind)
+/* c10::getStringToDtypeMap: each ScalarType's names (getDtypeNames) and its number. */
+static const struct {
+    const char *name;
+    int8_t value;
+} dtype_names[] = {
+    {"uint8", 0},       {"int8", 1},           {"int16", 2},           {"short", 2},
+    {"int", 3},         {"int32", 3},          {"int64", 4},           {"long", 4},
+    {"float16", 5},     {"half", 5},           {"float", 6},           {"float32", 6},
+    {"double", 7},      {"float64", 7},        {"chalf", 8},           {"complex32", 8},
+    {"cfloat", 9},      {"complex64", 9},      {"cdouble", 10},        {"complex128", 10},
+    {"bool", 11},       {"qint8", 12},         {"quint8", 13},         {"qint32", 14},
+    {"bfloat16", 15},   {"quint4x2", 16},      {"quint2x4", 17},       {"bits1x8", 18},
+    {"bits2x4", 19},    {"bits4x2", 20},       {"bits8", 21},          {"bits16", 22},
+    {"float8_e5m2", 23}, {"float8_e4m3fn", 24}, {"float8_e5m2fnuz", 25}, {"float8_e4m3fnuz", 26},
+    {"uint16", 27},     {"uint32", 28},        {"uint64", 29},         {"bit", 30},
+    {"uint1", 30},      {"uint2", 31},         {"uint3", 32},          {"uint4", 33},
+    {"uint5", 34},      {"uint6", 35},         {"uint7", 36},          {"int1", 37},
+    {"int2", 38},       {"int3", 39},          {"int4", 40},           {"int5", 41},
+    {"int6", 42},       {"int7", 43},          {"float8_e8m0fnu", 44}, {"float4_e2m1fn_x2", 45},
+};
+
+/* isPossiblyOptionalScalarType */
+static bool is_scalar_type(const cfx_type *real)
+{
+    if (real && real->kind == CFX_TYPE_OPTIONAL)
+        real = real->elems[0];
+    return real && real->kind == CFX_TYPE_SCALAR_TYPE;
+}
+
+/* parseSingleConstant: `kind` is the fake type's kind, `real` the real type (which decides
+ * whether dtype names are allowed). */
+static cfx_value parse_single_constant(schema_parser *p, int kind, const cfx_type *real)
 {
     schema_lexer *L = &p->L;
     schema_token t = schema_cur(L);
@@ -271,6 +300,9 @@ static cfx_value parse_single_constant(schema_parser *p, int kind)
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             if (schema_tok_is(L, t, names[i].name))
                 return cfx_int(names[i].value);
+        for (size_t i = 0; is_scalar_type(real) && i < sizeof dtype_names / sizeof dtype_names[0]; i++)
+            if (schema_tok_is(L, t, dtype_names[i].name))
+                return cfx_int(dtype_names[i].value);
         schema_token at = schema_cur(L); /* PyTorch points past the name */
         schema_error_report(L, at.start, at.end, "invalid numeric default value");
         return cfx_none();
@@ -280,11 +312,11 @@ static cfx_value parse_single_constant(schema_parser *p, int kind)
         schema_token num = schema_expect(L, SK_NUMBER);
         if (schema_failed(L))
             return cfx_none();
-        size_t n = schema_text_len(L, num) + (neg ? 1 : 0);
+        size_t n = schema_text_len(num) + (neg ? 1 : 0);
         char *text = schema_alloc(p, n + 1);
         if (!text)
             return cfx_none();
-        snprintf(text, n + 1, "%s%.*s", neg ? "-" : "", (int)schema_text_len(L, num), schema_text(L, num));
+        snprintf(text, n + 1, "%s%.*s", neg ? "-" : "", (int)schema_text_len(num), schema_text(L, num));
         if (kind == CFX_TYPE_COMPLEX || memchr(text, 'j', n)) {
             cfx_value *parts = schema_alloc(p, 2 * sizeof *parts);
             if (!parts)
@@ -316,8 +348,8 @@ static const char *tag_name(cfx_value v)
  * assert, they do not convert). */
 static cfx_value convert_to_list(schema_parser *p, int kind, schema_token range, cfx_value *items, size_t n)
 {
-    const char *assert_text = NULL;
-    for (size_t i = 0; i < n && !assert_text; i++) {
+    const char *expected = NULL;
+    for (size_t i = 0; i < n && !expected; i++) {
         cfx_value v = items[i];
         switch (kind) {
         case CFX_TYPE_COMPLEX:
@@ -325,38 +357,34 @@ static cfx_value convert_to_list(schema_parser *p, int kind, schema_token range,
                 cfx_buf b;
                 cfx_buf_init(&b);
                 cfx_buf_printf(&b, "isComplexDouble() INTERNAL ASSERT FAILED at "
-                                   "\"./aten/src/ATen/core/ivalue_inl.h\":146, please report a bug to "
-                                   "PyTorch. Expected ComplexDouble but got %s", tag_name(v));
-                char *msg = cfx_buf_take(&b);
-                if (msg)
-                    schema_error_plain(&p->L, msg);
-                else
-                    schema_error_nomem(&p->L);
-                free(msg);
+                                   "\"/__w/pytorch/pytorch/aten/src/ATen/core/ivalue_inl.h\":159, please report "
+                                   "a bug to PyTorch. Expected ComplexDouble but got %s", tag_name(v));
+                schema_error_buf(p, &b);
                 return cfx_none();
             }
             break;
         case CFX_TYPE_FLOAT:
             if (v.kind != CFX_V_DOUBLE)
-                assert_text = "isDouble() INTERNAL ASSERT FAILED at \"./aten/src/ATen/core/ivalue.h\":523, "
-                              "please report a bug to PyTorch. ";
+                expected = "544, please report a bug to PyTorch. expected double";
             break;
         case CFX_TYPE_INT:
             if (v.kind != CFX_V_INT)
-                assert_text = "isInt() INTERNAL ASSERT FAILED at \"./aten/src/ATen/core/ivalue.h\":602, "
-                              "please report a bug to PyTorch. ";
+                expected = "663, please report a bug to PyTorch. expected int";
             break;
         case CFX_TYPE_BOOL:
             if (v.kind != CFX_V_BOOL)
-                assert_text = "isBool() INTERNAL ASSERT FAILED at \"./aten/src/ATen/core/ivalue.h\":621, "
-                              "please report a bug to PyTorch. ";
+                expected = "710, please report a bug to PyTorch. expected bool";
             break;
         default:
             break;
         }
     }
-    if (assert_text) {
-        schema_error_plain(&p->L, assert_text);
+    if (expected) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_buf_printf(&b, "0 INTERNAL ASSERT FAILED at \"/__w/pytorch/pytorch/aten/src/ATen/core/ivalue.h\":%s",
+                       expected);
+        schema_error_buf(p, &b);
         return cfx_none();
     }
     if (kind != CFX_TYPE_COMPLEX && kind != CFX_TYPE_FLOAT && kind != CFX_TYPE_INT && kind != CFX_TYPE_BOOL) {
@@ -366,7 +394,7 @@ static cfx_value convert_to_list(schema_parser *p, int kind, schema_token range,
     return cfx_list(items, (uint32_t)n);
 }
 
-static cfx_value parse_constant_list(schema_parser *p, int kind)
+static cfx_value parse_constant_list(schema_parser *p, int kind, const cfx_type *real)
 {
     schema_lexer *L = &p->L;
     schema_token open = schema_expect(L, '[');
@@ -374,7 +402,7 @@ static cfx_value parse_constant_list(schema_parser *p, int kind)
     size_t n = 0, cap = 0;
     if (schema_cur(L).kind != ']') {
         do {
-            cfx_value v = parse_single_constant(p, kind);
+            cfx_value v = parse_single_constant(p, kind, real);
             if (n == UINT32_MAX) {
                 schema_error_plain(L, "std::bad_alloc");
                 break;
@@ -407,7 +435,7 @@ cfx_value schema_parse_default(schema_parser *p, const cfx_type *type, int32_t n
     case CFX_TYPE_BOOL:
     case CFX_TYPE_FLOAT:
     case CFX_TYPE_COMPLEX:
-        return parse_single_constant(p, kind);
+        return parse_single_constant(p, kind, type);
     case CFX_TYPE_DEVICE: {
         schema_token s = schema_expect(L, SK_STRINGLITERAL);
         if (schema_failed(L))
@@ -418,18 +446,28 @@ cfx_value schema_parse_default(schema_parser *p, const cfx_type *type, int32_t n
         return parse_device(p, text);
     }
     case CFX_TYPE_LIST: {
-        int elem = fake_kind(type->elems[0]->kind);
+        const cfx_type *real_elem = type->elems[0];
+        int elem = fake_kind(real_elem->kind);
         if (schema_cur(L).kind == SK_IDENT) {
             schema_expect(L, SK_NONE); /* fails: a list default cannot be a name */
             return cfx_none();
         }
         if (has_hint && schema_cur(L).kind != '[') {
             /* "int[2] k=3" is [3, 3] */
-            cfx_value v = parse_single_constant(p, elem);
+            cfx_value v = parse_single_constant(p, elem, real_elem);
             if (schema_failed(L))
                 return cfx_none();
             if (n_hint < 0) {
                 schema_error_plain(L, "cannot create std::vector larger than max_size()");
+                return cfx_none();
+            }
+            if (n_hint > MAX_REPEAT) {
+                /* PyTorch would build the list (gigabytes for "int[2000000000] x=1") */
+                cfx_buf b;
+                cfx_buf_init(&b);
+                cfx_buf_printf(&b, "default value repeated %d times: cfx allows at most %d", (int)n_hint,
+                               MAX_REPEAT);
+                schema_error_buf(p, &b);
                 return cfx_none();
             }
             cfx_value *items = n_hint ? schema_alloc(p, (size_t)n_hint * sizeof *items) : NULL;
@@ -439,7 +477,7 @@ cfx_value schema_parse_default(schema_parser *p, const cfx_type *type, int32_t n
                 items[i] = v;
             return convert_to_list(p, elem, range, items, (size_t)n_hint);
         }
-        return parse_constant_list(p, elem);
+        return parse_constant_list(p, elem, real_elem);
     }
     default:
         schema_error_report(L, range.start, range.end, "unexpected type, file a bug report");

@@ -1,7 +1,9 @@
 /* schema_internal.h - private to dispatch/schema_*.c: the TorchScript lexer as the schema
  * parser sees it (schema_lexer.c), PyTorch's error texts with the "~~~ <--- HERE" highlight,
- * and the parser state shared by schema_parse.c (types, arguments) and schema_default.c
- * (default values).
+ * and the parser state shared by the files of the parser: schema_parse.c (declarations,
+ * arguments), schema_type_parse.c (types, alias annotations), schema_union.c (what optional
+ * and union types become), schema_default.c (default values), schema_opaque.c (the opaque
+ * type registry) and schema_print.c (type names in messages).
  *
  * Not part of the public API. */
 #ifndef CFX_SCHEMA_INTERNAL_H
@@ -38,11 +40,7 @@ enum {
 
 typedef struct schema_token {
     int kind;
-    /* Byte range in the source. A number or string literal that ends the source has end 0,
-     * and so has the EOF token after it: PyTorch's source iterator reports position 0 at
-     * the very end, which changes how errors highlight (no "~~~" line). The token's text
-     * still runs to the end of the source. */
-    size_t start, end;
+    size_t start, end; /* byte range in the source */
 } schema_token;
 
 typedef struct schema_lexer {
@@ -54,7 +52,6 @@ typedef struct schema_lexer {
     size_t n_indents, cap_indents;
     schema_token *queue; /* tokens lexed but not consumed; queue[head] is cur() */
     size_t head, n_queue, cap_queue;
-    bool end_at_zero; /* a number/string reached the end: EOF is at position 0 */
     char *err;        /* first error (malloc'd), NULL while all is well */
 } schema_lexer;
 
@@ -74,10 +71,7 @@ bool schema_next_if(schema_lexer *L, int kind);
 schema_token schema_expect(schema_lexer *L, int kind);
 /* The token's source text (not NUL-terminated). */
 static inline const char *schema_text(const schema_lexer *L, schema_token t) { return L->src + t.start; }
-static inline size_t schema_text_len(const schema_lexer *L, schema_token t)
-{
-    return t.end >= t.start ? t.end - t.start : L->len - t.start;
-}
+static inline size_t schema_text_len(schema_token t) { return t.end - t.start; }
 bool schema_tok_is(const schema_lexer *L, schema_token t, const char *s);
 
 /* Error recorders; the first error wins. */
@@ -106,17 +100,27 @@ typedef struct schema_alias {
 } schema_alias;
 
 typedef struct schema_frame {
-    int kind; /* CFX_TYPE_TUPLE, _FUTURE, _RREF or _DICT under construction */
+    int kind; /* CFX_TYPE_TUPLE, _FUTURE, _AWAIT, _RREF, _DICT or _UNION under construction */
     const cfx_type **elems;
     size_t n, cap;
 } schema_frame;
 
+/* Where in the source a name resolved to an opaque type (cfx_schema_with_name re-parses with
+ * these instead of asking the registry again, so a copy means what the original meant). */
+typedef struct schema_opaque_uses {
+    size_t *at; /* source offsets of the names' first tokens */
+    size_t n, cap;
+} schema_opaque_uses;
+
 typedef struct schema_parser {
     schema_lexer L;
     schema_arena *A;
+    bool allow_typevars;
     unsigned next_id; /* fresh alias sets of "Tensor!": $0, $1, ... */
     schema_frame *frames;    /* type nesting stack (malloc'd, reused) */
     size_t n_frames, cap_frames;
+    schema_opaque_uses opaque;        /* recorded in the arena */
+    const schema_opaque_uses *replay; /* non-NULL when re-parsing a parsed schema */
     /* stand-ins returned when an allocation failed; the parse has failed by then */
     cfx_type dummy_type;
     schema_alias dummy_alias;
@@ -128,11 +132,50 @@ void *schema_alloc(schema_parser *p, size_t n);
 bool schema_grow(schema_parser *p, void *arrayp, size_t *cap, size_t n, size_t elem);
 /* A NUL-terminated arena copy of s[0..n) ("" if out of memory). */
 char *schema_slice(schema_parser *p, const char *s, size_t n);
+/* Records an error whose text is built in b (the buffer is consumed). */
+void schema_error_buf(schema_parser *p, cfx_buf *b);
+
+/* ------------------------------------------------------------------ schema_type_parse.c */
+
+/* SchemaTypeParser::parseFakeAndRealType: a type with its top-level alias annotation
+ * (*alias_out, NULL if none). The type is the real one; nested types are fake. */
+cfx_type *schema_parse_type(schema_parser *p, schema_alias **alias_out);
+/* parseAliasAnnotation: "(a|b! -> c)", "!" or nothing (NULL). */
+schema_alias *schema_parse_alias(schema_parser *p);
+/* The alias of a list whose element had `elem`: the container's own annotation, which is
+ * parsed here, holding the element's. */
+schema_alias *schema_list_alias(schema_parser *p, schema_alias *elem);
+/* A new node; the dummy type if out of memory. */
+cfx_type *schema_new_type(schema_parser *p, int kind);
+cfx_type *schema_new_type1(schema_parser *p, int kind, const cfx_type *elem);
+
+/* ------------------------------------------------------------------ schema_union.c */
+
+/* OptionalType::create and UnionType::create: flattened, deduplicated by unification,
+ * sorted; "None?" and single-type unions fail with c10's INTERNAL ASSERT text. */
+cfx_type *schema_make_optional(schema_parser *p, const cfx_type *t);
+cfx_type *schema_make_union(schema_parser *p, const cfx_type *const *types, size_t n);
+/* The type PyTorch uses inside containers and for defaults: SymInt, ScalarType, Layout and
+ * MemoryFormat are int (looked at through list and optional wrappers). */
+const cfx_type *schema_fake_type(schema_parser *p, const cfx_type *t);
+
+/* ------------------------------------------------------------------ schema_print.c */
+
+/* Type::str() ("Tensor?[]", "Union(int, str)") or, with annotation, repr_str() as c10's
+ * messages print types ("List[Optional[Tensor]]", "number"). */
+void schema_type_write(const cfx_type *t, bool annotation, cfx_buf *b);
+
+/* ------------------------------------------------------------------ schema_opaque.c */
+
+bool schema_opaque_lookup(const char *name, size_t n);
+
+/* ------------------------------------------------------------------ schema_default.c */
+
 /* std::stod / std::stoll on s[0..n): a prefix is enough; no digits or out of range records
  * the error "stod" / "stoll" (all that PyTorch's message says). */
 double schema_stod(schema_parser *p, const char *s, size_t n);
 long long schema_stoll(schema_parser *p, const char *s, size_t n);
-/* parseDefaultValue: the default after "=" for an argument of this type. */
+/* parseDefaultValue: the default after "=" for an argument of this (real) type. */
 cfx_value schema_parse_default(schema_parser *p, const cfx_type *type, int32_t n_hint, bool has_hint);
 
 #endif

@@ -392,7 +392,7 @@ static bool match(const schema_lexer *L, size_t pos, bool continuation, bool whi
     }
     if (pos == len) {
         *kind = SK_EOF;
-        *start = *end = L->end_at_zero ? 0 : pos;
+        *start = *end = pos;
         return true;
     }
     *start = pos;
@@ -475,10 +475,6 @@ static bool lex_raw(schema_lexer *L, bool whitespace_token, schema_token *t)
     }
     *t = (schema_token){kind, start, end};
     L->pos = end;
-    if ((kind == SK_NUMBER || kind == SK_STRINGLITERAL) && end == L->len) {
-        t->end = 0;
-        L->end_at_zero = true;
-    }
     return true;
 }
 
@@ -608,5 +604,5 @@ schema_token schema_expect(schema_lexer *L, int kind)
 bool schema_tok_is(const schema_lexer *L, schema_token t, const char *s)
 {
     size_t n = strlen(s);
-    return schema_text_len(L, t) == n && memcmp(L->src + t.start, s, n) == 0;
+    return schema_text_len(t) == n && memcmp(L->src + t.start, s, n) == 0;
 }

@@ -3,7 +3,7 @@
  * The text is c10::FunctionSchema's operator<< (aten/src/ATen/core/function_schema.cpp and
  * function_schema.h): the Argument printer, the AliasInfo printer, Type::str() and the
  * IValue printer for default values. Its peculiarities are kept because printed schemas
- * are compared byte for byte with PyTorch: a sized list's alias sits between the element
+ * are compared byte for byte with PyTorch 2.13: a sized list's alias sits between the element
  * and the brackets ("Tensor(a)[2]"), an alias with no sets is not printed unless it is a
  * list element's ("Tensor[]()[]"), integer-list defaults whose items are all equal print as
  * one number ("int[2] stride=1"), strings print quoted only for str arguments, and a single
@@ -33,29 +33,30 @@ void cfx_format_double_schema(double d, cfx_buf *b)
 
 /* ------------------------------------------------------------------ types */
 
-static const char *leaf_name(const cfx_type *t)
+/* Type::str() of a leaf type; annotation_str() differs for a few (the Python names). */
+static const char *leaf_name(const cfx_type *t, bool annotation)
 {
     switch (t->kind) {
     case CFX_TYPE_TENSOR: return "Tensor";
     case CFX_TYPE_INT: return "int";
-    case CFX_TYPE_SYMINT: return "SymInt";
+    case CFX_TYPE_SYMINT: return annotation ? "int" : "SymInt";
+    case CFX_TYPE_SYMBOOL: return annotation ? "bool" : "SymBool";
     case CFX_TYPE_FLOAT: return "float";
     case CFX_TYPE_COMPLEX: return "complex";
     case CFX_TYPE_BOOL: return "bool";
     case CFX_TYPE_STR: return "str";
-    case CFX_TYPE_SCALAR: return t->name ? t->name : "Scalar"; /* "Union(Scalar)", see make_optional */
-    case CFX_TYPE_SCALAR_TYPE: return "ScalarType";
-    case CFX_TYPE_LAYOUT: return "Layout";
-    case CFX_TYPE_MEMORY_FORMAT: return "MemoryFormat";
+    case CFX_TYPE_SCALAR: return annotation ? "number" : "Scalar";
+    case CFX_TYPE_SCALAR_TYPE: return annotation ? "int" : "ScalarType";
+    case CFX_TYPE_LAYOUT: return annotation ? "int" : "Layout";
+    case CFX_TYPE_MEMORY_FORMAT: return annotation ? "int" : "MemoryFormat";
     case CFX_TYPE_DEVICE: return "Device";
     case CFX_TYPE_GENERATOR: return "Generator";
     case CFX_TYPE_STORAGE: return "Storage";
     case CFX_TYPE_STREAM: return "Stream";
-    case CFX_TYPE_DIMNAME: return "str"; /* Dimname is a StringType in 1.13 */
     case CFX_TYPE_QSCHEME: return "QScheme";
     case CFX_TYPE_QUANTIZER: return "Quantizer";
-    case CFX_TYPE_CONST_QUANTIZER_PTR: return "int"; /* an IntType in 1.13 */
     case CFX_TYPE_CAPSULE: return "Capsule";
+    case CFX_TYPE_PYOBJECT: return "PyObject";
     case CFX_TYPE_NONE: return "NoneType";
     case CFX_TYPE_ANY: return "Any";
     case CFX_TYPE_ANY_CLASS: return "AnyClassType";
@@ -66,38 +67,85 @@ static const char *leaf_name(const cfx_type *t)
     }
 }
 
+/* What a compound type prints before, between and after its elements, in each style. */
+static const char *open_text(const cfx_type *t, bool annotation)
+{
+    switch (t->kind) {
+    case CFX_TYPE_LIST: return annotation ? "List[" : "";
+    case CFX_TYPE_OPTIONAL: return annotation ? "Optional[" : "";
+    case CFX_TYPE_TUPLE: return annotation ? (t->n_elems ? "Tuple[" : "Tuple[()") : "(";
+    case CFX_TYPE_DICT: return annotation ? "Dict[" : "Dict(";
+    case CFX_TYPE_FUTURE: return annotation ? "Future[" : "Future(";
+    case CFX_TYPE_AWAIT: return annotation ? "Await[" : "Await(";
+    case CFX_TYPE_RREF: return annotation ? "RRef[" : "RRef(";
+    case CFX_TYPE_UNION: return annotation ? "Union[" : "Union(";
+    default: return "";
+    }
+}
+
+static const char *close_text(const cfx_type *t, bool annotation)
+{
+    if (annotation)
+        return "]";
+    switch (t->kind) {
+    case CFX_TYPE_LIST: return "[]";
+    case CFX_TYPE_OPTIONAL: return "?";
+    default: return ")";
+    }
+}
+
+static bool is_number_part(const cfx_type *t)
+{
+    return t->kind == CFX_TYPE_INT || t->kind == CFX_TYPE_FLOAT || t->kind == CFX_TYPE_COMPLEX;
+}
+
+/* UnionType::canHoldType(Number), for a union whose members are flat. */
+static bool holds_number(const cfx_type *u)
+{
+    int parts = 0;
+    for (uint16_t i = 0; i < u->n_elems; i++)
+        parts |= u->elems[i]->kind == CFX_TYPE_INT ? 1 : u->elems[i]->kind == CFX_TYPE_FLOAT ? 2
+               : u->elems[i]->kind == CFX_TYPE_COMPLEX ? 4 : 0;
+    return parts == 7;
+}
+
 typedef struct walk {
     const cfx_type *t;
-    uint16_t next; /* next element to print */
+    uint16_t next;     /* next element to print */
+    bool number;       /* a union that holds Scalar: its int/float/complex print as one name */
+    bool separated;    /* a union printed a ", " (c10 only tracks it from the second member) */
 } walk;
 
-/* Type::str(), without recursion: element types nest as deep as the schema text did. */
-static void type_str(const cfx_type *root, cfx_buf *b)
+/* Type::str() or annotation_str(), without recursion: element types nest as deep as the
+ * schema text did. Unions print as c10's unionStr does, quirks included: int, float and
+ * complex together print as one "Scalar" at the end, and the separator before a member is
+ * written by position, so "Union(str, Scalar)" prints "Union(, str, Scalar)". */
+void schema_type_write(const cfx_type *root, bool annotation, cfx_buf *b)
 {
     walk local[16], *stack = local;
     size_t n = 0, cap = 16;
-    stack[n++] = (walk){root, 0};
+    stack[n++] = (walk){root, 0, false, false};
     while (n > 0) {
         walk *w = &stack[n - 1];
         const cfx_type *t = w->t;
-        const char *leaf = leaf_name(t);
+        const char *leaf = leaf_name(t, annotation);
         if (leaf) {
             cfx_buf_puts(b, leaf);
             n--;
             continue;
         }
         if (w->next == 0) {
-            switch (t->kind) {
-            case CFX_TYPE_TUPLE: cfx_buf_putc(b, '('); break;
-            case CFX_TYPE_DICT: cfx_buf_puts(b, "Dict("); break;
-            case CFX_TYPE_FUTURE: cfx_buf_puts(b, "Future("); break;
-            case CFX_TYPE_RREF: cfx_buf_puts(b, "RRef("); break;
-            default: break;
-            }
+            cfx_buf_puts(b, open_text(t, annotation));
+            w->number = t->kind == CFX_TYPE_UNION && holds_number(t);
         }
+        if (w->number)
+            while (w->next < t->n_elems && is_number_part(t->elems[w->next]))
+                w->next++;
         if (w->next < t->n_elems) {
-            if (w->next > 0)
+            if (w->next > 0) {
                 cfx_buf_puts(b, ", ");
+                w->separated = true;
+            }
             const cfx_type *e = t->elems[w->next++];
             if (n == cap) {
                 walk *bigger = malloc(2 * cap * sizeof *bigger);
@@ -111,32 +159,59 @@ static void type_str(const cfx_type *root, cfx_buf *b)
                 stack = bigger;
                 cap *= 2;
             }
-            stack[n++] = (walk){e, 0};
+            stack[n++] = (walk){e, 0, false, false};
             continue;
         }
-        switch (t->kind) {
-        case CFX_TYPE_LIST: cfx_buf_puts(b, "[]"); break;
-        case CFX_TYPE_OPTIONAL: cfx_buf_putc(b, '?'); break;
-        default: cfx_buf_putc(b, ')'); break;
+        if (w->number) {
+            if (w->separated)
+                cfx_buf_puts(b, ", ");
+            cfx_buf_puts(b, annotation ? "number" : "Scalar");
         }
+        cfx_buf_puts(b, close_text(t, annotation));
         n--;
     }
     if (stack != local)
         free(stack);
 }
 
-static bool same_sets(const cfx_alias_info *a)
+static int by_name(const void *a, const void *b)
 {
-    if (a->n_before != a->n_after)
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Do the before and after sets hold the same names? (Each set has no duplicates.) */
+static bool same_sets(const cfx_alias_info *a, cfx_buf *b)
+{
+    size_t n = a->n_before;
+    if (n != a->n_after)
         return false;
-    for (uint16_t i = 0; i < a->n_before; i++) {
-        bool found = false;
-        for (uint16_t j = 0; j < a->n_after && !found; j++)
-            found = strcmp(a->before[i], a->after[j]) == 0;
-        if (!found)
-            return false;
+    if (a->before == a->after || n == 0)
+        return true;
+    if (n <= 8) {
+        for (size_t i = 0; i < n; i++) {
+            bool found = false;
+            for (size_t j = 0; j < n && !found; j++)
+                found = strcmp(a->before[i], a->after[j]) == 0;
+            if (!found)
+                return false;
+        }
+        return true;
     }
-    return true;
+    /* large sets: compare sorted copies instead of every pair */
+    const char **x = malloc(2 * n * sizeof *x);
+    if (!x) {
+        b->oom = true;
+        return true;
+    }
+    memcpy(x, a->before, n * sizeof *x);
+    memcpy(x + n, a->after, n * sizeof *x);
+    qsort(x, n, sizeof *x, by_name);
+    qsort(x + n, n, sizeof *x, by_name);
+    bool same = true;
+    for (size_t i = 0; i < n && same; i++)
+        same = strcmp(x[i], x[n + i]) == 0;
+    free(x);
+    return same;
 }
 
 static void alias_print(const cfx_alias_info *a, cfx_buf *b)
@@ -149,7 +224,7 @@ static void alias_print(const cfx_alias_info *a, cfx_buf *b)
     }
     if (a->is_write)
         cfx_buf_putc(b, '!');
-    if (!same_sets(a)) {
+    if (!same_sets(a, b)) {
         cfx_buf_puts(b, " -> ");
         for (uint16_t i = 0; i < a->n_after; i++) {
             if (i > 0)
@@ -168,7 +243,7 @@ static void print_arg_type(const cfx_type *t, int32_t size_hint, cfx_buf *b)
     const cfx_type *unopt = is_opt ? t->elems[0] : t;
     const cfx_alias_info *alias = t->alias;
     if (unopt->kind == CFX_TYPE_LIST) {
-        type_str(unopt->elems[0], b);
+        schema_type_write(unopt->elems[0], false, b);
         if (alias && alias->contained)
             alias_print(alias->contained, b);
         cfx_buf_putc(b, '[');
@@ -176,7 +251,7 @@ static void print_arg_type(const cfx_type *t, int32_t size_hint, cfx_buf *b)
             cfx_buf_printf(b, "%d", (int)size_hint);
         cfx_buf_putc(b, ']');
     } else {
-        type_str(unopt, b);
+        schema_type_write(unopt, false, b);
     }
     if (alias && alias->n_before > 0)
         alias_print(alias, b);
@@ -260,7 +335,7 @@ static void print_ivalue(cfx_value v, cfx_buf *b)
         cfx_buf_putc(b, ']');
         break;
     case CFX_V_TUPLE:
-        /* a complex number (see schema_parse.c): real, sign, |imag|, "j" */
+        /* a complex number (see schema_default.c): real, sign, |imag|, "j" */
         if (v.len == 2 && v.u.items[0].kind == CFX_V_DOUBLE && v.u.items[1].kind == CFX_V_DOUBLE) {
             double im = v.u.items[1].u.d;
             cfx_format_double_schema(v.u.items[0].u.d, b);
@@ -274,20 +349,19 @@ static void print_ivalue(cfx_value v, cfx_buf *b)
     }
 }
 
-static bool is_str_kind(int kind) { return kind == CFX_TYPE_STR || kind == CFX_TYPE_DIMNAME; }
-
 static void print_default(const cfx_argument *a, cfx_buf *b)
 {
     const cfx_type *t = a->type;
     const cfx_type *unopt = t->kind == CFX_TYPE_OPTIONAL ? t->elems[0] : t;
     cfx_value v = a->default_value;
-    if ((is_str_kind(t->kind) || is_str_kind(unopt->kind)) && v.kind == CFX_V_STRING) {
+    if ((t->kind == CFX_TYPE_STR || unopt->kind == CFX_TYPE_STR) && v.kind == CFX_V_STRING) {
         cfx_schema_print_string(v.u.s, v.len, b);
         return;
     }
-    /* "int[2] stride=1" rather than [1, 1], as native_functions.yaml writes it */
+    /* "int[2] stride=1" rather than [1, 1], as native_functions.yaml writes it (only for
+     * int: "SymInt[2] x=1" prints [1, 1]) */
     int elem = t->kind == CFX_TYPE_LIST ? t->elems[0]->kind : -1;
-    if ((elem == CFX_TYPE_INT || elem == CFX_TYPE_CONST_QUANTIZER_PTR) && v.kind == CFX_V_LIST && v.len > 1) {
+    if (elem == CFX_TYPE_INT && v.kind == CFX_V_LIST && v.len > 1) {
         bool same = true;
         for (uint32_t i = 1; i < v.len && same; i++)
             same = v.u.items[i].u.i == v.u.items[0].u.i;

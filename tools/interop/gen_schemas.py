@@ -1,29 +1,60 @@
 #!/usr/bin/python3
-"""Writes the schema golden data for tests/dispatch/test_schema.c from PyTorch 1.13.
+"""Writes the schema golden data for tests/dispatch/test_schema.c from PyTorch 2.13.
 
-Run from the repo root with Debian's PyTorch:  /usr/bin/python3 tools/interop/extract_schemas.py
+Run from the repo root with the default python3 (`make goldens` runs every gen_*.py):
 
-  tests/data/schemas_1_13.txt   one line per schema in torch._C._jit_get_all_schemas():
-                                str(schema); when parsing that text again prints something
-                                else (alias sets print in hash-set order), "\t" and the reprint.
-  tests/data/schema_reprint.tsv source \t str(torch._C.parse_schema(source))
-  tests/data/schema_errors.tsv  source \t str(RuntimeError) raised by parse_schema(source)
+    python3 tools/interop/gen_schemas.py
+
+  tests/data/schemas_2_13.txt   every schema PyTorch has registered, one per line: str(schema);
+                                when parsing that text again prints something else (alias sets
+                                print in hash-set order), "\t" and the reprint.
+  tests/data/schema_reprint.tsv source \t str(torch._C.parse_schema(source)) [\t no_typevars]
+  tests/data/schema_errors.tsv  source \t the exception parse_schema(source) raises [\t no_typevars]
   tests/data/schema_floats.tsv  float.hex(x) (or nan/-nan) \t how a schema prints the default x
                                 (through a scripted function's schema, since the parser cannot
                                 produce inf or nan)
 
-In the .tsv files both columns are escaped: backslash as \\, newline as \n, tab as \t,
-carriage return as \r; any other byte is written as it is (UTF-8).
+Every file starts with the golden header line (tools/interop/golden.py). In the .tsv files both
+columns are escaped: backslash as \\, newline as \n, tab as \t, carriage return as \r; any
+other byte is written as it is (UTF-8). A third column "no_typevars" marks a case parsed with
+parse_schema(source, allow_typevars=False), as operator definitions (torch.library) parse.
+
+The registered schemas are torch._C._jit_get_all_schemas() (operators and TorchScript builtins),
+the _schema of every dispatcher operator not among them, and the methods of the registered
+torchbind classes, after importing the modules that register operators from Python
+(OP_MODULES). A registered schema whose printed text PyTorch itself cannot parse back (an
+opaque type prints as "PyObject", which is no type name) is an error case instead.
+
+Opaque types: PyTorch registers a few at import (enum.Enum, ...), cfx none. Before the
+hand-written cases the generator unregisters PyTorch's and registers OPAQUE_TYPES, which the C
+test registers too. Running the script twice writes identical files.
 """
 import importlib
+import itertools
 import math
 import os
+import random
 import sys
 import tempfile
 
 import torch
+from torch._library import opaque_object
 
-OUT = "tests/data/"
+from golden import write_text
+
+# Modules that register operators when imported (namespaces c10d_functional, _dtensor,
+# quantized_decomposed, prims, symm_mem, ...).
+OP_MODULES = [
+    "torch.distributed._functional_collectives",
+    "torch.distributed.tensor",
+    "torch.ao.quantization.fx._decomposed",
+    "torch._dynamo",
+    "torch._inductor.fx_passes.post_grad",
+]
+
+# Registered as opaque types for the hand-written cases; tests/dispatch/test_schema.c
+# registers the same names.
+OPAQUE_TYPES = ["cfx_test.Opaque", "cfx_test.sub.Handle", "Handle", "lower_handle"]
 
 
 def esc(s):
@@ -31,8 +62,22 @@ def esc(s):
             .replace("\r", "\\r"))
 
 
-def P(s):
-    return str(torch._C.parse_schema(s))
+def P(s, typevars=True):
+    return str(torch._C.parse_schema(s, typevars))
+
+
+def registered_schemas():
+    for m in OP_MODULES:
+        importlib.import_module(m)
+    texts = {str(s) for s in torch._C._jit_get_all_schemas()}
+    for op in torch._C._dispatch_get_all_op_names():
+        name, _, overload = op.partition(".")
+        try:
+            texts.add(str(torch._C._get_schema(name, overload)))
+        except RuntimeError:  # an operator with kernels but no schema
+            pass
+    texts.update(str(s) for s in torch._C._jit_get_custom_class_schemas())
+    return sorted(texts)
 
 
 # Source-form schemas that parse; the expected column is the oracle's reprint.
@@ -85,15 +130,15 @@ REPRINT = [
     "f(complex x=long, complex y=True, complex z=None, complex w=1.j, complex[] v=[1j, 2j], complex[2] u=1j) -> ()",
     "f(complex[2] d=[1j, 2.5j, -1j], complex[1] x=1.5) -> ()",
     "f(float x=long, float y=True, float z=\"s\") -> ()",
-    "f(Dimname x=\"a\", Dimname? y=None, Dimname[] z, ConstQuantizerPtr q=1, SymInt s=1, MemoryFormat m=1) -> Dimname",
+    "f(str x=\"a\", str? y=None, str[] z, ConstQuantizerPtr q=1, SymInt s=1, MemoryFormat m=1, DeviceIndex d=0) -> DeviceIndex",
     "f(Layout x=1, ScalarType y=None, Quantizer z=None, Generator? g=None, Tensor t=None, Tensor? u=None) -> ()",
     # devices
     "f(Device d=\"cpu\", Device e=\"cuda:1\", Device? f=None, Device? g=\"meta\", Device h=\"meta:0\", Device i='cpu') -> ()",
     "f(Device a=\"cuda:200\", Device b=\"cuda:255\", Device c=\"cuda:128\", Device d=\"cuda:256\", Device e=\"cpu:5\", Device f=\"cpu:0\") -> ()",
     "f(Device? a=\"cuda:1\", Device? b=1, Device? c=\"x\", Device d=\"privateuseone\") -> ()",
     "f(Device a=\"cpu\", Device b=\"cuda\", Device c=\"ipu\", Device d=\"xpu\", Device e=\"mkldnn\", Device f=\"opengl\", Device g=\"opencl\") -> ()",
-    "f(Device a=\"ideep\", Device b=\"hip\", Device c=\"ve\", Device d=\"fpga\", Device e=\"ort\", Device f=\"xla\", Device g=\"lazy\") -> ()",
-    "f(Device a=\"vulkan\", Device b=\"mps\", Device c=\"meta\", Device d=\"hpu:3\", Device e=\"privateuseone:1\") -> ()",
+    "f(Device a=\"ideep\", Device b=\"hip\", Device c=\"ve\", Device d=\"fpga\", Device e=\"maia\", Device f=\"xla\", Device g=\"lazy\") -> ()",
+    "f(Device a=\"vulkan\", Device b=\"mps\", Device c=\"meta\", Device d=\"hpu:3\", Device e=\"privateuseone:1\", Device f=\"mtia:2\") -> ()",
     # lists
     "f(int[2] k=3, int[2] l=[3, 3], int[] m=[3, 3], int[1] n=[1], SymInt[2] q=1, SymInt[] r=[2, 2], int[3] s=[1, 2, 1]) -> ()",
     "f(int[0] t=1, int[] u=[], int[2] v=[1], bool[2] w=True, float[2] x=1, float[] y=[1, 2.5], bool[] z=[True, False]) -> ()",
@@ -105,7 +150,7 @@ REPRINT = [
     # types
     "f(Tensor a, Tensor? b, Tensor[] c, Tensor?[] d, Tensor[]? e, Tensor[3] f, Tensor[2]? g) -> Tensor",
     "f(int a, SymInt b, float c, complex d, bool e, str f, Scalar g, ScalarType h, Layout i, MemoryFormat j) -> ()",
-    "f(Device a, Generator b, Storage c, Stream d, Dimname e, QScheme f, Quantizer g, ConstQuantizerPtr h) -> ()",
+    "f(Device a, Generator b, Storage c, Stream d, SymBool e, QScheme f, Quantizer g, ConstQuantizerPtr h) -> ()",
     "f(Capsule a, None b, NoneType c, Any d, AnyClassType e, AnyEnumType f, t g, t[] h, t? i) -> ()",
     "f((int, int) x, Dict(str, t) d, Future(t) f, RRef(t) r, (Tensor(a), Tensor) y, () z, (int) w) -> (int, int)",
     "f(Dict(str, Tensor)(a) d, Future(Tensor(a)) f) -> Dict(str, Tensor)(a!)",
@@ -115,8 +160,8 @@ REPRINT = [
     "f((int, None)? x, Future(int)? y, Dict(str, int)? z, Dict(Tensor(a), int) w, Dict(str,int)(a)[] v) -> Future(int)[]",
     "f(__torch__.torch.classes.quantized.Conv2dPackedParamsBase x, __torch__.torch.classes.quantized.Conv2dPackedParamsBase[]? y) -> __torch__.torch.classes.quantized.Conv2dPackedParamsBase",
     # nested types are "fake": SymInt, ScalarType, Layout, MemoryFormat become int
-    "f((ScalarType, Layout) x, Dict(str, MemoryFormat) y, Future(SymInt) z, Dimname[] w, (Dimname, ConstQuantizerPtr) v, RRef(Storage) u) -> ()",
-    "f(Dict(ScalarType, int) x, Dict(SymInt, int) y, Dict(Dimname, int) z, Dict(ConstQuantizerPtr, t) w) -> ()",
+    "f((ScalarType, Layout) x, Dict(str, MemoryFormat) y, Future(SymInt) z, SymBool[] w, (SymBool, ConstQuantizerPtr, DeviceIndex) v, RRef(Storage) u) -> ()",
+    "f(Dict(ScalarType, int) x, Dict(SymInt, int) y, Dict(DeviceIndex, int) z, Dict(ConstQuantizerPtr, t) w) -> ()",
     "f(Dict(bool, int) x, Dict(Any, int) y, Dict(Device, int) z, Dict(complex, t) w, Dict(Tensor, t) v, Dict(float, t) u) -> ()",
     "f((ScalarType[], Layout?) x, Dict(str, SymInt[]) y) -> (ScalarType, int)",
     # alias annotations
@@ -176,6 +221,43 @@ REPRINT = [
     "f(\n  Tensor x, # the input\n  int y=1\n) -> (\n  Tensor a,\n  Tensor b)",
     "f(int x) -> int\n\n",
     "f(int x) -> int  \n  ",
+    # 2.13: SymInt and SymBool, DeviceIndex, dtype names as ScalarType defaults, Await
+    "f(SymInt a, SymInt? b=None, SymInt[] c=[1, 2], SymInt[2] d=1, SymInt[1] e=-1, SymInt f=long, SymInt g=1.5, SymInt[]? h=None) -> SymInt[]",
+    "f(SymBool a, SymBool(a!) e, SymBool[] c, SymBool? b=None, SymBool[]? d=None) -> (SymBool, SymBool[])",
+    "f(DeviceIndex a=0, DeviceIndex? b=None, DeviceIndex[] c=[0, 1], DeviceIndex[2] d=1) -> DeviceIndex",
+    "f(DeviceIndex x) -> ()",
+    "f(ScalarType a=float32, ScalarType? b=bfloat16, ScalarType c=int64, ScalarType? d=None, ScalarType[] e=[half, cfloat]) -> ()",
+    "f(Layout a=strided, Layout? b=None, MemoryFormat? c=contiguous_format, ScalarType? d=complex, Layout[] e=[strided], Layout[2] f=1) -> Layout",
+    "f(Storage a, Stream c, Generator[] f, Storage[] g, Storage? b=None, Stream? d=None, Generator? e=None) -> Storage",
+    "f(str? a=\"x\", str? b=None, str[]? c=None, str?[] d, str e=\"\") -> str?",
+    "f(complex a=1.5, complex b=-1.5e3j, complex[] c=[1.5, 2j], Scalar d=1j, float e=1j, int f=2j, complex g=0.5e1) -> complex",
+    "f(Await(int) a, Await(Tensor(a)) b, Await(t)[] c, Await(SymInt) d, Await(Await(str)) e, Await(int)? f=None) -> Await(int)",
+    "f(Any a, Any[] c, Any(a) d, Any?[] e, Any? b=None) -> Any",
+    # out= and in-place list forms, empty and variadic returns
+    "f(Tensor(a!)[] self, *, Tensor(a!) out) -> ()",
+    "f(Tensor(a!)[] self, Tensor(b!)[] other, *, Scalar alpha=1) -> Tensor(a!)[]",
+    "_foreach_add.List_out(Tensor[] self, Tensor[] other, *, Scalar alpha=1, Tensor(a!)[] out) -> ()",
+    "f(Tensor self, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
+    "f(int[2]? a=None, int[2]? b=1, SymInt[2]? d=None, SymInt[]? e=None, int[3] f=[1, 2, 3]) -> int[2]?",
+    "f(...) -> ...",
+    "f(int x, ...) -> (int, ...)",
+    "f(Tensor x) -> ()",
+    # qualified names: type variables, or opaque types when registered (OPAQUE_TYPES)
+    "f(my.T a, my.sub.T b, int.b c, t.u d, cfx_test.Other e) -> my.T",
+    "f(my . T a, my.t(a) b) -> ()",
+    "f(cfx_test.Opaque a, cfx_test.Opaque[] c, cfx_test.Opaque(a!) d, Handle e, lower_handle f, cfx_test.Opaque? b=None, Handle? g=1) -> cfx_test.Opaque",
+    "f(cfx_test . Opaque a, cfx_test.sub.Handle b, cfx_test.sub.Handle.x c, cfx_test.Opaque.x d) -> ()",
+    "f((cfx_test.Opaque, int) a, Dict(str, cfx_test.Opaque) b, Future(Handle) c, Union(Handle, int) d) -> Handle[]",
+    # Union (members are fake types; built, flattened and printed as c10 does)
+    "f(Union(int, str) a, Union(int, str)[] c, Union(int, str)(a!) d, Union(int, str)? b=None) -> Union(int, str)",
+    "f(Union(int, float, complex) d, Union(int, None) a=None, Union(Tensor, None) b=None, Union(Scalar, None) c=1, Union(int, float, complex, None) e=None) -> ()",
+    "f(Union(str, Scalar) a, Union(Tensor, Scalar) b, Union(Tensor, Scalar, str) c, Union(Scalar?, str) d, Union(int?, str?) e) -> ()",
+    "f(Union(Union(int, str), bool) a, Union(int, str)?? b, Union(SymInt, str) c, Union(Layout, ScalarType?, str) d) -> ()",
+    "f(Union(int, str)?[] a, Union(Tensor(a), int) b, Union(int, str)[](a!) c, Union(str, None, int) d) -> ()",
+    "f(Union(int, Union(float, Union(str, bool))) a, Union(int, float) b, Union(float, int) c) -> Union(float, int)",
+    "f(Union(Storage, Stream, Generator, Device, Capsule, QScheme, Quantizer) a, Union(AnyEnumType, int) b) -> ()",
+    "f((Union(int, str), int) a, Union(int, str)[2] b, Dict(str, Union(int, str)) c) -> ()",
+    "f(Scalar(a)?? a, Union(int, str)(a)?? b, Tensor(a)[]? c) -> Scalar??",
 ]
 
 # Malformed schemas; the expected column is the oracle's exception text.
@@ -253,7 +335,6 @@ ERRORS = [
     "f(\n int y,\n int z,\n int w,\n int v) -> 12",
     "f(int x) -> Tensor(a!0x1",
     # types
-    "f(DeviceIndex x) -> ()",
     "f(SymFloat x) -> ()",
     "f(None? x) -> ()",
     "f(NoneType? x) -> ()",
@@ -332,7 +413,6 @@ ERRORS = [
     "f((int, int) x=1) -> ()",
     "f(Dict(str, int) x=None) -> ()",
     "f(Storage x=1) -> ()",
-    "f(Dimname[] x=[\"a\"]) -> ()",
     "f(QScheme x=1) -> ()",
     "f(Stream x=None) -> ()",
     "f(Device x=None) -> ()",
@@ -366,7 +446,129 @@ ERRORS = [
     "f(Device x=\"hp:3\") -> ()",
     "f(Device x=\"xyz:99999999999\") -> ()",
     "f(Device x=1) -> ()",
+    # 2.13: types that no longer (or never) parse
+    "f(Dimname x) -> ()",
+    "f(Dimname[] x=[\"a\"]) -> ()",
+    "f(PyObject x) -> ()",
+    "f(GenericList x) -> ()",
+    "f(Number x) -> ()",
+    "f(SymBool x=True) -> ()",
+    "f(SymBool[] x=[True]) -> ()",
+    "f(Await(int) x=None) -> ()",
+    "f(Await x) -> ()",
+    "f(Await(int, int) x) -> ()",
+    "f(Await(int)(a) x) -> ()",
+    "f(Device x=\"ort\") -> ()",
+    "f(Device x=\"maia:1a\") -> ()",
+    # dtype names are ScalarType defaults only
+    "f(ScalarType x=Float) -> ()",
+    "f(ScalarType x=float128) -> ()",
+    "f(int x=float32) -> ()",
+    "f(Scalar x=float32) -> ()",
+    "f(int? x=bfloat16) -> ()",
+    "f(ScalarType?[] x=[float32]) -> ()",
+    "f(ScalarType[1] x=float32) -> ()",
+    # FunctionSchema's own checks
+    "f(int x=1, int y) -> ()",
+    "f(Tensor a, int x=1, Tensor b, *, int y, int z=2) -> ()",
+    "f(int[1]? c=[3]) -> ()",
+    "f(SymInt[]? e=[1, 2]) -> ()",
+    "foo::z6(int[] x=[], int y=1, Tensor z) -> ()",
+    # qualified names
+    "f(my.None x) -> ()",
+    "f(my.in x) -> ()",
+    "f(my. x) -> ()",
+    "f(my.$ x) -> ()",
+    "f(None.x y) -> ()",
+    "f(NoneType.x y) -> ()",
+    "f(A.b x) -> ()",
+    "f(Tensor.b x) -> ()",
+    "f(cfx_test.Opaque x=None) -> ()",
+    "f(Handle x=None) -> ()",
+    "f(Dict(cfx_test.Opaque, int) x) -> ()",
+    "f(Dict(SymBool, int) x) -> ()",
+    "f(Dict(Storage, int) x) -> ()",
+    "f(Dict(Union(int, str), int) x) -> ()",
+    "f(Dict(str?, int) x) -> ()",
+    "f(Dict(Await(int), int) x) -> ()",
+    # Union
+    "f(Union(int, str) x=None) -> ()",
+    "f(Union(int, str) x=1) -> ()",
+    "f(Union(int) x) -> ()",
+    "f(Union(int, int) x) -> ()",
+    "f(Union(int, ConstQuantizerPtr, DeviceIndex) x) -> ()",
+    "f(Union() x) -> ()",
+    "f(Union x) -> ()",
+    "f(Union(int str) x) -> ()",
+    "f(Union(int, str x) -> ()",
+    "f(Union(int,) x) -> ()",
+    "f(Union(int, Any) x) -> ()",
+    "f(Union(int, Any, str) x) -> ()",
+    "f(Union(t, u) x) -> ()",
+    "f(Union(SymInt, ScalarType) x) -> ()",
+    "f(Union(None) x) -> ()",
+    "f(Union(NoneType, None) x) -> ()",
+    "f(Union(int[], int[]) x) -> ()",
+    "f(Union((int, None), (int, int)) x) -> ()",
+    "f(Union(Future(int), Future(Scalar)) x) -> ()",
+    "f(Union(AnyClassType, __torch__.torch.classes.quantized.Conv2dPackedParamsBase) x) -> ()",
+    "f(Union(int, str)(a) y, Union(int, None)(b) z) -> Union(Tensor(a), int)??(a!)",
+    # repeated defaults of a sized list
+    "f(int[4294967295] x=1) -> ()",
 ]
+
+# Parsed as operator definitions parse them (allow_typevars=False): the third column.
+NO_TYPEVARS_REPRINT = [
+    "aten::f(t x, t[] y) -> t",
+    "prim::f(t x) -> t",
+    "f(int x, Tensor? y, SymInt[] z, Union(int, str) w, cfx_test.Opaque o) -> Tensor",
+]
+
+NO_TYPEVARS_ERRORS = [
+    "f(t x) -> t",
+    "foo::f(t x) -> ()",
+    " aten::f(t x) -> t",
+    "aten2::f(t x) -> t",
+    "f(double x) -> ()",
+    "f(int x) -> double",
+    "f(int64_t x) -> ()",
+    "f(float64 x) -> ()",
+    "f(my.T x) -> ()",
+    "f(my.None x) -> ()",
+    "f(Tensr x) -> ()",
+    "f(Union(t, int) x) -> ()",
+    "f(Dict(str, t) x) -> ()",
+]
+
+# Union members for the generated cases: every ordered pair, each one optional and twice
+# optional, and seeded random triples. They exercise c10's subtyping and unification.
+UNION_MEMBERS = [
+    "int", "float", "complex", "bool", "str", "Scalar", "Tensor", "None", "Any", "t", "SymInt",
+    "SymBool", "Device", "Storage", "Capsule", "AnyClassType", "cfx_test.Opaque",
+    "__torch__.torch.classes.quantized.Conv2dPackedParamsBase", "int[]", "Scalar[]", "int?",
+    "Scalar?", "Tensor?", "(int, int)", "(int, float)", "(int, None)", "(Scalar, int)", "()",
+    "Future(int)", "Future(Scalar)", "Await(Scalar)", "RRef(int)", "Dict(str, int)",
+    "Union(int, str)", "Union(float, str)?", "Union(int, float, complex)",
+]
+
+
+def union_cases():
+    cases = ["f(Union(%s, %s) x) -> ()" % ab for ab in itertools.product(UNION_MEMBERS, repeat=2)]
+    cases += ["f(%s? x, %s?? y) -> ()" % (m, m) for m in UNION_MEMBERS]
+    rng = random.Random(213)
+    for _ in range(200):
+        cases.append("f(Union(%s) x) -> ()" % ", ".join(rng.choice(UNION_MEMBERS) for _ in range(3)))
+    return cases
+
+
+def dtype_names():
+    """Every dtype name torch knows (torch.float32, torch.half, ...): ScalarType defaults."""
+    names = set()
+    for attr in dir(torch):
+        v = getattr(torch, attr)
+        if isinstance(v, torch.dtype):
+            names.update((attr, str(v).split(".")[1]))
+    return sorted(names)
 
 
 FLOATS = [0.0, -0.0, 1.0, -1.0, 0.5, 2.5, 0.1, 1e-5, 1e-7, 1e10, 1e16, 1e17, 1e19, 1e20,
@@ -401,38 +603,54 @@ def float_cases():
 
 
 def main():
-    if not os.path.isdir(OUT):
+    if not os.path.isdir("tests/data"):
         sys.exit("run from the repo root")
-    schemas = [str(s) for s in torch._C._jit_get_all_schemas()]
-    n_diff = 0
-    with open(OUT + "schemas_1_13.txt", "w", encoding="utf-8") as f:
-        for s in schemas:
-            assert "\n" not in s and "\t" not in s, s
+    lines, unparsable, n_diff = [], [], 0
+    for s in registered_schemas():
+        assert "\n" not in s and "\t" not in s, s
+        try:
             r = P(s)
-            if r != s:
-                n_diff += 1
-                f.write("%s\t%s\n" % (s, r))
-            else:
-                f.write(s + "\n")
-    with open(OUT + "schema_reprint.tsv", "w", encoding="utf-8") as f:
-        for s in REPRINT:
-            f.write("%s\t%s\n" % (esc(s), esc(P(s))))
-    n_err = 0
-    with open(OUT + "schema_errors.tsv", "w", encoding="utf-8") as f:
-        for s in ERRORS:
-            try:
-                r = P(s)
-            except Exception as e:  # RuntimeError, and IndexError/ValueError from std::sto*
-                f.write("%s\t%s\n" % (esc(s), esc(str(e))))
-                n_err += 1
-            else:
+        except RuntimeError:
+            unparsable.append(s)
+            continue
+        n_diff += r != s
+        lines.append(s if r == s else "%s\t%s" % (s, r))
+    write_text("schemas_2_13.txt", "".join(l + "\n" for l in lines))
+
+    # the oracle's opaque types are ours for the hand-written cases
+    for name in sorted(opaque_object._OPAQUE_TYPES_BY_NAME):
+        torch._C._unregister_opaque_type(name)
+    for name in OPAQUE_TYPES:
+        torch._C._register_opaque_type(name)
+
+    reprint = REPRINT + ["f(%s) -> ()" % ", ".join("ScalarType a%d=%s" % (i, n) for i, n in enumerate(dtype_names()))]
+    # (source, allow_typevars, must parse: True / False / None for either)
+    cases = ([(s, True, True) for s in reprint] + [(s, False, True) for s in NO_TYPEVARS_REPRINT] +
+             [(s, True, False) for s in ERRORS + unparsable] + [(s, False, False) for s in NO_TYPEVARS_ERRORS] +
+             [(s, True, None) for s in union_cases()])
+    seen, ok, bad = set(), [], []
+    for s, typevars, must_parse in cases:
+        if (s, typevars) in seen:  # a generated union case may repeat a hand-written one
+            continue
+        seen.add((s, typevars))
+        mark = "" if typevars else "\tno_typevars"
+        try:
+            r = P(s, typevars)
+        except Exception as e:  # RuntimeError, and IndexError/ValueError from std::sto*
+            if must_parse:
+                sys.exit("expected %r to parse, got %r" % (s, str(e)))
+            bad.append("%s\t%s%s\n" % (esc(s), esc(str(e)), mark))
+        else:
+            if must_parse is False:
                 sys.exit("expected an error for %r, got %r" % (s, r))
+            ok.append("%s\t%s%s\n" % (esc(s), esc(r), mark))
+    write_text("schema_reprint.tsv", "".join(ok))
+    write_text("schema_errors.tsv", "".join(bad))
+
     floats = float_cases()
-    with open(OUT + "schema_floats.tsv", "w", encoding="utf-8") as f:
-        for k, v in floats:
-            f.write("%s\t%s\n" % (k, v))
-    print("schemas %d (%d reprint differently), reprint cases %d, error cases %d, floats %d"
-          % (len(schemas), n_diff, len(REPRINT), n_err, len(floats)))
+    write_text("schema_floats.tsv", "".join("%s\t%s\n" % kv for kv in floats))
+    print("schemas %d (%d reprint differently, %d do not parse in PyTorch either), reprint cases %d, "
+          "error cases %d, floats %d" % (len(lines), n_diff, len(unparsable), len(ok), len(bad), len(floats)))
 
 
 if __name__ == "__main__":
