@@ -144,21 +144,19 @@ extern _Thread_local cfx_local_keys cfx_mode_tls_on_entry;
 extern _Thread_local bool cfx_mode_tls_on_entry_set;
 
 /* Internal (python_fallback.c, dispatcher.c): what the Python fallback excludes for the
- * duration of a handler (every functionality key strictly above Python except
- * PythonDispatcher: a run of plain functionality bits, one per key), the table slot of the
- * Python key (a plain functionality key after the four per-backend functionalities below it,
- * Dense, Quantized, Sparse and NestedTensor, which take one slot per backend; tests compare it
- * with cfx_key_table_index), and the shift that leaves 1 of a key set exactly when Python is
- * its highest functionality. */
+ * duration of a handler (2.13's after_Python_keyset: every functionality key strictly above
+ * Python except PythonDispatcher, a run of plain functionality bits, one per key), the table
+ * slot of the Python key, and the shift that leaves 1 of a key set exactly when Python is its
+ * highest functionality. */
 #define CFX_MODE_ABOVE_PYTHON_KEYS                                                                 \
     ((cfx_keyset){((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_EndOfFunctionalityKeys - 1) << 1) -         \
                    CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python + 1)) &                                \
                   ~CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
-#define CFX_MODE_PYTHON_SLOT ((int)CFX_KEY_Python + 4 * (CFX_NUM_BACKENDS - 1))
+#define CFX_MODE_PYTHON_SLOT CFX_KEYS_FUNCTIONALITY_SLOT(CFX_KEY_Python)
 #define CFX_MODE_PYTHON_SHIFT (CFX_NUM_BACKENDS + (int)CFX_KEY_Python - 1)
 /* The same two for PythonTLSSnapshot, the key every traced call enters by (ops.c), also a
- * plain functionality key, with AutogradFunctionality as a fifth per-backend one below it. */
-#define CFX_MODE_SNAPSHOT_SLOT ((int)CFX_KEY_PythonTLSSnapshot + 5 * (CFX_NUM_BACKENDS - 1))
+ * plain functionality key. */
+#define CFX_MODE_SNAPSHOT_SLOT CFX_KEYS_FUNCTIONALITY_SLOT(CFX_KEY_PythonTLSSnapshot)
 #define CFX_MODE_SNAPSHOT_SHIFT (CFX_NUM_BACKENDS + (int)CFX_KEY_PythonTLSSnapshot - 1)
 
 /* The Python and PythonTLSSnapshot backend fallbacks (python_fallback.c). The dispatcher's

@@ -377,7 +377,7 @@ Test(dispatch_fastpaths, infra_and_user_tops_run_alike)
     cr_expect(cfx_keyset_eq(u.keys.included, f.keys.included) && cfx_keyset_eq(u.keys.included, p.keys.included));
     cr_expect(cfx_keyset_eq(u.keys.excluded, f.keys.excluded) && cfx_keyset_eq(u.keys.excluded, p.keys.excluded));
     cr_expect(!cfx_keyset_has(u.keys.included, CFX_KEY_Python), "the last mode's handler runs without Python");
-    cr_expect(cfx_keyset_has(u.keys.excluded, CFX_KEY_Fake), "keys above Python are excluded");
+    cr_expect(cfx_keyset_has(u.keys.excluded, CFX_KEY_Functionalize), "keys above Python are excluded");
 
     /* a mode below: the handler on top sees it and keeps the Python keys */
     seen_mode below = {0}, top = {0};

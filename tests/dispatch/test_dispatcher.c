@@ -249,53 +249,6 @@ Test(dispatcher, per_backend_fallthrough_masks)
     cfx_library_free(fb);
 }
 
-/* The per-op fallthrough format, against aten::add.Tensor's Named row on 1.13 (the Python API
- * of 1.13 cannot register a per-op fallthrough; the golden keeps aten's rows as evidence). */
-Test(dispatcher, per_op_fallthrough_rows_match_aten_named)
-{
-    FILE *f = fopen("tests/data/dispatch_scenarios.txt", "r");
-    cr_assert(f);
-    char line[512], state_row[512] = "", table_row[512] = "";
-    bool in = false;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "@@@ grep Named aten::add.Tensor", 31) == 0) {
-            in = true;
-            continue;
-        }
-        if (in && !state_row[0])
-            snprintf(state_row, sizeof state_row, "%s", line);
-        else if (in && !table_row[0])
-            snprintf(table_row, sizeof table_row, "%s", line);
-    }
-    fclose(f);
-    cr_assert(state_row[0] && table_row[0]);
-    if (!strchr(table_row, '\n'))
-        strcat(table_row, "\n");
-
-    cfx_library *lib = cfx_library_new(CFX_LIB_DEF, "pft", CFX_KEY_Undefined, "/dev/null", 5);
-    cr_assert_eq(cfx_library_def(lib, "a(Tensor x) -> Tensor"), CFX_OK);
-    cr_assert_eq(cfx_library_impl_fallthrough_at(lib, "a", CFX_KEY_Named, "./aten/src/ATen/core/NamedRegistrations.cpp", 11),
-                 CFX_OK);
-    cfx_op *op = cfx_op_find("pft::a");
-    char *dump = cfx_op_dump_state(op), *table = cfx_op_dump_computed_table(op);
-    cr_expect(strstr(dump, state_row), "want\n%s\nin\n%s", state_row, dump);
-    cr_expect(strstr(table, table_row), "want\n%s\nin\n%s", table_row, table);
-    free(dump);
-    free(table);
-    /* and it really is skipped: with Named included, a CPU call still lands on CPU */
-    int calls = 0;
-    cr_assert_eq(cfx_library_impl_boxed_at(lib, "a", CFX_KEY_CPU, identity_boxed, &calls, "/dev/null", 5), CFX_OK);
-    cfx_key_guard g;
-    cfx_include_keys_begin(&g, cfx_keyset_of(CFX_KEY_Named));
-    cfx_tensor *c = cpu_tensor();
-    cfx_value stack[1] = {cfx_tensor_value(c)};
-    cr_expect_eq(cfx_op_call(op, stack, 1), CFX_OK, "%s", cfx_error_message());
-    cr_expect_eq(calls, 1);
-    cfx_key_guard_end(&g);
-    cfx_tensor_release(c);
-    cfx_library_free(lib);
-}
-
 /* A key with neither kernel nor fallback stops the call; a per-op fallthrough unblocks it. */
 Test(dispatcher, fallthrough_kernel_is_masked_not_called)
 {
@@ -499,11 +452,11 @@ Test(dispatcher, random_churn_keeps_invariants)
     static const cfx_dispatch_key keys[] = {
         CFX_KEY_Undefined, CFX_KEY_CPU, CFX_KEY_CUDA, CFX_KEY_Meta, CFX_KEY_XLA, CFX_KEY_Lazy, CFX_KEY_FPGA,
         CFX_KEY_SparseCPU, CFX_KEY_QuantizedCPU, CFX_KEY_MkldnnCPU, CFX_KEY_NestedTensorCPU, CFX_KEY_AutogradCPU,
-        CFX_KEY_AutogradMeta, CFX_KEY_AutogradOther, CFX_KEY_AutogradNestedTensor, CFX_KEY_Named, CFX_KEY_Tracer,
+        CFX_KEY_AutogradMeta, CFX_KEY_AutogradOther, CFX_KEY_AutogradNestedTensor, CFX_KEY_Functionalize, CFX_KEY_Tracer,
         CFX_KEY_BackendSelect, CFX_KEY_Autograd, CFX_KEY_CompositeImplicitAutograd,
         CFX_KEY_CompositeImplicitAutogradNestedTensor, CFX_KEY_CompositeExplicitAutograd,
         CFX_KEY_CompositeExplicitAutogradNonFunctional};
-    static const cfx_dispatch_key fb_keys[] = {CFX_KEY_AutogradMeta, CFX_KEY_Tracer, CFX_KEY_Named, CFX_KEY_CPU,
+    static const cfx_dispatch_key fb_keys[] = {CFX_KEY_AutogradMeta, CFX_KEY_Tracer, CFX_KEY_Functionalize, CFX_KEY_CPU,
                                                CFX_KEY_AutogradOther, CFX_KEY_Meta};
     enum { NK = sizeof keys / sizeof keys[0], NF = sizeof fb_keys / sizeof fb_keys[0], MAXL = 48 };
     cfx_dispatcher_drop_default_fallbacks();
