@@ -54,6 +54,7 @@
     F(x, CompositeImplicitAutogradNestedTensor) F(x, CompositeExplicitAutograd)          \
     F(x, CompositeExplicitAutogradNonFunctional)
 
+/* An X-macro argument that drops the entries it is given. */
 #define CFX_KEYS_IGNORE_(...)
 
 /* Backend components (c10::BackendComponent). */
@@ -82,6 +83,11 @@ typedef enum cfx_dispatch_key {
     CFX_FOR_EACH_ALIAS(CFX_KEY_ENUM_, )
     CFX_KEY_COUNT /* one past the last alias key */
 } cfx_dispatch_key;
+#undef CFX_BACKEND_ENUM_
+#undef CFX_KEY_ENUM_
+#undef CFX_KEY_ENUM_PB_
+#undef CFX_KEY_ENUM_RUNTIME_
+#undef CFX_KEY_ENUM_BLOCK_
 
 #define CFX_NUM_FUNCTIONALITY_KEYS ((int)CFX_KEY_EndOfFunctionalityKeys) /* 47 */
 
