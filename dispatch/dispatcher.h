@@ -68,9 +68,8 @@ int cfx_dispatch_missing_kernel_error(const cfx_op *op, cfx_keyset ks);
  * an index out of range). Its debug is "registered at FILE:LINE". */
 const cfx_kernel *cfx_dispatcher_backend_fallback(int table_index);
 
-/* Deregisters cfx's default fallbacks (fallbacks.c: BackendSelect, ADInplaceOrView,
- * AutocastCPU/CUDA and the Autograd alias, all fallthrough). For tests that install PyTorch's
- * own set of fallbacks to compare dispatch tables with PyTorch's text. */
+/* Deregisters cfx's default fallbacks (fallbacks.c). For tests that install PyTorch's own set
+ * of fallbacks to compare dispatch tables with PyTorch's text. */
 void cfx_dispatcher_drop_default_fallbacks(void);
 
 #endif

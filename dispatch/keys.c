@@ -1,24 +1,25 @@
 /* keys.c - dispatch keys and key sets, as c10/core/DispatchKey{,Set}.{h,cpp} define them.
  *
- * A key set is one uint64: the low 14 bits are backend components (CPU, CUDA, ..., Meta, ...),
- * the bits above are functionalities in priority order. A per-backend runtime key such as
+ * A key set is one uint64: the low 16 bits are backend components (CPU, CUDA, ..., Meta), the
+ * bits above are functionalities in priority order. A per-backend runtime key such as
  * AutogradCPU is not a bit of its own but the pair (AutogradFunctionality bit, CPU bit), which
  * is why a set cannot say "dense CPU and autograd CUDA" and why removing a key clears only its
  * functionality bit: the backend bit may be shared with other keys of the tensor.
  *
- * Everything observable follows PyTorch 1.13 byte for byte, checked against it by
+ * Everything observable follows PyTorch 2.13 byte for byte, checked against it by
  * tests/dispatch/test_keys.c: toString names (the StartOf<F>Backends markers print as
- * "<F>Unknown", with Dense's prefix empty, so "Unknown"), the subset of names
- * parseDispatchKey accepts (not every runtime key: "AutogradHIP" or "QuantizedMeta" are
- * refused), the printing order (ascending priority; a per-backend functionality bit without a
- * backend bit prints nothing), FULL_AFTER, the alias expansions and their odd corners
- * (isIncludedInAlias says yes for alias keys themselves, because their key set is empty). The
- * one deliberate difference is PreDispatch, a 2.x key kept at its 2.x place below
- * PythonDispatcher, so PythonDispatcher's slot and everything numbered after it moves up by one.
+ * "<F prefix>Undefined", Dense's prefix being empty, and EndOfFunctionalityKeys as
+ * "UnknownUnknown"), the subset of names parseDispatchKey accepts (not every runtime key:
+ * "AutogradHIP" or "QuantizedMeta" are refused), the printing order (ascending priority; a
+ * per-backend functionality bit without a backend bit prints nothing), FULL_AFTER, the alias
+ * expansions and their odd corners (isIncludedInAlias says yes for alias keys themselves,
+ * because their key set is empty; AutogradMTIA has no backend set although MTIA tensors carry
+ * it).
  *
- * The hot queries (highest key, table slot) are inline in keys.h and read the per-functionality
- * table below; the table is built by constant expressions, so it exists before any constructor
- * that registers kernels runs. */
+ * The names, the enum and the per-functionality table all come from keys.h's X-macro lists,
+ * so they cannot drift apart. The hot queries (highest key, table slot) are inline in keys.h
+ * and read the per-functionality table below; the table is built by constant expressions, so
+ * it exists before any constructor that registers kernels runs. */
 #include <string.h>
 
 #include "dispatch/keys.h"
@@ -26,131 +27,110 @@
 #define FBIT CFX_KEYS_FUNCTIONALITY_BIT
 #define BACKEND_MASK ((1ull << CFX_NUM_BACKENDS) - 1)
 #define BACKEND_BIT(b) (1ull << ((int)(b) - 1))
-#define PER_BACKEND_FUNCTIONALITIES                                                   \
-    ((1ull << CFX_KEY_Dense) | (1ull << CFX_KEY_Quantized) | (1ull << CFX_KEY_Sparse) | \
-     (1ull << CFX_KEY_NestedTensor) | (1ull << CFX_KEY_AutogradFunctionality))
+
+#define PB_MASK_(x, Name, prefix) (1ull << CFX_KEY_##Name) |
+#define PER_BACKEND_FUNCTIONALITIES (CFX_FOR_EACH_FUNCTIONALITY(CFX_KEYS_IGNORE_, PB_MASK_, ) 0)
 #define IS_PER_BACKEND(f) ((unsigned)(f) < 64 && ((PER_BACKEND_FUNCTIONALITIES >> (f)) & 1))
 
-_Static_assert(CFX_NUM_FUNCTIONALITY_KEYS == 42, "1.13's 41 functionality keys + PreDispatch");
-_Static_assert(CFX_NUM_RUNTIME_ENTRIES == 107, "42 + 5 * 13 runtime slots");
+/* 2.13's numbering, as torch._C.DispatchKey reports it. */
+_Static_assert(CFX_NUM_BACKENDS == 16, "CPU .. Meta");
+_Static_assert(CFX_NUM_FUNCTIONALITY_KEYS == 47, "Undefined + 46 functionality keys");
+_Static_assert(CFX_KEY_Python == 13 && CFX_KEY_PythonTLSSnapshot == 41 && CFX_KEY_PythonDispatcher == 46,
+               "functionality numbering");
+_Static_assert(CFX_KEY_CPU == 49 && CFX_KEY_Meta == 64 && CFX_KEY_AutogradCPU == 134 &&
+                   CFX_KEY_AutogradMeta == 149 && CFX_KEY_EndOfRuntimeBackendKeys == 149,
+               "runtime key numbering");
+_Static_assert(CFX_KEY_Autograd == 150 && CFX_KEY_CompositeExplicitAutogradNonFunctional == 155 &&
+                   CFX_KEY_COUNT == 156,
+               "alias key numbering");
+_Static_assert(CFX_NUM_RUNTIME_ENTRIES == 137, "47 + 6 * 15 runtime slots");
 _Static_assert(CFX_NUM_BACKENDS + CFX_NUM_FUNCTIONALITY_KEYS <= 64, "a key set is one uint64");
-_Static_assert(CFX_KEY_StartOfDenseBackends + CFX_NUM_BACKENDS == CFX_KEY_EndOfDenseBackends &&
-                   CFX_KEY_StartOfAutogradFunctionalityBackends + CFX_NUM_BACKENDS ==
-                       CFX_KEY_EndOfAutogradFunctionalityBackends,
-               "per-backend blocks list the backends in BackendComponent order");
+_Static_assert(CFX_KEY_AutocastPrivateUse1 - CFX_KEY_AutocastCPU == 9,
+               "the ten Autocast keys are consecutive (CFX_KEYS_DEFAULT_EXCLUDED)");
 
 /* ---------------------------------------------------------------- per-functionality table */
 
-/* c10's initializeFunctionalityOffsetsAndMasks, in closed form: every per-backend functionality
- * below f took num_backends slots instead of one. */
-#define PB_BELOW(f)                                                                  \
-    (((f) > CFX_KEY_Dense) + ((f) > CFX_KEY_Quantized) + ((f) > CFX_KEY_Sparse) + \
-     ((f) > CFX_KEY_NestedTensor) + ((f) > CFX_KEY_AutogradFunctionality))
-#define FIRST_RUNTIME_KEY(f)                                                       \
-    ((f) == CFX_KEY_Dense ? CFX_KEY_StartOfDenseBackends                             \
-     : (f) == CFX_KEY_Quantized ? CFX_KEY_StartOfQuantizedBackends                   \
-     : (f) == CFX_KEY_Sparse ? CFX_KEY_StartOfSparseBackends                         \
-     : (f) == CFX_KEY_NestedTensor ? CFX_KEY_StartOfNestedTensorBackends             \
-     : (f) == CFX_KEY_AutogradFunctionality ? CFX_KEY_StartOfAutogradFunctionalityBackends \
-                                            : (f))
-#define INFO(f) [f] = {(f) + (CFX_NUM_BACKENDS - 1) * PB_BELOW(f), \
-                       IS_PER_BACKEND(f) ? BACKEND_MASK : 0, FIRST_RUNTIME_KEY(f)}
+/* One entry per functionality, written out by number: the entries use the X-macro lists
+ * themselves (IS_PER_BACKEND, the slot), and an X-macro cannot expand inside its own
+ * expansion. The static asserts below tie the count to the enum. */
+#define FIRST_RUNTIME_KEY_(f, Name, prefix) (f) == CFX_KEY_##Name ? CFX_KEY_StartOf##Name##Backends :
+#define FIRST_RUNTIME_KEY(f) (CFX_FOR_EACH_FUNCTIONALITY(CFX_KEYS_IGNORE_, FIRST_RUNTIME_KEY_, f)(f))
+#define INFO(f) [f] = {CFX_KEYS_FUNCTIONALITY_SLOT(f), IS_PER_BACKEND(f) ? BACKEND_MASK : 0, FIRST_RUNTIME_KEY(f)}
 
 const cfx_keys_functionality_info cfx_keys_functionality_infos[64] = {
     INFO(0),  INFO(1),  INFO(2),  INFO(3),  INFO(4),  INFO(5),  INFO(6),  INFO(7),  INFO(8),
     INFO(9),  INFO(10), INFO(11), INFO(12), INFO(13), INFO(14), INFO(15), INFO(16), INFO(17),
     INFO(18), INFO(19), INFO(20), INFO(21), INFO(22), INFO(23), INFO(24), INFO(25), INFO(26),
     INFO(27), INFO(28), INFO(29), INFO(30), INFO(31), INFO(32), INFO(33), INFO(34), INFO(35),
-    INFO(36), INFO(37), INFO(38), INFO(39), INFO(40), INFO(41),
+    INFO(36), INFO(37), INFO(38), INFO(39), INFO(40), INFO(41), INFO(42), INFO(43), INFO(44),
+    INFO(45), INFO(46),
     /* EndOfFunctionalityKeys' bit (only cfx_keyset_of(EndOfFunctionalityKeys) has it) is its
      * own highest key, as in c10, whose table lookup would read past the end; here slot 0.
      * Higher bits belong to no key and stay zero. */
     [CFX_KEY_EndOfFunctionalityKeys] = {0, 0, CFX_KEY_EndOfFunctionalityKeys},
 };
-_Static_assert(CFX_NUM_FUNCTIONALITY_KEYS - 1 + (CFX_NUM_BACKENDS - 1) *
-                       PB_BELOW(CFX_NUM_FUNCTIONALITY_KEYS - 1) ==
-                   CFX_NUM_RUNTIME_ENTRIES - 1,
-               "the highest functionality (PythonDispatcher) takes the last slot");
+_Static_assert(CFX_KEY_EndOfFunctionalityKeys == 46 + 1, "one INFO entry per functionality key");
+_Static_assert(CFX_KEYS_FUNCTIONALITY_SLOT(CFX_KEY_EndOfFunctionalityKeys - 1) == CFX_NUM_RUNTIME_ENTRIES - 1,
+               "the highest functionality (PythonDispatcher) is not per-backend and takes the last slot");
 
 /* ---------------------------------------------------------------- names */
 
-#define NAME(k) [CFX_KEY_##k] = #k
-#define PB_NAME(p, b) [CFX_KEY_##p##b] = #p #b
-#define PB_NAMES(p)                                                                      \
-    PB_NAME(p, CPU), PB_NAME(p, CUDA), PB_NAME(p, HIP), PB_NAME(p, XLA), PB_NAME(p, MPS), \
-        PB_NAME(p, IPU), PB_NAME(p, XPU), PB_NAME(p, HPU), PB_NAME(p, VE), PB_NAME(p, Lazy), \
-        PB_NAME(p, Meta), PB_NAME(p, PrivateUse1), PB_NAME(p, PrivateUse2), PB_NAME(p, PrivateUse3)
+/* c10's toString: functionality and alias keys by name, runtime keys as <prefix><Backend>,
+ * the block markers as <prefix>Undefined (the backend component is InvalidBit). */
+#define NAME_(x, Name) [CFX_KEY_##Name] = #Name,
+#define NAME_PB_(x, Name, prefix) [CFX_KEY_##Name] = #Name,
+#define NAME_RUNTIME_(prefix, Name, NAME) [CFX_KEY_##prefix##Name] = #prefix #Name,
+#define NAME_BLOCK_(x, Name, prefix) \
+    [CFX_KEY_StartOf##Name##Backends] = #prefix "Undefined", CFX_FOR_EACH_BACKEND(NAME_RUNTIME_, prefix)
 
-static const char *const names[CFX_KEY_COUNT] = {
-    NAME(Undefined), NAME(Dense), NAME(FPGA), NAME(ORT), NAME(Vulkan), NAME(Metal),
-    NAME(Quantized), NAME(CustomRNGKeyId), NAME(MkldnnCPU), NAME(Sparse), NAME(SparseCsrCPU),
-    NAME(SparseCsrCUDA), NAME(NestedTensor), NAME(BackendSelect), NAME(Python), NAME(Fake),
-    NAME(FuncTorchDynamicLayerBackMode), NAME(Functionalize), NAME(Named), NAME(Conjugate),
-    NAME(Negative), NAME(ZeroTensor), NAME(ADInplaceOrView), NAME(AutogradOther),
-    NAME(AutogradFunctionality), NAME(AutogradNestedTensor), NAME(Tracer), NAME(AutocastCPU),
-    NAME(AutocastXPU), NAME(AutocastCUDA), NAME(FuncTorchBatched), NAME(FuncTorchVmapMode),
-    NAME(Batched), NAME(VmapMode), NAME(FuncTorchGradWrapper), NAME(DeferredInit),
-    NAME(PythonTLSSnapshot), NAME(FuncTorchDynamicLayerFrontMode),
-    NAME(TESTING_ONLY_GenericWrapper), NAME(TESTING_ONLY_GenericMode), NAME(PreDispatch),
-    NAME(PythonDispatcher),
-    /* c10's toString falls through to "<functionality prefix><backend>" with an invalid
-     * backend printing as "Unknown", and an invalid functionality too. */
+static const char *const names[] = {
+    NAME_(, Undefined)
+    CFX_FOR_EACH_FUNCTIONALITY(NAME_, NAME_PB_, )
     [CFX_KEY_EndOfFunctionalityKeys] = "UnknownUnknown",
-    [CFX_KEY_StartOfDenseBackends] = "Unknown",
-    [CFX_KEY_StartOfQuantizedBackends] = "QuantizedUnknown",
-    [CFX_KEY_StartOfSparseBackends] = "SparseUnknown",
-    [CFX_KEY_StartOfNestedTensorBackends] = "NestedTensorUnknown",
-    [CFX_KEY_StartOfAutogradFunctionalityBackends] = "AutogradUnknown",
-    PB_NAMES(), PB_NAMES(Quantized), PB_NAMES(Sparse), PB_NAMES(NestedTensor), PB_NAMES(Autograd),
-    NAME(Autograd), NAME(CompositeImplicitAutograd), NAME(CompositeImplicitAutogradNestedTensor),
-    NAME(CompositeExplicitAutograd), NAME(CompositeExplicitAutogradNonFunctional),
+    CFX_FOR_EACH_FUNCTIONALITY(CFX_KEYS_IGNORE_, NAME_BLOCK_, )
+    CFX_FOR_EACH_ALIAS(NAME_, )
 };
+_Static_assert(sizeof names / sizeof names[0] == CFX_KEY_COUNT, "one name per key, alias keys last");
 
 const char *cfx_key_name(cfx_dispatch_key k)
 {
-    if ((unsigned)k >= CFX_KEY_COUNT || !names[k])
-        return "UnknownUnknown";
+    if ((unsigned)k >= CFX_KEY_COUNT)
+        return "UnknownUnknown"; /* toString's default */
     return names[k];
 }
 
-/* The names c10::parseDispatchKey knows in 1.13 (its key_map), plus 2.x's PreDispatch. Not
- * every runtime key is there; "CatchAll", "DefaultBackend" and "Autocast" are refused too. */
-static const cfx_dispatch_key parseable[] = {
-    CFX_KEY_Undefined, CFX_KEY_Dense, CFX_KEY_FPGA, CFX_KEY_ORT, CFX_KEY_Vulkan, CFX_KEY_Metal,
-    CFX_KEY_Quantized, CFX_KEY_CustomRNGKeyId, CFX_KEY_MkldnnCPU, CFX_KEY_Sparse,
-    CFX_KEY_SparseCsrCPU, CFX_KEY_SparseCsrCUDA, CFX_KEY_NestedTensor, CFX_KEY_BackendSelect,
-    CFX_KEY_Python, CFX_KEY_Fake, CFX_KEY_FuncTorchDynamicLayerBackMode, CFX_KEY_Functionalize,
-    CFX_KEY_Named, CFX_KEY_Conjugate, CFX_KEY_Negative, CFX_KEY_ZeroTensor,
-    CFX_KEY_ADInplaceOrView, CFX_KEY_AutogradOther, CFX_KEY_AutogradFunctionality,
-    CFX_KEY_AutogradNestedTensor, CFX_KEY_Tracer, CFX_KEY_AutocastCPU, CFX_KEY_AutocastXPU,
-    CFX_KEY_AutocastCUDA, CFX_KEY_FuncTorchBatched, CFX_KEY_FuncTorchVmapMode, CFX_KEY_Batched,
-    CFX_KEY_VmapMode, CFX_KEY_FuncTorchGradWrapper, CFX_KEY_DeferredInit,
-    CFX_KEY_PythonTLSSnapshot, CFX_KEY_FuncTorchDynamicLayerFrontMode,
-    CFX_KEY_TESTING_ONLY_GenericWrapper, CFX_KEY_TESTING_ONLY_GenericMode, CFX_KEY_PreDispatch,
-    CFX_KEY_PythonDispatcher,
-    CFX_KEY_CPU, CFX_KEY_CUDA, CFX_KEY_HIP, CFX_KEY_XLA, CFX_KEY_MPS, CFX_KEY_IPU, CFX_KEY_XPU,
-    CFX_KEY_HPU, CFX_KEY_VE, CFX_KEY_Lazy, CFX_KEY_Meta, CFX_KEY_PrivateUse1,
-    CFX_KEY_PrivateUse2, CFX_KEY_PrivateUse3,
-    CFX_KEY_QuantizedCPU, CFX_KEY_QuantizedCUDA, CFX_KEY_QuantizedXPU,
-    CFX_KEY_SparseCPU, CFX_KEY_SparseCUDA, CFX_KEY_SparseHIP, CFX_KEY_SparseXPU, CFX_KEY_SparseVE,
-    CFX_KEY_NestedTensorCPU, CFX_KEY_NestedTensorCUDA,
-    CFX_KEY_AutogradCPU, CFX_KEY_AutogradCUDA, CFX_KEY_AutogradXLA, CFX_KEY_AutogradMPS,
-    CFX_KEY_AutogradIPU, CFX_KEY_AutogradXPU, CFX_KEY_AutogradHPU, CFX_KEY_AutogradLazy,
-    CFX_KEY_AutogradMeta, CFX_KEY_AutogradPrivateUse1, CFX_KEY_AutogradPrivateUse2,
-    CFX_KEY_AutogradPrivateUse3,
-    CFX_KEY_Autograd, CFX_KEY_CompositeImplicitAutograd,
-    CFX_KEY_CompositeImplicitAutogradNestedTensor, CFX_KEY_CompositeExplicitAutograd,
-    CFX_KEY_CompositeExplicitAutogradNonFunctional,
+/* c10::parseDispatchKey's key_map (2.13): every functionality and alias key, but only some
+ * runtime keys. c10 keeps that map by hand; here it is, per per-backend functionality, the
+ * backends whose runtime key it names. Enum aliases ("CatchAll", "DefaultBackend",
+ * "Autocast", "CPUTensorId") have no name of their own in `names`, so they are refused. */
+#define B(b) (1u << (CFX_BACKEND_##b - 1))
+static const uint16_t parseable_backends[CFX_NUM_FUNCTIONALITY_KEYS] = {
+    [CFX_KEY_Dense] = (uint16_t)BACKEND_MASK,
+    [CFX_KEY_Quantized] = B(CPU) | B(CUDA) | B(XPU) | B(PRIVATEUSE1),
+    [CFX_KEY_Sparse] = B(CPU) | B(CUDA) | B(HIP) | B(MPS) | B(XPU) | B(VE) | B(PRIVATEUSE1) | B(META),
+    [CFX_KEY_SparseCsr] = B(CPU) | B(CUDA) | B(HIP) | B(MPS) | B(XPU) | B(VE) | B(PRIVATEUSE1) | B(META),
+    [CFX_KEY_NestedTensor] = B(CPU) | B(CUDA) | B(XPU) | B(HPU) | B(PRIVATEUSE1) | B(META),
+    [CFX_KEY_AutogradFunctionality] = B(CPU) | B(CUDA) | B(XLA) | B(MPS) | B(IPU) | B(XPU) | B(HPU) | B(LAZY) |
+                                      B(PRIVATEUSE1) | B(PRIVATEUSE2) | B(PRIVATEUSE3) | B(META),
 };
+#undef B
+
+static bool parseable(cfx_dispatch_key k)
+{
+    if (k < CFX_KEY_EndOfFunctionalityKeys || cfx_key_is_alias(k))
+        return true;
+    cfx_backend b = cfx_key_to_backend(k);
+    return b != CFX_BACKEND_INVALID && (parseable_backends[cfx_key_to_functionality(k)] >> (b - 1)) & 1;
+}
 
 bool cfx_key_parse(const char *name, cfx_dispatch_key *out)
 {
     if (!name)
         return false;
-    for (size_t i = 0; i < sizeof parseable / sizeof parseable[0]; i++) {
-        if (strcmp(names[parseable[i]], name) == 0) {
+    for (int k = 0; k < CFX_KEY_COUNT; k++) {
+        if (strcmp(names[k], name) == 0 && parseable((cfx_dispatch_key)k)) {
             if (out)
-                *out = parseable[i];
+                *out = (cfx_dispatch_key)k;
             return true;
         }
     }
@@ -166,21 +146,22 @@ bool cfx_key_is_alias(cfx_dispatch_key k)
 
 bool cfx_key_is_per_backend_functionality(cfx_dispatch_key k) { return IS_PER_BACKEND(k); }
 
+/* toFunctionalityKey. The blocks of runtime keys (StartOf<F>Backends and one key per backend)
+ * follow each other in functionality order. */
+#define BLOCK_FUNCTIONALITY_(x, Name, prefix) CFX_KEY_##Name,
+static const uint8_t block_functionality[] = {
+    CFX_FOR_EACH_FUNCTIONALITY(CFX_KEYS_IGNORE_, BLOCK_FUNCTIONALITY_, )};
+_Static_assert(CFX_KEY_EndOfRuntimeBackendKeys - CFX_KEY_EndOfFunctionalityKeys ==
+                   (int)sizeof block_functionality * (CFX_NUM_BACKENDS + 1),
+               "one block of num_backends + 1 keys per per-backend functionality");
+
 cfx_dispatch_key cfx_key_to_functionality(cfx_dispatch_key k)
 {
     if ((unsigned)k > CFX_KEY_EndOfRuntimeBackendKeys)
         return CFX_KEY_Undefined; /* alias keys */
     if (k <= CFX_KEY_EndOfFunctionalityKeys)
         return k;
-    if (k <= CFX_KEY_EndOfDenseBackends)
-        return CFX_KEY_Dense;
-    if (k <= CFX_KEY_EndOfQuantizedBackends)
-        return CFX_KEY_Quantized;
-    if (k <= CFX_KEY_EndOfSparseBackends)
-        return CFX_KEY_Sparse;
-    if (k <= CFX_KEY_EndOfNestedTensorBackends)
-        return CFX_KEY_NestedTensor;
-    return CFX_KEY_AutogradFunctionality;
+    return (cfx_dispatch_key)block_functionality[(k - CFX_KEY_StartOfDenseBackends) / (CFX_NUM_BACKENDS + 1)];
 }
 
 cfx_backend cfx_key_to_backend(cfx_dispatch_key k)
@@ -232,7 +213,7 @@ cfx_keyset cfx_keyset_full(void)
 }
 
 /* Everything strictly below k's functionality bit. Undefined and alias keys (functionality
- * Undefined) keep c10's arithmetic: the low 13 backend bits only, so PrivateUse3's bit is out. */
+ * Undefined) keep c10's arithmetic: the low 15 backend bits only, so Meta's bit is out. */
 cfx_keyset cfx_keyset_full_after(cfx_dispatch_key k)
 {
     int f = cfx_key_to_functionality(k);
@@ -305,28 +286,30 @@ void cfx_keyset_print(cfx_keyset s, cfx_buf *b)
 
 /* ---------------------------------------------------------------- alias keys */
 
-/* The constant key sets of DispatchKeySet.{h,cpp} (1.13). */
+/* The constant key sets of DispatchKeySet.{h,cpp} (2.13). */
 #define AUTOGRAD_KS                                                    \
     (FBIT(CFX_KEY_AutogradFunctionality) | FBIT(CFX_KEY_AutogradOther) | \
      FBIT(CFX_KEY_AutogradNestedTensor))
 /* Backends without an Autograd key of their own; with every backend bit, because registration
  * walks the runtime keys of this set (QuantizedCPU, SparseCUDA, ...). */
-#define AUTOGRADOTHER_BACKENDS                                                              \
-    (FBIT(CFX_KEY_FPGA) | FBIT(CFX_KEY_ORT) | FBIT(CFX_KEY_Vulkan) | FBIT(CFX_KEY_Metal) |  \
-     FBIT(CFX_KEY_SparseCsrCPU) | FBIT(CFX_KEY_SparseCsrCUDA) | FBIT(CFX_KEY_CustomRNGKeyId) | \
-     FBIT(CFX_KEY_MkldnnCPU) | FBIT(CFX_KEY_Sparse) | FBIT(CFX_KEY_Quantized) | BACKEND_MASK)
+#define AUTOGRADOTHER_BACKENDS                                                                  \
+    (FBIT(CFX_KEY_FPGA) | FBIT(CFX_KEY_Vulkan) | FBIT(CFX_KEY_Metal) | FBIT(CFX_KEY_CustomRNGKeyId) | \
+     FBIT(CFX_KEY_MkldnnCPU) | FBIT(CFX_KEY_Sparse) | FBIT(CFX_KEY_SparseCsr) |                    \
+     FBIT(CFX_KEY_Quantized) | BACKEND_MASK)
 /* CompositeExplicitAutograd: every backend, but not NestedTensor (structured kernels that use
  * the DefaultBackend key do not work for it). */
 #define BACKEND_KS (AUTOGRADOTHER_BACKENDS | FBIT(CFX_KEY_Dense))
 /* CompositeExplicitAutogradNonFunctional: not for the functional backends (XLA, Lazy) nor
- * Sparse. */
+ * Sparse (SparseCsr stays). */
 #define NON_FUNCTIONAL_BACKEND_KS                                            \
     (BACKEND_KS & ~(FBIT(CFX_KEY_Sparse) | BACKEND_BIT(CFX_BACKEND_XLA) | \
                     BACKEND_BIT(CFX_BACKEND_LAZY)))
 /* CompositeImplicitAutograd: backends, NestedTensor (implicit decompositions do work there) and
- * autograd. 1.13 does not have 2.x's Functionalize in it. */
+ * autograd. (Some 2.x releases had Functionalize in it; 2.13 does not.) */
 #define MATH_KS (BACKEND_KS | AUTOGRAD_KS | FBIT(CFX_KEY_NestedTensor))
 #define NESTED_KS (FBIT(CFX_KEY_AutogradNestedTensor) | FBIT(CFX_KEY_NestedTensor) | BACKEND_MASK)
+/* FuncTorchBatchedDecomposition: functorch's batching rule keys. */
+#define FUNCTORCH_BATCHED_KS FBIT(CFX_KEY_FuncTorchBatched)
 
 /* getRuntimeDispatchKeySet */
 static cfx_keyset runtime_set(cfx_dispatch_key k)
@@ -336,6 +319,8 @@ static cfx_keyset runtime_set(cfx_dispatch_key k)
         return (cfx_keyset){AUTOGRAD_KS | BACKEND_MASK};
     case CFX_KEY_CompositeImplicitAutograd:
         return (cfx_keyset){MATH_KS};
+    case CFX_KEY_FuncTorchBatchedDecomposition:
+        return (cfx_keyset){FUNCTORCH_BATCHED_KS};
     case CFX_KEY_CompositeImplicitAutogradNestedTensor:
         return (cfx_keyset){NESTED_KS};
     case CFX_KEY_CompositeExplicitAutograd:
@@ -356,7 +341,7 @@ int cfx_key_expand(cfx_dispatch_key k, cfx_dispatch_key *out, int cap)
     return cfx_keyset_runtime_keys(runtime_set(k), out, cap);
 }
 
-/* isIncludedInAlias(k, alias) = runtimeDispatchKeySetHas(alias, k), 1.13's version. */
+/* isIncludedInAlias(k, alias) = runtimeDispatchKeySetHas(alias, k). */
 bool cfx_key_in_expansion(cfx_dispatch_key alias, cfx_dispatch_key k)
 {
     if (k == CFX_KEY_Undefined || alias == CFX_KEY_Undefined)
@@ -366,6 +351,8 @@ bool cfx_key_in_expansion(cfx_dispatch_key alias, cfx_dispatch_key k)
         return cfx_keyset_has((cfx_keyset){AUTOGRAD_KS}, cfx_key_to_functionality(k));
     case CFX_KEY_CompositeImplicitAutograd:
         return cfx_keyset_has((cfx_keyset){MATH_KS}, k);
+    case CFX_KEY_FuncTorchBatchedDecomposition:
+        return cfx_keyset_has((cfx_keyset){FUNCTORCH_BATCHED_KS}, k);
     case CFX_KEY_CompositeImplicitAutogradNestedTensor:
         return cfx_keyset_has((cfx_keyset){NESTED_KS}, k);
     case CFX_KEY_CompositeExplicitAutograd:
@@ -378,8 +365,9 @@ bool cfx_key_in_expansion(cfx_dispatch_key alias, cfx_dispatch_key k)
     }
 }
 
-/* getBackendKeySetFromAutograd. HIP and VE have no Autograd key of their own in 1.13 (their
- * tensors carry AutogradOther), so AutogradHIP and AutogradVE map to the empty set. */
+/* getBackendKeySetFromAutograd. Its switch names every Autograd<Backend> key except HIP and
+ * VE (whose tensors carry AutogradOther) and MTIA (an omission of 2.13's: MTIA tensors do carry
+ * AutogradMTIA), so those three map to the empty set. */
 cfx_keyset cfx_keyset_backend_from_autograd(cfx_dispatch_key k)
 {
     switch (k) {
@@ -389,6 +377,7 @@ cfx_keyset cfx_keyset_backend_from_autograd(cfx_dispatch_key k)
         return (cfx_keyset){FBIT(CFX_KEY_NestedTensor) | BACKEND_MASK};
     case CFX_KEY_AutogradHIP:
     case CFX_KEY_AutogradVE:
+    case CFX_KEY_AutogradMTIA:
         return cfx_keyset_empty();
     default:
         if (k > CFX_KEY_StartOfAutogradFunctionalityBackends &&
@@ -398,8 +387,8 @@ cfx_keyset cfx_keyset_backend_from_autograd(cfx_dispatch_key k)
     }
 }
 
-/* getAutogradRelatedKeySetFromBackend(b).highestPriorityTypeId(): HIP, VE and anything
- * unknown fall back to AutogradOther. */
+/* getAutogradKeyFromBackend, i.e. getAutogradRelatedKeySetFromBackend(b).highestPriorityTypeId():
+ * HIP, VE and anything unknown fall back to AutogradOther. */
 cfx_dispatch_key cfx_key_autograd_from_backend(cfx_backend b)
 {
     if (b == CFX_BACKEND_INVALID || (unsigned)b > CFX_NUM_BACKENDS || b == CFX_BACKEND_HIP ||
@@ -408,28 +397,31 @@ cfx_dispatch_key cfx_key_autograd_from_backend(cfx_backend b)
     return cfx_key_for_backend(CFX_KEY_AutogradFunctionality, b);
 }
 
+/* getAutocastRelatedKeySetFromBackend: the backends with an Autocast key of their own. */
+static uint64_t autocast_bit(cfx_backend b)
+{
+    switch (b) {
+    case CFX_BACKEND_CPU: return FBIT(CFX_KEY_AutocastCPU);
+    case CFX_BACKEND_MTIA: return FBIT(CFX_KEY_AutocastMTIA);
+    case CFX_BACKEND_MAIA: return FBIT(CFX_KEY_AutocastMAIA);
+    case CFX_BACKEND_XPU: return FBIT(CFX_KEY_AutocastXPU);
+    case CFX_BACKEND_IPU: return FBIT(CFX_KEY_AutocastIPU);
+    case CFX_BACKEND_HPU: return FBIT(CFX_KEY_AutocastHPU);
+    case CFX_BACKEND_CUDA: return FBIT(CFX_KEY_AutocastCUDA);
+    case CFX_BACKEND_XLA: return FBIT(CFX_KEY_AutocastXLA);
+    case CFX_BACKEND_PRIVATEUSE1: return FBIT(CFX_KEY_AutocastPrivateUse1);
+    case CFX_BACKEND_MPS: return FBIT(CFX_KEY_AutocastMPS);
+    default: return 0;
+    }
+}
+
 /* TensorImpl's constructor: the backend key, getAutocastRelatedKeySetFromBackend and
  * getAutogradRelatedKeySetFromBackend (ADInplaceOrView + the Autograd key). */
 cfx_keyset cfx_keyset_for_tensor(cfx_backend b)
 {
     if (b == CFX_BACKEND_INVALID || (unsigned)b > CFX_NUM_BACKENDS)
         return cfx_keyset_empty();
-    uint64_t r = cfx_keyset_of(cfx_key_for_backend(CFX_KEY_Dense, b)).repr |
-                 FBIT(CFX_KEY_ADInplaceOrView) |
-                 cfx_keyset_of(cfx_key_autograd_from_backend(b)).repr;
-    switch (b) {
-    case CFX_BACKEND_CPU:
-        r |= FBIT(CFX_KEY_AutocastCPU);
-        break;
-    case CFX_BACKEND_XPU:
-        r |= FBIT(CFX_KEY_AutocastXPU);
-        break;
-    case CFX_BACKEND_CUDA:
-    case CFX_BACKEND_XLA:
-        r |= FBIT(CFX_KEY_AutocastCUDA);
-        break;
-    default:
-        break;
-    }
-    return (cfx_keyset){r};
+    return (cfx_keyset){cfx_keyset_of(cfx_key_for_backend(CFX_KEY_Dense, b)).repr |
+                        FBIT(CFX_KEY_ADInplaceOrView) |
+                        cfx_keyset_of(cfx_key_autograd_from_backend(b)).repr | autocast_bit(b)};
 }

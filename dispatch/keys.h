@@ -1,18 +1,18 @@
 /* keys.h - dispatch keys and dispatch key sets, as c10 defines them.
  *
- * The order is PyTorch 1.13's DispatchKey.h (values checked with int(torch._C.DispatchKey.X)),
- * with one addition from 2.x: PreDispatch, which sits directly below PythonDispatcher as it does
- * in PyTorch 2.x (so PythonDispatcher and every runtime key is one higher than in 1.13). Keeping
- * the real order means every printed key set, computed dispatch table and error message reads
- * like PyTorch's.
+ * The enum is PyTorch 2.13's c10::DispatchKey value for value (checked against
+ * int(torch._C.DispatchKey.X) by tests/dispatch/test_keys.c), generated from the two lists
+ * below exactly as c10 generates it from C10_FORALL_BACKEND_COMPONENTS and
+ * C10_FORALL_FUNCTIONALITY_KEYS. Keeping the real order means every printed key set, computed
+ * dispatch table and error message reads like PyTorch's.
  *
  * Three kinds of identifiers share the enum:
- *  - functionality keys 0..CFX_KEY_END_OF_FUNCTIONALITY-1 (lowest priority first);
+ *  - functionality keys 0..CFX_KEY_EndOfFunctionalityKeys-1 (lowest priority first);
  *  - runtime per-backend keys (CPU, Meta, AutogradCPU, ...), one block per per-backend
- *    functionality (Dense, Quantized, Sparse, NestedTensor, AutogradFunctionality);
+ *    functionality (Dense, Quantized, Sparse, SparseCsr, NestedTensor, AutogradFunctionality);
  *  - alias keys (Autograd, CompositeImplicitAutograd, ...), never in a key set.
  *
- * A cfx_keyset is one uint64: bit (b-1) for backend component b, bit (14 + f - 1) for
+ * A cfx_keyset is one uint64: bit (b-1) for backend component b, bit (16 + f - 1) for
  * functionality f. A runtime per-backend key sets two bits (functionality + backend). */
 #ifndef CFX_KEYS_H
 #define CFX_KEYS_H
@@ -22,95 +22,84 @@
 
 #include "dispatch/value.h"
 
+/* c10's C10_FORALL_BACKEND_COMPONENTS, in BackendComponent order: X(x, Name, NAME) with the
+ * key spelling and cfx_backend's. x is passed through (a prefix, or an expression). */
+#define CFX_FOR_EACH_BACKEND(X, x)                                                              \
+    X(x, CPU, CPU) X(x, CUDA, CUDA) X(x, HIP, HIP) X(x, XLA, XLA) X(x, MPS, MPS) X(x, IPU, IPU) \
+    X(x, XPU, XPU) X(x, HPU, HPU) X(x, VE, VE) X(x, Lazy, LAZY) X(x, MTIA, MTIA)                \
+    X(x, MAIA, MAIA) X(x, PrivateUse1, PRIVATEUSE1) X(x, PrivateUse2, PRIVATEUSE2)              \
+    X(x, PrivateUse3, PRIVATEUSE3) X(x, Meta, META)
+
+/* c10::DispatchKey's functionality keys 1..46, lowest priority first: F(x, Name) for a plain
+ * one, P(x, Name, prefix) for a per-backend one (its runtime keys are <prefix><Backend>; the
+ * order of the P entries is C10_FORALL_FUNCTIONALITY_KEYS', so also that of the blocks). */
+#define CFX_FOR_EACH_FUNCTIONALITY(F, P, x)                                                    \
+    P(x, Dense, ) F(x, FPGA) F(x, Vulkan) F(x, Metal) P(x, Quantized, Quantized)              \
+    F(x, CustomRNGKeyId) F(x, MkldnnCPU) P(x, Sparse, Sparse) P(x, SparseCsr, SparseCsr)      \
+    P(x, NestedTensor, NestedTensor) F(x, BackendSelect) F(x, Fake) F(x, Python)              \
+    F(x, FuncTorchDynamicLayerBackMode) F(x, Functionalize) F(x, Conjugate) F(x, Negative)    \
+    F(x, ZeroTensor) F(x, ADInplaceOrView) F(x, AutogradOther)                                \
+    P(x, AutogradFunctionality, Autograd) F(x, AutogradNestedTensor) F(x, Tracer)             \
+    F(x, AutocastCPU) F(x, AutocastMTIA) F(x, AutocastMAIA) F(x, AutocastXPU)                 \
+    F(x, AutocastIPU) F(x, AutocastHPU) F(x, AutocastXLA) F(x, AutocastMPS)                   \
+    F(x, AutocastCUDA) F(x, AutocastPrivateUse1) F(x, FuncTorchBatched)                       \
+    F(x, BatchedNestedTensor) F(x, FuncTorchVmapMode) F(x, Batched) F(x, VmapMode)            \
+    F(x, FuncTorchGradWrapper) F(x, DeferredInit) F(x, PythonTLSSnapshot)                     \
+    F(x, FuncTorchDynamicLayerFrontMode) F(x, TESTING_ONLY_GenericWrapper)                    \
+    F(x, TESTING_ONLY_GenericMode) F(x, PreDispatch) F(x, PythonDispatcher)
+
+/* The alias keys, in enum order (StartOfAliasKeys..EndOfAliasKeys). */
+#define CFX_FOR_EACH_ALIAS(F, x)                                                         \
+    F(x, Autograd) F(x, CompositeImplicitAutograd) F(x, FuncTorchBatchedDecomposition)   \
+    F(x, CompositeImplicitAutogradNestedTensor) F(x, CompositeExplicitAutograd)          \
+    F(x, CompositeExplicitAutogradNonFunctional)
+
+/* An X-macro argument that drops the entries it is given. */
+#define CFX_KEYS_IGNORE_(...)
+
 /* Backend components (c10::BackendComponent). */
+#define CFX_BACKEND_ENUM_(x, Name, NAME) CFX_BACKEND_##NAME,
 typedef enum cfx_backend {
     CFX_BACKEND_INVALID = 0,
-    CFX_BACKEND_CPU, CFX_BACKEND_CUDA, CFX_BACKEND_HIP, CFX_BACKEND_XLA, CFX_BACKEND_MPS,
-    CFX_BACKEND_IPU, CFX_BACKEND_XPU, CFX_BACKEND_HPU, CFX_BACKEND_VE, CFX_BACKEND_LAZY,
-    CFX_BACKEND_META, CFX_BACKEND_PRIVATEUSE1, CFX_BACKEND_PRIVATEUSE2, CFX_BACKEND_PRIVATEUSE3,
-    CFX_NUM_BACKENDS = CFX_BACKEND_PRIVATEUSE3 /* 14 */
+    CFX_FOR_EACH_BACKEND(CFX_BACKEND_ENUM_, )
+    CFX_NUM_BACKENDS = CFX_BACKEND_META /* 16, EndOfBackendKeys */
 } cfx_backend;
 
-#define CFX_PER_BACKEND_BLOCK(P)                                                              \
-    P##CPU, P##CUDA, P##HIP, P##XLA, P##MPS, P##IPU, P##XPU, P##HPU, P##VE, P##Lazy, P##Meta, \
-        P##PrivateUse1, P##PrivateUse2, P##PrivateUse3
+#define CFX_KEY_ENUM_(x, Name) CFX_KEY_##Name,
+#define CFX_KEY_ENUM_PB_(x, Name, prefix) CFX_KEY_##Name,
+#define CFX_KEY_ENUM_RUNTIME_(prefix, Name, NAME) CFX_KEY_##prefix##Name,
+#define CFX_KEY_ENUM_BLOCK_(x, Name, prefix)                  \
+    CFX_KEY_StartOf##Name##Backends,                          \
+    CFX_FOR_EACH_BACKEND(CFX_KEY_ENUM_RUNTIME_, prefix)       \
+    CFX_KEY_EndOf##Name##Backends = CFX_KEY_##prefix##Meta,
 
 typedef enum cfx_dispatch_key {
-    /* functionality keys, lowest priority first */
     CFX_KEY_Undefined = 0,
-    CFX_KEY_Dense,
-    CFX_KEY_FPGA,
-    CFX_KEY_ORT,
-    CFX_KEY_Vulkan,
-    CFX_KEY_Metal,
-    CFX_KEY_Quantized,
-    CFX_KEY_CustomRNGKeyId,
-    CFX_KEY_MkldnnCPU,
-    CFX_KEY_Sparse,
-    CFX_KEY_SparseCsrCPU,
-    CFX_KEY_SparseCsrCUDA,
-    CFX_KEY_NestedTensor,
-    CFX_KEY_BackendSelect,
-    CFX_KEY_Python,
-    CFX_KEY_Fake,
-    CFX_KEY_FuncTorchDynamicLayerBackMode,
-    CFX_KEY_Functionalize,
-    CFX_KEY_Named,
-    CFX_KEY_Conjugate,
-    CFX_KEY_Negative,
-    CFX_KEY_ZeroTensor,
-    CFX_KEY_ADInplaceOrView,
-    CFX_KEY_AutogradOther,
-    CFX_KEY_AutogradFunctionality,
-    CFX_KEY_AutogradNestedTensor,
-    CFX_KEY_Tracer,
-    CFX_KEY_AutocastCPU,
-    CFX_KEY_AutocastXPU,
-    CFX_KEY_AutocastCUDA,
-    CFX_KEY_FuncTorchBatched,
-    CFX_KEY_FuncTorchVmapMode,
-    CFX_KEY_Batched,
-    CFX_KEY_VmapMode,
-    CFX_KEY_FuncTorchGradWrapper,
-    CFX_KEY_DeferredInit,
-    CFX_KEY_PythonTLSSnapshot,
-    CFX_KEY_FuncTorchDynamicLayerFrontMode,
-    CFX_KEY_TESTING_ONLY_GenericWrapper,
-    CFX_KEY_TESTING_ONLY_GenericMode,
-    CFX_KEY_PreDispatch, /* 2.x key, placed as in 2.x */
-    CFX_KEY_PythonDispatcher,
+    CFX_FOR_EACH_FUNCTIONALITY(CFX_KEY_ENUM_, CFX_KEY_ENUM_PB_, )
     CFX_KEY_EndOfFunctionalityKeys,
-
-    /* runtime per-backend keys */
-    CFX_KEY_StartOfDenseBackends,
-    CFX_PER_BACKEND_BLOCK(CFX_KEY_),
-    CFX_KEY_EndOfDenseBackends = CFX_KEY_PrivateUse3,
-    CFX_KEY_StartOfQuantizedBackends,
-    CFX_PER_BACKEND_BLOCK(CFX_KEY_Quantized),
-    CFX_KEY_EndOfQuantizedBackends = CFX_KEY_QuantizedPrivateUse3,
-    CFX_KEY_StartOfSparseBackends,
-    CFX_PER_BACKEND_BLOCK(CFX_KEY_Sparse),
-    CFX_KEY_EndOfSparseBackends = CFX_KEY_SparsePrivateUse3,
-    CFX_KEY_StartOfNestedTensorBackends,
-    CFX_PER_BACKEND_BLOCK(CFX_KEY_NestedTensor),
-    CFX_KEY_EndOfNestedTensorBackends = CFX_KEY_NestedTensorPrivateUse3,
-    CFX_KEY_StartOfAutogradFunctionalityBackends,
-    CFX_PER_BACKEND_BLOCK(CFX_KEY_Autograd),
-    CFX_KEY_EndOfAutogradFunctionalityBackends = CFX_KEY_AutogradPrivateUse3,
+    /* runtime per-backend keys: StartOf<F>Backends, then F x every backend */
+    CFX_FOR_EACH_FUNCTIONALITY(CFX_KEYS_IGNORE_, CFX_KEY_ENUM_BLOCK_, )
     CFX_KEY_EndOfRuntimeBackendKeys = CFX_KEY_EndOfAutogradFunctionalityBackends,
-
-    /* alias keys */
-    CFX_KEY_Autograd,
-    CFX_KEY_CompositeImplicitAutograd,
-    CFX_KEY_CompositeImplicitAutogradNestedTensor,
-    CFX_KEY_CompositeExplicitAutograd,
-    CFX_KEY_CompositeExplicitAutogradNonFunctional,
+    CFX_FOR_EACH_ALIAS(CFX_KEY_ENUM_, )
     CFX_KEY_COUNT /* one past the last alias key */
 } cfx_dispatch_key;
+#undef CFX_BACKEND_ENUM_
+#undef CFX_KEY_ENUM_
+#undef CFX_KEY_ENUM_PB_
+#undef CFX_KEY_ENUM_RUNTIME_
+#undef CFX_KEY_ENUM_BLOCK_
 
-#define CFX_NUM_FUNCTIONALITY_KEYS ((int)CFX_KEY_EndOfFunctionalityKeys) /* 42 */
+#define CFX_NUM_FUNCTIONALITY_KEYS ((int)CFX_KEY_EndOfFunctionalityKeys) /* 47 */
+
+/* c10's initializeFunctionalityOffsetsAndMasks in closed form, as constant expressions (so
+ * callers can name a slot in a static initialiser or a case label): every per-backend
+ * functionality below f took num_backends slots instead of one. For a per-backend f this is
+ * the slot of its CPU instance. */
+#define CFX_KEYS_IS_BELOW_(f, Name, prefix) ((int)(f) > (int)CFX_KEY_##Name) +
+#define CFX_KEYS_PER_BACKEND_BELOW(f) (CFX_FOR_EACH_FUNCTIONALITY(CFX_KEYS_IGNORE_, CFX_KEYS_IS_BELOW_, f) 0)
+#define CFX_KEYS_FUNCTIONALITY_SLOT(f) ((int)(f) + (CFX_NUM_BACKENDS - 1) * CFX_KEYS_PER_BACKEND_BELOW(f))
 /* Runtime table slots: one per functionality, num_backends for each per-backend one. */
-#define CFX_NUM_RUNTIME_ENTRIES (CFX_NUM_FUNCTIONALITY_KEYS + 5 * (CFX_NUM_BACKENDS - 1)) /* 107 */
+#define CFX_NUM_RUNTIME_ENTRIES (CFX_KEYS_FUNCTIONALITY_SLOT(CFX_KEY_EndOfFunctionalityKeys)) /* 137 */
 
 typedef struct cfx_keyset {
     uint64_t repr;
@@ -173,8 +162,8 @@ static inline cfx_dispatch_key cfx_keyset_highest_priority(cfx_keyset s)
 /* Index into an operator's runtime dispatch table (0..CFX_NUM_RUNTIME_ENTRIES-1). */
 static inline int cfx_keyset_table_index(cfx_keyset s)
 {
-    /* offset + high_bit((s & mask) >> 1) at high_bit(s >> 14), with the shifts folded away:
-     * ((s >> 14) << 1) | 1 == (s >> 13) | 1, and the 0-based top bit of (s & mask) | 1 is the
+    /* offset + high_bit((s & mask) >> 1) at high_bit(s >> 16), with the shifts folded away:
+     * ((s >> 16) << 1) | 1 == (s >> 15) | 1, and the 0-based top bit of (s & mask) | 1 is the
      * 1-based top bit of (s & mask) >> 1 (0 when no backend bit above CPU's is set). */
     const cfx_keys_functionality_info *fi =
         &cfx_keys_functionality_infos[cfx_keys_top_bit((s.repr >> (CFX_NUM_BACKENDS - 1)) | 1)];
@@ -204,12 +193,14 @@ int cfx_key_expand(cfx_dispatch_key k, cfx_dispatch_key *out, int cap);
 bool cfx_key_in_expansion(cfx_dispatch_key alias, cfx_dispatch_key runtime_key);
 cfx_keyset cfx_keyset_backend_from_autograd(cfx_dispatch_key k); /* getBackendKeySetFromAutograd */
 cfx_dispatch_key cfx_key_autograd_from_backend(cfx_backend b);   /* CPU -> AutogradCPU */
-/* The key set a dense tensor on this backend carries: backend + ADInplaceOrView + AutogradX
- * (+ AutocastCPU for CPU, as PyTorch 1.13 computes it). */
+/* The key set a dense tensor on this backend carries (TensorImpl's constructor): backend +
+ * ADInplaceOrView + AutogradX (AutogradOther for HIP and VE) + AutocastX where the backend has
+ * an Autocast key (CPU -> AutocastCPU, ...). */
 cfx_keyset cfx_keyset_for_tensor(cfx_backend b);
 
 /* Thread-local included/excluded sets (c10::impl::LocalDispatchKeySet). Defaults: included =
- * {BackendSelect, ADInplaceOrView}, excluded = {AutocastCPU, AutocastXPU, AutocastCUDA}. */
+ * {BackendSelect, ADInplaceOrView}, excluded = every Autocast key (c10's default_excluded_set
+ * is its autocast_dispatch_keyset). */
 typedef struct cfx_local_keys {
     cfx_keyset included, excluded;
 } cfx_local_keys;
@@ -219,10 +210,10 @@ typedef struct cfx_local_keys {
 #define CFX_KEYS_DEFAULT_INCLUDED                       \
     (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_BackendSelect) | \
      CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_ADInplaceOrView))
-#define CFX_KEYS_DEFAULT_EXCLUDED                      \
-    (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastCPU) |  \
-     CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastXPU) |  \
-     CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastCUDA))
+/* The Autocast keys are consecutive functionalities, AutocastCPU .. AutocastPrivateUse1. */
+#define CFX_KEYS_DEFAULT_EXCLUDED                                   \
+    ((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastPrivateUse1) << 1) - \
+     CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastCPU))
 
 /* Internal (local_keys.c): this thread's sets XOR'ed with the defaults, so the zero-filled
  * initial value means "defaults" and needs no per-thread constructor. Read on every dispatch,

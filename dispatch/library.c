@@ -149,8 +149,10 @@ cfx_library *cfx_library_new(cfx_library_kind kind, const char *ns, cfx_dispatch
     lib->line = line;
     if (kind == CFX_LIB_IMPL)
         return lib;
-    /* DEF / FRAGMENT. 1.13 claims the namespace before this check and crashes on "_"; the check
-     * comes first here, with the message PyTorch meant to give. */
+    /* DEF / FRAGMENT. For DEF, PyTorch claims the namespace before this check and so reads the
+     * empty wildcard namespace: 1.13 crashes, 2.13 fails with std::bad_optional_access ("bad
+     * optional access"). The check comes first here, with the message PyTorch meant to give
+     * and gives for FRAGMENT. */
     char head[400];
     if (!lib->ns) {
         snprintf(head, sizeof head,

@@ -7,8 +7,9 @@
  *    to register the namespace ..."). FRAGMENT defines without claiming. IMPL only impls and
  *    registers fallbacks (namespace "_" = every namespace).
  *  - Defining the same name and overload twice fails; impl before def is allowed and goes live
- *    when the def arrives; registering a second kernel for the same op and key warns
- *    ("Overriding a previously registered kernel ...") and keeps the old one inactive.
+ *    when the def arrives; registering a second kernel for the same op and key keeps the old
+ *    one inactive, and the first such override in the process (not on Meta or MTIA) warns
+ *    ("Warning only once for all operators, ... Overriding a previously registered kernel ...").
  *
  *     cfx_library *lib = CFX_LIBRARY(CFX_LIB_DEF, "myns");
  *     cfx_library_def(lib, "scale(Tensor x, float s) -> Tensor");

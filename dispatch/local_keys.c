@@ -3,9 +3,9 @@
  *
  * Every dispatch ORs the included set into the arguments' keys and removes the excluded set,
  * so reading them must cost a TLS load: keys.h reads cfx_local_keys_raw inline. The sets are
- * stored XOR'ed with the defaults (included {BackendSelect, ADInplaceOrView}, excluded
- * {AutocastCPU, AutocastXPU, AutocastCUDA}) exactly as c10 does, so a new thread's zero-filled
- * TLS already means "defaults" and no thread needs initialising.
+ * stored XOR'ed with the defaults (included {BackendSelect, ADInplaceOrView}, excluded every
+ * Autocast key) exactly as c10 does, so a new thread's zero-filled TLS already means
+ * "defaults" and no thread needs initialising.
  *
  * c10's Include/ExcludeDispatchKeyGuard add only the keys that were missing and remove those on
  * exit; these guards save the whole state and put it back, which is the same when scopes nest

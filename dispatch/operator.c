@@ -17,6 +17,7 @@
  * signature (the built-in kernels, ops.h) needs no adapter: it keeps that entry for life and
  * only its inferred schema text follows the def. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,18 +62,32 @@ static void key_lists(void) { pthread_once(&key_lists_once, init_key_lists); }
 
 static const cfx_kernel missing_kernel; /* all zero: invalid */
 
+static void dump_state(const cfx_op *op, cfx_buf *b);
+
+/* KernelFunction.cpp's ambiguous_autogradother_kernel (2.13's text, without the "0 INTERNAL
+ * ASSERT FAILED at <PyTorch source>, please report a bug to PyTorch. " prefix). */
 static int ambiguous_autogradother_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ctx, (void)ks, (void)stack;
-    return cfx_error_set(CFX_ERR, cfx_op_name(op),
-                         "%s has kernels registered to both CompositeImplicitAutograd and a backend mapped to "
-                         "AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
-                         "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther "
-                         "kernel]). If you want to override CompositeImplicitAutograd, please open an issue to "
-                         "request a dedicated Autograd dispatch key for the backend.\nIf you only want to run "
-                         "inference instead of training, add `c10::InferenceMode mode;` before model.forward(). "
-                         "Note this guard is only available in C++ but not Python at present.",
-                         cfx_op_name(op));
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_printf(&b,
+                   "%s has kernels registered to both CompositeImplicitAutograd and a backend mapped to "
+                   "AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
+                   "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther "
+                   "kernel]). If you want to override CompositeImplicitAutograd, please open an issue to "
+                   "request a dedicated Autograd dispatch key for the backend.\nIf you only want to run "
+                   "inference instead of training, in C++, add `c10::InferenceMode mode;` before "
+                   "model.forward(); in Python, use `torch.inference_mode()` as a context manager (see "
+                   "https://pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html)."
+                   "\nCanonical state\n~~~~~~~~~~~\n",
+                   cfx_op_name(op));
+    dump_state(op, &b);
+    cfx_buf_puts(&b, "\n\n");
+    char *msg = cfx_buf_take(&b);
+    int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(op), msg ? msg : "ambiguous AutogradOther kernel");
+    free(msg);
+    return rc;
 }
 
 static const cfx_kernel ambiguous_kernel = {
@@ -165,6 +180,11 @@ static const cfx_kernel *compute_entry(const cfx_op *op, cfx_dispatch_key k, con
         *reason = "autograd kernel";
         return r;
     }
+    /* 2.5: functorch's batching rules (disjoint from the aliases above, so the order is moot) */
+    if (in_alias(k, CFX_KEY_FuncTorchBatchedDecomposition) && (r = front(op, CFX_KEY_FuncTorchBatchedDecomposition))) {
+        *reason = "batched kernel";
+        return r;
+    }
     /* 3. backend fallback */
     int idx = cfx_key_table_index(k);
     if (idx >= 0) {
@@ -216,11 +236,13 @@ static void update_entry(cfx_op *op, cfx_dispatch_key k)
 /* c10's updateDispatchTable_: the slots k covers, Undefined for the composite aliases, and the
  * autograd slots whose has_backend_kernel may have flipped.
  *
- * For the last part c10 refreshes only getAutogradKeyFromBackend(k) of a backend key k and
- * misses three dependencies, leaving stale slots that its own checkInvariants then rejects
- * (reproduced on 1.13; the table then depends on registration order):
- *  - a kernel on one of AutogradOther's backends (SparseCPU, QuantizedCPU, FPGA, ...) can make
- *    AutogradOther the ambiguity kernel (rule 2.3): "CIA, then SparseCPU";
+ * For the last part c10 refreshes only getAutogradKeyFromBackend(toBackendComponent(k)) of a
+ * backend key k and misses three dependencies, leaving stale slots that its own
+ * checkInvariants then rejects (reproduced on 1.13 and still so on 2.13; the table then
+ * depends on registration order):
+ *  - a kernel on one of AutogradOther's backends (SparseCPU, QuantizedCPU, ...) can make
+ *    AutogradOther the ambiguity kernel (rule 2.3), but c10 refreshes AutogradCPU:
+ *    "CIA, then SparseCPU";
  *  - a NestedTensorCPU kernel is a backend kernel for AutogradNestedTensor: "CIA, then
  *    NestedTensorCPU";
  *  - a CompositeExplicitAutograd kernel counts as a backend kernel everywhere, which stops the
@@ -430,11 +452,21 @@ void cfx_opentry_deregister_schema(cfx_op *op)
     set_dispatch_args(op, NULL);
 }
 
+/* registerKernel's TORCH_WARN_ONCE: the first override in the process warns, for any
+ * operator; overrides on Meta and MTIA never do (PyTorch overrides C++ Meta kernels with
+ * Python ones on purpose, and MTIA falls back to CPU that way). */
+static atomic_flag override_warned = ATOMIC_FLAG_INIT;
+
 static void warn_override(const cfx_op *op, bool has_key, cfx_dispatch_key key, const char *debug)
 {
+    if (has_key && (key == CFX_KEY_Meta || key == CFX_KEY_MTIA))
+        return;
+    if (atomic_flag_test_and_set(&override_warned))
+        return;
     cfx_buf b;
     cfx_buf_init(&b);
-    cfx_buf_puts(&b, "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
+    cfx_buf_puts(&b, "Warning only once for all operators,  other operators may also be overridden.\n"
+                     "  Overriding a previously registered kernel for the same operator and the same dispatch key\n"
                      "  operator: ");
     if (op->schema)
         cfx_schema_print(op->schema, &b);

@@ -7,11 +7,12 @@
  * its runtime dispatch table with PyTorch's precedence (computeDispatchTableEntryWithDebug):
  *   direct kernel > CompositeExplicitAutogradNonFunctional > CompositeExplicitAutograd >
  *   CompositeImplicitAutograd (unless a backend kernel exists) > Autograd alias >
- *   backend fallback > missing,
+ *   FuncTorchBatchedDecomposition > backend fallback > missing,
  * and keeps a non-fallthrough mask so fallthrough keys are skipped before a slot is chosen.
- * The table is maintained incrementally and always equals the rules' result; where 1.13's
- * incremental update misses a dependency (and fails its own checkInvariants) cfx refreshes the
- * slot anyway (operator.c, update_table). Registration goes through library.h. */
+ * The table is maintained incrementally and always equals the rules' result; where PyTorch's
+ * incremental update misses a dependency (and fails its own checkInvariants, in 2.13 as in
+ * 1.13) cfx refreshes the slot anyway (operator.c, update_table). Registration goes through
+ * library.h. */
 #ifndef CFX_OPERATOR_H
 #define CFX_OPERATOR_H
 

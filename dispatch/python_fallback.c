@@ -7,7 +7,9 @@
  *
  * Python sits just above the backends; its fallback is pythonFallback:
  *  1. for the duration, exclude every key strictly above Python except PythonDispatcher, so
- *     whatever a handler calls starts at Python or below (autograd and friends already ran);
+ *     whatever a handler calls starts at Python or below (autograd and friends already ran):
+ *     2.13's after_Python_keyset, Conjugate/Negative/ZeroTensor included (earlier 2.x releases
+ *     removed those three from the exclusion; 2.13 excludes them, as 1.13 did);
  *  2. with a mode set, run the top mode's handler with it popped (mode.c);
  *  3. else, the first tensor argument that belongs to a mode (a fake tensor, tensor_ext.h)
  *     enters that mode for one call: `with fake_mode: return func(*args)`;

@@ -1,16 +1,20 @@
-/* test_dispatch_golden.c - cfx's dispatcher against PyTorch 1.13's, text for text.
+/* test_dispatch_golden.c - cfx's dispatcher against PyTorch 2.13's, text for text.
  *
- * tests/data/dispatch_scenarios.txt (tools/interop/dump_dispatch.py) holds scenarios: lists of
- * registration, dump and call commands, each with what PyTorch 1.13 printed for it (dumpState,
+ * tests/data/dispatch_scenarios.txt (tools/interop/gen_dispatch.py) holds scenarios: lists of
+ * registration, dump and call commands, each with what PyTorch 2.13 printed for it (dumpState,
  * dumpComputedTable, dangling impls, warnings, error messages). This file replays every
  * command on cfx with the same file ("/dev/null") and line numbers and compares byte for byte.
+ * Criterion runs each scenario in a process of its own, as the generator does, so the
+ * once-per-process override warning is seen by each scenario's first override.
  *
- * PyTorch's tables include the backend fallbacks 1.13 registers for itself (Python,
- * Functionalize, Named, ..., AutogradCPU fallthrough) and not cfx's defaults (which differ on
- * purpose: fallbacks.c). So before a scenario the test drops cfx's defaults and installs the
- * oracle's exact set, read from the golden's "oracle_fallbacks" table, with the same debug
- * strings; non-fallthrough ones get a stand-in kernel that fails if run. Every row of every
- * table then has to match. cfx's own defaults are checked in test_dispatcher.c. */
+ * PyTorch's tables include the backend fallbacks 2.13 registers for itself (Meta, Python,
+ * Functionalize, ..., the Autograd keys) and not cfx's defaults (which differ on purpose:
+ * fallbacks.c). So before a scenario the test drops cfx's defaults and installs the oracle's
+ * exact set, read from the golden's "oracle_fallbacks" table, with the same debug strings.
+ * Those a scenario's calls go through behave as 2.13's do (the Autograd and PreDispatch ones
+ * redispatch below their key, Meta's fails with 2.13's message); the others get a stand-in
+ * that fails if run. Every row of every table then has to match. cfx's own defaults are
+ * checked in test_dispatcher.c. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +44,8 @@ static char *golden_text;
 
 static void load_golden(void)
 {
-    golden_text = read_file(GOLDEN);
-    cr_assert(golden_text, "cannot open %s (run from the repo root)", GOLDEN);
+    golden_text = read_golden(GOLDEN);
+    cr_assert(golden_text, "cannot open %s, or it has no golden header (run from the repo root)", GOLDEN);
     /* Split into lines in place; a command's output is the lines up to the next "@@@" line,
      * minus the one "\n" the writer added. */
     char *p = golden_text;
@@ -114,6 +118,28 @@ static int oracle_fallback_standin(void *ctx, const cfx_op *op, cfx_keyset ks, c
     return cfx_error_set(CFX_ERR, cfx_op_name(op), "stand-in for PyTorch's %s fallback ran", (const char *)ctx);
 }
 
+/* VariableFallbackKernel.cpp's autograd fallback and preDispatchFallback: with nothing to
+ * record, both call the op again below their key. ctx is that key. */
+static int oracle_redispatch_below(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    return cfx_op_redispatch(op, cfx_keyset_and(ks, cfx_keyset_full_after(*(const cfx_dispatch_key *)ctx)), stack);
+}
+
+/* MetaFallbackKernel.cpp's metaFallback. */
+static int oracle_meta_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx, (void)ks, (void)stack;
+    return cfx_error_set(CFX_ERR_NOTIMPL, cfx_op_name(op),
+                         "%s: attempted to run this operator with Meta tensors, but there was no fake impl or Meta "
+                         "kernel registered. You may have run into this message while using an operator with PT2 "
+                         "compilation APIs (torch.compile/torch.export); in order to use this operator with those "
+                         "APIs you'll need to add a fake impl. Please see the following for next steps:  "
+                         "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html",
+                         cfx_op_name(op));
+}
+
+static const cfx_dispatch_key autograd_other = CFX_KEY_AutogradOther, pre_dispatch = CFX_KEY_PreDispatch;
+
 /* ---- the interpreter ----------------------------------------------------------------------- */
 
 typedef struct libslot {
@@ -153,6 +179,17 @@ static cfx_dispatch_key key_arg(const char *s)
     return k;
 }
 
+/* The key a computed-table row names (toString's inverse: every runtime key, also those
+ * parseDispatchKey does not know, such as AutogradMTIA). */
+static cfx_dispatch_key key_of_row(const char *name)
+{
+    for (int k = 0; k < CFX_KEY_COUNT; k++)
+        if (cfx_key_is_runtime((cfx_dispatch_key)k) && strcmp(cfx_key_name((cfx_dispatch_key)k), name) == 0)
+            return (cfx_dispatch_key)k;
+    cr_assert_fail("oracle fallback key %s", name);
+    return CFX_KEY_Undefined;
+}
+
 static void install_oracle_fallbacks(void)
 {
     scenario *sc = find_scenario("oracle_fallbacks");
@@ -178,11 +215,20 @@ static void install_oracle_fallbacks(void)
         *end = '\0';
         char *lc = strrchr(rest, ':');
         *lc = '\0';
-        cfx_dispatch_key k;
-        cr_assert(cfx_key_parse(row, &k), "oracle fallback key %s", row);
-        cr_assert_eq(cfx_library_fallback_at(oracle_lib, k, ft ? NULL : oracle_fallback_standin,
-                                             (void *)cfx_key_name(k), rest, atoi(lc + 1)),
-                     CFX_OK, "%s", cfx_error_message());
+        cfx_dispatch_key k = key_of_row(row);
+        cfx_boxed_fn fn = oracle_fallback_standin;
+        void *ctx = (void *)cfx_key_name(k);
+        if (cfx_key_in_expansion(CFX_KEY_Autograd, k)) {
+            fn = oracle_redispatch_below;
+            ctx = (void *)&autograd_other; /* FULL_AFTER of any autograd key is the same */
+        } else if (k == CFX_KEY_PreDispatch) {
+            fn = oracle_redispatch_below;
+            ctx = (void *)&pre_dispatch;
+        } else if (k == CFX_KEY_Meta) {
+            fn = oracle_meta_fallback;
+        }
+        cr_assert_eq(cfx_library_fallback_at(oracle_lib, k, ft ? NULL : fn, ctx, rest, atoi(lc + 1)), CFX_OK, "%s",
+                     cfx_error_message());
         rows++;
     }
     free(text);
@@ -214,7 +260,16 @@ static void put_result(int rc)
                    cfx_error_message());
 }
 
-static void do_call(const char *name, const char *args)
+/* c10's Dispatcher::redispatchBoxed, which OpOverload.redispatch calls: the slot of ks and its
+ * kernel, with no fallthrough mask applied (a fallthrough kernel found there runs and fails). */
+static int redispatch_boxed(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
+    return cfx_kernel_is_valid(k) ? k->boxed(k->ctx, op, ks, stack) : cfx_dispatch_missing_kernel_error(op, ks);
+}
+
+/* call OP ARGS, or with `key` set, redispatch OP KEY ARGS: the call entering at that key. */
+static void do_call(const char *name, const char *args, const char *key)
 {
     cfx_op *op = cfx_op_find(name);
     cr_assert(op, "no op %s", name);
@@ -233,7 +288,7 @@ static void do_call(const char *name, const char *args)
     } else if (strcmp(args, "int") == 0) {
         stack[n++] = cfx_int(3);
     }
-    int rc = cfx_op_call(op, stack, n, COUNT_OF(stack));
+    int rc = key ? redispatch_boxed(op, cfx_keyset_of(key_arg(key)), stack) : cfx_op_call(op, stack, n, COUNT_OF(stack));
     if (rc == CFX_OK)
         cfx_buf_puts(&out, "ok");
     put_result(rc);
@@ -292,6 +347,8 @@ static void run_command(char *cmd)
         libslot *s = lib_by_id(f[1]);
         if (strcmp(f[4], "boxed") == 0)
             rc = cfx_library_impl_boxed_at(s->lib, f[2], key_arg(f[3]), identity_boxed, NULL, "/dev/null", s->line);
+        else if (strcmp(f[4], "fallthrough") == 0)
+            rc = cfx_library_impl_fallthrough_at(s->lib, f[2], key_arg(f[3]), "/dev/null", s->line);
         else
             rc = cfx_library_impl_at(s->lib, f[2], key_arg(f[3]), (cfx_fnptr)identity_unboxed, "/dev/null", s->line);
     } else if (strcmp(f[0], "fallthrough") == 0) {
@@ -321,12 +378,13 @@ static void run_command(char *cmd)
         cr_assert(op);
         rc = cfx_op_check_invariants(op);
     } else if (strcmp(f[0], "call") == 0) {
-        do_call(f[1], f[2]);
-        rc = CFX_OK;
+        do_call(f[1], f[2], NULL);
+    } else if (strcmp(f[0], "redispatch") == 0) {
+        do_call(f[1], f[3], f[2]);
     } else {
         cr_assert_fail("unknown command %s", f[0]);
     }
-    if (strcmp(f[0], "call") != 0)
+    if (strcmp(f[0], "call") != 0 && strcmp(f[0], "redispatch") != 0)
         put_result(rc);
 }
 
@@ -343,7 +401,7 @@ static void run_scenario(const char *name)
         cfx_error_clear();
         run_command(cmd);
         char *got = cfx_buf_take(&out);
-        cr_expect_str_eq(got, sc->cmds[i].expected, "scenario %s, command \"%s\":\n--- cfx:\n%s\n--- torch 1.13:\n%s",
+        cr_expect_str_eq(got, sc->cmds[i].expected, "scenario %s, command \"%s\":\n--- cfx:\n%s\n--- torch 2.13:\n%s",
                          name, sc->cmds[i].cmd, got, sc->cmds[i].expected);
         free(got);
         free(cmd);
@@ -359,40 +417,24 @@ static void run_scenario(const char *name)
     free_golden();
 }
 
-#define SCENARIO(name) \
-    Test(dispatch_golden, name) { run_scenario(#name); }
+/* Every scenario of the golden file but the oracle's table, in the generator's order. */
+#define SCENARIOS(X)                                                                             \
+    X(cia_only) X(cpu_only) X(cpu_cea) X(cia_cpu) X(cia_sparse) X(cia_cea) X(cia_quantized_fpga) \
+    X(ambiguous_autogradother) X(cia_mtia_maia) X(autograd_alias) X(cea_nonfunctional)          \
+    X(cia_nested) X(batched_decomposition) X(catch_all) X(override) X(override_unboxed)          \
+    X(override_catch_all_first) X(dangling_override) X(impl_before_def) X(def_lifetime)          \
+    X(fragment) X(alias_kinds) X(backend_fallback) X(fallback_after_def) X(per_op_fallthrough)   \
+    X(missing_kernel) X(library_errors)
 
-SCENARIO(cia_only)
-SCENARIO(cpu_only)
-SCENARIO(cpu_cea)
-SCENARIO(cia_cpu)
-SCENARIO(cia_sparse)
-SCENARIO(cia_cea)
-SCENARIO(cia_quantized_fpga)
-SCENARIO(autograd_alias)
-SCENARIO(cea_nonfunctional)
-SCENARIO(cia_nested)
-SCENARIO(catch_all)
-SCENARIO(override)
-SCENARIO(override_unboxed)
-SCENARIO(dangling_override)
-SCENARIO(impl_before_def)
-SCENARIO(def_lifetime)
-SCENARIO(fragment)
-SCENARIO(alias_kinds)
-SCENARIO(backend_fallback)
-SCENARIO(fallback_after_def)
-SCENARIO(missing_kernel)
-SCENARIO(library_errors)
+#define SCENARIO_TEST(name) \
+    Test(dispatch_golden, name) { run_scenario(#name); }
+SCENARIOS(SCENARIO_TEST)
 
 /* The list above must cover the golden file (the generator may have grown). */
 Test(dispatch_golden, every_scenario_is_replayed)
 {
-    static const char *replayed[] = {"oracle_fallbacks", "cia_only", "cpu_only", "cpu_cea", "cia_cpu", "cia_sparse", "cia_cea", "cia_quantized_fpga",
-                                     "autograd_alias", "cea_nonfunctional", "cia_nested", "catch_all", "override",
-                                     "override_unboxed", "dangling_override", "impl_before_def", "def_lifetime",
-                                     "fragment", "alias_kinds", "backend_fallback", "fallback_after_def",
-                                     "missing_kernel", "library_errors", "per_op_fallthrough_evidence"};
+#define SCENARIO_NAME(name) #name,
+    static const char *replayed[] = {"oracle_fallbacks", SCENARIOS(SCENARIO_NAME)};
     load_golden();
     int total = 0;
     for (int i = 0; i < n_scenarios; i++) {

@@ -15,7 +15,7 @@ static void collect_removed(const cfx_node *n, void *ctx)
     cfx_node_print_name(n, b);
 }
 
-static char *read_data(const char *name)
+static char *read_ir_data(const char *name)
 {
     char path[128];
     snprintf(path, sizeof path, "tests/data/%s", name);
@@ -35,7 +35,7 @@ Test(ir_dce, golden)
     FN(g, &cfx_fn_getitem, NV(x), cfx_int(0));
     cfx_node *cos = OP(g, "aten::cos", NV(x));
     cfx_graph_output(g, NV(cos));
-    char *s = cfx_graph_to_string(g), *want = read_data("ir_dce_before.graph.txt");
+    char *s = cfx_graph_to_string(g), *want = read_ir_data("ir_dce_before.graph.txt");
     cr_expect_str_eq(s, want);
     free(s);
     free(want);
@@ -49,12 +49,12 @@ Test(ir_dce, golden)
     cr_expect_str_eq(removed.data, "getitem, relu, mul, add"); /* reverse order, one pass */
     cfx_buf_free(&removed);
     s = cfx_graph_to_string(g);
-    want = read_data("ir_dce_after.graph.txt");
+    want = read_ir_data("ir_dce_after.graph.txt");
     cr_expect_str_eq(s, want);
     free(s);
     free(want);
     s = cfx_graph_python_code_string(g, "self");
-    want = read_data("ir_dce_after.code.txt");
+    want = read_ir_data("ir_dce_after.code.txt");
     cr_expect_str_eq(s, want);
     free(s);
     free(want);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Golden data for tests/dispatch/test_fake.c and test_mode.c from PyTorch 1.13.
+"""Golden data for tests/dispatch/test_fake.c from PyTorch 1.13.
 
 Run from the repo root:  /usr/bin/python3 tools/interop/gen_fake_goldens.py
 Writes, tab-separated, one case per line:
@@ -7,15 +7,10 @@ Writes, tab-separated, one case per line:
   tests/data/fake_ops.txt   case \t sizes \t strides \t dtype \t device \t storage_offset \t shares_storage_with_input
       Every case runs under FakeTensorMode on fake inputs made with from_tensor; the C test
       (test_fake.c) runs the same calls through cfx's fake mode and compares the metadata.
-  tests/data/mode_keys.txt  name \t text
-      Thread-local key sets printed by torch._C._dispatch_tls_local_{include,exclude}_set()
-      outside any mode, inside `with Mode():`, after it, and inside __torch_dispatch__; plus
-      the stack lengths nested handlers observe.
+(tests/data/mode_keys.txt, for test_mode.c, is written by tools/interop/gen_keys.py.)
 """
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._python_dispatch import _len_torch_dispatch_stack
 
 OUT = "tests/data/"
 
@@ -73,42 +68,9 @@ def fake_cases():
     return cases
 
 
-def mode_keys():
-    rows = []
-    inc = torch._C._dispatch_tls_local_include_set
-    exc = torch._C._dispatch_tls_local_exclude_set
-    rows.append(("include_no_mode", str(inc())))
-    rows.append(("exclude_no_mode", str(exc())))
-    seen = {}
-
-    class M(TorchDispatchMode):
-        def __init__(self, tag):
-            super().__init__()
-            self.tag = tag
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen.setdefault(self.tag + "_stack_len", str(_len_torch_dispatch_stack()))
-            seen.setdefault(self.tag + "_handler_include", str(inc()))
-            seen.setdefault(self.tag + "_handler_exclude", str(exc()))
-            return func(*args, **(kwargs or {}))
-
-    with M("outer"):
-        rows.append(("include_in_mode", str(inc())))
-        with M("inner"):
-            torch.ones(2) + torch.ones(2)
-    rows.append(("include_after_mode", str(inc())))
-    for k in ("inner_handler_include", "inner_handler_exclude", "inner_stack_len",
-              "outer_handler_include", "outer_handler_exclude", "outer_stack_len"):
-        rows.append((k, seen[k]))
-    return rows
-
-
 def main():
     with open(OUT + "fake_ops.txt", "w") as fh:
         for row in fake_cases():
-            fh.write("\t".join(row) + "\n")
-    with open(OUT + "mode_keys.txt", "w") as fh:
-        for row in mode_keys():
             fh.write("\t".join(row) + "\n")
 
 

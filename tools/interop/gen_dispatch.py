@@ -1,13 +1,17 @@
-#!/usr/bin/python3
 """Generates tests/data/dispatch_scenarios.txt for tests/dispatch/test_dispatch_golden.c.
 
-Run from the repo root:  /usr/bin/python3 tools/interop/dump_dispatch.py
+Run from the repo root:  python3 tools/interop/gen_dispatch.py   (or `make goldens`)
 
 Each scenario is a list of registration / inspection / call commands. This script runs them on
-PyTorch 1.13's dispatcher through torch._C._dispatch_library (the C++ torch::Library behind
-torch.library, which records every registration as "registered at /dev/null:LINE") and records
-what each command printed. The C test replays the same commands on cfx's dispatcher with
-file "/dev/null" and the same line numbers, so every text must match byte for byte.
+PyTorch 2.13's dispatcher through torch._C._dispatch_library (the C++ torch::Library behind
+torch.library; every library is opened with file "/dev/null" and the scenario's line numbers,
+so registrations read "registered at /dev/null:LINE") and records what each command printed.
+The C test replays the same commands on cfx's dispatcher with the same file and lines, so
+every text must match byte for byte.
+
+Every scenario runs in a fresh Python process (this script started again with --scenario): the
+dispatcher is process-wide and some of its behaviour is once per process (the override warning
+is a TORCH_WARN_ONCE), and the C test runs each scenario in a fresh process too (Criterion).
 
 Command language (one command per line, fields separated by single spaces):
   lib ID KIND NS KEY LINE      new library (KEY "-" = none); prints nothing or the error
@@ -15,46 +19,56 @@ Command language (one command per line, fields separated by single spaces):
   def ID ALIAS SCHEMA...       ALIAS: "-" (FROM_SCHEMA), CONSERVATIVE, PURE_FUNCTION,
                                FROM_SCHEMA, WEIRD (bad), LEGACY (def_legacy: default kind)
   impl ID NAME KEY KIND        KEY "-" = the block's key / catch-all. KIND: boxed (a Python
-                               kernel: boxed only) or unboxed (impl_t_t, a C++ Tensor(Tensor)
+                               kernel: boxed only), unboxed (impl_t_t, a C++ Tensor(Tensor)
                                function; its debug string is set to "registered at
-                               /dev/null:LINE" so it reads like a cfx C kernel)
+                               /dev/null:LINE" so it reads like a cfx C kernel) or fallthrough
+                               (torch.library.fallthrough_kernel: a per-op fallthrough)
   fallthrough ID KEY           fallback_fallthrough (KEY "-" = the block's key)
   dump OP / table OP           _dispatch_dump / _dispatch_dump_table
-  dangling                     _dispatch_find_dangling_impls, concatenated
+  dangling                     _dispatch_find_dangling_impls, sorted and concatenated
   invariants OP                _dispatch_check_invariants (prints nothing when they hold)
   call OP ARGS                 ARGS: none (no arguments), meta / cpu (one 2-element tensor),
                                int (the integer 3), two (two meta tensors)
+  redispatch OP KEY ARGS       OpOverload.redispatch with the key set {KEY} (a call that enters
+                               the dispatcher at KEY whatever the tensors carry)
 Outputs: "warning: MSG" per warning, then "error: TYPE: MSG" on failure ("ok" for a
-successful call). The Python suffix " (Triggered internally at ...)" of warnings is dropped.
+successful call). Two PyTorch decorations are dropped because they name PyTorch's own build:
+the " (Triggered internally at FILE:LINE.)" suffix of warnings and the "N INTERNAL ASSERT
+FAILED at "FILE":LINE, please report a bug to PyTorch. " prefix of internal asserts.
 
 File format: "@@@@ scenario NAME" starts a scenario, "@@@ COMMAND" starts a command; the lines
 up to the next "@@@" line are its output plus ONE added "\n" (so an empty output is one empty
-line). The first scenario, "oracle_fallbacks", holds the table of 1.13's dispatcher-wide
+line). The first scenario, "oracle_fallbacks", holds the table of 2.13's dispatcher-wide
 fallbacks (the computed table of an op with no kernels); the C test installs the same
 fallbacks with the same debug strings before replaying a scenario.
 
-No scenario runs `invariants` after "CIA, then CEA" or "CIA, then SparseCPU": 1.13 leaves a stale
-slot there (its updateDispatchTable_ misses a dependency) and fails its own checkInvariants; cfx
-refreshes the slot (operator.c, update_table) and the C test checks all invariants after every
-scenario.
+No scenario runs `invariants` after "CIA, then CEA", "CIA, then SparseCPU" or "CIA, then
+NestedTensorCPU": 2.13, as 1.13 did, leaves a stale slot there (its updateDispatchTable_
+refreshes only the backend's own Autograd key) and fails its own checkInvariants; cfx refreshes
+the slot (operator.c, update_table) and the C test checks all invariants after every scenario.
 
-Two texts cannot come from 1.13 and are written from PyTorch's source instead (marked below):
-DEF/FRAGMENT with the wildcard namespace "_" crashes 1.13 (basic_string::_M_create, it claims
-the namespace before checking), so its expected error is the TORCH_CHECK text of
-aten/src/ATen/core/library.cpp.
+One text is not 2.13's (marked below): a DEF library with the wildcard namespace "_" makes 2.13
+read the empty namespace (ns_.value()) before its own check, so it fails with
+std::bad_optional_access's "bad optional access"; the expected text is that check's message,
+the one 2.13 gives for FRAGMENT, which cfx gives for both.
 """
+import concurrent.futures
 import gc
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import warnings
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-OUT = "tests/data/dispatch_scenarios.txt"
+import torch  # noqa: E402
+
+import golden  # noqa: E402
 
 L = torch._C._dispatch_library
+FILE = "/dev/null"
 
 SCENARIOS = {}
 
@@ -128,6 +142,30 @@ dump pciaq::a
 table pciaq::a
 invariants pciaq::a
 """)
+# SparseCsr is per-backend in 2.x, and among AutogradOther's backends; registered before the
+# CIA kernel, so that 2.13's own table is not stale (see the module docstring).
+scenario("ambiguous_autogradother", """
+lib L DEF pamb - 43
+def L - a(Tensor x) -> Tensor
+impl L a SparseCsrCPU boxed
+impl L a CompositeImplicitAutograd boxed
+dump pamb::a
+table pamb::a
+invariants pamb::a
+redispatch pamb::a AutogradOther cpu
+redispatch pamb::a SparseCsrCPU cpu
+""")
+# 2.13's getBackendKeySetFromAutograd has no AutogradMTIA case: an MTIA kernel does not stop
+# the CIA kernel on AutogradMTIA as a CPU kernel does on AutogradCPU; MAIA does.
+scenario("cia_mtia_maia", """
+lib L DEF pmtia - 44
+def L - a(Tensor x) -> Tensor
+impl L a CompositeImplicitAutograd boxed
+impl L a MTIA boxed
+impl L a MAIA boxed
+table pmtia::a
+invariants pmtia::a
+""")
 scenario("autograd_alias", """
 lib L DEF pag - 16
 def L - a(Tensor x) -> Tensor
@@ -158,6 +196,18 @@ impl L a CompositeImplicitAutograd boxed
 dump pnest::a
 table pnest::a
 """)
+scenario("batched_decomposition", """
+lib L DEF pbat - 45
+def L - a(Tensor x) -> Tensor
+impl L a FuncTorchBatchedDecomposition boxed
+dump pbat::a
+table pbat::a
+impl L a FuncTorchBatched boxed
+impl L a CompositeImplicitAutograd boxed
+dump pbat::a
+table pbat::a
+invariants pbat::a
+""")
 scenario("catch_all", """
 lib L DEF pcall - 19
 def L - a(Tensor x) -> Tensor
@@ -185,22 +235,34 @@ free J
 dump ovr::a
 table ovr::a
 """)
+# Meta overrides never warn; the first other override does, once per process.
 scenario("override_unboxed", """
 lib L DEF ovu - 23
 def L - a(Tensor x) -> Tensor
 impl L a CPU unboxed
 impl L a Meta boxed
 lib I IMPL ovu - 24
-impl I a CPU unboxed
 impl I a Meta boxed
+impl I a CPU unboxed
 impl I a - boxed
 impl I a - boxed
+impl I a MTIA boxed
+impl I a MTIA boxed
 dump ovu::a
 table ovu::a
 call ovu::a cpu
 invariants ovu::a
 free I
 dump ovu::a
+""")
+scenario("override_catch_all_first", """
+lib L DEF ovc - 26
+def L - a(Tensor x) -> Tensor
+impl L a - boxed
+impl L a - boxed
+impl L a CPU boxed
+impl L a CPU boxed
+dump ovc::a
 """)
 scenario("dangling_override", """
 lib I IMPL dov - 25
@@ -275,6 +337,9 @@ dump aak::f
 """)
 
 # --- fallthrough and backend fallbacks ------------------------------------------------------
+# 2.13 has fallbacks on AutogradMeta (which redispatches below autograd) and Meta (an error
+# that asks for a fake impl), so a CPU-only op on a meta tensor stops at the Meta fallback; the
+# keys without one (FPGA, AutogradPrivateUse2, ...) still take a user fallback.
 scenario("backend_fallback", """
 lib L DEF errs - 4
 def L - b(Tensor x) -> Tensor
@@ -283,28 +348,41 @@ call errs::b cpu
 call errs::b meta
 lib F IMPL _ AutogradMeta 0
 fallthrough F -
+lib G IMPL _ - 0
+fallthrough G Meta
+lib H IMPL _ FPGA 0
+fallthrough H -
+lib H2 IMPL _ - 0
+fallthrough H2 FPGA
 table errs::b
-call errs::b meta
-lib G IMPL _ AutogradMeta 0
-fallthrough G -
-lib H IMPL _ - 0
-fallthrough H AutogradMeta
-free F
+redispatch errs::b FPGA cpu
+free H
 table errs::b
-call errs::b meta
+redispatch errs::b FPGA cpu
 lib K IMPL _ Autograd 5
 fallthrough K -
+lib P IMPL _ AutogradPrivateUse2 6
+fallthrough P -
 table errs::b
 """)
 scenario("fallback_after_def", """
 lib F IMPL _ - 6
-fallthrough F Meta
+fallthrough F FPGA
 lib L DEF fbk - 7
 def L - a(Tensor x) -> Tensor
 impl L a CompositeExplicitAutograd boxed
 table fbk::a
 free F
 table fbk::a
+""")
+scenario("per_op_fallthrough", """
+lib L DEF pft - 8
+def L - a(Tensor x) -> Tensor
+impl L a Functionalize fallthrough
+impl L a CPU boxed
+dump pft::a
+table pft::a
+redispatch pft::a Functionalize cpu
 """)
 scenario("missing_kernel", """
 lib L DEF errs - 4
@@ -315,6 +393,8 @@ impl L c CPU boxed
 def L - d(Tensor[] xs) -> Tensor
 impl L d CompositeExplicitAutograd boxed
 call errs::b meta
+redispatch errs::b FPGA cpu
+redispatch errs::b AutogradPrivateUse2 cpu
 call errs::c int
 call errs::b none
 call errs::b two
@@ -351,9 +431,23 @@ def B - b(Tensor z) -> Tensor
 dump errs::b
 """)
 
-WILDCARD_ERR = ("RuntimeError: {k}: cannot define {k} with the wildcard namespace _ (every {k} "
-                "defines operators for a distinct namespace!) Did you mean to use TORCH_LIBRARY_IMPL "
-                "instead?  (Error occurred while processing {k} block at /dev/null:{line})")
+# Not 2.13's text: see the module docstring.
+WILDCARD_DEF_ERR = ("RuntimeError: TORCH_LIBRARY: cannot define TORCH_LIBRARY with the wildcard namespace _ "
+                    "(every TORCH_LIBRARY defines operators for a distinct namespace!) Did you mean to use "
+                    "TORCH_LIBRARY_IMPL instead?  (Error occurred while processing TORCH_LIBRARY block at "
+                    "/dev/null:{line})")
+INTERNAL_ASSERT = re.compile(r'^\d+ INTERNAL ASSERT FAILED at "[^"]*":\d+, please report a bug to PyTorch\. ')
+
+
+def args_of(kind):
+    return {"none": (), "meta": (torch.ones(2, device="meta"),), "cpu": (torch.ones(2),),
+            "int": (3,), "two": (torch.ones(2, device="meta"),) * 2}[kind]
+
+
+def overload(qualified):
+    ns, rest = qualified.split("::")
+    name, _, over = rest.partition(".")
+    return getattr(getattr(getattr(torch.ops, ns), name), over or "default")
 
 
 class Runner:
@@ -364,10 +458,8 @@ class Runner:
     def run(self, cmd):
         f = cmd.split(" ")
         op = f[0]
-        if op == "lib" and f[3] == "_" and f[2] in ("DEF", "FRAGMENT"):
-            # 1.13 segfaults here; expected text from library.cpp (see the module docstring)
-            k = {"DEF": "TORCH_LIBRARY", "FRAGMENT": "TORCH_LIBRARY_FRAGMENT"}[f[2]]
-            return "error: " + WILDCARD_ERR.format(k=k, line=f[5])
+        if op == "lib" and f[2] == "DEF" and f[3] == "_":
+            return "error: " + WILDCARD_DEF_ERR.format(line=f[5])
         out = []
         # Bindings that do not translate C++ warnings into Python ones (impl_t_t) let them go
         # to glog on fd 2; collect both kinds.
@@ -382,7 +474,7 @@ class Runner:
                         res = self.do(op, f, cmd)
                     except Exception as e:  # the dispatcher's RuntimeError / NotImplementedError
                         res = None
-                        err = "error: %s: %s" % (type(e).__name__, e)
+                        err = "error: %s: %s" % (type(e).__name__, INTERNAL_ASSERT.sub("", str(e)))
                     else:
                         err = None
             finally:
@@ -394,7 +486,8 @@ class Runner:
             msg = str(w.message)
             cut = msg.find(" (Triggered internally at ")
             out.append("warning: " + (msg[:cut] if cut >= 0 else msg))
-        for m in re.finditer(r"\] Warning: (.*?) \(function \w+\)\n", glog, re.S):
+        # "[W<date> <file>:<line>] Warning: MSG (function operator())"
+        for m in re.finditer(r"\] Warning: (.*?) \(function [\w:~<>]+(?:\(\))?\)\n", glog, re.S):
             out.append("warning: " + m.group(1))
         if err is not None:
             out.append(err)
@@ -405,7 +498,7 @@ class Runner:
     def do(self, op, f, cmd):
         if op == "lib":
             _, lid, kind, ns, key, line = f
-            self.libs[lid] = L(kind, ns, "" if key == "-" else key, "", int(line))
+            self.libs[lid] = L(kind, ns, "" if key == "-" else key, FILE, int(line))
             self.lines[lid] = int(line)
             return None
         if op == "free":
@@ -422,11 +515,17 @@ class Runner:
             return None
         if op == "impl":
             _, lid, name, key, kind = f
-            lib, key = self.libs[lid], ("" if key == "-" else key)
+            lib = self.libs[lid]
+            if kind == "unboxed":  # its key is a string, "" for none
+                lib.impl_t_t(name, "" if key == "-" else key, "registered at %s:%d" % (FILE, self.lines[lid]))
+                return None
+            # torch::dispatch(CatchAll, f) leaves the kernel without a key (the block's, or
+            # catch-all); CatchAll is Undefined, the one DispatchKey without a parsable name
+            key = torch._C.DispatchKey.Undefined if key == "-" else key
             if kind == "boxed":
                 lib.impl(name, key, lambda *a, **k: a[0] if a else torch.zeros(2))
             else:
-                lib.impl_t_t(name, key, "registered at /dev/null:%d" % self.lines[lid])
+                lib.impl(name, key, torch.library.fallthrough_kernel)
             return None
         if op == "fallthrough":
             self.libs[f[1]].fallback_fallthrough("" if f[2] == "-" else f[2])
@@ -441,53 +540,51 @@ class Runner:
             torch._C._dispatch_check_invariants(f[1])
             return None
         if op == "call":
-            ns, rest = f[1].split("::")
-            name, _, overload = rest.partition(".")
-            packet = getattr(getattr(torch.ops, ns), name)
-            fn = getattr(packet, overload or "default")
-            args = {"none": (), "meta": (torch.ones(2, device="meta"),), "cpu": (torch.ones(2),),
-                    "int": (3,), "two": (torch.ones(2, device="meta"),) * 2}[f[2]]
-            try:
-                fn(*args)
-            finally:
-                # torch.ops caches the packet; a later scenario reusing the name must not see
-                # this (by then freed) operator
-                delattr(getattr(torch.ops, ns), name)
+            overload(f[1])(*args_of(f[2]))
+            return "ok"
+        if op == "redispatch":
+            ks = torch._C.DispatchKeySet(torch._C._dispatch_key_parse(f[2]))
+            overload(f[1]).redispatch(ks, *args_of(f[3]))
             return "ok"
         raise SystemExit("unknown command " + cmd)
 
 
 def oracle_fallbacks():
-    lib = L("DEF", "oraclefb", "", "", 1)
+    lib = L("DEF", "oraclefb", "", FILE, 1)
     lib.def_("a(Tensor x) -> Tensor")
     text = torch._C._dispatch_dump_table("oraclefb::a")
-    del lib
     for row in text.splitlines():
         assert row.endswith(" [backend fallback]"), row
     return text
 
 
+def run_scenario(name):
+    """The scenario's part of the golden file, in this (fresh) process."""
+    out = ["@@@@ scenario " + name]
+    r = Runner()
+    for cmd in SCENARIOS[name]:
+        res = r.run(cmd)
+        assert not any(ln.startswith("@@@") for ln in res.splitlines()), cmd
+        out.append("@@@ " + cmd)
+        out.append(res)
+    return "\n".join(out) + "\n"
+
+
 def main():
-    out = ["@@@@ scenario oracle_fallbacks", "@@@ table oraclefb::a", oracle_fallbacks()]
-    for name, cmds in SCENARIOS.items():
-        out.append("@@@@ scenario " + name)
-        r = Runner()
-        for cmd in cmds:
-            res = r.run(cmd)
-            assert not any(ln.startswith("@@@") for ln in res.splitlines()), cmd
-            out.append("@@@ " + cmd)
-            out.append(res)
-        for lid in list(r.libs)[::-1]:  # scenarios must not leak into each other
-            del r.libs[lid]
-        gc.collect()
-    # Evidence for the per-op fallthrough format (1.13's Python API cannot register one):
-    # aten::add.Tensor's Named kernel, in dumpState and in the computed table.
-    named = [ln for ln in torch._C._dispatch_dump("aten::add.Tensor").splitlines() if ln.startswith("Named")]
-    named += [ln for ln in torch._C._dispatch_dump_table("aten::add.Tensor").splitlines() if ln.startswith("Named")]
-    out += ["@@@@ scenario per_op_fallthrough_evidence", "@@@ grep Named aten::add.Tensor", "\n".join(named)]
-    with open(OUT, "w") as fh:
-        fh.write("\n".join(out) + "\n")
-    print("wrote", OUT, "with", len(SCENARIOS) + 1, "scenarios", file=sys.stderr)
+    if len(sys.argv) == 3 and sys.argv[1] == "--scenario":
+        sys.stdout.write(run_scenario(sys.argv[2]))
+        return
+    parts = ["@@@@ scenario oracle_fallbacks\n@@@ table oraclefb::a\n" + oracle_fallbacks() + "\n"]
+
+    def one(name):
+        return subprocess.run([sys.executable, os.path.abspath(__file__), "--scenario", name],
+                              check=True, stdout=subprocess.PIPE, text=True).stdout
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        parts += pool.map(one, SCENARIOS)  # in SCENARIOS order, whatever finishes first
+    golden.write_text("dispatch_scenarios.txt", "".join(parts))
+    print("wrote", golden.path("dispatch_scenarios.txt"), "with", len(SCENARIOS) + 1, "scenarios",
+          file=sys.stderr)
 
 
 if __name__ == "__main__":
