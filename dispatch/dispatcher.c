@@ -362,7 +362,7 @@ cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack)
 {
     bool missing;
     uint64_t args = arg_keys(op, stack, &missing); /* a missing Tensor contributes nothing */
-    return cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
+    return cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
 }
 
 const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks)
@@ -371,7 +371,7 @@ const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, 
     uint64_t args = arg_keys(op, stack, &missing);
     if (missing)
         return NULL;
-    cfx_keyset s = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
+    cfx_keyset s = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
     const cfx_kernel *k = cfx_op_kernel_for(op, s);
     if (!cfx_kernel_is_valid(k)) {
         cfx_dispatch_missing_kernel_error(op, s);
@@ -436,7 +436,7 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
                                      "argument #%d '%s'",
                                      i, s->args[i].name);
     }
-    cfx_keyset ks = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_local_keys_get());
+    cfx_keyset ks = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
     return cfx_op_redispatch(op, ks, stack);
 }
 

@@ -42,13 +42,6 @@ int cfx_dispatcher_check_all_invariants(void);
  * Returns CFX_OK with the returns at stack[0..n_returns), or a negative status with the error
  * recorded (op NULL: the failed lookup's error, kept). */
 int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap);
-/* The kernel a call of op with stack (all n_args, defaults included) dispatches to, with the
- * key set in *ks: c10's KernelFunction lookup, for the typed entry points (ops_table.h), which
- * then call it unboxed when it has a C function and boxed otherwise. NULL if a required
- * (plain) Tensor argument is NULL (a failure upstream: no new error) or if the slot has no
- * kernel (the missing-kernel error is recorded). */
-const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks);
-
 /* Calls the kernel for an explicit key set; for kernels that redispatch, with
  * ks & cfx_keyset_full_after(own key). The thread's include/exclude sets are not re-applied
  * (ks already went through them); the op's fallthrough mask is (idempotent). Missing kernel:
@@ -63,10 +56,6 @@ int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack);
  * Undefined), followed by the computed table. Like c10 it checks the op's invariants first
  * and reports a violation instead (CFX_ERR). */
 int cfx_dispatch_missing_kernel_error(const cfx_op *op, cfx_keyset ks);
-
-/* The dispatcher-wide backend fallback for a table slot (an invalid kernel if none; NULL for
- * an index out of range). Its debug is "registered at FILE:LINE". */
-const cfx_kernel *cfx_dispatcher_backend_fallback(int table_index);
 
 /* Deregisters cfx's default fallbacks (fallbacks.c). For tests that install PyTorch's own set
  * of fallbacks to compare dispatch tables with PyTorch's text. */

@@ -27,14 +27,13 @@ static const dtype_info dtypes[CFX_DTYPE_CODES] = {
     [CFX_BOOL] = {"bool", "torch.bool", 0, false},
 };
 
-/* A dtype is valid exactly when it has a size here (dtype.h's inline functions read it). */
-const uint8_t cfx_dtype_sizes[CFX_DTYPE_CODES] = {
+/* A dtype is valid exactly when it has a size here. */
+static const uint8_t sizes[CFX_DTYPE_CODES] = {
     [CFX_INT32] = 4, [CFX_INT64] = 8, [CFX_FLOAT32] = 4, [CFX_FLOAT64] = 8, [CFX_BOOL] = 1,
 };
 
-/* The external definitions of dtype.h's inline functions. */
-extern inline size_t cfx_dtype_size(cfx_dtype t);
-extern inline bool cfx_dtype_valid(int64_t code);
+size_t cfx_dtype_size(cfx_dtype t) { return (uint64_t)t < CFX_DTYPE_CODES ? sizes[t] : 0; }
+bool cfx_dtype_valid(int64_t code) { return (uint64_t)code < CFX_DTYPE_CODES && sizes[code]; }
 
 static const dtype_info *info(cfx_dtype t) { return cfx_dtype_valid(t) ? &dtypes[t] : NULL; }
 

@@ -42,15 +42,12 @@ typedef enum cfx_memory_format {
     CFX_CHANNELS_LAST_3D = 3,
 } cfx_memory_format;
 
-/* Element size by ScalarType code, 0 for a code cfx has no dtype for. Tensor creation asks
- * for it on every call, hence the inline lookup. */
+/* ScalarType codes are below this. */
 #define CFX_DTYPE_CODES 12
-extern const uint8_t cfx_dtype_sizes[CFX_DTYPE_CODES];
-inline size_t cfx_dtype_size(cfx_dtype t)
-{
-    return (uint64_t)t < CFX_DTYPE_CODES ? cfx_dtype_sizes[t] : 0;
-}
-inline bool cfx_dtype_valid(int64_t code) { return (uint64_t)code < CFX_DTYPE_CODES && cfx_dtype_sizes[code]; }
+/* Element size, 0 for a code cfx has no dtype for. */
+size_t cfx_dtype_size(cfx_dtype t);
+/* Whether code is a ScalarType cfx has. */
+bool cfx_dtype_valid(int64_t code);
 bool cfx_dtype_is_floating(cfx_dtype t);
 /* "torch.float32" */
 const char *cfx_dtype_torch_name(cfx_dtype t);

@@ -10,8 +10,8 @@
 #include "dispatch/error.h"
 #include "dispatch/value.h"
 
-/* The status lives outside the struct, in cfx_error_status_tls, which error.h reads inline. */
 typedef struct error_state {
+    cfx_status status;
     char *message;
     char *op;
     cfx_site site;
@@ -20,29 +20,40 @@ typedef struct error_state {
 } error_state;
 
 static _Thread_local error_state err;
-_Thread_local cfx_status cfx_error_status_tls;
-_Thread_local const cfx_site *cfx_current_site_tls;
+static _Thread_local const cfx_site *current_site;
+
+bool cfx_error_occurred(void) { return err.status != CFX_OK; }
+cfx_status cfx_error_status(void) { return err.status; }
+
+const cfx_site *cfx_current_site(void) { return current_site; }
+
+const cfx_site *cfx_set_current_site(const cfx_site *site)
+{
+    const cfx_site *old = current_site;
+    current_site = site;
+    return old;
+}
 
 int cfx_error_set_text(cfx_status status, const char *op, const char *text)
 {
     if (status == CFX_OK)
         status = CFX_ERR;
-    if (cfx_error_status_tls != CFX_OK)
+    if (err.status != CFX_OK)
         return status;
-    cfx_error_status_tls = status;
+    err.status = status;
     err.message = cfx_strdup(text ? text : "unknown error");
     err.op = cfx_strdup(op);
-    if (cfx_current_site_tls) {
-        err.site_file = cfx_strdup(cfx_current_site_tls->file);
-        err.site_func = cfx_strdup(cfx_current_site_tls->func);
-        err.site = (cfx_site){err.site_file, cfx_current_site_tls->line, err.site_func};
+    if (current_site) {
+        err.site_file = cfx_strdup(current_site->file);
+        err.site_func = cfx_strdup(current_site->func);
+        err.site = (cfx_site){err.site_file, current_site->line, err.site_func};
     }
     return status;
 }
 
 int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
 {
-    if (cfx_error_status_tls != CFX_OK)
+    if (err.status != CFX_OK)
         return status == CFX_OK ? CFX_ERR : status;
     cfx_buf b;
     cfx_buf_init(&b);
@@ -67,8 +78,7 @@ void cfx_error_clear(void)
     free(err.site_file);
     free(err.site_func);
     memset(&err, 0, sizeof err);
-    cfx_error_status_tls = CFX_OK;
-}
+    }
 
 static cfx_warning_fn warn_fn;
 static void *warn_ctx;

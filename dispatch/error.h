@@ -39,12 +39,9 @@ int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
 /* Same, but the message is taken verbatim (no formatting); for long PyTorch texts. */
 int cfx_error_set_text(cfx_status status, const char *op, const char *text);
 
-/* Internal (error.c): the status of the thread's first error. Boxed kernel entries ask on
- * every call, hence the inline accessors below. */
-extern _Thread_local cfx_status cfx_error_status_tls;
-
-static inline bool cfx_error_occurred(void) { return cfx_error_status_tls != CFX_OK; }
-static inline cfx_status cfx_error_status(void) { return cfx_error_status_tls; }
+/* Whether an error is recorded, and its status (CFX_OK when none). */
+bool cfx_error_occurred(void);
+cfx_status cfx_error_status(void);
 /* The message of the first error, or NULL. Valid until cfx_error_clear(). */
 const char *cfx_error_message(void);
 /* The operator name recorded with the error, or NULL. */
@@ -53,19 +50,10 @@ const char *cfx_error_op(void);
 cfx_site cfx_error_site(void);
 void cfx_error_clear(void);
 
-/* Internal (error.c): the thread's current call site. Every op wrapper sets and restores it,
- * hence the inline accessors below. */
-extern _Thread_local const cfx_site *cfx_current_site_tls;
-
 /* The C call site of the op currently being called on this thread (set by op wrappers). */
-static inline const cfx_site *cfx_current_site(void) { return cfx_current_site_tls; }
-/* Returns the previous one. */
-static inline const cfx_site *cfx_set_current_site(const cfx_site *site)
-{
-    const cfx_site *old = cfx_current_site_tls;
-    cfx_current_site_tls = site;
-    return old;
-}
+const cfx_site *cfx_current_site(void);
+/* Sets it; returns the previous one. */
+const cfx_site *cfx_set_current_site(const cfx_site *site);
 
 /* Warnings (kernel overrides, ...) go to stderr unless captured; tests capture them. */
 typedef void (*cfx_warning_fn)(const char *message, void *ctx);

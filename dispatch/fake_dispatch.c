@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch/dispatcher.h"
+#include "dispatch/operator_internal.h"
 #include "dispatch/error.h"
 #include "dispatch/fake_internal.h"
 #include "dispatch/scope.h"

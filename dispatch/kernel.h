@@ -1,12 +1,13 @@
-/* kernel.h - a kernel as the dispatcher holds it (c10::KernelFunction).
+/* kernel.h - the calling conventions of kernels (c10::KernelFunction's two faces).
  *
- * Every valid kernel can be called boxed: arguments on a cfx_value stack, results written
- * back to the front of the same stack. A kernel registered as a plain C function also keeps
- * its unboxed pointer, so typed wrappers (ops.h) call it directly without boxing, as
- * PyTorch's unboxed fast path does. Its boxed entry is, for built-in kernels, a trampoline
- * generated from ops.def (PyTorch's make_boxed_from_unboxed_functor), and for user kernels a
- * libffi adapter built once from the schema (boxing.h). A fallthrough kernel is only a marker: the dispatcher masks its key out
- * and never calls it. */
+ * Every kernel can be called boxed: arguments on a cfx_value stack, results written back to
+ * the front of the same stack (cfx_boxed_fn). A kernel registered as a plain C function
+ * (cfx_fnptr, library.h) also keeps its unboxed pointer, so the typed entry points (ops.h)
+ * call it directly without boxing, as PyTorch's unboxed fast path does; its boxed entry is,
+ * for built-in kernels, a trampoline generated from ops.def (PyTorch's
+ * make_boxed_from_unboxed_functor), and for user kernels a libffi adapter built once from the
+ * schema (boxing.h). How the dispatcher stores kernels is its own business
+ * (operator_internal.h). */
 #ifndef CFX_KERNEL_H
 #define CFX_KERNEL_H
 
@@ -26,24 +27,5 @@ typedef int (*cfx_boxed_fn)(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_valu
 
 /* Any plain C function pointer; cast to the real signature before calling. */
 typedef void (*cfx_fnptr)(void);
-
-enum {
-    CFX_KERNEL_VALID = 1u << 0,
-    CFX_KERNEL_FALLTHROUGH = 1u << 1,
-    CFX_KERNEL_AMBIGUOUS_AUTOGRADOTHER = 1u << 2,
-};
-
-typedef struct cfx_kernel {
-    cfx_boxed_fn boxed;
-    void *ctx;          /* boxed_fn's context (for unboxed kernels: their libffi adapter) */
-    cfx_fnptr unboxed;  /* the plain C function, or NULL for boxed-only kernels */
-    unsigned flags;
-    const char *debug;  /* "registered at FILE:LINE" (owned by the registry) */
-    /* "(Tensor _0, Tensor _1, Scalar _2) -> Tensor _0" for unboxed kernels, else NULL */
-    const char *inferred_schema;
-} cfx_kernel;
-
-static inline bool cfx_kernel_is_valid(const cfx_kernel *k) { return k->flags & CFX_KERNEL_VALID; }
-static inline bool cfx_kernel_is_fallthrough(const cfx_kernel *k) { return k->flags & CFX_KERNEL_FALLTHROUGH; }
 
 #endif

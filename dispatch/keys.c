@@ -22,7 +22,7 @@
  * it exists before any constructor that registers kernels runs. */
 #include <string.h>
 
-#include "dispatch/keys.h"
+#include "dispatch/keys_internal.h"
 
 #define FBIT CFX_KEYS_FUNCTIONALITY_BIT
 #define BACKEND_MASK ((1ull << CFX_NUM_BACKENDS) - 1)
@@ -55,9 +55,10 @@ _Static_assert(CFX_KEY_AutocastPrivateUse1 - CFX_KEY_AutocastCPU == 9,
  * expansion. The static asserts below tie the count to the enum. */
 #define FIRST_RUNTIME_KEY_(f, Name, prefix) (f) == CFX_KEY_##Name ? CFX_KEY_StartOf##Name##Backends :
 #define FIRST_RUNTIME_KEY(f) (CFX_FOR_EACH_FUNCTIONALITY(CFX_KEYS_IGNORE_, FIRST_RUNTIME_KEY_, f)(f))
+
 #define INFO(f) [f] = {CFX_KEYS_FUNCTIONALITY_SLOT(f), IS_PER_BACKEND(f) ? BACKEND_MASK : 0, FIRST_RUNTIME_KEY(f)}
 
-const cfx_keys_functionality_info cfx_keys_functionality_infos[64] = {
+const cfx_keys_functionality_info cfx_keys_infos[64] = {
     INFO(0),  INFO(1),  INFO(2),  INFO(3),  INFO(4),  INFO(5),  INFO(6),  INFO(7),  INFO(8),
     INFO(9),  INFO(10), INFO(11), INFO(12), INFO(13), INFO(14), INFO(15), INFO(16), INFO(17),
     INFO(18), INFO(19), INFO(20), INFO(21), INFO(22), INFO(23), INFO(24), INFO(25), INFO(26),
@@ -72,6 +73,21 @@ const cfx_keys_functionality_info cfx_keys_functionality_infos[64] = {
 _Static_assert(CFX_KEY_EndOfFunctionalityKeys == 46 + 1, "one INFO entry per functionality key");
 _Static_assert(CFX_KEYS_FUNCTIONALITY_SLOT(CFX_KEY_EndOfFunctionalityKeys - 1) == CFX_NUM_RUNTIME_ENTRIES - 1,
                "the highest functionality (PythonDispatcher) is not per-backend and takes the last slot");
+
+cfx_dispatch_key cfx_keyset_highest_functionality(cfx_keyset s)
+{
+    return (cfx_dispatch_key)cfx_keys_high_bit(s.repr >> CFX_NUM_BACKENDS);
+}
+
+cfx_backend cfx_keyset_highest_backend(cfx_keyset s) { return cfx_keys_highest_backend(s); }
+
+cfx_dispatch_key cfx_keyset_highest_priority(cfx_keyset s)
+{
+    const cfx_keys_functionality_info *fi = &cfx_keys_infos[cfx_keys_high_bit(s.repr >> CFX_NUM_BACKENDS)];
+    return (cfx_dispatch_key)(fi->base + cfx_keys_high_bit(s.repr & fi->mask));
+}
+
+int cfx_keyset_table_index(cfx_keyset s) { return cfx_keys_table_index(s); }
 
 /* ---------------------------------------------------------------- names */
 
@@ -170,14 +186,14 @@ cfx_backend cfx_key_to_backend(cfx_dispatch_key k)
     if (k <= CFX_KEY_EndOfFunctionalityKeys || !IS_PER_BACKEND(f))
         return CFX_BACKEND_INVALID;
     /* the StartOf<F>Backends marker itself maps to InvalidBit (0) */
-    return (cfx_backend)(k - cfx_keys_functionality_infos[f].base);
+    return (cfx_backend)(k - cfx_keys_infos[f].base);
 }
 
 cfx_dispatch_key cfx_key_for_backend(cfx_dispatch_key functionality, cfx_backend b)
 {
     if (!IS_PER_BACKEND(functionality) || (unsigned)b > CFX_NUM_BACKENDS)
         return CFX_KEY_Undefined;
-    return (cfx_dispatch_key)(cfx_keys_functionality_infos[functionality].base + b);
+    return (cfx_dispatch_key)(cfx_keys_infos[functionality].base + b);
 }
 
 /* Keys with a slot of their own: Undefined, the functionalities that are not per-backend, and
@@ -264,7 +280,7 @@ int cfx_keyset_runtime_keys(cfx_keyset s, cfx_dispatch_key *out, int cap)
             out[n++] = (cfx_dispatch_key)f;
             continue;
         }
-        int base = cfx_keys_functionality_infos[f].base;
+        int base = cfx_keys_infos[f].base;
         for (uint64_t bb = backends; bb && n < cap; bb &= bb - 1)
             out[n++] = (cfx_dispatch_key)(base + __builtin_ctzll(bb) + 1);
     }

@@ -125,50 +125,13 @@ cfx_keyset cfx_keyset_remove(cfx_keyset s, cfx_dispatch_key k);
 bool cfx_keyset_has(cfx_keyset s, cfx_dispatch_key k);
 bool cfx_keyset_has_any(cfx_keyset s, cfx_keyset t);
 
-/* The four queries below are on every dispatch, so they are inline: two count-leading-zeros
- * and one lookup in a per-functionality table (c10's offsetsAndMasks plus the first runtime key
- * of each functionality). Internal: indexed by functionality index, 0 past the last one. */
-typedef struct cfx_keys_functionality_info {
-    uint16_t offset; /* table slot of the functionality (of its CPU instance if per-backend) */
-    uint16_t mask;   /* backend bits that select the instance: all of them, or 0 */
-    uint16_t base;   /* the key itself, or StartOf<F>Backends when per-backend */
-    uint16_t unused; /* 8-byte entries: one scaled load per lookup */
-} cfx_keys_functionality_info;
-extern const cfx_keys_functionality_info cfx_keys_functionality_infos[64];
-
-/* 0-based index of the highest set bit of a non-zero x. `clz ^ 63` rather than `63 - clz`:
- * the same for 0..63, and compilers turn it into one bsr/lzcnt-free instruction. */
-static inline uint64_t cfx_keys_top_bit(uint64_t x) { return (uint64_t)__builtin_clzll(x) ^ 63; }
-
-/* 1-based index of the highest set bit, 0 for none (c10's indexOfHighestBit); x < 2^63. */
-static inline int cfx_keys_high_bit(uint64_t x) { return (int)cfx_keys_top_bit((x << 1) | 1); }
-
-static inline cfx_dispatch_key cfx_keyset_highest_functionality(cfx_keyset s)
-{
-    return (cfx_dispatch_key)cfx_keys_high_bit(s.repr >> CFX_NUM_BACKENDS);
-}
-static inline cfx_backend cfx_keyset_highest_backend(cfx_keyset s)
-{
-    return (cfx_backend)cfx_keys_high_bit(s.repr & ((1u << CFX_NUM_BACKENDS) - 1));
-}
+cfx_dispatch_key cfx_keyset_highest_functionality(cfx_keyset s); /* Undefined when empty */
+cfx_backend cfx_keyset_highest_backend(cfx_keyset s);            /* INVALID when none */
 /* The runtime key that wins dispatch (Dense + CPU bit -> CPU); Undefined when empty. A
  * per-backend functionality with no backend bit gives its StartOf<F>Backends marker, as c10. */
-static inline cfx_dispatch_key cfx_keyset_highest_priority(cfx_keyset s)
-{
-    const cfx_keys_functionality_info *fi =
-        &cfx_keys_functionality_infos[cfx_keys_high_bit(s.repr >> CFX_NUM_BACKENDS)];
-    return (cfx_dispatch_key)(fi->base + cfx_keys_high_bit(s.repr & fi->mask));
-}
+cfx_dispatch_key cfx_keyset_highest_priority(cfx_keyset s);
 /* Index into an operator's runtime dispatch table (0..CFX_NUM_RUNTIME_ENTRIES-1). */
-static inline int cfx_keyset_table_index(cfx_keyset s)
-{
-    /* offset + high_bit((s & mask) >> 1) at high_bit(s >> 16), with the shifts folded away:
-     * ((s >> 16) << 1) | 1 == (s >> 15) | 1, and the 0-based top bit of (s & mask) | 1 is the
-     * 1-based top bit of (s & mask) >> 1 (0 when no backend bit above CPU's is set). */
-    const cfx_keys_functionality_info *fi =
-        &cfx_keys_functionality_infos[cfx_keys_top_bit((s.repr >> (CFX_NUM_BACKENDS - 1)) | 1)];
-    return (int)(fi->offset + cfx_keys_top_bit((s.repr & fi->mask) | 1));
-}
+int cfx_keyset_table_index(cfx_keyset s);
 /* Same for a single runtime key; -1 for alias keys. */
 int cfx_key_table_index(cfx_dispatch_key k);
 
@@ -215,24 +178,9 @@ typedef struct cfx_local_keys {
     ((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastPrivateUse1) << 1) - \
      CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastCPU))
 
-/* Internal (local_keys.c): this thread's sets XOR'ed with the defaults, so the zero-filled
- * initial value means "defaults" and needs no per-thread constructor. Read on every dispatch,
- * hence the inline accessors. */
-extern _Thread_local cfx_local_keys cfx_local_keys_raw;
-
-static inline cfx_local_keys cfx_local_keys_get(void)
-{
-    cfx_local_keys k = cfx_local_keys_raw;
-    k.included.repr ^= CFX_KEYS_DEFAULT_INCLUDED;
-    k.excluded.repr ^= CFX_KEYS_DEFAULT_EXCLUDED;
-    return k;
-}
-static inline void cfx_local_keys_set(cfx_local_keys k)
-{
-    k.included.repr ^= CFX_KEYS_DEFAULT_INCLUDED;
-    k.excluded.repr ^= CFX_KEYS_DEFAULT_EXCLUDED;
-    cfx_local_keys_raw = k;
-}
+/* This thread's sets (a new thread starts with the defaults). */
+cfx_local_keys cfx_local_keys_get(void);
+void cfx_local_keys_set(cfx_local_keys k);
 
 /* RAII-style guards: declare, then *_end in reverse order. */
 typedef struct cfx_key_guard {

@@ -2,32 +2,35 @@
  * and the guards that change them for a scope.
  *
  * Every dispatch ORs the included set into the arguments' keys and removes the excluded set,
- * so reading them must cost a TLS load: keys.h reads cfx_local_keys_raw inline. The sets are
+ * so reading them costs one TLS load (keys_internal.h) and no initialisation: the sets are
  * stored XOR'ed with the defaults (included {BackendSelect, ADInplaceOrView}, excluded every
  * Autocast key) exactly as c10 does, so a new thread's zero-filled TLS already means
- * "defaults" and no thread needs initialising.
+ * "defaults".
  *
  * c10's Include/ExcludeDispatchKeyGuard add only the keys that were missing and remove those on
  * exit; these guards save the whole state and put it back, which is the same when scopes nest
  * properly and also undoes any unbalanced change made inside the scope. */
-#include "dispatch/keys.h"
+#include "dispatch/keys_internal.h"
 
 _Thread_local cfx_local_keys cfx_local_keys_raw;
 
+cfx_local_keys cfx_local_keys_get(void) { return cfx_keys_local(); }
+void cfx_local_keys_set(cfx_local_keys k) { cfx_keys_set_local(k); }
+
 void cfx_include_keys_begin(cfx_key_guard *g, cfx_keyset s)
 {
-    cfx_local_keys k = cfx_local_keys_get();
+    cfx_local_keys k = cfx_keys_local();
     g->saved = k;
     k.included = cfx_keyset_or(k.included, s);
-    cfx_local_keys_set(k);
+    cfx_keys_set_local(k);
 }
 
 void cfx_exclude_keys_begin(cfx_key_guard *g, cfx_keyset s)
 {
-    cfx_local_keys k = cfx_local_keys_get();
+    cfx_local_keys k = cfx_keys_local();
     g->saved = k;
     k.excluded = cfx_keyset_or(k.excluded, s);
-    cfx_local_keys_set(k);
+    cfx_keys_set_local(k);
 }
 
-void cfx_key_guard_end(cfx_key_guard *g) { cfx_local_keys_set(g->saved); }
+void cfx_key_guard_end(cfx_key_guard *g) { cfx_keys_set_local(g->saved); }

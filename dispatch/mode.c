@@ -18,6 +18,7 @@
 
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
+#include "dispatch/keys_internal.h"
 #include "dispatch/mode.h"
 #include "dispatch/operator.h"
 
@@ -68,17 +69,18 @@ const char *cfx_mode_key_name(cfx_mode_key key)
 
 static cfx_keyset python_keys(void)
 {
-    return cfx_keyset_or(cfx_keyset_of(CFX_KEY_Python), cfx_keyset_of(CFX_KEY_PythonTLSSnapshot));
+    return (cfx_keyset){CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python) |
+                        CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonTLSSnapshot)};
 }
 
 static void set_python_included(bool on)
 {
-    cfx_local_keys k = cfx_local_keys_get();
+    cfx_local_keys k = cfx_keys_local();
     if (on)
         k.included = cfx_keyset_or(k.included, python_keys());
     else
         k.included = cfx_keyset_minus(k.included, python_keys());
-    cfx_local_keys_set(k);
+    cfx_keys_set_local(k);
 }
 
 static bool valid_key(int key) { return key >= 0 && key < CFX_MODE_NUM_KEYS; }
@@ -238,13 +240,13 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
     cfx_mode *m = take_top(&slot);
     if (!m)
         return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
-    cfx_local_keys saved = cfx_local_keys_get(), k = saved;
+    cfx_local_keys saved = cfx_keys_local(), k = saved;
     k.excluded = cfx_keyset_or(k.excluded, exclude);
     if (st.n_set == 0) /* popping the last mode takes the Python keys out */
         k.included = cfx_keyset_minus(k.included, python_keys());
-    cfx_local_keys_set(k);
+    cfx_keys_set_local(k);
     int rc = m->vt->dispatch(m, op, ks, stack);
-    cfx_local_keys_set(saved);
+    cfx_keys_set_local(saved);
     /* a handler that left a mode in m's slot: its own status if it failed, else put_mode's */
     int prc = put_mode(m, slot);
     return rc < 0 ? rc : prc;

@@ -290,6 +290,12 @@ static uint32_t next_id;
 
 uint32_t cfx_op_id_bound(void) { return __atomic_load_n(&next_id, __ATOMIC_RELAXED); }
 
+const cfx_schema *cfx_op_schema(const cfx_op *op) { return op->schema; }
+const char *cfx_op_name(const cfx_op *op) { return op->qualified_name; }
+cfx_tag_set cfx_op_tags(const cfx_op *op) { return op->tags; }
+bool cfx_op_has_tag(const cfx_op *op, cfx_tag t) { return (op->tags & cfx_tag_bit(t)) != 0; }
+uint32_t cfx_op_id(const cfx_op *op) { return op->id; }
+
 cfx_op *cfx_opentry_new(const char *qualified_name)
 {
     cfx_op *op = calloc(1, sizeof *op);

@@ -18,7 +18,7 @@
 #include <pthread.h>
 
 #include "dispatch/boxing_internal.h"
-#include "dispatch/dispatcher.h"
+#include "dispatch/operator_internal.h"
 #include "dispatch/library.h"
 #include "dispatch/op_api.h"
 #include "dispatch/tags.h"

@@ -20,6 +20,7 @@
 
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
+#include "dispatch/keys_internal.h"
 #include "dispatch/library.h"
 #include "dispatch/mode.h"
 #include "dispatch/operator.h"
@@ -84,7 +85,7 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
     /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot */
     if (tls_on_entry_set)
         return cfx_op_redispatch(op, ks, stack);
-    tls_on_entry = cfx_local_keys_get();
+    tls_on_entry = cfx_keys_local();
     tls_on_entry_set = true;
     int rc = cfx_op_redispatch(op, ks, stack);
     tls_on_entry_set = false;
@@ -97,12 +98,12 @@ int cfx_tls_snapshot_restore_begin(cfx_tls_snapshot_guard *g)
     if (!tls_on_entry_set)
         return cfx_error_set(CFX_ERR, NULL,
                              "Accessing torch dispatch state outside of '__torch_dispatch__' is not allowed.");
-    g->saved_keys = cfx_local_keys_get();
+    g->saved_keys = cfx_keys_local();
     g->saved_entry = tls_on_entry;
     g->active = true;
     /* The snapshot is consumed while restored, so calls made now record their own. */
     tls_on_entry_set = false;
-    cfx_local_keys_set(g->saved_entry);
+    cfx_keys_set_local(g->saved_entry);
     return CFX_OK;
 }
 
@@ -110,7 +111,7 @@ void cfx_tls_snapshot_restore_end(cfx_tls_snapshot_guard *g)
 {
     if (!g->active)
         return;
-    cfx_local_keys_set(g->saved_keys);
+    cfx_keys_set_local(g->saved_keys);
     tls_on_entry = g->saved_entry;
     tls_on_entry_set = true;
     g->active = false;

@@ -9,7 +9,7 @@
 #define CFX_REGISTRY_H
 
 #include "dispatch/boxing.h"
-#include "dispatch/operator.h"
+#include "dispatch/operator_internal.h"
 
 /* One registration of a kernel for one key of one op (c10's AnnotatedKernel plus the handle
  * that removes it). `kernel` is what the dispatch table copies. */

@@ -150,7 +150,7 @@ static void print_target_typename(const cfx_target_info *t, cfx_buf *b)
     if (t->kind == CFX_TARGET_STRING) {
         cfx_buf_puts(b, "str");
     } else if (t->kind == CFX_TARGET_OP) {
-        const char *qn = ((const cfx_op *)t->ptr)->qualified_name;
+        const char *qn = cfx_op_name((const cfx_op *)t->ptr);
         const char *colons = strstr(qn, "::");
         cfx_buf_puts(b, "torch._ops.");
         if (colons) {

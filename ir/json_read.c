@@ -203,7 +203,7 @@ static const void *resolve_op(jreader *r, const char *qn)
         return NULL;
     }
     if (file_schema) {
-        char *mine = cfx_schema_to_string(op->schema);
+        char *mine = cfx_schema_to_string(cfx_op_schema(op));
         if (!mine) {
             jr_err(r, CFX_ERR_NOMEM, "out of memory");
             return NULL;

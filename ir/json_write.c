@@ -74,7 +74,7 @@ static int put_node(jwriter *w, const cfx_node *n)
     switch (t->kind) {
     case CFX_TARGET_OP:
         PB_LIT(b, "{\"op\": ");
-        if (jw_cstr(w, ((const cfx_op *)t->ptr)->qualified_name) != CFX_OK)
+        if (jw_cstr(w, cfx_op_name((const cfx_op *)t->ptr)) != CFX_OK)
             return CFX_ERR;
         pb_putc(b, '}');
         break;
@@ -159,15 +159,15 @@ static int collect_ops(jwriter *w, const cfx_op ***out, uint32_t *n_out)
         return jw_err(w, "out of memory");
     for (const cfx_node *nd = cfx_graph_first(w->g); nd; nd = cfx_node_next(nd)) {
         const cfx_op *op = cfx_node_operator(nd);
-        if (!op || !op->schema)
+        if (!op || !cfx_op_schema(op))
             continue;
         uint64_t h = 1469598103934665603ull;
-        for (const char *s = op->qualified_name; *s; s++)
+        for (const char *s = cfx_op_name(op); *s; s++)
             h = (h ^ (unsigned char)*s) * 1099511628211ull;
         uint32_t j = (uint32_t)h & (hcap - 1);
         bool seen = false;
         for (; set[j]; j = (j + 1) & (hcap - 1))
-            if (set[j] == op || strcmp(set[j]->qualified_name, op->qualified_name) == 0) {
+            if (set[j] == op || strcmp(cfx_op_name(set[j]), cfx_op_name(op)) == 0) {
                 seen = true;
                 break;
             }
@@ -191,7 +191,7 @@ static int collect_ops(jwriter *w, const cfx_op ***out, uint32_t *n_out)
                 goto oom;
             for (uint32_t i = 0; i < n; i++) {
                 uint64_t hh = 1469598103934665603ull;
-                for (const char *s = ops[i]->qualified_name; *s; s++)
+                for (const char *s = cfx_op_name(ops[i]); *s; s++)
                     hh = (hh ^ (unsigned char)*s) * 1099511628211ull;
                 uint32_t k = (uint32_t)hh & (hcap - 1);
                 while (set[k])
@@ -220,13 +220,13 @@ static int put_schemas(jwriter *w)
     int rc = CFX_OK;
     PB_LIT(b, "  \"schemas\": {");
     for (uint32_t i = 0; i < n && rc == CFX_OK; i++) {
-        char *s = cfx_schema_to_string(ops[i]->schema);
+        char *s = cfx_schema_to_string(cfx_op_schema(ops[i]));
         if (!s) {
             rc = jw_err(w, "out of memory");
             break;
         }
         cfx_buf_puts(b, i ? ",\n    " : "\n    ");
-        rc = jw_cstr(w, ops[i]->qualified_name);
+        rc = jw_cstr(w, cfx_op_name(ops[i]));
         PB_LIT(b, ": ");
         if (rc == CFX_OK)
             rc = jw_cstr(w, s);

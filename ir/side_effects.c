@@ -122,7 +122,7 @@ __attribute__((destructor)) static void registry_free(void)
 const char *cfx_side_effect_key(cfx_target t)
 {
     switch (t.kind) {
-    case CFX_TARGET_OP: return t.u.op ? t.u.op->qualified_name : NULL;
+    case CFX_TARGET_OP: return t.u.op ? cfx_op_name(t.u.op) : NULL;
     case CFX_TARGET_FN: return t.u.fn ? t.u.fn->qualified_name : NULL;
     default: return NULL;
     }
@@ -173,7 +173,7 @@ bool cfx_node_is_impure_ex(const cfx_node *n, bool impure_random)
         /* the cache belongs to the graph, which belongs to this thread */
         cfx_target_info *info = (cfx_target_info *)ir_target_of(n);
         const cfx_op *op = cfx_target_info_op(info);
-        if (op && op->schema && op->schema->is_mutable)
+        if (op && cfx_op_schema(op) && cfx_op_schema(op)->is_mutable)
             return true; /* impure since it mutates inputs */
         refresh(info);
         return info->impure || (impure_random && info->nondeterministic);

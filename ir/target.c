@@ -185,7 +185,7 @@ static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
         cfx_names_target_to_str(t.u.str, &b);
         break;
     case CFX_TARGET_OP: {
-        const char *qn = t.u.op->qualified_name;
+        const char *qn = cfx_op_name(t.u.op);
         cfx_op_print_target(qn, &b);
         if (!b.oom)
             r->printed = cfx_names_intern(g->names, b.data, b.len);
@@ -259,7 +259,7 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
     } else if (t.kind == CFX_TARGET_OP) {
         if (!t.u.op)
             return NULL; /* an earlier lookup failed */
-        if (!t.u.op->qualified_name) {
+        if (!cfx_op_name(t.u.op)) {
             cfx_error_set(CFX_ERR, NULL, "operator has no name");
             return NULL;
         }

@@ -244,11 +244,22 @@ static void check_tls(char **f, int nf)
         cr_assert_fail("unknown tls row %s", f[1]);
 }
 
+static void *thread_local_keys(void *out)
+{
+    *(cfx_local_keys *)out = cfx_local_keys_get();
+    return NULL;
+}
+
 Test(keys, default_tls)
 {
-    cr_assert_eq(cfx_local_keys_raw.included.repr, 0);
-    cr_assert_eq(cfx_local_keys_raw.excluded.repr, 0);
     cr_assert_eq(each_row("tls", check_tls), 5);
+    /* a thread that never touched its sets has the defaults too */
+    cfx_local_keys k;
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, thread_local_keys, &k), 0);
+    pthread_join(th, NULL);
+    cr_assert_eq(k.included.repr, CFX_KEYS_DEFAULT_INCLUDED);
+    cr_assert_eq(k.excluded.repr, CFX_KEYS_DEFAULT_EXCLUDED);
 }
 
 static void check_from_ag(char **f, int nf)
@@ -451,17 +462,24 @@ Test(keys, table_index_is_a_bijection)
     cr_assert_eq(CFX_NUM_RUNTIME_ENTRIES, 137);
 }
 
-/* The closed-form table equals c10's initializeFunctionalityOffsetsAndMasks loop. */
+/* The closed-form table equals c10's initializeFunctionalityOffsetsAndMasks loop: a
+ * functionality's set with no backend bit indexes its offset, and a backend bit moves the
+ * index only for per-backend functionalities (by the backend's index). */
 Test(keys, offsets_match_c10_loop)
 {
     int offset = 0, mask = 0;
+    cfx_keyset cuda = cfx_keyset_of(CFX_KEY_CUDA);
+    cfx_keyset backend_bits = cfx_keyset_minus(cuda, cfx_keyset_of(CFX_KEY_Dense)); /* the CUDA bit */
     for (int f = 0; f < CFX_NUM_FUNCTIONALITY_KEYS; f++) {
         if (f > 0) {
             offset += mask == 0 ? 1 : CFX_NUM_BACKENDS;
             mask = cfx_key_is_per_backend_functionality((cfx_dispatch_key)f) ? 0xffff : 0;
         }
-        cr_assert_eq(cfx_keys_functionality_infos[f].offset, offset, "f=%d", f);
-        cr_assert_eq(cfx_keys_functionality_infos[f].mask, mask, "f=%d", f);
+        if (f == 0)
+            continue; /* Undefined has no bit */
+        cfx_keyset s = {CFX_KEYS_FUNCTIONALITY_BIT(f)};
+        cr_assert_eq(cfx_keyset_table_index(s), offset, "f=%d", f);
+        cr_assert_eq(cfx_keyset_table_index(cfx_keyset_or(s, backend_bits)), offset + (mask ? 1 : 0), "f=%d", f);
     }
     cr_assert_eq(offset, CFX_NUM_RUNTIME_ENTRIES - 1);
 }
@@ -602,8 +620,8 @@ Test(keys, local_keys_set_get_and_guards)
     cfx_local_keys after = cfx_local_keys_get();
     cr_assert_eq(after.included.repr, d.included.repr);
     cr_assert_eq(after.excluded.repr, d.excluded.repr);
-    cr_assert_eq(cfx_local_keys_raw.included.repr, 0); /* back to "defaults" */
-    cr_assert_eq(cfx_local_keys_raw.excluded.repr, 0);
+    cr_assert_eq(after.included.repr, CFX_KEYS_DEFAULT_INCLUDED); /* back to the defaults */
+    cr_assert_eq(after.excluded.repr, CFX_KEYS_DEFAULT_EXCLUDED);
 
     /* set stores exactly what get returns */
     cfx_local_keys k = {cfx_keyset_of(CFX_KEY_Meta), cfx_keyset_empty()};

@@ -12,6 +12,7 @@
 
 #include "cfx.h"
 #include "dispatch/boxing.h"
+#include "dispatch/operator_internal.h"
 #include "dispatch/ops.h"
 
 static const cfx_value int_items[3] = {{CFX_V_INT, 0, {.i = 2}}, {CFX_V_INT, 0, {.i = 3}}, {CFX_V_INT, 0, {.i = -1}}};

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/operator_internal.h"
 #include "dispatch/schema.h"
 #include "ir/graph.h"
 #include "tests/test_util.h"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "cfx.h"
+#include "dispatch/operator_internal.h"
 #include "tools/bench/bench.h"
 
 enum { BATCH = 1000, BATCHES = 2000, REPS = 5 };

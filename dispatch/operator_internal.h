@@ -1,0 +1,100 @@
+/* operator_internal.h - what an operator and a kernel are inside the dispatcher.
+ *
+ * Not a public header: users hold a cfx_op only by pointer and ask about it through
+ * operator.h's functions, and register kernels through library.h. The dispatch path, the
+ * registry, the generated entry points (ops_table.h) and the proxy mode read the fields
+ * directly, and tests inspect dispatch tables with them. */
+#ifndef CFX_OPERATOR_INTERNAL_H
+#define CFX_OPERATOR_INTERNAL_H
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/kernel.h"
+#include "dispatch/keys_internal.h"
+#include "dispatch/operator.h"
+
+/* A kernel as the dispatch table holds it. A fallthrough kernel is only a marker: the
+ * dispatcher masks its key out and never calls it. */
+enum {
+    CFX_KERNEL_VALID = 1u << 0,
+    CFX_KERNEL_FALLTHROUGH = 1u << 1,
+    CFX_KERNEL_AMBIGUOUS_AUTOGRADOTHER = 1u << 2,
+};
+
+typedef struct cfx_kernel {
+    cfx_boxed_fn boxed;
+    void *ctx;          /* boxed_fn's context (for unboxed kernels: their libffi adapter) */
+    cfx_fnptr unboxed;  /* the plain C function, or NULL for boxed-only kernels */
+    unsigned flags;
+    const char *debug;  /* "registered at FILE:LINE" (owned by the registry) */
+    /* "(Tensor _0, Tensor _1, Scalar _2) -> Tensor _0" for unboxed kernels, else NULL */
+    const char *inferred_schema;
+} cfx_kernel;
+
+static inline bool cfx_kernel_is_valid(const cfx_kernel *k) { return k->flags & CFX_KERNEL_VALID; }
+static inline bool cfx_kernel_is_fallthrough(const cfx_kernel *k) { return k->flags & CFX_KERNEL_FALLTHROUGH; }
+
+typedef struct cfx_kernel_entry cfx_kernel_entry; /* a registration: kernel + owner handle */
+
+struct cfx_op {
+    /* hot fields first: the dispatch path reads only these */
+    cfx_kernel table[CFX_NUM_RUNTIME_ENTRIES];
+    cfx_keyset non_fallthrough;                         /* when all backends agree */
+    cfx_keyset non_fallthrough_per_backend[CFX_NUM_BACKENDS];
+    bool per_backend_masks_differ;                      /* requiresBitsetPerBackend */
+    const cfx_schema *schema;                           /* NULL until def'd */
+    /* Argument positions, from the schema (0 while there is none): */
+    uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */
+    uint64_t required_tensor_mask; /* plain Tensor: a NULL there is a propagated failure */
+    uint32_t id;                                        /* cfx_op_id */
+    cfx_tag_set tags;                                   /* from the def (tags.h) */
+    /* cold state */
+    char *qualified_name;                               /* "aten::add.Tensor" */
+    char *schema_debug;                                 /* "registered at FILE:LINE" */
+    int alias_analysis;                                 /* cfx_alias_analysis */
+    bool alias_analysis_is_default;
+    cfx_kernel_entry *kernels[CFX_KEY_COUNT];           /* newest first */
+    /* debug of the first C-function kernel ever registered (c10's cpp_signature_ debug; the
+     * override warning prints it as "previous kernel") */
+    char *cpp_signature_debug;
+    int def_count;
+    int def_and_impl_count;                             /* the entry dies when this hits 0 */
+    struct cfx_op *reg_prev, *reg_next;                 /* registry order (dispatcher.c) */
+};
+
+/* ks without the keys whose slots hold fallthrough kernels (the op's non-fallthrough mask, the
+ * per-backend one when the op's masks differ by backend). Idempotent. */
+static inline cfx_keyset cfx_op_skip_fallthrough(const cfx_op *op, cfx_keyset ks)
+{
+    const cfx_keyset *mask = &op->non_fallthrough;
+    if (op->per_backend_masks_differ) {
+        cfx_backend b = cfx_keys_highest_backend(ks);
+        if (b != CFX_BACKEND_INVALID)
+            mask = &op->non_fallthrough_per_backend[b - 1];
+    }
+    return cfx_keyset_and(ks, *mask);
+}
+/* Same as cfx_op_dispatch_keyset, from an already-computed union of the tensor arguments' key
+ * sets. */
+static inline cfx_keyset cfx_op_mask_keyset(const cfx_op *op, cfx_keyset args, cfx_local_keys tls)
+{
+    return cfx_op_skip_fallthrough(op, cfx_keyset_minus(cfx_keyset_or(args, tls.included), tls.excluded));
+}
+
+/* The kernel in the slot for ks (may be invalid: see cfx_dispatch_missing_kernel_error). */
+static inline const cfx_kernel *cfx_op_kernel_for(const cfx_op *op, cfx_keyset ks)
+{
+    return &op->table[(unsigned)cfx_keys_table_index(ks)]; /* never negative: no sign extension */
+}
+
+/* The kernel a call of op with stack (all n_args, defaults included) dispatches to, with the
+ * key set in *ks: c10's KernelFunction lookup, for the typed entry points (ops_table.h), which
+ * then call it unboxed when it has a C function and boxed otherwise. NULL if a required
+ * (plain) Tensor argument is NULL (a failure upstream: no new error) or if the slot has no
+ * kernel (the missing-kernel error is recorded). */
+const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks);
+
+/* The dispatcher-wide backend fallback for a table slot (an invalid kernel if none; NULL for
+ * an index out of range). Its debug is "registered at FILE:LINE". */
+const cfx_kernel *cfx_dispatcher_backend_fallback(int table_index);
+
+#endif
