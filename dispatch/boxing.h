@@ -28,6 +28,7 @@
 
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/kernel.h"
 #include "dispatch/schema.h"
 #include "dispatch/tensor.h"
@@ -57,26 +58,26 @@ typedef struct cfx_adapter cfx_adapter;
 
 /* Builds the adapter for calling fn with schema s's unboxed signature. NULL + error (error.h)
  * if the schema has a type with no C mapping. The schema must outlive the adapter. */
-cfx_adapter *cfx_adapter_new(const cfx_schema *s, cfx_fnptr fn);
-void cfx_adapter_free(cfx_adapter *a);
+CFX_API cfx_adapter *cfx_adapter_new(const cfx_schema *s, cfx_fnptr fn);
+CFX_API void cfx_adapter_free(cfx_adapter *a);
 /* The boxed entry point: ctx is the adapter. Converts stack[0..n_args) to C arguments, calls,
  * and writes the boxed returns to stack[0..n_returns). A returned NULL Tensor means the C
  * function failed: the call returns CFX_ERR (the function recorded the message). */
-int cfx_adapter_call_boxed(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+CFX_API int cfx_adapter_call_boxed(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 /* c10's inferred-schema text for the C signature: "(Tensor _0, Tensor _1, Scalar _2) -> Tensor _0". */
-char *cfx_adapter_inferred_schema(const cfx_schema *s);
+CFX_API char *cfx_adapter_inferred_schema(const cfx_schema *s);
 
 /* For a C function that takes one extra leading `void *` before the schema's arguments
  * (make_fx passes a model's module this way): fn(lead, args...). Called with
  * cfx_adapter_call_lead; cfx_adapter_call_boxed passes NULL as lead. */
-cfx_adapter *cfx_adapter_new_lead(const cfx_schema *s, cfx_fnptr fn);
-int cfx_adapter_call_lead(cfx_adapter *a, void *lead, cfx_value *stack);
+CFX_API cfx_adapter *cfx_adapter_new_lead(const cfx_schema *s, cfx_fnptr fn);
+CFX_API int cfx_adapter_call_lead(cfx_adapter *a, void *lead, cfx_value *stack);
 
 /* Records torch.ops' argument-binding error for argument i of s given v ("aten::add() Expected
  * a value of type 'number' for argument 'alpha' but instead found type 'str'. ..."). */
-int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cfx_value v);
+CFX_API int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cfx_value v);
 
 /* Boxed value -> list views (no allocation): valid while v's items live. */
-int cfx_value_to_int_list(cfx_value v, int64_t *buf, int cap, cfx_int_list *out);
+CFX_API int cfx_value_to_int_list(cfx_value v, int64_t *buf, int cap, cfx_int_list *out);
 
 #endif

@@ -10,25 +10,26 @@
 #ifndef CFX_DISPATCHER_H
 #define CFX_DISPATCHER_H
 
+#include "dispatch/export.h"
 #include "dispatch/mode.h"
 #include "dispatch/operator.h"
 
 /* Built-in operators and fallbacks are registered on first use of the dispatcher (or of any
  * op wrapper); calling this explicitly is optional and idempotent. */
-void cfx_dispatcher_init(void);
+CFX_API void cfx_dispatcher_init(void);
 
 /* The operator with a schema for "ns::name.overload" (overload may be omitted for ""). NULL if
  * none is defined (impl-only operators are not found, as in PyTorch), with PyTorch's error
  * recorded: "Could not find schema for aten::sine.". cfx_op_lookup is the same without an
  * error, for code that only asks whether an operator exists. */
-cfx_op *cfx_op_find(const char *qualified_name);
-cfx_op *cfx_op_lookup(const char *qualified_name);
+CFX_API cfx_op *cfx_op_find(const char *qualified_name);
+CFX_API cfx_op *cfx_op_lookup(const char *qualified_name);
 /* All defined operators, in registration order; returns the count written (or needed). */
-int cfx_op_list(cfx_op **out, int cap);
+CFX_API int cfx_op_list(cfx_op **out, int cap);
 /* dumpState of every operator with kernels but no schema (findDanglingImpls). */
-int cfx_op_list_dangling(cfx_op **out, int cap);
+CFX_API int cfx_op_list_dangling(cfx_op **out, int cap);
 /* checkInvariants on every operator; CFX_OK or the first failure. */
-int cfx_dispatcher_check_all_invariants(void);
+CFX_API int cfx_dispatcher_check_all_invariants(void);
 
 /* Calls op with boxed arguments (torch.ops.ns.name.overload(*args)). stack has room for cap
  * values, which must be at least max(n_args, n_returns) of the schema (an error otherwise:
@@ -41,24 +42,15 @@ int cfx_dispatcher_check_all_invariants(void);
  * "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #i 'x'".
  * Returns CFX_OK with the returns at stack[0..n_returns), or a negative status with the error
  * recorded (op NULL: the failed lookup's error, kept). */
-int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap);
+CFX_API int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap);
 /* Calls the kernel for an explicit key set; for kernels that redispatch, with
  * ks & cfx_keyset_full_after(own key). The thread's include/exclude sets are not re-applied
  * (ks already went through them); the op's fallthrough mask is (idempotent). Missing kernel:
  * the error below. */
-int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+CFX_API int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 /* A fresh dispatch of a full stack (all schema arguments, defaults included): the key set of
  * cfx_op_dispatch_keyset (tensor arguments + the thread's local sets), then cfx_op_redispatch.
  * What `func(*args)` inside a mode's handler does (cfx_mode_redispatch). */
-int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack);
-/* Records the missing-kernel error for ks on op and returns CFX_ERR_NOTIMPL: PyTorch's
- * reportError text for highestPriorityTypeId(ks) (the "no tensor arguments" variant for
- * Undefined), followed by the computed table. Like c10 it checks the op's invariants first
- * and reports a violation instead (CFX_ERR). */
-int cfx_dispatch_missing_kernel_error(const cfx_op *op, cfx_keyset ks);
-
-/* Deregisters cfx's default fallbacks (fallbacks.c). For tests that install PyTorch's own set
- * of fallbacks to compare dispatch tables with PyTorch's text. */
-void cfx_dispatcher_drop_default_fallbacks(void);
+CFX_API int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack);
 
 #endif

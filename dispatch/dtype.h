@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dispatch/export.h"
+
 typedef enum cfx_dtype {
     CFX_INT32 = 3,   /* torch.int32  (ScalarType::Int)    */
     CFX_INT64 = 4,   /* torch.int64  (ScalarType::Long)   */
@@ -45,25 +47,25 @@ typedef enum cfx_memory_format {
 /* ScalarType codes are below this. */
 #define CFX_DTYPE_CODES 12
 /* Element size, 0 for a code cfx has no dtype for. */
-size_t cfx_dtype_size(cfx_dtype t);
+CFX_API size_t cfx_dtype_size(cfx_dtype t);
 /* Whether code is a ScalarType cfx has. */
-bool cfx_dtype_valid(int64_t code);
-bool cfx_dtype_is_floating(cfx_dtype t);
+CFX_API bool cfx_dtype_valid(int64_t code);
+CFX_API bool cfx_dtype_is_floating(cfx_dtype t);
 /* "torch.float32" */
-const char *cfx_dtype_torch_name(cfx_dtype t);
+CFX_API const char *cfx_dtype_torch_name(cfx_dtype t);
 /* "float32"; NULL for an invalid code */
-const char *cfx_dtype_name(cfx_dtype t);
+CFX_API const char *cfx_dtype_name(cfx_dtype t);
 /* Parses "float32"/"torch.float32"/"float"/"int64"/"long"...; returns false if unknown. */
-bool cfx_dtype_parse(const char *s, cfx_dtype *out);
+CFX_API bool cfx_dtype_parse(const char *s, cfx_dtype *out);
 /* torch.promote_types */
-cfx_dtype cfx_dtype_promote(cfx_dtype a, cfx_dtype b);
+CFX_API cfx_dtype cfx_dtype_promote(cfx_dtype a, cfx_dtype b);
 
 static inline cfx_device cfx_device_make(cfx_device_type t) { return (cfx_device){(int8_t)t, -1}; }
-const char *cfx_device_type_name(cfx_device_type t); /* "cpu", "meta"; NULL if invalid */
+CFX_API const char *cfx_device_type_name(cfx_device_type t); /* "cpu", "meta"; NULL if invalid */
 static inline bool cfx_device_type_valid(int t) { return (unsigned)t < CFX_DEVICE_NUM_TYPES; }
 /* Formats "cpu" / "meta" / "cpu:0" into buf (>= 16 bytes); returns buf. */
-char *cfx_device_format(cfx_device d, char *buf, size_t n);
-bool cfx_device_parse(const char *s, cfx_device *out);
+CFX_API char *cfx_device_format(cfx_device d, char *buf, size_t n);
+CFX_API bool cfx_device_parse(const char *s, cfx_device *out);
 /* One 16-bit compare rather than two byte compares: devices are compared on every call. */
 static inline bool cfx_device_eq(cfx_device a, cfx_device b)
 {
@@ -74,6 +76,6 @@ static inline bool cfx_device_eq(cfx_device a, cfx_device b)
 }
 _Static_assert(sizeof(cfx_device) == sizeof(uint16_t), "a device is two bytes");
 
-const char *cfx_memory_format_torch_name(cfx_memory_format m); /* "torch.contiguous_format" */
+CFX_API const char *cfx_memory_format_torch_name(cfx_memory_format m); /* "torch.contiguous_format" */
 
 #endif

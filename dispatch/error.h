@@ -10,6 +10,8 @@
 
 #include <stdbool.h>
 
+#include "dispatch/export.h"
+
 /* Where a C call into cfx was made: the site of the user's cfx_add(...) call. */
 typedef struct cfx_site {
     const char *file;
@@ -31,34 +33,34 @@ typedef enum cfx_status {
 /* Records an error unless one is already recorded. op may be NULL (e.g. "aten::add.Tensor").
  * The site recorded is the innermost cfx_site set by the dispatcher for this thread, if any.
  * Returns status so callers can `return cfx_error_set(...)`. */
-int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
+CFX_API int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 /* Same, but the message is taken verbatim (no formatting); for long PyTorch texts. */
-int cfx_error_set_text(cfx_status status, const char *op, const char *text);
+CFX_API int cfx_error_set_text(cfx_status status, const char *op, const char *text);
 
 /* Whether an error is recorded, and its status (CFX_OK when none). */
-bool cfx_error_occurred(void);
-cfx_status cfx_error_status(void);
+CFX_API bool cfx_error_occurred(void);
+CFX_API cfx_status cfx_error_status(void);
 /* The message of the first error, or NULL. Valid until cfx_error_clear(). */
-const char *cfx_error_message(void);
+CFX_API const char *cfx_error_message(void);
 /* The operator name recorded with the error, or NULL. */
-const char *cfx_error_op(void);
+CFX_API const char *cfx_error_op(void);
 /* The user's call site recorded with the error (file NULL when unknown). */
-cfx_site cfx_error_site(void);
-void cfx_error_clear(void);
+CFX_API cfx_site cfx_error_site(void);
+CFX_API void cfx_error_clear(void);
 
 /* The C call site of the op currently being called on this thread (set by op wrappers). */
-const cfx_site *cfx_current_site(void);
+CFX_API const cfx_site *cfx_current_site(void);
 /* Sets it; returns the previous one. */
-const cfx_site *cfx_set_current_site(const cfx_site *site);
+CFX_API const cfx_site *cfx_set_current_site(const cfx_site *site);
 
 /* Warnings (kernel overrides, ...) go to stderr unless captured; tests capture them. */
 typedef void (*cfx_warning_fn)(const char *message, void *ctx);
-void cfx_set_warning_handler(cfx_warning_fn fn, void *ctx); /* NULL restores stderr */
-void cfx_warn(const char *fmt, ...)
+CFX_API void cfx_set_warning_handler(cfx_warning_fn fn, void *ctx); /* NULL restores stderr */
+CFX_API void cfx_warn(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif

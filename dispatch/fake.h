@@ -32,6 +32,7 @@
 
 #include <stdbool.h>
 
+#include "dispatch/export.h"
 #include "dispatch/mode.h"
 #include "dispatch/tensor.h"
 #include "dispatch/tensor_ext.h"
@@ -44,17 +45,17 @@ typedef struct cfx_fake_mode_options {
 } cfx_fake_mode_options;
 
 /* NULL options = PyTorch's defaults. NULL + error on allocation failure. */
-cfx_fake_mode *cfx_fake_mode_new(const cfx_fake_mode_options *opts);
-void cfx_fake_mode_free(cfx_fake_mode *m); /* NULL-safe; must not be on a mode stack */
-cfx_mode *cfx_fake_mode_base(cfx_fake_mode *m);
+CFX_API cfx_fake_mode *cfx_fake_mode_new(const cfx_fake_mode_options *opts);
+CFX_API void cfx_fake_mode_free(cfx_fake_mode *m); /* NULL-safe; must not be on a mode stack */
+CFX_API cfx_mode *cfx_fake_mode_base(cfx_fake_mode *m);
 /* The fake mode a cfx_mode is, or NULL if it is another kind of mode. */
-cfx_fake_mode *cfx_fake_mode_from_base(cfx_mode *m);
+CFX_API cfx_fake_mode *cfx_fake_mode_from_base(cfx_mode *m);
 
 /* `with fake_mode:` (FakeTensorMode.__enter__/__exit__): enter sets the FAKE slot, stashing
  * a different fake mode already there (restored by the matching exit); entering the mode
  * already set is a no-op. Exits pair with enters, innermost first. */
-int cfx_fake_mode_enter(cfx_fake_mode *m);
-int cfx_fake_mode_exit(cfx_fake_mode *m);
+CFX_API int cfx_fake_mode_enter(cfx_fake_mode *m);
+CFX_API int cfx_fake_mode_exit(cfx_fake_mode *m);
 
 /* FakeTensorMode.from_tensor: a fake tensor with real's sizes, strides, dtype and storage
  * offset, on real's device. Memoized per mode: the same real tensor gives the same fake
@@ -62,16 +63,16 @@ int cfx_fake_mode_exit(cfx_fake_mode *m);
  * reference to real (so its address cannot be reused) until the mode is freed. A fake tensor
  * of this mode is returned as is. The caller gets a reference (autoreleased into the current
  * scope if one is open). NULL if m or real is NULL; NULL + error if allocation fails. */
-cfx_tensor *cfx_fake_from_tensor(cfx_fake_mode *m, cfx_tensor *real);
+CFX_API cfx_tensor *cfx_fake_from_tensor(cfx_fake_mode *m, cfx_tensor *real);
 
 /* Queries (all NULL-safe). */
-bool cfx_tensor_is_fake(const cfx_tensor *t);
+CFX_API bool cfx_tensor_is_fake(const cfx_tensor *t);
 /* The device users see: the fake device for a fake tensor, else t->device (cpu for NULL). */
-cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
-cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */
+CFX_API cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
+CFX_API cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */
 /* "FakeTensor(..., size=(2, 3))", with ", dtype=torch.int64" when not float32 and
  * ", device='meta'" when the fake device is not cpu: PyTorch 2.x's repr. Plain tensors print
  * through cfx_tensor_print. */
-void cfx_fake_tensor_print(const cfx_tensor *t, cfx_buf *b);
+CFX_API void cfx_fake_tensor_print(const cfx_tensor *t, cfx_buf *b);
 
 #endif

@@ -39,6 +39,7 @@
 
 #include "dispatch/library.h"
 #include "dispatch/mode.h"
+#include "dispatch/mode_internal.h"
 #include "dispatch/registry.h"
 
 static cfx_library *defaults;

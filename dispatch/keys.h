@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/value.h"
 
 /* c10's C10_FORALL_BACKEND_COMPONENTS, in BackendComponent order: X(x, Name, NAME) with the
@@ -106,10 +107,10 @@ typedef struct cfx_keyset {
 } cfx_keyset;
 
 static inline cfx_keyset cfx_keyset_empty(void) { return (cfx_keyset){0}; }
-cfx_keyset cfx_keyset_of(cfx_dispatch_key k); /* alias keys and Undefined -> empty */
-cfx_keyset cfx_keyset_full(void);
+CFX_API cfx_keyset cfx_keyset_of(cfx_dispatch_key k); /* alias keys and Undefined -> empty */
+CFX_API cfx_keyset cfx_keyset_full(void);
 /* All bits strictly below k's functionality bit (all backend bits), plus PythonDispatcher. */
-cfx_keyset cfx_keyset_full_after(cfx_dispatch_key k);
+CFX_API cfx_keyset cfx_keyset_full_after(cfx_dispatch_key k);
 static inline cfx_keyset cfx_keyset_or(cfx_keyset a, cfx_keyset b) { return (cfx_keyset){a.repr | b.repr}; }
 static inline cfx_keyset cfx_keyset_and(cfx_keyset a, cfx_keyset b) { return (cfx_keyset){a.repr & b.repr}; }
 /* a - b: clears b's bits except backend bits, as c10's operator-. */
@@ -119,47 +120,47 @@ static inline cfx_keyset cfx_keyset_minus(cfx_keyset a, cfx_keyset b)
 }
 static inline bool cfx_keyset_is_empty(cfx_keyset a) { return a.repr == 0; }
 static inline bool cfx_keyset_eq(cfx_keyset a, cfx_keyset b) { return a.repr == b.repr; }
-cfx_keyset cfx_keyset_add(cfx_keyset s, cfx_dispatch_key k);
+CFX_API cfx_keyset cfx_keyset_add(cfx_keyset s, cfx_dispatch_key k);
 /* Clears only k's functionality bit (backend bits stay), as c10's remove(). */
-cfx_keyset cfx_keyset_remove(cfx_keyset s, cfx_dispatch_key k);
-bool cfx_keyset_has(cfx_keyset s, cfx_dispatch_key k);
-bool cfx_keyset_has_any(cfx_keyset s, cfx_keyset t);
+CFX_API cfx_keyset cfx_keyset_remove(cfx_keyset s, cfx_dispatch_key k);
+CFX_API bool cfx_keyset_has(cfx_keyset s, cfx_dispatch_key k);
+CFX_API bool cfx_keyset_has_any(cfx_keyset s, cfx_keyset t);
 
-cfx_dispatch_key cfx_keyset_highest_functionality(cfx_keyset s); /* Undefined when empty */
-cfx_backend cfx_keyset_highest_backend(cfx_keyset s);            /* INVALID when none */
+CFX_API cfx_dispatch_key cfx_keyset_highest_functionality(cfx_keyset s); /* Undefined when empty */
+CFX_API cfx_backend cfx_keyset_highest_backend(cfx_keyset s);            /* INVALID when none */
 /* The runtime key that wins dispatch (Dense + CPU bit -> CPU); Undefined when empty. A
  * per-backend functionality with no backend bit gives its StartOf<F>Backends marker, as c10. */
-cfx_dispatch_key cfx_keyset_highest_priority(cfx_keyset s);
+CFX_API cfx_dispatch_key cfx_keyset_highest_priority(cfx_keyset s);
 /* Index into an operator's runtime dispatch table (0..CFX_NUM_RUNTIME_ENTRIES-1). */
-int cfx_keyset_table_index(cfx_keyset s);
+CFX_API int cfx_keyset_table_index(cfx_keyset s);
 /* Same for a single runtime key; -1 for alias keys. */
-int cfx_key_table_index(cfx_dispatch_key k);
+CFX_API int cfx_key_table_index(cfx_dispatch_key k);
 
 /* Iteration over the runtime keys of a set, ascending priority: returns the number written. */
-int cfx_keyset_runtime_keys(cfx_keyset s, cfx_dispatch_key *out, int cap);
+CFX_API int cfx_keyset_runtime_keys(cfx_keyset s, cfx_dispatch_key *out, int cap);
 /* "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU)" into b. */
-void cfx_keyset_print(cfx_keyset s, cfx_buf *b);
+CFX_API void cfx_keyset_print(cfx_keyset s, cfx_buf *b);
 
 /* Key properties. */
-const char *cfx_key_name(cfx_dispatch_key k); /* "AutogradCPU", "CompositeExplicitAutograd" */
-bool cfx_key_parse(const char *name, cfx_dispatch_key *out);
-bool cfx_key_is_alias(cfx_dispatch_key k);
-bool cfx_key_is_per_backend_functionality(cfx_dispatch_key k); /* Dense, Quantized, ... */
-bool cfx_key_is_runtime(cfx_dispatch_key k);                  /* not alias, not a block marker */
-cfx_dispatch_key cfx_key_to_functionality(cfx_dispatch_key k);  /* AutogradCPU -> AutogradFunctionality */
-cfx_backend cfx_key_to_backend(cfx_dispatch_key k);             /* AutogradCPU -> CPU */
-cfx_dispatch_key cfx_key_for_backend(cfx_dispatch_key functionality, cfx_backend b);
+CFX_API const char *cfx_key_name(cfx_dispatch_key k); /* "AutogradCPU", "CompositeExplicitAutograd" */
+CFX_API bool cfx_key_parse(const char *name, cfx_dispatch_key *out);
+CFX_API bool cfx_key_is_alias(cfx_dispatch_key k);
+CFX_API bool cfx_key_is_per_backend_functionality(cfx_dispatch_key k); /* Dense, Quantized, ... */
+CFX_API bool cfx_key_is_runtime(cfx_dispatch_key k);                  /* not alias, not a block marker */
+CFX_API cfx_dispatch_key cfx_key_to_functionality(cfx_dispatch_key k);  /* AutogradCPU -> AutogradFunctionality */
+CFX_API cfx_backend cfx_key_to_backend(cfx_dispatch_key k);             /* AutogradCPU -> CPU */
+CFX_API cfx_dispatch_key cfx_key_for_backend(cfx_dispatch_key functionality, cfx_backend b);
 
 /* Alias handling (c10's getRuntimeDispatchKeySet and friends). */
 /* Runtime keys an alias (or plain) key covers; writes them ascending; returns count. */
-int cfx_key_expand(cfx_dispatch_key k, cfx_dispatch_key *out, int cap);
-bool cfx_key_in_expansion(cfx_dispatch_key alias, cfx_dispatch_key runtime_key);
-cfx_keyset cfx_keyset_backend_from_autograd(cfx_dispatch_key k); /* getBackendKeySetFromAutograd */
-cfx_dispatch_key cfx_key_autograd_from_backend(cfx_backend b);   /* CPU -> AutogradCPU */
+CFX_API int cfx_key_expand(cfx_dispatch_key k, cfx_dispatch_key *out, int cap);
+CFX_API bool cfx_key_in_expansion(cfx_dispatch_key alias, cfx_dispatch_key runtime_key);
+CFX_API cfx_keyset cfx_keyset_backend_from_autograd(cfx_dispatch_key k); /* getBackendKeySetFromAutograd */
+CFX_API cfx_dispatch_key cfx_key_autograd_from_backend(cfx_backend b);   /* CPU -> AutogradCPU */
 /* The key set a dense tensor on this backend carries (TensorImpl's constructor): backend +
  * ADInplaceOrView + AutogradX (AutogradOther for HIP and VE) + AutocastX where the backend has
  * an Autocast key (CPU -> AutocastCPU, ...). */
-cfx_keyset cfx_keyset_for_tensor(cfx_backend b);
+CFX_API cfx_keyset cfx_keyset_for_tensor(cfx_backend b);
 
 /* Thread-local included/excluded sets (c10::impl::LocalDispatchKeySet). Defaults: included =
  * {BackendSelect, ADInplaceOrView}, excluded = every Autocast key (c10's default_excluded_set
@@ -179,15 +180,15 @@ typedef struct cfx_local_keys {
      CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_AutocastCPU))
 
 /* This thread's sets (a new thread starts with the defaults). */
-cfx_local_keys cfx_local_keys_get(void);
-void cfx_local_keys_set(cfx_local_keys k);
+CFX_API cfx_local_keys cfx_local_keys_get(void);
+CFX_API void cfx_local_keys_set(cfx_local_keys k);
 
 /* RAII-style guards: declare, then *_end in reverse order. */
 typedef struct cfx_key_guard {
     cfx_local_keys saved;
 } cfx_key_guard;
-void cfx_include_keys_begin(cfx_key_guard *g, cfx_keyset s);
-void cfx_exclude_keys_begin(cfx_key_guard *g, cfx_keyset s);
-void cfx_key_guard_end(cfx_key_guard *g); /* restores exactly what was saved */
+CFX_API void cfx_include_keys_begin(cfx_key_guard *g, cfx_keyset s);
+CFX_API void cfx_exclude_keys_begin(cfx_key_guard *g, cfx_keyset s);
+CFX_API void cfx_key_guard_end(cfx_key_guard *g); /* restores exactly what was saved */
 
 #endif

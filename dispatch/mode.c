@@ -20,6 +20,7 @@
 #include "dispatch/error.h"
 #include "dispatch/keys_internal.h"
 #include "dispatch/mode.h"
+#include "dispatch/mode_internal.h"
 #include "dispatch/operator.h"
 
 typedef struct mode_state {

@@ -38,6 +38,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "dispatch/export.h"
 #include "dispatch/kernel.h"
 #include "dispatch/keys.h"
 #include "dispatch/value.h"
@@ -74,60 +75,41 @@ struct cfx_mode {
     atomic_int refcount; /* 1 after cfx_mode_init */
 };
 
-void cfx_mode_init(cfx_mode *m, const cfx_mode_vtable *vt, cfx_mode_key key);
-cfx_mode *cfx_mode_retain(cfx_mode *m); /* NULL-safe; returns m */
-void cfx_mode_release(cfx_mode *m);     /* NULL-safe; calls vt->destroy at 0 */
+CFX_API void cfx_mode_init(cfx_mode *m, const cfx_mode_vtable *vt, cfx_mode_key key);
+CFX_API cfx_mode *cfx_mode_retain(cfx_mode *m); /* NULL-safe; returns m */
+CFX_API void cfx_mode_release(cfx_mode *m);     /* NULL-safe; calls vt->destroy at 0 */
 static inline const char *cfx_mode_name(const cfx_mode *m) { return m->vt->name; }
 
 /* Push: an infra mode (key >= 0) goes into its slot (error "trying to set the current
  * FakeTensorMode, but one already exists" if occupied), a user mode on top of the user stack.
  * Returns CFX_OK or a negative status with the error recorded. */
-int cfx_mode_push(cfx_mode *m);
+CFX_API int cfx_mode_push(cfx_mode *m);
 /* Generic pop (_pop_torch_dispatch_stack()): the top user mode, else the highest occupied
  * infra slot. NULL + error "trying to pop from empty mode stack" when nothing is set. */
-cfx_mode *cfx_mode_pop(void);
+CFX_API cfx_mode *cfx_mode_pop(void);
 /* Pops m's own place: its slot for an infra mode, else the user top. Errors if that place
  * does not hold m. For symmetric push/pop in C code. */
-int cfx_mode_exit(cfx_mode *m);
+CFX_API int cfx_mode_exit(cfx_mode *m);
 
 /* The infra slots (torch._C._get/_set/_unset_dispatch_mode). */
-cfx_mode *cfx_mode_get(cfx_mode_key key);   /* NULL if empty */
-int cfx_mode_set(cfx_mode *m, cfx_mode_key key);
-cfx_mode *cfx_mode_unset(cfx_mode_key key); /* returns what was there (may be NULL) */
+CFX_API cfx_mode *cfx_mode_get(cfx_mode_key key);   /* NULL if empty */
+CFX_API int cfx_mode_set(cfx_mode *m, cfx_mode_key key);
+CFX_API cfx_mode *cfx_mode_unset(cfx_mode_key key); /* returns what was there (may be NULL) */
 
 /* The logical stack: index 0 is the bottom (lowest-priority infra slot). */
-int cfx_mode_stack_len(void);
-bool cfx_mode_any_set(void);
-cfx_mode *cfx_mode_stack_at(int idx); /* NULL + error "Tried to get stack at idx that's too big" */
+CFX_API int cfx_mode_stack_len(void);
+CFX_API bool cfx_mode_any_set(void);
+CFX_API cfx_mode *cfx_mode_stack_at(int idx); /* NULL + error "Tried to get stack at idx that's too big" */
 /* The mode the next call would reach first (top of the logical stack), or NULL. */
-cfx_mode *cfx_mode_top(void);
+CFX_API cfx_mode *cfx_mode_top(void);
 
 /* "FakeTensorMode" / "ProxyTorchDispatchMode" / "UNKNOWN_MODE" (c10's to_string). */
-const char *cfx_mode_key_name(cfx_mode_key key);
+CFX_API const char *cfx_mode_key_name(cfx_mode_key key);
 
 /* Calls op on stack as `func(*args)` does inside __torch_dispatch__: a fresh dispatch with the
  * thread's current key sets and mode stack, so it reaches the next mode down (the caller is
  * popped), else a tensor's own mode, else the kernels. stack holds all schema arguments. */
-int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack);
-
-/* What the Python key's fallback does with a mode set (python_fallback.c): runs the top mode's
- * handler with that mode popped and `exclude` added to the thread's excluded keys (popping the
- * last mode also takes the Python keys out of the included set), then pushes the mode back
- * into its place and restores the local key sets exactly as they were, also on error. Error
- * "trying to pop from empty mode stack" with no mode set. */
-int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
-
-/* What the Python fallback excludes for the duration of a handler: every functionality key
- * strictly above Python except PythonDispatcher (PythonFallbackKernel.cpp). */
-#define CFX_MODE_ABOVE_PYTHON_KEYS                                                                 \
-    ((cfx_keyset){((CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_EndOfFunctionalityKeys - 1) << 1) -         \
-                   CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Python + 1)) &                                \
-                  ~CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
-
-/* The Python and PythonTLSSnapshot backend fallbacks (python_fallback.c). The dispatcher's
- * default fallbacks (fallbacks.c) register them, so every dump shows their rows as PyTorch's do. */
-int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
-int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
+CFX_API int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack);
 
 /* The Python TLS snapshot (at::impl::RestorePythonTLSSnapshot): inside a handler, restores
  * the local key sets recorded when the call entered PythonTLSSnapshot, so a call made in
@@ -137,7 +119,7 @@ typedef struct cfx_tls_snapshot_guard {
     cfx_local_keys saved_entry;
     bool active;
 } cfx_tls_snapshot_guard;
-int cfx_tls_snapshot_restore_begin(cfx_tls_snapshot_guard *g); /* error outside a handler */
-void cfx_tls_snapshot_restore_end(cfx_tls_snapshot_guard *g);
+CFX_API int cfx_tls_snapshot_restore_begin(cfx_tls_snapshot_guard *g); /* error outside a handler */
+CFX_API void cfx_tls_snapshot_restore_end(cfx_tls_snapshot_guard *g);
 
 #endif

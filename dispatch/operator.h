@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/kernel.h"
 #include "dispatch/keys.h"
 #include "dispatch/schema.h"
@@ -33,29 +34,29 @@ typedef enum cfx_alias_analysis {
 } cfx_alias_analysis;
 
 /* "CONSERVATIVE", "FROM_SCHEMA", "PURE_FUNCTION", "INTERNAL_SPECIAL_CASE"; NULL otherwise. */
-const char *cfx_alias_analysis_name(int kind);
+CFX_API const char *cfx_alias_analysis_name(int kind);
 /* The Python binding's parseAliasAnalysisKind: "" -> FROM_SCHEMA, "CONSERVATIVE", "FROM_SCHEMA",
  * "PURE_FUNCTION" -> that kind; anything else records "could not parse <s>" and returns CFX_ERR. */
-int cfx_alias_analysis_parse(const char *s, int *out);
+CFX_API int cfx_alias_analysis_parse(const char *s, int *out);
 
 /* The schema (NULL for an impl-only operator), "ns::name.overload", the tags of its def. */
-const cfx_schema *cfx_op_schema(const cfx_op *op);
-const char *cfx_op_name(const cfx_op *op);
-cfx_tag_set cfx_op_tags(const cfx_op *op);
-bool cfx_op_has_tag(const cfx_op *op, cfx_tag t);
+CFX_API const cfx_schema *cfx_op_schema(const cfx_op *op);
+CFX_API const char *cfx_op_name(const cfx_op *op);
+CFX_API cfx_tag_set cfx_op_tags(const cfx_op *op);
+CFX_API bool cfx_op_has_tag(const cfx_op *op, cfx_tag t);
 /* Dense and never reused: layers above dispatch keep their per-op facts in tables indexed by
  * it (the proxy mode's plans, ...), so an operator carries no state of theirs. */
-uint32_t cfx_op_id(const cfx_op *op);
+CFX_API uint32_t cfx_op_id(const cfx_op *op);
 /* One more than the largest op id handed out so far (a bound for per-op tables). */
-uint32_t cfx_op_id_bound(void);
+CFX_API uint32_t cfx_op_id_bound(void);
 
 /* The key set a call is dispatched with, from its boxed arguments and the thread's local
  * sets: ((union of tensor args' sets | included) - excluded) & non-fallthrough mask. */
-cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack);
+CFX_API cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack);
 /* dumpState / dumpComputedTable in PyTorch's exact text (malloc'd). */
-char *cfx_op_dump_state(const cfx_op *op);
-char *cfx_op_dump_computed_table(const cfx_op *op);
+CFX_API char *cfx_op_dump_state(const cfx_op *op);
+CFX_API char *cfx_op_dump_computed_table(const cfx_op *op);
 /* checkInvariants: CFX_OK, or an error whose message is PyTorch's "Canonical state" text. */
-int cfx_op_check_invariants(const cfx_op *op);
+CFX_API int cfx_op_check_invariants(const cfx_op *op);
 
 #endif

@@ -97,4 +97,14 @@ const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, 
  * an index out of range). Its debug is "registered at FILE:LINE". */
 const cfx_kernel *cfx_dispatcher_backend_fallback(int table_index);
 
+/* Records the missing-kernel error for ks on op and returns CFX_ERR_NOTIMPL: PyTorch's
+ * reportError text for highestPriorityTypeId(ks) (the "no tensor arguments" variant for
+ * Undefined), followed by the computed table. Like c10 it checks the op's invariants first
+ * and reports a violation instead (CFX_ERR). */
+int cfx_dispatch_missing_kernel_error(const cfx_op *op, cfx_keyset ks);
+
+/* Deregisters cfx's default fallbacks (fallbacks.c). For tests that install PyTorch's own set
+ * of fallbacks to compare dispatch tables with PyTorch's text. */
+void cfx_dispatcher_drop_default_fallbacks(void);
+
 #endif

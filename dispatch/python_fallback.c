@@ -23,6 +23,7 @@
 #include "dispatch/keys_internal.h"
 #include "dispatch/library.h"
 #include "dispatch/mode.h"
+#include "dispatch/mode_internal.h"
 #include "dispatch/operator.h"
 #include "dispatch/tensor_ext.h"
 

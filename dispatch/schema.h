@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/value.h"
 
 typedef enum cfx_type_kind {
@@ -110,42 +111,42 @@ typedef struct cfx_schema {
  * format:
  *   "<message>:\n<schema text>\n<spaces>~~~ <--- HERE\n"
  * (cfx_error is NOT set: the caller decides whether a parse error is a user error). */
-cfx_schema *cfx_schema_parse(const char *text, char **err);
+CFX_API cfx_schema *cfx_schema_parse(const char *text, char **err);
 
 /* Parse options. NO_TYPEVARS is how operator definitions parse (torch::schema, which
  * torch.library's define uses): a lowercase name that is no type is an error instead of a
  * type variable, except in schemas whose text starts with "aten::" or "prim::". */
 enum { CFX_SCHEMA_NO_TYPEVARS = 1u << 0 };
-cfx_schema *cfx_schema_parse_ex(const char *text, unsigned flags, char **err);
-void cfx_schema_free(cfx_schema *s);
+CFX_API cfx_schema *cfx_schema_parse_ex(const char *text, unsigned flags, char **err);
+CFX_API void cfx_schema_free(cfx_schema *s);
 /* A deep copy with a new name (used when a library fills in its namespace). `name` replaces
  * the operator name ("myns::op"); the overload name is kept. */
-cfx_schema *cfx_schema_with_name(const cfx_schema *s, const char *name);
+CFX_API cfx_schema *cfx_schema_with_name(const cfx_schema *s, const char *name);
 
 /* Opaque types (torch._C._register_opaque_type): a registered name, dotted or not ("my.Obj"),
  * parses as the type PyTorch prints "PyObject". The registry is process-wide and
  * thread-safe; registering a name twice is harmless. Returns 0, or -1 if out of memory or
  * the name is NULL or empty. cfx starts with no names registered (PyTorch's own, such as
  * "enum.Enum", are Python classes). */
-int cfx_schema_register_opaque_type(const char *name);
-void cfx_schema_unregister_opaque_type(const char *name);
-bool cfx_schema_is_opaque_type(const char *name);
+CFX_API int cfx_schema_register_opaque_type(const char *name);
+CFX_API void cfx_schema_unregister_opaque_type(const char *name);
+CFX_API bool cfx_schema_is_opaque_type(const char *name);
 
 /* c10's operator<< text. */
-void cfx_schema_print(const cfx_schema *s, cfx_buf *b);
-char *cfx_schema_to_string(const cfx_schema *s); /* malloc'd */
+CFX_API void cfx_schema_print(const cfx_schema *s, cfx_buf *b);
+CFX_API char *cfx_schema_to_string(const cfx_schema *s); /* malloc'd */
 /* Just a type, as c10 prints it inside a schema ("Tensor(a!)", "int[]?", "Tensor?[]"). */
-void cfx_type_print(const cfx_type *t, cfx_buf *b);
+CFX_API void cfx_type_print(const cfx_type *t, cfx_buf *b);
 /* A string as c10 quotes it in schemas (printQuotedString): "a\\"b", octal escapes. */
-void cfx_schema_print_string(const char *s, size_t n, cfx_buf *b);
+CFX_API void cfx_schema_print_string(const char *s, size_t n, cfx_buf *b);
 /* "aten::add.Tensor" */
-void cfx_schema_print_name(const cfx_schema *s, cfx_buf *b);
+CFX_API void cfx_schema_print_name(const cfx_schema *s, cfx_buf *b);
 
 /* Queries. */
-bool cfx_type_is_tensor_like(const cfx_type *t); /* Tensor, Tensor?, Tensor[], Tensor?[] */
+CFX_API bool cfx_type_is_tensor_like(const cfx_type *t); /* Tensor, Tensor?, Tensor[], Tensor?[] */
 /* True if an argument is written by the op (alias set with "!"). */
-bool cfx_argument_is_write(const cfx_argument *a);
+CFX_API bool cfx_argument_is_write(const cfx_argument *a);
 /* Index of the argument with this name, or -1. */
-int cfx_schema_find_arg(const cfx_schema *s, const char *name);
+CFX_API int cfx_schema_find_arg(const cfx_schema *s, const char *name);
 
 #endif

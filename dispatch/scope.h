@@ -15,24 +15,25 @@
 
 #include <stddef.h>
 
+#include "dispatch/export.h"
 #include "dispatch/tensor.h"
 
 typedef struct cfx_scope {
     size_t mark; /* depth of the thread's pool stack when the scope began */
 } cfx_scope;
 
-cfx_scope cfx_scope_begin(void);
+CFX_API cfx_scope cfx_scope_begin(void);
 /* Releases every tensor autoreleased since the matching begin. Ending a scope that is not
  * the innermost one also ends the scopes inside it. */
-void cfx_scope_end(cfx_scope s);
+CFX_API void cfx_scope_end(cfx_scope s);
 /* Puts t in the innermost scope (if any) and returns t; with no scope open it does nothing
  * and the caller keeps ownership. Used by every function that makes a tensor. */
-cfx_tensor *cfx_autorelease(cfx_tensor *t);
+CFX_API cfx_tensor *cfx_autorelease(cfx_tensor *t);
 /* n bytes owned like a tensor result: freed when the innermost scope ends, or with no scope
  * open owned by the caller (free() it). For arrays a kernel returns, such as a Tensor[]'s.
  * NULL with the error recorded on allocation failure. */
-void *cfx_scope_alloc(size_t n);
+CFX_API void *cfx_scope_alloc(size_t n);
 /* Number of scopes open on this thread. */
-int cfx_scope_depth(void);
+CFX_API int cfx_scope_depth(void);
 
 #endif

@@ -38,6 +38,7 @@
 #include "dispatch/scope.h"
 #include "dispatch/tensor.h"
 #include "dispatch/tensor_ext.h"
+#include "dispatch/tensor_internal.h"
 
 /* ------------------------------------------------------------------ free lists */
 
@@ -566,13 +567,7 @@ cfx_tensor *cfx_tensor_retain(cfx_tensor *t)
     return t;
 }
 
-void cfx_tensor_release(cfx_tensor *t)
-{
-    if (t && --t->refcount == 0)
-        cfx_tensor_free_unreferenced(t);
-}
-
-void cfx_tensor_free_unreferenced(cfx_tensor *t)
+static void free_unreferenced(cfx_tensor *t)
 {
     cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
     header_drop(t);
@@ -585,6 +580,12 @@ void cfx_tensor_free_unreferenced(cfx_tensor *t)
     if (s)
         storage_release(s);
     header_put(t);
+}
+
+void cfx_tensor_release(cfx_tensor *t)
+{
+    if (t && --t->refcount == 0)
+        free_unreferenced(t);
 }
 
 bool cfx_tensor_pointer_is_live(const void *p)

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/dtype.h"
 #include "dispatch/keys.h"
 
@@ -81,46 +82,45 @@ struct cfx_tensor {
 
 /* Creation: contiguous, uninitialised (CPU data is zero-filled for determinism). NULL + error
  * on bad sizes (negative) or allocation failure. */
-cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_device device);
-cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
-                                   cfx_dtype dtype, cfx_device device);
+CFX_API cfx_tensor *cfx_tensor_new(const int64_t *sizes, int ndim, cfx_dtype dtype, cfx_device device);
+CFX_API cfx_tensor *cfx_tensor_new_strided(const int64_t *sizes, const int64_t *strides, int ndim,
+                                           cfx_dtype dtype, cfx_device device);
 /* A new tensor header viewing t's storage (refcount on the storage). */
-cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64_t *strides,
-                                int ndim, int64_t storage_offset);
+CFX_API cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64_t *strides,
+                                        int ndim, int64_t storage_offset);
 /* CPU tensors from C data (copied). */
-cfx_tensor *cfx_tensor_from_floats(const float *data, const int64_t *sizes, int ndim);
-cfx_tensor *cfx_tensor_from_doubles(const double *data, const int64_t *sizes, int ndim);
-cfx_tensor *cfx_tensor_from_int64s(const int64_t *data, const int64_t *sizes, int ndim);
-cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype); /* 0-dim */
+CFX_API cfx_tensor *cfx_tensor_from_floats(const float *data, const int64_t *sizes, int ndim);
+CFX_API cfx_tensor *cfx_tensor_from_doubles(const double *data, const int64_t *sizes, int ndim);
+CFX_API cfx_tensor *cfx_tensor_from_int64s(const int64_t *data, const int64_t *sizes, int ndim);
+CFX_API cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype); /* 0-dim */
 
-cfx_tensor *cfx_tensor_retain(cfx_tensor *t); /* NULL-safe; returns t */
-void cfx_tensor_release(cfx_tensor *t);       /* NULL-safe */
-void cfx_tensor_free_unreferenced(cfx_tensor *t); /* cfx_tensor_release's part at refcount 0 */
+CFX_API cfx_tensor *cfx_tensor_retain(cfx_tensor *t); /* NULL-safe; returns t */
+CFX_API void cfx_tensor_release(cfx_tensor *t);       /* NULL-safe */
 /* Whether p points at a live tensor header: aligned, readable memory holding CFX_TENSOR_MAGIC
  * and a positive refcount. For pointers of unknown origin (what a C function returned under a
  * signature it may not match); never faults (two system calls: not for hot paths). */
-bool cfx_tensor_pointer_is_live(const void *p);
+CFX_API bool cfx_tensor_pointer_is_live(const void *p);
 
-int64_t cfx_tensor_numel(const cfx_tensor *t);
-bool cfx_tensor_is_contiguous(const cfx_tensor *t);
+CFX_API int64_t cfx_tensor_numel(const cfx_tensor *t);
+CFX_API bool cfx_tensor_is_contiguous(const cfx_tensor *t);
 /* Pointer to element 0 of the view (storage data + offset); NULL for meta. */
-void *cfx_tensor_data(const cfx_tensor *t);
+CFX_API void *cfx_tensor_data(const cfx_tensor *t);
 static inline cfx_dtype cfx_tensor_dtype(const cfx_tensor *t) { return (cfx_dtype)t->dtype; }
 static inline bool cfx_tensor_is_meta(const cfx_tensor *t) { return t->device.type == CFX_DEVICE_META; }
 /* Element i (in row-major logical order) as double; for tests and printing. */
-double cfx_tensor_get_double(const cfx_tensor *t, int64_t linear_index);
-void cfx_tensor_bump_version(cfx_tensor *t);
+CFX_API double cfx_tensor_get_double(const cfx_tensor *t, int64_t linear_index);
+CFX_API void cfx_tensor_bump_version(cfx_tensor *t);
 static inline uint32_t cfx_tensor_version(const cfx_tensor *t) { return t->storage->version; }
 
 /* Contiguous strides for sizes (strides of size-1 dims follow PyTorch: product of the rest). */
-void cfx_contiguous_strides(const int64_t *sizes, int ndim, int64_t *strides_out);
+CFX_API void cfx_contiguous_strides(const int64_t *sizes, int ndim, int64_t *strides_out);
 
 /* "tensor([[1., 2.], [3., 4.]])" / "tensor(..., device='meta', size=(2, 3))" as PyTorch's repr. */
-void cfx_tensor_print(const cfx_tensor *t, cfx_buf *b);
+CFX_API void cfx_tensor_print(const cfx_tensor *t, cfx_buf *b);
 /* "[2, 3]" */
-void cfx_tensor_print_sizes(const cfx_tensor *t, cfx_buf *b);
+CFX_API void cfx_tensor_print_sizes(const cfx_tensor *t, cfx_buf *b);
 
 /* Tensors alive in the process (made and not yet freed), for tests and leak checks. */
-int64_t cfx_tensor_live_count(void);
+CFX_API int64_t cfx_tensor_live_count(void);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "dispatch/error.h"
 #include "dispatch/tensor_ext.h"
+#include "dispatch/tensor_internal.h"
 
 void cfx_tensor_ext_init(struct cfx_tensor_ext *ext)
 {

@@ -16,24 +16,18 @@
  *    cleared, or the tensor dies, and must not touch the (possibly gone) owner. The first
  *    CFX_TENSOR_EXT_INLINE_BINDINGS live in the header; more go to a heap array.
  *
- * tensor.c must call cfx_tensor_ext_drop when it frees a tensor (a recycled header then starts
- * empty), and must not copy the state into views or new tensors: it belongs to exactly one
- * tensor. */
+ * The state belongs to exactly one tensor: it is never copied into views or new tensors, and
+ * dies with its tensor (tensor_internal.h). */
 #ifndef CFX_TENSOR_EXT_H
 #define CFX_TENSOR_EXT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/error.h"
 #include "dispatch/mode.h"
 #include "dispatch/tensor.h"
-
-/* Empties the state of a new header (no mode, no bindings). */
-void cfx_tensor_ext_init(struct cfx_tensor_ext *ext);
-/* Runs the binding free_fns, frees a grown binding array and releases the mode reference,
- * leaving the state empty. Called by tensor.c when the tensor dies. */
-void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext);
 
 /* The mode a tensor belongs to, or NULL. */
 static inline cfx_mode *cfx_tensor_mode(const cfx_tensor *t)
@@ -42,12 +36,12 @@ static inline cfx_mode *cfx_tensor_mode(const cfx_tensor *t)
 }
 
 /* A fresh owner id for bindings (process-wide, never 0, never reused). */
-uint64_t cfx_binding_owner_new(void);
+CFX_API uint64_t cfx_binding_owner_new(void);
 /* The data bound to t by owner, or NULL. */
-void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner);
+CFX_API void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner);
 /* Binds data to t for owner, replacing (and freeing) an earlier binding of the same owner. */
-int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
+CFX_API int cfx_tensor_binding_set(cfx_tensor *t, uint64_t owner, void *data, void (*free_fn)(void *));
 /* Removes owner's binding from t (runs its free_fn); no-op if none. */
-void cfx_tensor_binding_clear(cfx_tensor *t, uint64_t owner);
+CFX_API void cfx_tensor_binding_clear(cfx_tensor *t, uint64_t owner);
 
 #endif

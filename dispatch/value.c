@@ -28,6 +28,7 @@
 #include "dispatch/tensor.h"
 #include "dispatch/schema.h"
 #include "dispatch/value.h"
+#include "dispatch/value_internal.h"
 
 cfx_value cfx_string(const char *s)
 {

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dispatch/export.h"
 #include "dispatch/dtype.h"
 
 typedef struct cfx_tensor cfx_tensor;
@@ -68,7 +69,7 @@ static inline cfx_value cfx_none(void) { cfx_value v = {CFX_V_NONE, 0, {.i = 0}}
 static inline cfx_value cfx_bool(bool b) { cfx_value v = {CFX_V_BOOL, 0, {.b = b}}; return v; }
 static inline cfx_value cfx_int(int64_t i) { cfx_value v = {CFX_V_INT, 0, {.i = i}}; return v; }
 static inline cfx_value cfx_double(double d) { cfx_value v = {CFX_V_DOUBLE, 0, {.d = d}}; return v; }
-cfx_value cfx_string(const char *s); /* len = strlen(s) */
+CFX_API cfx_value cfx_string(const char *s); /* len = strlen(s) */
 static inline cfx_value cfx_tensor_value(cfx_tensor *t) { cfx_value v = {CFX_V_TENSOR, 0, {.t = t}}; return v; }
 static inline cfx_value cfx_list(const cfx_value *items, uint32_t n) { cfx_value v = {CFX_V_LIST, n, {.items = items}}; return v; }
 static inline cfx_value cfx_tuple(const cfx_value *items, uint32_t n) { cfx_value v = {CFX_V_TUPLE, n, {.items = items}}; return v; }
@@ -83,14 +84,14 @@ static inline bool cfx_value_is_none(cfx_value v) { return v.kind == CFX_V_NONE;
 /* INT, DOUBLE or BOOL: what a schema `Scalar` accepts. */
 static inline bool cfx_value_is_number(cfx_value v) { return v.kind == CFX_V_INT || v.kind == CFX_V_DOUBLE || v.kind == CFX_V_BOOL; }
 /* Numeric value of a number as double (bool -> 0/1). */
-double cfx_value_to_double(cfx_value v);
+CFX_API double cfx_value_to_double(cfx_value v);
 
-const char *cfx_value_kind_name(cfx_value_kind k); /* "int", "list", ... */
+CFX_API const char *cfx_value_kind_name(cfx_value_kind k); /* "int", "list", ... */
 
 /* Deep structural equality. Tensors compare by identity, nodes by identity, doubles by bit
  * pattern except that +0.0 == -0.0 is false and NaN == NaN is true (so that a value equals
  * its own JSON round trip). A list never equals a tuple; int 1 never equals double 1.0. */
-bool cfx_value_equal(cfx_value a, cfx_value b);
+CFX_API bool cfx_value_equal(cfx_value a, cfx_value b);
 
 /* Printing styles. */
 typedef enum cfx_value_style {
@@ -106,33 +107,29 @@ typedef struct cfx_buf {
     bool oom; /* set once an allocation failed; further appends are ignored */
 } cfx_buf;
 
-void cfx_buf_init(cfx_buf *b);
-void cfx_buf_free(cfx_buf *b);
-void cfx_buf_putc(cfx_buf *b, char c);
-void cfx_buf_puts(cfx_buf *b, const char *s);
-void cfx_buf_putn(cfx_buf *b, const char *s, size_t n);
-void cfx_buf_printf(cfx_buf *b, const char *fmt, ...)
+CFX_API void cfx_buf_init(cfx_buf *b);
+CFX_API void cfx_buf_free(cfx_buf *b);
+CFX_API void cfx_buf_putc(cfx_buf *b, char c);
+CFX_API void cfx_buf_puts(cfx_buf *b, const char *s);
+CFX_API void cfx_buf_putn(cfx_buf *b, const char *s, size_t n);
+CFX_API void cfx_buf_printf(cfx_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-void cfx_buf_vprintf(cfx_buf *b, const char *fmt, va_list ap);
+CFX_API void cfx_buf_vprintf(cfx_buf *b, const char *fmt, va_list ap);
 /* strdup that passes NULL through. */
-char *cfx_strdup(const char *s);
+CFX_API char *cfx_strdup(const char *s);
 /* Returns the NUL-terminated string (never NULL unless oom); ownership moves to the caller. */
-char *cfx_buf_take(cfx_buf *b);
+CFX_API char *cfx_buf_take(cfx_buf *b);
 
 /* Python's repr() of a float: shortest round-trip digits, "1.0", "inf", "nan", "1e-05". */
-void cfx_format_double_python(double d, cfx_buf *b);
+CFX_API void cfx_format_double_python(double d, cfx_buf *b);
 /* c10's schema float printing: "1.", "0.5", "1.0000000000000001e-05" (%.17g-ish, see schema.c). */
-void cfx_format_double_schema(double d, cfx_buf *b);
+CFX_API void cfx_format_double_schema(double d, cfx_buf *b);
 
-/* Node references print through this hook (ir/ installs it): appends the node's name. */
-typedef void (*cfx_node_name_fn)(const struct cfx_node *n, cfx_buf *b);
-void cfx_value_set_node_printer(cfx_node_name_fn fn);
-
-void cfx_value_print(cfx_value v, cfx_value_style style, cfx_buf *b);
+CFX_API void cfx_value_print(cfx_value v, cfx_value_style style, cfx_buf *b);
 /* Convenience: malloc'd string of cfx_value_print. */
-char *cfx_value_to_string(cfx_value v, cfx_value_style style);
+CFX_API char *cfx_value_to_string(cfx_value v, cfx_value_style style);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/value_internal.h"
 #include "ir/args_flat.h"
 #include "ir/internal.h"
 #include "ir/istr.h"

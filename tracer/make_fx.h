@@ -15,6 +15,7 @@
 #ifndef CFX_TRACER_MAKE_FX_H
 #define CFX_TRACER_MAKE_FX_H
 
+#include "dispatch/export.h"
 #include "dispatch/kernel.h"
 #include "dispatch/value.h"
 #include "ir/graph_module.h"
@@ -48,7 +49,7 @@ typedef struct cfx_make_fx_options {
  *    fake tensors where 1.13 would refuse them; the graph module keeps the real tensors.
  *  - tensors that outlive the trace (inputs, parameters, constants, returned tensors) carry
  *    no binding of the finished tracer. */
-cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_value *args, int n_args,
-                              const cfx_make_fx_options *options);
+CFX_API cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_value *args, int n_args,
+                                      const cfx_make_fx_options *options);
 
 #endif

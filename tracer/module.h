@@ -12,22 +12,23 @@
 #ifndef CFX_TRACER_MODULE_H
 #define CFX_TRACER_MODULE_H
 
+#include "dispatch/export.h"
 #include "dispatch/tensor.h"
 
 typedef struct cfx_module cfx_module;
 
-cfx_module *cfx_module_new(const char *class_name); /* "MLP"; NULL-safe name */
-void cfx_module_free(cfx_module *m);
-const char *cfx_module_class_name(const cfx_module *m);
+CFX_API cfx_module *cfx_module_new(const char *class_name); /* "MLP"; NULL-safe name */
+CFX_API void cfx_module_free(cfx_module *m);
+CFX_API const char *cfx_module_class_name(const cfx_module *m);
 /* Registers (retains) t as a parameter; error on a duplicate or malformed name. */
-int cfx_module_add(cfx_module *m, const char *qualname, cfx_tensor *t);
+CFX_API int cfx_module_add(cfx_module *m, const char *qualname, cfx_tensor *t);
 /* The parameter, or NULL with an error naming the missing attribute (as nn.Module's
  * "'MLP' object has no attribute 'fc3'"). */
-cfx_tensor *cfx_module_get(const cfx_module *m, const char *qualname);
+CFX_API cfx_tensor *cfx_module_get(const cfx_module *m, const char *qualname);
 /* The qualified name under which t is registered, or NULL (pointer identity). */
-const char *cfx_module_name_of(const cfx_module *m, const cfx_tensor *t);
-int cfx_module_count(const cfx_module *m);
-const char *cfx_module_name_at(const cfx_module *m, int i);
-cfx_tensor *cfx_module_tensor_at(const cfx_module *m, int i);
+CFX_API const char *cfx_module_name_of(const cfx_module *m, const cfx_tensor *t);
+CFX_API int cfx_module_count(const cfx_module *m);
+CFX_API const char *cfx_module_name_at(const cfx_module *m, int i);
+CFX_API cfx_tensor *cfx_module_tensor_at(const cfx_module *m, int i);
 
 #endif

@@ -11,6 +11,7 @@
 #include "dispatch/error.h"
 #include "dispatch/tensor.h"
 #include "dispatch/value.h"
+#include "dispatch/value_internal.h"
 #include "tests/dispatch/value_golden.h"
 
 static char *fmt_py_double(double d)

@@ -1,0 +1,16 @@
+/* tensor_internal.h - what tensor.c needs from tensor_ext.c.
+ *
+ * tensor.c empties a header's mode state when it makes a tensor and drops it when the tensor
+ * dies (a recycled header then starts empty); it never copies it into views or new tensors. */
+#ifndef CFX_TENSOR_INTERNAL_H
+#define CFX_TENSOR_INTERNAL_H
+
+#include "dispatch/tensor_ext.h"
+
+/* Empties the state of a new header (no mode, no bindings). */
+void cfx_tensor_ext_init(struct cfx_tensor_ext *ext);
+/* Runs the binding free_fns, frees a grown binding array and releases the mode reference,
+ * leaving the state empty. Called by tensor.c when the tensor dies. */
+void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext);
+
+#endif
