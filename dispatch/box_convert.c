@@ -58,41 +58,6 @@ static const char *found_type_name(cfx_value v)
     return n ? n : "unknown";
 }
 
-/* Checks v against c and normalises it in place (INT -> DOUBLE for a float, ...). */
-static bool normalize(cfx_box_conv c, bool optional, cfx_value *v)
-{
-    uint32_t k = v->kind;
-    if (k == CFX_V_NONE)
-        return optional || c == CFX_CONV_ANY;
-    switch (c) {
-    case CFX_CONV_TENSOR: return k == CFX_V_TENSOR;
-    case CFX_CONV_INT: return k == CFX_V_INT;
-    case CFX_CONV_DOUBLE:
-        if (k == CFX_V_INT)
-            *v = cfx_double((double)v->u.i);
-        return v->kind == CFX_V_DOUBLE;
-    case CFX_CONV_BOOL: return k == CFX_V_BOOL;
-    case CFX_CONV_STR: return k == CFX_V_STRING;
-    case CFX_CONV_DTYPE:
-        if (k == CFX_V_INT)
-            *v = cfx_dtype_value((cfx_dtype)v->u.i);
-        return v->kind == CFX_V_DTYPE;
-    case CFX_CONV_LAYOUT:
-        if (k == CFX_V_INT)
-            *v = cfx_layout_value(v->u.i);
-        return v->kind == CFX_V_LAYOUT;
-    case CFX_CONV_MEMFMT:
-        if (k == CFX_V_INT)
-            *v = cfx_memory_format_value((cfx_memory_format)v->u.i);
-        return v->kind == CFX_V_MEMORY_FORMAT;
-    case CFX_CONV_DEVICE: return k == CFX_V_DEVICE;
-    case CFX_CONV_SCALAR: return k == CFX_V_INT || k == CFX_V_DOUBLE || k == CFX_V_BOOL;
-    case CFX_CONV_LIST: return k == CFX_V_LIST || k == CFX_V_TUPLE;
-    case CFX_CONV_ANY: return true;
-    }
-    return false;
-}
-
 /* Item count of an int list (a lone INT counts as size_hint items when size_hint > 0), or -1
  * if v is not one. */
 static int64_t int_list_len(cfx_value v, int32_t size_hint)
@@ -176,7 +141,7 @@ int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cf
             cfx_box_conv want = cfx_box_conv_of(t->elems[0]->kind);
             for (uint32_t j = 0; j < v.len; j++) {
                 cfx_value item = v.u.items[j];
-                if (!normalize(want, t->elems[0]->kind == CFX_TYPE_OPTIONAL, &item)) {
+                if (!cfx_box_normalize(want, t->elems[0]->kind == CFX_TYPE_OPTIONAL, &item)) {
                     culprit = v.u.items[j];
                     break;
                 }
@@ -226,18 +191,16 @@ static cfx_tensor **take_tensors(cfx_box_scratch *sc, int64_t n)
     return p;
 }
 
-/* Converts argument i into its C slot. */
-static int convert_arg(const cfx_schema *s, const char *qualname, int i, const cfx_box_step *st, cfx_value *sv,
-                       cfx_box_slot *sl, cfx_box_scratch *sc)
+int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
+                         cfx_box_slot *sl, cfx_box_scratch *sc)
 {
     cfx_value v = *sv;
-    switch ((cfx_box_form)st->form) {
-    case CFX_BOX_INT_LIST: {
-        if (v.kind == CFX_V_NONE && st->optional) {
+    if (st.form == CFX_BOX_INT_LIST) {
+        if (v.kind == CFX_V_NONE && st.optional) {
             sl->il = (cfx_int_list){NULL, -1};
             return CFX_OK;
         }
-        int64_t n = int_list_len(v, st->size_hint);
+        int64_t n = int_list_len(v, st.size_hint);
         if (n < 0)
             return cfx_argument_type_error(s, qualname, i, v);
         int64_t *p = n ? take_ints(sc, n) : sc->ints;
@@ -247,43 +210,21 @@ static int convert_arg(const cfx_schema *s, const char *qualname, int i, const c
         sl->il = (cfx_int_list){p, n};
         return CFX_OK;
     }
-    case CFX_BOX_TENSOR_LIST: {
-        if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+    /* CFX_BOX_TENSOR_LIST */
+    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+        return cfx_argument_type_error(s, qualname, i, v);
+    int64_t n = v.len;
+    for (int64_t j = 0; j < n; j++) {
+        uint32_t k = v.u.items[j].kind;
+        if (k != CFX_V_TENSOR && !(k == CFX_V_NONE && st.elem_optional))
             return cfx_argument_type_error(s, qualname, i, v);
-        int64_t n = v.len;
-        for (int64_t j = 0; j < n; j++) {
-            uint32_t k = v.u.items[j].kind;
-            if (k != CFX_V_TENSOR && !(k == CFX_V_NONE && st->elem_optional))
-                return cfx_argument_type_error(s, qualname, i, v);
-        }
-        cfx_tensor **p = n ? take_tensors(sc, n) : sc->tensors;
-        if (!p)
-            return cfx_error_set(CFX_ERR_NOMEM, qualname, "out of memory");
-        for (int64_t j = 0; j < n; j++)
-            p[j] = v.u.items[j].kind == CFX_V_TENSOR ? v.u.items[j].u.t : NULL;
-        sl->tl = (cfx_tensor_list){p, n};
-        return CFX_OK;
     }
-    case CFX_BOX_BOXED:
-        if (!normalize((cfx_box_conv)st->conv, st->optional, &v))
-            return cfx_argument_type_error(s, qualname, i, v);
-        sl->p = sv;
-        return CFX_OK;
-    default:
-        break;
-    }
-    if (!normalize((cfx_box_conv)st->conv, st->optional, &v))
-        return cfx_argument_type_error(s, qualname, i, *sv);
-    switch ((cfx_box_form)st->form) {
-    case CFX_BOX_TENSOR: sl->t = v.kind == CFX_V_NONE ? NULL : v.u.t; break;
-    case CFX_BOX_INT: sl->i = v.u.i; break; /* also layout / memory_format: int64 in the union */
-    case CFX_BOX_DOUBLE: sl->d = v.u.d; break;
-    case CFX_BOX_BOOL: sl->b = v.u.b; break;
-    case CFX_BOX_STR: sl->p = v.u.s; break;
-    case CFX_BOX_DTYPE: sl->i32 = (int32_t)v.u.dtype; break;
-    case CFX_BOX_DEVICE: sl->dev = v.u.device; break;
-    default: sl->v = v; break; /* CFX_BOX_VALUE */
-    }
+    cfx_tensor **p = n ? take_tensors(sc, n) : sc->tensors;
+    if (!p)
+        return cfx_error_set(CFX_ERR_NOMEM, qualname, "out of memory");
+    for (int64_t j = 0; j < n; j++)
+        p[j] = v.u.items[j].kind == CFX_V_TENSOR ? v.u.items[j].u.t : NULL;
+    sl->tl = (cfx_tensor_list){p, n};
     return CFX_OK;
 }
 
@@ -299,7 +240,7 @@ int cfx_box_check_args(const cfx_schema *s, const char *qualname, cfx_value *sta
         if (st.form == CFX_BOX_TENSOR && !st.optional && no_tensor)
             continue; /* the binding accepts an undefined Tensor; dispatch refuses it */
         cfx_box_slot slot;
-        rc = convert_arg(s, qualname, i, &st, &stack[i], &slot, &sc);
+        rc = cfx_box_convert_arg(s, qualname, i, st, &stack[i], &slot, &sc);
         /* Python's binding turns an int given for a float into a float IValue: modes see 1.0 */
         if (rc == CFX_OK && st.conv == CFX_CONV_DOUBLE && v.kind == CFX_V_INT)
             stack[i] = cfx_double((double)v.u.i);
@@ -312,54 +253,33 @@ int cfx_box_unbox_args(const cfx_schema *s, const char *qualname, const cfx_box_
                        cfx_value *stack, cfx_box_slot *slots, cfx_box_scratch *sc)
 {
     for (int i = 0; i < n; i++) {
-        int rc = convert_arg(s, qualname, i, &steps[i], &stack[i], &slots[i], sc);
+        int rc = cfx_box_convert_arg(s, qualname, i, steps[i], &stack[i], &slots[i], sc);
         if (rc != CFX_OK)
             return rc;
     }
     return CFX_OK;
 }
 
-static int null_return(const char *qualname)
+int cfx_box_null_return(const char *qualname)
 {
     if (!cfx_error_occurred())
         cfx_error_set(CFX_ERR, qualname, "the kernel of %s returned NULL without an error", qualname);
     return CFX_ERR;
 }
 
-static int box_return(const char *qualname, const cfx_box_ret_step *r, const cfx_box_slot *x, cfx_value *out)
+int cfx_box_return_list(const char *qualname, const cfx_box_slot *x, cfx_value *out)
 {
-    switch ((cfx_box_form)r->form) {
-    case CFX_BOX_TENSOR:
-        if (!x->t && !r->optional)
-            return null_return(qualname);
-        *out = x->t ? cfx_tensor_value(x->t) : cfx_none();
-        break;
-    case CFX_BOX_INT: *out = (cfx_value){r->kind, 0, {.i = x->i}}; break;
-    case CFX_BOX_DOUBLE: *out = cfx_double(x->d); break;
-    case CFX_BOX_BOOL: *out = cfx_bool(x->b != 0); break;
-    case CFX_BOX_DTYPE: *out = cfx_dtype_value((cfx_dtype)x->i32); break;
-    case CFX_BOX_STR:
-        if (!x->p)
-            return null_return(qualname);
-        *out = (cfx_value){CFX_V_STRING, (uint32_t)strlen(x->p), {.s = x->p}};
-        break;
-    case CFX_BOX_DEVICE: *out = cfx_device_value(x->dev); break;
-    case CFX_BOX_TENSOR_LIST: {
-        if (x->tl.len < 0 || x->tl.len > UINT32_MAX || (x->tl.len > 0 && !x->tl.data))
-            return null_return(qualname);
-        for (int64_t j = 0; j < x->tl.len; j++)
-            if (!x->tl.data[j])
-                return null_return(qualname);
-        cfx_value *items = cfx_scope_alloc((size_t)x->tl.len * sizeof *items);
-        if (!items)
-            return CFX_ERR_NOMEM;
-        for (int64_t j = 0; j < x->tl.len; j++)
-            items[j] = cfx_tensor_value(x->tl.data[j]);
-        *out = cfx_list(items, (uint32_t)x->tl.len);
-        break;
-    }
-    default: *out = x->v; break;
-    }
+    if (x->tl.len < 0 || x->tl.len > UINT32_MAX || (x->tl.len > 0 && !x->tl.data))
+        return cfx_box_null_return(qualname);
+    for (int64_t j = 0; j < x->tl.len; j++)
+        if (!x->tl.data[j])
+            return cfx_box_null_return(qualname);
+    cfx_value *items = cfx_scope_alloc((size_t)x->tl.len * sizeof *items);
+    if (!items)
+        return CFX_ERR_NOMEM;
+    for (int64_t j = 0; j < x->tl.len; j++)
+        items[j] = cfx_tensor_value(x->tl.data[j]);
+    *out = cfx_list(items, (uint32_t)x->tl.len);
     return CFX_OK;
 }
 
@@ -368,11 +288,11 @@ int cfx_box_returns(const char *qualname, bool had_error, const cfx_box_ret_step
 {
     /* A kernel that cannot return NULL (void, int, ...) fails by recording an error. That is
      * only visible if no error was recorded before; the first error wins. */
-    if (!had_error && cfx_error_occurred())
+    if (cfx_box_kernel_failed(had_error))
         return CFX_ERR;
     cfx_value boxed[CFX_BOX_MAX_RETURNS];
     for (int i = 0; i < n; i++) {
-        int rc = box_return(qualname, &rets[i], &slots[i], &boxed[i]);
+        int rc = cfx_box_return(qualname, rets[i], &slots[i], &boxed[i]);
         if (rc != CFX_OK)
             return rc;
     }

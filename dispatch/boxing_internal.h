@@ -6,15 +6,17 @@
  * integer code, int[N] from one int, ...). The libffi adapter (boxing.c) computes the steps
  * of a schema when a kernel is registered; tools/opgen computes the same steps, with the same
  * functions, when it generates the compiled boxed entries of the built-in kernels. Both then
- * convert with cfx_box_unbox_args and box returns with cfx_box_returns, so a kernel sees the
+ * convert with cfx_box_convert_arg and box returns with cfx_box_return, so a kernel sees the
  * same values and a caller the same errors whichever way it is called. */
 #ifndef CFX_BOXING_INTERNAL_H
 #define CFX_BOXING_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dispatch/boxing.h"
+#include "dispatch/error.h"
 
 /* What a boxed value must be, and how it is normalised. */
 typedef enum cfx_box_conv {
@@ -111,12 +113,117 @@ int cfx_box_check_schema(const cfx_schema *s, const char *qualname);
  * and converts an int given for a float (or float?) into a float in place, as the binding's
  * IValue does. */
 int cfx_box_check_args(const cfx_schema *s, const char *qualname, cfx_value *stack, int n);
-/* Converts stack[0..n) into slots by steps, reporting a wrong kind with torch.ops' text. */
+
+/* The rules for one value. They are inline so that a generated boxed entry, which passes
+ * constant steps, compiles to the few instructions its argument types need (what c10's
+ * templates make of make_boxed_from_unboxed_functor), while the libffi adapter runs the same
+ * code over the steps it computed at registration. */
+
+/* Checks v against c and normalises it in place (INT -> DOUBLE for a float, ...). */
+static inline bool cfx_box_normalize(cfx_box_conv c, bool optional, cfx_value *v)
+{
+    uint32_t k = v->kind;
+    if (k == CFX_V_NONE)
+        return optional || c == CFX_CONV_ANY;
+    switch (c) {
+    case CFX_CONV_TENSOR: return k == CFX_V_TENSOR;
+    case CFX_CONV_INT: return k == CFX_V_INT;
+    case CFX_CONV_DOUBLE:
+        if (k == CFX_V_INT)
+            *v = cfx_double((double)v->u.i);
+        return v->kind == CFX_V_DOUBLE;
+    case CFX_CONV_BOOL: return k == CFX_V_BOOL;
+    case CFX_CONV_STR: return k == CFX_V_STRING;
+    case CFX_CONV_DTYPE:
+        if (k == CFX_V_INT)
+            *v = cfx_dtype_value((cfx_dtype)v->u.i);
+        return v->kind == CFX_V_DTYPE;
+    case CFX_CONV_LAYOUT:
+        if (k == CFX_V_INT)
+            *v = cfx_layout_value(v->u.i);
+        return v->kind == CFX_V_LAYOUT;
+    case CFX_CONV_MEMFMT:
+        if (k == CFX_V_INT)
+            *v = cfx_memory_format_value((cfx_memory_format)v->u.i);
+        return v->kind == CFX_V_MEMORY_FORMAT;
+    case CFX_CONV_DEVICE: return k == CFX_V_DEVICE;
+    case CFX_CONV_SCALAR: return k == CFX_V_INT || k == CFX_V_DOUBLE || k == CFX_V_BOOL;
+    case CFX_CONV_LIST: return k == CFX_V_LIST || k == CFX_V_TUPLE;
+    case CFX_CONV_ANY: return true;
+    }
+    return false;
+}
+
+/* An int list or a Tensor list argument (box_convert.c): its items go to sc. */
+int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
+                         cfx_box_slot *sl, cfx_box_scratch *sc);
+
+/* Converts argument i (stack value *sv) into its C slot, reporting a wrong kind with
+ * torch.ops' text. sc is only used by list forms. */
+static inline int cfx_box_convert_arg(const cfx_schema *s, const char *qualname, int i, cfx_box_step st,
+                                      cfx_value *sv, cfx_box_slot *sl, cfx_box_scratch *sc)
+{
+    if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST)
+        return cfx_box_convert_list(s, qualname, i, st, sv, sl, sc);
+    cfx_value v = *sv;
+    if (!cfx_box_normalize((cfx_box_conv)st.conv, st.optional, &v)) {
+        cfx_argument_type_error(s, qualname, i, *sv);
+        return CFX_ERR;
+    }
+    switch ((cfx_box_form)st.form) {
+    case CFX_BOX_TENSOR: sl->t = v.kind == CFX_V_NONE ? NULL : v.u.t; break;
+    case CFX_BOX_INT: sl->i = v.u.i; break; /* also layout / memory_format: int64 in the union */
+    case CFX_BOX_DOUBLE: sl->d = v.u.d; break;
+    case CFX_BOX_BOOL: sl->b = v.u.b; break;
+    case CFX_BOX_STR: sl->p = v.u.s; break;
+    case CFX_BOX_DTYPE: sl->i32 = (int32_t)v.u.dtype; break;
+    case CFX_BOX_DEVICE: sl->dev = v.u.device; break;
+    case CFX_BOX_BOXED: sl->p = sv; break;
+    default: sl->v = v; break; /* CFX_BOX_VALUE */
+    }
+    return CFX_OK;
+}
+
+/* Converts stack[0..n) into slots by steps. */
 int cfx_box_unbox_args(const cfx_schema *s, const char *qualname, const cfx_box_step *steps, int n,
                        cfx_value *stack, cfx_box_slot *slots, cfx_box_scratch *sc);
-/* After a kernel returned rets[0..n) as slots: CFX_ERR if it recorded the call's first error
- * (had_error: an error was recorded before the call) or returned NULL for a Tensor, else the
- * boxed returns on stack[0..n) and CFX_OK. */
+
+/* A kernel that cannot return NULL (void, int, ...) fails by recording an error. That is only
+ * visible if no error was recorded before the call (had_error); the first error wins. */
+static inline bool cfx_box_kernel_failed(bool had_error) { return !had_error && cfx_error_occurred(); }
+
+/* "the kernel of aten::x returned NULL without an error" unless an error is recorded. */
+int cfx_box_null_return(const char *qualname);
+/* A returned Tensor list, boxed into a scope-owned list (box_convert.c). */
+int cfx_box_return_list(const char *qualname, const cfx_box_slot *x, cfx_value *out);
+
+/* Boxes one return slot into *out; a NULL Tensor (unless optional) is the kernel's failure. */
+static inline int cfx_box_return(const char *qualname, cfx_box_ret_step r, const cfx_box_slot *x, cfx_value *out)
+{
+    switch ((cfx_box_form)r.form) {
+    case CFX_BOX_TENSOR:
+        if (!x->t && !r.optional)
+            return cfx_box_null_return(qualname);
+        *out = x->t ? cfx_tensor_value(x->t) : cfx_none();
+        break;
+    case CFX_BOX_INT: *out = (cfx_value){r.kind, 0, {.i = x->i}}; break;
+    case CFX_BOX_DOUBLE: *out = cfx_double(x->d); break;
+    case CFX_BOX_BOOL: *out = cfx_bool(x->b != 0); break;
+    case CFX_BOX_DTYPE: *out = cfx_dtype_value((cfx_dtype)x->i32); break;
+    case CFX_BOX_STR:
+        if (!x->p)
+            return cfx_box_null_return(qualname);
+        *out = (cfx_value){CFX_V_STRING, (uint32_t)strlen(x->p), {.s = x->p}};
+        break;
+    case CFX_BOX_DEVICE: *out = cfx_device_value(x->dev); break;
+    case CFX_BOX_TENSOR_LIST: return cfx_box_return_list(qualname, x, out);
+    default: *out = x->v; break;
+    }
+    return CFX_OK;
+}
+
+/* After a kernel returned rets[0..n) as slots: CFX_ERR if it failed (cfx_box_kernel_failed or
+ * a NULL Tensor), else the boxed returns on stack[0..n) and CFX_OK. */
 int cfx_box_returns(const char *qualname, bool had_error, const cfx_box_ret_step *rets, const cfx_box_slot *slots,
                     int n, cfx_value *stack);
 

@@ -591,33 +591,29 @@ static void emit_step(FILE *f, const cfx_box_step *st)
     fprintf(f, "{%d, %d, %d, %d, %d}", st->form, st->conv, st->optional, st->elem_optional, (int)st->size_hint);
 }
 
-/* The boxed entry of the op's kernels (c10's make_boxed_from_unboxed_functor). */
+/* The boxed entry of the op's kernels (c10's make_boxed_from_unboxed_functor): each argument
+ * and return goes through boxing_internal.h's inline rule with its constant step, so the
+ * compiler keeps only what the type needs. */
 static void emit_boxed_entry(FILE *f, const op *o)
 {
     int n = o->s->n_args, nr = o->s->n_returns;
+    bool lists = false;
+    for (int i = 0; i < n; i++)
+        lists |= o->steps[i].form == CFX_BOX_INT_LIST || o->steps[i].form == CFX_BOX_TENSOR_LIST;
     fprintf(f, "static int boxed_%s(void *fn, const cfx_op *op, cfx_keyset ks, cfx_value *stack)\n{\n", o->id);
     fputs("    (void)ks;\n", f);
-    if (n) {
-        fprintf(f, "    static const cfx_box_step steps[%d] = {", n);
-        for (int i = 0; i < n; i++) {
-            fputs(i ? ", " : "", f);
-            emit_step(f, &o->steps[i]);
-        }
-        fputs("};\n", f);
-    }
-    if (nr) {
-        fprintf(f, "    static const cfx_box_ret_step rets[%d] = {", nr);
-        for (int i = 0; i < nr; i++)
-            fprintf(f, "%s{%d, %d, %d}", i ? ", " : "", o->rets[i].form, o->rets[i].kind, o->rets[i].optional);
-        fputs("};\n", f);
-    }
     fprintf(f, "    cfx_box_slot a[%d], r[%d];\n", n ? n : 1, nr ? nr : 1);
-    fputs("    cfx_box_scratch sc;\n    cfx_box_scratch_init(&sc);\n", f);
-    if (n)
-        fprintf(f, "    int rc = cfx_box_unbox_args(op->schema, op->qualified_name, steps, %d, stack, a, &sc);\n", n);
-    else
-        fputs("    int rc = CFX_OK;\n    (void)a;\n", f);
-    fputs("    if (rc == CFX_OK) {\n        bool had_error = cfx_error_occurred();\n        ", f);
+    if (lists)
+        fputs("    cfx_box_scratch sc;\n    cfx_box_scratch_init(&sc);\n", f);
+    fputs("    int rc;\n", f);
+    if (!n)
+        fputs("    (void)a;\n", f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "    if ((rc = cfx_box_convert_arg(op->schema, op->qualified_name, %d, (cfx_box_step)", i);
+        emit_step(f, &o->steps[i]);
+        fprintf(f, ", &stack[%d], &a[%d], %s)) != CFX_OK)\n        goto done;\n", i, i, lists ? "&sc" : "NULL");
+    }
+    fputs("    {\n        bool had_error = cfx_error_occurred();\n        ", f);
     if (nr == 1)
         fprintf(f, "r[0].%s = ", slot_field(o->rets[0].form));
     else if (nr > 1)
@@ -643,9 +639,24 @@ static void emit_boxed_entry(FILE *f, const op *o)
         else
             fprintf(f, "        r[%d].%s = res.%s;\n", i, slot_field(form), o->ret_names[i]);
     }
-    fprintf(f, "        rc = cfx_box_returns(op->qualified_name, had_error, %s, r, %d, stack);\n", nr ? "rets" : "NULL",
-            nr);
-    fputs("    }\n    cfx_box_scratch_free(&sc);\n    return rc;\n}\n\n", f);
+    fputs("        rc = cfx_box_kernel_failed(had_error) ? CFX_ERR : CFX_OK;\n", f);
+    if (nr) {
+        /* all returns are boxed before any is written: the stack still holds the arguments */
+        fprintf(f, "        cfx_value out[%d];\n", nr);
+        for (int i = 0; i < nr; i++)
+            fprintf(f, "        if (rc == CFX_OK)\n            rc = cfx_box_return(op->qualified_name, "
+                       "(cfx_box_ret_step){%d, %d, %d}, &r[%d], &out[%d]);\n",
+                    o->rets[i].form, o->rets[i].kind, o->rets[i].optional, i, i);
+        fputs("        if (rc == CFX_OK)\n            memcpy(stack, out, sizeof out);\n", f);
+    } else {
+        fputs("        (void)r;\n", f);
+    }
+    fputs("    }\n", f);
+    if (n)
+        fputs("done:\n", f);
+    if (lists)
+        fputs("    cfx_box_scratch_free(&sc);\n", f);
+    fputs("    return rc;\n}\n\n", f);
 }
 
 /* How the entry point reads return i from the stack after a boxed kernel. */
