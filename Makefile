@@ -149,17 +149,22 @@ $(TESTS): $(TEST_OBJ) $(LIBA) $(SRC_LIST)
 
 # Criterion runs each test in its own process; -j2 matches the machine. A test that runs longer
 # than TEST_TIMEOUT seconds fails with its name (no run can hang).
+# The API test builds a program against the public headers and libcfx.so with CFX_CC,
+# CFX_USER_CFLAGS and CFX_USER_LIBS.
 TEST_TIMEOUT ?= 300
+TEST_ENV = CFX_TEST_TIMEOUT=$(TEST_TIMEOUT) CFX_CC="$(CC)"
 test: deps
-	@$(MAKE) --no-print-directory $(TESTS) $(CFX)
-	CFX_TEST_TIMEOUT=$(TEST_TIMEOUT) CFX_BIN=$(CFX) $(TESTS) --jobs 2 $(TEST_ARGS)
+	@$(MAKE) --no-print-directory $(TESTS) $(CFX) $(LIBSO)
+	$(TEST_ENV) CFX_USER_CFLAGS="$(OPT)" CFX_USER_LIBS="" CFX_BIN=$(CFX) $(TESTS) --jobs 2 $(TEST_ARGS)
 
+ASAN_OPT = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	    LDFLAGS_SAN=1 build-asan/cfx-tests build-asan/cfx \
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(ASAN_OPT)" \
+	    build-asan/cfx-tests build-asan/cfx build-asan/libcfx.so \
 	    LIBS="$(LIBS) -fsanitize=address,undefined"
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=exitcode=0 UBSAN_OPTIONS=print_stacktrace=1 \
-	    CFX_TEST_TIMEOUT=$(TEST_TIMEOUT) CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS) > build-asan/tests.log 2>&1; \
+	    $(TEST_ENV) CFX_USER_CFLAGS="$(ASAN_OPT)" CFX_USER_LIBS="-fsanitize=address,undefined" \
+	    CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS) > build-asan/tests.log 2>&1; \
 	    rc=$$?; cat build-asan/tests.log; sh scripts/check-leaks.sh build-asan/tests.log && exit $$rc
 
 $(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
@@ -182,7 +187,9 @@ install: all
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(CFX) $(DESTDIR)$(PREFIX)/bin/
-	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/cfx/$$h; done
+	for h in $$(sh scripts/public-headers.sh $(BUILD)); do \
+	    if [ -f $$h ]; then f=$$h; else f=$(BUILD)/gen/$$h; fi; \
+	    install -D -m 644 $$f $(DESTDIR)$(PREFIX)/include/cfx/$$h; done
 	sed -e 's|@PREFIX@|$(PREFIX)|g' cfx.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cfx.pc
 
 clean:

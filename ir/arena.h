@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
+
 typedef struct cfx_arena_chunk cfx_arena_chunk;
 
 typedef struct cfx_arena {
@@ -22,11 +24,11 @@ typedef struct cfx_arena {
     size_t total;           /* bytes obtained from malloc, for statistics */
 } cfx_arena;
 
-void cfx_arena_init(cfx_arena *a);
-void cfx_arena_free(cfx_arena *a);
+CFX_API void cfx_arena_init(cfx_arena *a);
+CFX_API void cfx_arena_free(cfx_arena *a);
 /* Slow path of cfx_arena_alloc (size rounded already): a new chunk. NULL on allocation
  * failure (no error set). */
-void *cfx_arena_alloc_slow(cfx_arena *a, size_t size);
+CFX_API void *cfx_arena_alloc_slow(cfx_arena *a, size_t size);
 
 /* size bytes aligned to 16 (cfx_value arrays are naturally aligned; sizes are rounded up to
  * 16 so the bump pointer stays aligned and the fast path needs no alignment step),
@@ -47,9 +49,9 @@ static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
 
 /* Gives back p, size bytes, if it is the latest allocation (else nothing happens), zeroed
  * again: for a fast path that allocated before it knew it could finish. */
-void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size);
+CFX_API void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size);
 
 /* A NUL-terminated copy of s[0..len). */
-char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len);
+CFX_API char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len);
 
 #endif

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/error.h"
 #include "dispatch/value.h"
 #include "ir/names.h"
@@ -29,8 +30,8 @@
 #include "ir/lint.h"
 #include "ir/side_effects.h"
 
-cfx_graph *cfx_graph_new(void);
-void cfx_graph_free(cfx_graph *g);
+CFX_API cfx_graph *cfx_graph_new(void);
+CFX_API void cfx_graph_free(cfx_graph *g);
 
 /* ---- building ----------------------------------------------------------------------------- */
 
@@ -43,12 +44,12 @@ void cfx_graph_free(cfx_graph *g);
  * cfx_graph_create_node is inline: it hands the tracer's case to cfx_graph_call_target and
  * the rest to cfx_graph_create_node_general (both exported; the results are the same either
  * way, the general one just never takes the fast path). */
-cfx_node *cfx_graph_create_node_general(cfx_graph *g, cfx_node_op op, cfx_target target,
-                                        const cfx_value *args, uint32_t n_args,
-                                        const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name);
+CFX_API cfx_node *cfx_graph_create_node_general(cfx_graph *g, cfx_node_op op, cfx_target target,
+                                                const cfx_value *args, uint32_t n_args,
+                                                const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name);
 /* create_node('call_function', target, args) with the default name: the same as
  * cfx_graph_create_node with kwargs and name NULL, with a fast path for the tracer's node. */
-cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args);
+CFX_API cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args);
 /* Inline so that a caller's constants (the tracer's op, name) fold its choice away. */
 inline cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
                                        const cfx_value *args, uint32_t n_args,
@@ -60,27 +61,27 @@ inline cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target 
 }
 
 /* Graph.placeholder(name) / placeholder(name, default_value=v). */
-cfx_node *cfx_graph_placeholder(cfx_graph *g, const char *name);
-cfx_node *cfx_graph_placeholder_default(cfx_graph *g, const char *name, cfx_value default_value);
+CFX_API cfx_node *cfx_graph_placeholder(cfx_graph *g, const char *name);
+CFX_API cfx_node *cfx_graph_placeholder_default(cfx_graph *g, const char *name, cfx_value default_value);
 /* Graph.get_attr(qualified_name). */
-cfx_node *cfx_graph_get_attr(cfx_graph *g, const char *qualified_name);
+CFX_API cfx_node *cfx_graph_get_attr(cfx_graph *g, const char *qualified_name);
 /* Graph.call_function with an operator / builtin function target (name NULL = default). */
-cfx_node *cfx_graph_call_op(cfx_graph *g, const cfx_op *op, const cfx_value *args, uint32_t n_args,
-                            const cfx_kwarg *kwargs, uint32_t n_kwargs);
-cfx_node *cfx_graph_call_fn(cfx_graph *g, const cfx_builtin_fn *fn, const cfx_value *args,
-                            uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs);
-cfx_node *cfx_graph_call_method(cfx_graph *g, const char *method, const cfx_value *args,
-                                uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs);
-cfx_node *cfx_graph_call_module(cfx_graph *g, const char *module_path, const cfx_value *args,
-                                uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs);
+CFX_API cfx_node *cfx_graph_call_op(cfx_graph *g, const cfx_op *op, const cfx_value *args, uint32_t n_args,
+                                    const cfx_kwarg *kwargs, uint32_t n_kwargs);
+CFX_API cfx_node *cfx_graph_call_fn(cfx_graph *g, const cfx_builtin_fn *fn, const cfx_value *args,
+                                    uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs);
+CFX_API cfx_node *cfx_graph_call_method(cfx_graph *g, const char *method, const cfx_value *args,
+                                        uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs);
+CFX_API cfx_node *cfx_graph_call_module(cfx_graph *g, const char *module_path, const cfx_value *args,
+                                        uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs);
 /* Graph.output(result): target "output", args (result,). */
-cfx_node *cfx_graph_output(cfx_graph *g, cfx_value result);
+CFX_API cfx_node *cfx_graph_output(cfx_graph *g, cfx_value result);
 
 /* Graph.node_copy(node, arg_transform): a copy of `node` (possibly from another graph) in g,
  * named from node's name, meta copied shallowly; every node reference in its args/kwargs is
  * passed through `map` (NULL = kept as is). */
 typedef cfx_node *(*cfx_node_map_fn)(cfx_node *n, void *ctx);
-cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_fn map, void *ctx);
+CFX_API cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_fn map, void *ctx);
 
 /* ---- insertion point ----------------------------------------------------------------------- */
 
@@ -94,9 +95,9 @@ typedef struct cfx_insert_point {
 /* inserting_before(n) / inserting_after(n); n NULL = start / end of graph, as in FX (before
  * None = after the sentinel; after None = before the sentinel = append). Each returns the
  * previous insertion point, to be restored with cfx_graph_set_insert_point (FX's `with`). */
-cfx_insert_point cfx_graph_inserting_before(cfx_graph *g, cfx_node *n);
-cfx_insert_point cfx_graph_inserting_after(cfx_graph *g, cfx_node *n);
-void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p);
+CFX_API cfx_insert_point cfx_graph_inserting_before(cfx_graph *g, cfx_node *n);
+CFX_API cfx_insert_point cfx_graph_inserting_after(cfx_graph *g, cfx_node *n);
+CFX_API void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p);
 
 /* ---- erasing ------------------------------------------------------------------------------ */
 
@@ -104,32 +105,32 @@ void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p);
  * "Tried to erase Node x but it still had 2 users in the graph: {add: None, mul: None}!").
  * The node is unlinked, tombstoned, and its node arguments are replaced by None so that its
  * producers drop it from their users. Erasing an erased node warns and does nothing. */
-int cfx_graph_erase_node(cfx_graph *g, cfx_node *n);
+CFX_API int cfx_graph_erase_node(cfx_graph *g, cfx_node *n);
 
 /* ---- walking ------------------------------------------------------------------------------ */
 
 /* First / last live node, or NULL. With cfx_node_next / cfx_node_prev:
  *   for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) ...
  * is safe when the body erases n or inserts nodes (inserted after n: visited). */
-cfx_node *cfx_graph_first(const cfx_graph *g);
-cfx_node *cfx_graph_last(const cfx_graph *g);
-uint32_t cfx_graph_num_nodes(const cfx_graph *g);     /* live nodes (len(graph.nodes)) */
-uint32_t cfx_graph_num_created(const cfx_graph *g);   /* nodes ever created: seq bound */
+CFX_API cfx_node *cfx_graph_first(const cfx_graph *g);
+CFX_API cfx_node *cfx_graph_last(const cfx_graph *g);
+CFX_API uint32_t cfx_graph_num_nodes(const cfx_graph *g);     /* live nodes (len(graph.nodes)) */
+CFX_API uint32_t cfx_graph_num_created(const cfx_graph *g);   /* nodes ever created: seq bound */
 /* The output node (the last node, if it is an output), else NULL. */
-cfx_node *cfx_graph_output_node(const cfx_graph *g);
+CFX_API cfx_node *cfx_graph_output_node(const cfx_graph *g);
 /* The live node named s, or NULL (linear scan). */
-cfx_node *cfx_graph_find_node(const cfx_graph *g, const char *name);
+CFX_API cfx_node *cfx_graph_find_node(const cfx_graph *g, const char *name);
 
 /* The graph's name space (node names) and arena, for layers that build on the IR. */
-cfx_names *cfx_graph_names(cfx_graph *g);
-cfx_arena *cfx_graph_arena(cfx_graph *g);
+CFX_API cfx_names *cfx_graph_names(cfx_graph *g);
+CFX_API cfx_arena *cfx_graph_arena(cfx_graph *g);
 /* Bytes the graph obtained from malloc for its arena. */
-size_t cfx_graph_arena_bytes(const cfx_graph *g);
+CFX_API size_t cfx_graph_arena_bytes(const cfx_graph *g);
 
 /* call_module purity: FX asks the owning module's submodule for `_is_impure`. The owner of a
  * graph (a tracer, a module table) answers through this hook; without one, call_module nodes
  * are pure (a module without `_is_impure`). */
 typedef bool (*cfx_module_impure_fn)(const cfx_graph *g, const char *module_path, void *ctx);
-void cfx_graph_set_module_impure_fn(cfx_graph *g, cfx_module_impure_fn fn, void *ctx);
+CFX_API void cfx_graph_set_module_impure_fn(cfx_graph *g, cfx_module_impure_fn fn, void *ctx);
 
 #endif

@@ -9,27 +9,28 @@
 
 #include <stdbool.h>
 
+#include "dispatch/export.h"
 #include "dispatch/tensor.h"
 #include "ir/graph.h"
 
 typedef struct cfx_graph_module cfx_graph_module;
 
 /* Takes ownership of g. name may be NULL ("GraphModule"). */
-cfx_graph_module *cfx_graph_module_new(cfx_graph *g, const char *name);
-void cfx_graph_module_free(cfx_graph_module *gm); /* NULL-safe; frees the graph */
+CFX_API cfx_graph_module *cfx_graph_module_new(cfx_graph *g, const char *name);
+CFX_API void cfx_graph_module_free(cfx_graph_module *gm); /* NULL-safe; frees the graph */
 
-cfx_graph *cfx_graph_module_graph(const cfx_graph_module *gm);
-const char *cfx_graph_module_name(const cfx_graph_module *gm);
+CFX_API cfx_graph *cfx_graph_module_graph(const cfx_graph_module *gm);
+CFX_API const char *cfx_graph_module_name(const cfx_graph_module *gm);
 
 /* Registers (retains) t under a dotted qualified name; replaces an existing entry. */
-int cfx_graph_module_set_attr(cfx_graph_module *gm, const char *qualname, cfx_tensor *t);
-cfx_tensor *cfx_graph_module_get_attr(const cfx_graph_module *gm, const char *qualname);
+CFX_API int cfx_graph_module_set_attr(cfx_graph_module *gm, const char *qualname, cfx_tensor *t);
+CFX_API cfx_tensor *cfx_graph_module_get_attr(const cfx_graph_module *gm, const char *qualname);
 /* Attributes in registration order: returns the count; name/tensor of entry i. */
-int cfx_graph_module_n_attrs(const cfx_graph_module *gm);
-const char *cfx_graph_module_attr_name(const cfx_graph_module *gm, int i);
-cfx_tensor *cfx_graph_module_attr(const cfx_graph_module *gm, int i);
+CFX_API int cfx_graph_module_n_attrs(const cfx_graph_module *gm);
+CFX_API const char *cfx_graph_module_attr_name(const cfx_graph_module *gm, int i);
+CFX_API cfx_tensor *cfx_graph_module_attr(const cfx_graph_module *gm, int i);
 /* hasattr(gm, path): path is an attribute or a prefix module of one ("fc1" when "fc1.weight"
  * is registered). Linear in the number of attributes. */
-bool cfx_graph_module_has_path(const cfx_graph_module *gm, const char *path);
+CFX_API bool cfx_graph_module_has_path(const cfx_graph_module *gm, const char *path);
 
 #endif

@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 
+#include "dispatch/export.h"
 #include "dispatch/value.h"
 #include "ir/graph.h"
 #include "ir/graph_module.h"
@@ -48,16 +49,16 @@ enum {
 
 /* Appends the document to b. A plain graph is written with "name": null and no attributes.
  * CFX_OK, or a negative status with the error recorded (b then holds a partial document). */
-int cfx_graph_write_json(const cfx_graph *g, unsigned flags, cfx_buf *b);
-int cfx_graph_module_write_json(const cfx_graph_module *gm, unsigned flags, cfx_buf *b);
+CFX_API int cfx_graph_write_json(const cfx_graph *g, unsigned flags, cfx_buf *b);
+CFX_API int cfx_graph_module_write_json(const cfx_graph_module *gm, unsigned flags, cfx_buf *b);
 
 /* The document as a malloc'd string in *out (NULL on failure). */
-int cfx_graph_to_json(const cfx_graph *g, unsigned flags, char **out);
-int cfx_graph_module_to_json(const cfx_graph_module *gm, unsigned flags, char **out);
+CFX_API int cfx_graph_to_json(const cfx_graph *g, unsigned flags, char **out);
+CFX_API int cfx_graph_module_to_json(const cfx_graph_module *gm, unsigned flags, char **out);
 
 /* Written to a file (streamed: memory stays bounded whatever the graph's size). */
-int cfx_graph_to_json_file(const cfx_graph *g, const char *path, unsigned flags);
-int cfx_graph_module_to_json_file(const cfx_graph_module *gm, const char *path, unsigned flags);
+CFX_API int cfx_graph_to_json_file(const cfx_graph *g, const char *path, unsigned flags);
+CFX_API int cfx_graph_module_to_json_file(const cfx_graph_module *gm, const char *path, unsigned flags);
 
 /* ---- reading ------------------------------------------------------------------------------ */
 
@@ -65,9 +66,9 @@ int cfx_graph_module_to_json_file(const cfx_graph_module *gm, const char *path, 
  * its brackets are matched). A loaded module's attributes are fresh tensors
  * (not shared with each other even if they were views of one storage); a CPU attribute
  * written without data comes back zero-filled. NULL + error on failure. */
-cfx_graph *cfx_graph_from_json(const char *text, size_t len);
-cfx_graph_module *cfx_graph_module_from_json(const char *text, size_t len);
-cfx_graph *cfx_graph_from_json_file(const char *path);
-cfx_graph_module *cfx_graph_module_from_json_file(const char *path);
+CFX_API cfx_graph *cfx_graph_from_json(const char *text, size_t len);
+CFX_API cfx_graph_module *cfx_graph_module_from_json(const char *text, size_t len);
+CFX_API cfx_graph *cfx_graph_from_json_file(const char *path);
+CFX_API cfx_graph_module *cfx_graph_module_from_json_file(const char *path);
 
 #endif

@@ -14,8 +14,9 @@
 #ifndef CFX_IR_LINT_H
 #define CFX_IR_LINT_H
 
+#include "dispatch/export.h"
 #include "ir/node.h"
 
-int cfx_graph_lint(cfx_graph *g);
+CFX_API int cfx_graph_lint(cfx_graph *g);
 
 #endif

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/error.h"
 #include "dispatch/tensor.h"
 #include "dispatch/value.h"
@@ -75,21 +76,21 @@ typedef struct cfx_tensor_meta {
 
 /* The first of contiguous_format, channels_last, channels_last_3d the strides are contiguous
  * in (PyTorch's is_contiguous(memory_format=...)), or -1 for None. */
-int cfx_memory_format_of(const int64_t *sizes, const int64_t *strides, int ndim);
+CFX_API int cfx_memory_format_of(const int64_t *sizes, const int64_t *strides, int ndim);
 
 /* val */
-int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v);              /* deep copy */
-int cfx_node_set_val_tensor(cfx_node *n, const cfx_tensor *t);          /* from a (fake) tensor */
+CFX_API int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v);              /* deep copy */
+CFX_API int cfx_node_set_val_tensor(cfx_node *n, const cfx_tensor *t);          /* from a (fake) tensor */
 /* NULL if unset */
 static inline const cfx_meta_val *cfx_node_val(const cfx_node *n) { return n->meta ? n->meta->val : NULL; }
 
 /* tensor_meta */
-int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm);  /* deep copy */
-int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad);
+CFX_API int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm);  /* deep copy */
+CFX_API int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad);
 static inline const cfx_tensor_meta *cfx_node_tensor_meta(const cfx_node *n) { return n->meta ? n->meta->tensor_meta : NULL; }
 /* "TensorMetadata(shape=torch.Size([2, 3]), dtype=torch.float32, requires_grad=False,
  *  stride=(3, 1), memory_format=torch.contiguous_format, is_quantized=False, qparams={})" */
-void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b);
+CFX_API void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b);
 
 /* set_meta of a traced op's tensor result in one call: stack_trace from site (left as it is
  * when site is NULL), val from t as a FakeTensor on *val_device (left as it is when val_device
@@ -99,23 +100,23 @@ void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b);
  * site and t's metadata match the last call at that site (checked in full; the site's
  * strings by content, or by address when they are read-only literals, whose bytes cannot
  * change), a fresh node just takes that call's shared meta record. */
-int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
-                             const cfx_device *val_device, bool requires_grad);
+CFX_API int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                                     const cfx_device *val_device, bool requires_grad);
 
 /* stack_trace: the site is copied (strings interned in the graph). */
-int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site);
+CFX_API int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site);
 static inline const cfx_site *cfx_node_stack_trace(const cfx_node *n) { return n->meta ? n->meta->stack_trace : NULL; }
 
 /* Free-form entries, in insertion order; setting an existing key replaces its value in place.
  * Node references inside entry values are not uses (as in FX). */
-int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v);
-const cfx_value *cfx_node_meta_get(const cfx_node *n, const char *key);
-bool cfx_node_meta_remove(cfx_node *n, const char *key);
+CFX_API int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v);
+CFX_API const cfx_value *cfx_node_meta_get(const cfx_node *n, const char *key);
+CFX_API bool cfx_node_meta_remove(cfx_node *n, const char *key);
 static inline uint32_t cfx_node_meta_count(const cfx_node *n) { return n->meta ? n->meta->n_entries : 0; }
-const char *cfx_node_meta_key(const cfx_node *n, uint32_t i);
-const cfx_value *cfx_node_meta_value(const cfx_node *n, uint32_t i);
+CFX_API const char *cfx_node_meta_key(const cfx_node *n, uint32_t i);
+CFX_API const cfx_value *cfx_node_meta_value(const cfx_node *n, uint32_t i);
 
 /* copy.copy(src.meta) into dst (dst may be in another graph): replaces dst's meta. */
-int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src);
+CFX_API int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src);
 
 #endif

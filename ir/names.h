@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/value.h"
 #include "ir/arena.h"
 
@@ -45,15 +46,15 @@ typedef struct cfx_name_candidate {
 } cfx_name_candidate;
 
 /* arena: where interned strings live; NULL = a private arena freed with the name space. */
-cfx_names *cfx_names_new(cfx_arena *arena);
-void cfx_names_free(cfx_names *ns);
+CFX_API cfx_names *cfx_names_new(cfx_arena *arena);
+CFX_API void cfx_names_free(cfx_names *ns);
 
 /* Interned copy of s[0..len) (NUL-terminated); equal strings give equal pointers. NULL on OOM. */
-const char *cfx_names_intern(cfx_names *ns, const char *s, size_t len);
+CFX_API const char *cfx_names_intern(cfx_names *ns, const char *s, size_t len);
 /* An already interned string, or NULL (never inserts). */
-const char *cfx_names_find(const cfx_names *ns, const char *s, size_t len);
+CFX_API const char *cfx_names_find(const cfx_names *ns, const char *s, size_t len);
 /* Length of an interned string, O(1). */
-uint32_t cfx_istr_len(const char *interned);
+CFX_API uint32_t cfx_istr_len(const char *interned);
 
 /* What the name is for: FX's `obj` argument of create_name, which decides whether a reserved
  * word may be used as is. */
@@ -64,34 +65,34 @@ typedef enum cfx_name_obj {
 } cfx_name_obj;
 
 /* Sanitize + split + intern. CFX_OK or CFX_ERR_NOMEM. */
-int cfx_names_prepare(cfx_names *ns, const char *candidate, size_t len, cfx_name_candidate *out);
+CFX_API int cfx_names_prepare(cfx_names *ns, const char *candidate, size_t len, cfx_name_candidate *out);
 /* create_name(candidate, obj): a fresh unique name, recorded as used. */
-int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
-                              cfx_name *out);
-int cfx_names_create(cfx_names *ns, const char *candidate, cfx_name_obj obj, cfx_name *out);
-bool cfx_names_is_used(const cfx_names *ns, cfx_name name);
+CFX_API int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
+                                      cfx_name *out);
+CFX_API int cfx_names_create(cfx_names *ns, const char *candidate, cfx_name_obj obj, cfx_name *out);
+CFX_API bool cfx_names_is_used(const cfx_names *ns, cfx_name name);
 /* The name spelled s[0..len), interned, without recording it as used. */
-int cfx_names_key(cfx_names *ns, const char *s, size_t len, cfx_name *out);
+CFX_API int cfx_names_key(cfx_names *ns, const char *s, size_t len, cfx_name *out);
 /* Looks up the name spelled s (any spelling; canonicalized). */
-bool cfx_names_is_used_str(const cfx_names *ns, const char *s);
+CFX_API bool cfx_names_is_used_str(const cfx_names *ns, const char *s);
 
 /* Whether a name (suffix-less) is one of the reserved words below; O(1). */
-bool cfx_name_key_is_reserved(cfx_name n);
+CFX_API bool cfx_name_key_is_reserved(cfx_name n);
 /* Python keyword, builtin, or FX custom global (FX's _illegal_names keys). */
-bool cfx_name_is_reserved(const char *s);
+CFX_API bool cfx_name_is_reserved(const char *s);
 
 /* FX's Graph._target_to_str for a string / __name__: strip surrounding `__` of a magic name,
  * then snake_case ("camelCase" -> "camel_case"). Appends to b. */
-void cfx_names_target_to_str(const char *s, cfx_buf *b);
+CFX_API void cfx_names_target_to_str(const char *s, cfx_buf *b);
 
 /* Rendering. */
 static inline bool cfx_name_equal(cfx_name a, cfx_name b) { return a.base == b.base && a.suffix == b.suffix; }
-size_t cfx_name_length(cfx_name n);
+CFX_API size_t cfx_name_length(cfx_name n);
 /* Writes the name (no NUL) to dst, which must hold cfx_name_length(n) bytes; returns the end. */
-char *cfx_name_write(cfx_name n, char *dst);
-void cfx_name_print(cfx_name n, cfx_buf *b);
+CFX_API char *cfx_name_write(cfx_name n, char *dst);
+CFX_API void cfx_name_print(cfx_name n, cfx_buf *b);
 /* malloc'd string. */
-char *cfx_name_to_string(cfx_name n);
+CFX_API char *cfx_name_to_string(cfx_name n);
 
 /* Decimal digits of v into dst (no NUL; at most 20 bytes); returns the count. */
 static inline size_t cfx_fmt_u64(uint64_t v, char *dst)

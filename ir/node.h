@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/value.h"
 #include "ir/names.h"
 #include "ir/target.h"
@@ -45,9 +46,9 @@ typedef enum cfx_node_op {
 
 /* "placeholder", "get_attr", "call_function", "call_method", "call_module", "output";
  * "root" for the sentinel, NULL for anything else. */
-const char *cfx_node_op_name(int op);
+CFX_API const char *cfx_node_op_name(int op);
 /* Inverse of cfx_node_op_name for the six opcodes; -1 if unknown. */
-int cfx_node_op_from_name(const char *s);
+CFX_API int cfx_node_op_from_name(const char *s);
 
 typedef struct cfx_kwarg {
     const char *name;
@@ -139,65 +140,65 @@ static inline const cfx_kwarg *cfx_node_kwargs(const cfx_node *n)
 }
 static inline uint32_t cfx_node_num_users(const cfx_node *n) { return n->n_users; }
 /* Users in insertion order (see cfx_user_iter); NULL after the last. */
-cfx_node *cfx_node_first_user(const cfx_node *n, cfx_user_iter *it);
-cfx_node *cfx_node_next_user(cfx_user_iter *it);
+CFX_API cfx_node *cfx_node_first_user(const cfx_node *n, cfx_user_iter *it);
+CFX_API cfx_node *cfx_node_next_user(cfx_user_iter *it);
 /* all_input_nodes: distinct node references of args then kwargs, first occurrence order. */
 static inline uint32_t cfx_node_num_inputs(const cfx_node *n) { return n->n_inputs; }
-cfx_node *cfx_node_input(const cfx_node *n, uint32_t i);
+CFX_API cfx_node *cfx_node_input(const cfx_node *n, uint32_t i);
 /* The graph's record of the node's target (out of line: the record table is the graph's). */
-const cfx_target_info *cfx_node_target_info(const cfx_node *n);
-cfx_target cfx_node_target(const cfx_node *n);
+CFX_API const cfx_target_info *cfx_node_target_info(const cfx_node *n);
+CFX_API cfx_target cfx_node_target(const cfx_node *n);
 /* The operator of a call_function node with an operator target, else NULL. */
-const cfx_op *cfx_node_operator(const cfx_node *n);
+CFX_API const cfx_op *cfx_node_operator(const cfx_node *n);
 /* The string target of placeholder / get_attr / call_method / call_module / output, else NULL. */
-const char *cfx_node_target_str(const cfx_node *n);
+CFX_API const char *cfx_node_target_str(const cfx_node *n);
 /* The value of kwarg `name`, or NULL. */
-const cfx_value *cfx_node_kwarg(const cfx_node *n, const char *name);
+CFX_API const cfx_value *cfx_node_kwarg(const cfx_node *n, const char *name);
 
 /* The next / previous live node in graph order, skipping erased ones; NULL at the end. Safe
  * while the graph is being mutated: the current node may be erased (it keeps its links). */
-cfx_node *cfx_node_next(const cfx_node *n);
-cfx_node *cfx_node_prev(const cfx_node *n);
+CFX_API cfx_node *cfx_node_next(const cfx_node *n);
+CFX_API cfx_node *cfx_node_prev(const cfx_node *n);
 
 /* Node names: `add_1`. cfx_node_print_name is installed as cfx_value's node printer. */
-void cfx_node_print_name(const cfx_node *n, cfx_buf *b);
+CFX_API void cfx_node_print_name(const cfx_node *n, cfx_buf *b);
 /* malloc'd name. */
-char *cfx_node_name_string(const cfx_node *n);
+CFX_API char *cfx_node_name_string(const cfx_node *n);
 /* True if the node's rendered name equals s. */
-bool cfx_node_name_is(const cfx_node *n, const char *s);
+CFX_API bool cfx_node_name_is(const cfx_node *n, const char *s);
 
 /* ---- changing args (FX: node.args = ..., node.kwargs = ...) ------------------------------ */
 
 /* All return CFX_OK or a negative status (error recorded). Values are deep-copied. A NULL
  * node reference in the values returns CFX_ERR without a new message (an earlier call failed). */
-int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args);
-int cfx_node_set_kwargs(cfx_node *n, const cfx_kwarg *kwargs, uint32_t n_kwargs);
-int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args,
-                             const cfx_kwarg *kwargs, uint32_t n_kwargs);
+CFX_API int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args);
+CFX_API int cfx_node_set_kwargs(cfx_node *n, const cfx_kwarg *kwargs, uint32_t n_kwargs);
+CFX_API int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args,
+                                     const cfx_kwarg *kwargs, uint32_t n_kwargs);
 /* node.update_arg(idx, v) / update_kwarg(key, v) (adds the key at the end if absent). */
-int cfx_node_update_arg(cfx_node *n, uint32_t idx, cfx_value v);
-int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v);
+CFX_API int cfx_node_update_arg(cfx_node *n, uint32_t idx, cfx_value v);
+CFX_API int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v);
 /* node.insert_arg(idx, v): as 2.x, new input nodes are appended, existing uses stay put. */
-int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v);
+CFX_API int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v);
 /* node.replace_input_with(old, new). */
-int cfx_node_replace_input_with(cfx_node *n, cfx_node *old_input, cfx_node *new_input);
+CFX_API int cfx_node_replace_input_with(cfx_node *n, cfx_node *old_input, cfx_node *new_input);
 
 /* node.replace_all_uses_with(new, delete_user_cb): rewrites every user of `old` for which
  * filter (NULL = all) returns true, in users order. Returns the number of rewritten users
  * (negative status on error); if changed is non-NULL it receives a malloc'd array of them
  * (free() it; NULL when none). */
 typedef bool (*cfx_node_filter_fn)(cfx_node *user, void *ctx);
-int64_t cfx_node_replace_all_uses_with(cfx_node *old, cfx_node *replacement, cfx_node_filter_fn filter,
-                                       void *ctx, cfx_node ***changed);
+CFX_API int64_t cfx_node_replace_all_uses_with(cfx_node *old, cfx_node *replacement, cfx_node_filter_fn filter,
+                                               void *ctx, cfx_node ***changed);
 
 /* ---- moving (FX: n.prepend(x), n.append(x)) ---------------------------------------------- */
 
 /* Moves x to just before / after n (same graph). */
-int cfx_node_prepend(cfx_node *n, cfx_node *x);
-int cfx_node_append(cfx_node *n, cfx_node *x);
+CFX_API int cfx_node_prepend(cfx_node *n, cfx_node *x);
+CFX_API int cfx_node_append(cfx_node *n, cfx_node *x);
 
 /* Sets the name without the name space, as assigning `node.name` in Python does: nothing
  * checks uniqueness (lint does). For tests and for passes that restore names. */
-int cfx_node_set_name_unchecked(cfx_node *n, const char *name);
+CFX_API int cfx_node_set_name_unchecked(cfx_node *n, const char *name);
 
 #endif

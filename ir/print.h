@@ -14,16 +14,17 @@
 #ifndef CFX_IR_PRINT_H
 #define CFX_IR_PRINT_H
 
+#include "dispatch/export.h"
 #include "dispatch/value.h"
 #include "ir/node.h"
 
 /* str(graph) (no trailing newline). */
-void cfx_graph_print(const cfx_graph *g, cfx_buf *b);
-char *cfx_graph_to_string(const cfx_graph *g);     /* malloc'd, NULL on OOM */
+CFX_API void cfx_graph_print(const cfx_graph *g, cfx_buf *b);
+CFX_API char *cfx_graph_to_string(const cfx_graph *g);     /* malloc'd, NULL on OOM */
 /* node.format_node(): one line, no newline. */
-void cfx_node_format(const cfx_node *n, cfx_buf *b);
+CFX_API void cfx_node_format(const cfx_node *n, cfx_buf *b);
 /* str(node.target) as format_node shows it: `torch.ops.aten.add.Tensor`, `operator.getitem`. */
-void cfx_node_print_target(const cfx_node *n, cfx_buf *b);
+CFX_API void cfx_node_print_target(const cfx_node *n, cfx_buf *b);
 
 /* Argument text in FX's three spellings: format_node's _format_arg (nodes `%x`, strings
  * unquoted), Python str() (what `return {args[0]}` shows) and repr() (python_code). */
@@ -32,12 +33,12 @@ typedef enum cfx_arg_style {
     CFX_ARG_STR,
     CFX_ARG_REPR,
 } cfx_arg_style;
-void cfx_ir_print_value(cfx_value v, cfx_arg_style style, cfx_buf *b);
+CFX_API void cfx_ir_print_value(cfx_value v, cfx_arg_style style, cfx_buf *b);
 /* Python repr() of a string: quotes chosen as Python does, escapes as Python does. */
-void cfx_ir_print_py_string(const char *s, size_t len, cfx_buf *b);
+CFX_API void cfx_ir_print_py_string(const char *s, size_t len, cfx_buf *b);
 
 /* Graph.python_code(root_module).src. CFX_OK, or a negative status (OOM). */
-int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *b);
-char *cfx_graph_python_code_string(const cfx_graph *g, const char *root_module); /* malloc'd */
+CFX_API int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *b);
+CFX_API char *cfx_graph_python_code_string(const cfx_graph *g, const char *root_module); /* malloc'd */
 
 #endif

@@ -17,21 +17,22 @@
 
 #include <stdbool.h>
 
+#include "dispatch/export.h"
 #include "ir/node.h"
 #include "ir/target.h"
 
 /* has_side_effect(fn): registers a target. CFX_OK or CFX_ERR_NOMEM. */
-int cfx_side_effect_register(cfx_target t);
-int cfx_side_effect_register_name(const char *key);
+CFX_API int cfx_side_effect_register(cfx_target t);
+CFX_API int cfx_side_effect_register_name(const char *key);
 /* Marks an operator nondeterministic_seeded (impure when impure_random). */
-int cfx_side_effect_register_nondeterministic(const char *key);
+CFX_API int cfx_side_effect_register_nondeterministic(const char *key);
 /* Whether a target is in the registry (or its builtin descriptor is flagged). */
-bool cfx_side_effect_is_registered(cfx_target t);
+CFX_API bool cfx_side_effect_is_registered(cfx_target t);
 /* The registry key of a target ("aten::add.Tensor", "torch._assert"); NULL for strings. */
-const char *cfx_side_effect_key(cfx_target t);
+CFX_API const char *cfx_side_effect_key(cfx_target t);
 
-bool cfx_node_is_impure(const cfx_node *n);                       /* impure_random = true */
-bool cfx_node_is_impure_ex(const cfx_node *n, bool impure_random);
+CFX_API bool cfx_node_is_impure(const cfx_node *n);                       /* impure_random = true */
+CFX_API bool cfx_node_is_impure_ex(const cfx_node *n, bool impure_random);
 
 /* A caller's purity oracle (user_needs 1.3): returns true if n must be kept. */
 typedef bool (*cfx_impure_fn)(const cfx_node *n, void *ctx);

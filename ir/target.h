@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dispatch/export.h"
 #include "dispatch/operator.h"
 #include "ir/names.h"
 
@@ -81,36 +82,36 @@ static inline cfx_target cfx_target_from_info(const cfx_target_info *t)
 }
 
 /* `torch.ops.<ns>.<name>.<overload|default>` for an operator name "ns::name.overload". */
-void cfx_op_print_target(const char *qualified_name, cfx_buf *b);
+CFX_API void cfx_op_print_target(const char *qualified_name, cfx_buf *b);
 /* The overload packet name: "aten::add_.Tensor" -> "add_". Returns its length; *start set. */
-size_t cfx_op_packet_name(const char *qualified_name, const char **start);
+CFX_API size_t cfx_op_packet_name(const char *qualified_name, const char **start);
 
 /* Descriptors by qualified name, for readers of serialized graphs: the ones below are known;
  * later layers register theirs (HOPs). Registering a descriptor whose name is already known
  * is a no-op. The descriptor must outlive the process's use of it (static storage). */
-int cfx_builtin_fn_register(const cfx_builtin_fn *fn);
-const cfx_builtin_fn *cfx_builtin_fn_find(const char *qualified_name);
+CFX_API int cfx_builtin_fn_register(const cfx_builtin_fn *fn);
+CFX_API const cfx_builtin_fn *cfx_builtin_fn_find(const char *qualified_name);
 
 /* Builtin functions FX graphs commonly call. Their Python __module__ is `_operator` for the
  * operator.* ones; qualified_name uses `operator.` as format_node prints it. */
-extern const cfx_builtin_fn cfx_fn_getitem;      /* operator.getitem */
-extern const cfx_builtin_fn cfx_fn_setitem;      /* operator.setitem (side effect in 2.x) */
-extern const cfx_builtin_fn cfx_fn_add;          /* operator.add */
-extern const cfx_builtin_fn cfx_fn_sub;          /* operator.sub */
-extern const cfx_builtin_fn cfx_fn_mul;          /* operator.mul */
-extern const cfx_builtin_fn cfx_fn_floordiv;     /* operator.floordiv */
-extern const cfx_builtin_fn cfx_fn_truediv;      /* operator.truediv */
-extern const cfx_builtin_fn cfx_fn_mod;          /* operator.mod */
-extern const cfx_builtin_fn cfx_fn_pow;          /* operator.pow */
-extern const cfx_builtin_fn cfx_fn_neg;          /* operator.neg */
-extern const cfx_builtin_fn cfx_fn_eq;           /* operator.eq */
-extern const cfx_builtin_fn cfx_fn_ne;           /* operator.ne */
-extern const cfx_builtin_fn cfx_fn_lt;           /* operator.lt */
-extern const cfx_builtin_fn cfx_fn_le;           /* operator.le */
-extern const cfx_builtin_fn cfx_fn_gt;           /* operator.gt */
-extern const cfx_builtin_fn cfx_fn_ge;           /* operator.ge */
-extern const cfx_builtin_fn cfx_fn_getattr;      /* builtins.getattr */
-extern const cfx_builtin_fn cfx_fn_torch_assert; /* torch._assert (side effect) */
-extern const cfx_builtin_fn cfx_fn_torch_assert_async; /* torch._assert_async (side effect) */
+CFX_API extern const cfx_builtin_fn cfx_fn_getitem;      /* operator.getitem */
+CFX_API extern const cfx_builtin_fn cfx_fn_setitem;      /* operator.setitem (side effect in 2.x) */
+CFX_API extern const cfx_builtin_fn cfx_fn_add;          /* operator.add */
+CFX_API extern const cfx_builtin_fn cfx_fn_sub;          /* operator.sub */
+CFX_API extern const cfx_builtin_fn cfx_fn_mul;          /* operator.mul */
+CFX_API extern const cfx_builtin_fn cfx_fn_floordiv;     /* operator.floordiv */
+CFX_API extern const cfx_builtin_fn cfx_fn_truediv;      /* operator.truediv */
+CFX_API extern const cfx_builtin_fn cfx_fn_mod;          /* operator.mod */
+CFX_API extern const cfx_builtin_fn cfx_fn_pow;          /* operator.pow */
+CFX_API extern const cfx_builtin_fn cfx_fn_neg;          /* operator.neg */
+CFX_API extern const cfx_builtin_fn cfx_fn_eq;           /* operator.eq */
+CFX_API extern const cfx_builtin_fn cfx_fn_ne;           /* operator.ne */
+CFX_API extern const cfx_builtin_fn cfx_fn_lt;           /* operator.lt */
+CFX_API extern const cfx_builtin_fn cfx_fn_le;           /* operator.le */
+CFX_API extern const cfx_builtin_fn cfx_fn_gt;           /* operator.gt */
+CFX_API extern const cfx_builtin_fn cfx_fn_ge;           /* operator.ge */
+CFX_API extern const cfx_builtin_fn cfx_fn_getattr;      /* builtins.getattr */
+CFX_API extern const cfx_builtin_fn cfx_fn_torch_assert; /* torch._assert (side effect) */
+CFX_API extern const cfx_builtin_fn cfx_fn_torch_assert_async; /* torch._assert_async (side effect) */
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "dispatch/export.h"
 #include "ir/graph.h"
 
 typedef struct cfx_dce_options {
@@ -21,6 +22,6 @@ typedef struct cfx_dce_options {
 } cfx_dce_options;
 
 /* CFX_OK (and *changed) or the lint error. opts may be NULL; changed may be NULL. */
-int cfx_pass_eliminate_dead_code(cfx_graph *g, const cfx_dce_options *opts, bool *changed);
+CFX_API int cfx_pass_eliminate_dead_code(cfx_graph *g, const cfx_dce_options *opts, bool *changed);
 
 #endif
