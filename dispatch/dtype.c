@@ -27,13 +27,6 @@ static const dtype_info dtypes[CFX_DTYPE_CODES] = {
     [CFX_BOOL] = {"bool", "torch.bool", 0, false},
 };
 
-/* A dtype is valid exactly when it has a size here. */
-static const uint8_t sizes[CFX_DTYPE_CODES] = {
-    [CFX_INT32] = 4, [CFX_INT64] = 8, [CFX_FLOAT32] = 4, [CFX_FLOAT64] = 8, [CFX_BOOL] = 1,
-};
-
-size_t cfx_dtype_size(cfx_dtype t) { return (uint64_t)t < CFX_DTYPE_CODES ? sizes[t] : 0; }
-bool cfx_dtype_valid(int64_t code) { return (uint64_t)code < CFX_DTYPE_CODES && sizes[code]; }
 
 static const dtype_info *info(cfx_dtype t) { return cfx_dtype_valid(t) ? &dtypes[t] : NULL; }
 

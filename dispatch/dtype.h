@@ -46,10 +46,21 @@ typedef enum cfx_memory_format {
 
 /* ScalarType codes are below this. */
 #define CFX_DTYPE_CODES 12
-/* Element size, 0 for a code cfx has no dtype for. */
-CFX_API size_t cfx_dtype_size(cfx_dtype t);
+/* Element size, 0 for a code cfx has no dtype for (every tensor creation asks: inline). */
+static inline size_t cfx_dtype_size(cfx_dtype t)
+{
+    switch (t) {
+    case CFX_BOOL: return 1;
+    case CFX_INT32: case CFX_FLOAT32: return 4;
+    case CFX_INT64: case CFX_FLOAT64: return 8;
+    }
+    return 0;
+}
 /* Whether code is a ScalarType cfx has. */
-CFX_API bool cfx_dtype_valid(int64_t code);
+static inline bool cfx_dtype_valid(int64_t code)
+{
+    return code >= 0 && code < CFX_DTYPE_CODES && cfx_dtype_size((cfx_dtype)code) != 0;
+}
 CFX_API bool cfx_dtype_is_floating(cfx_dtype t);
 /* "torch.float32" */
 CFX_API const char *cfx_dtype_torch_name(cfx_dtype t);

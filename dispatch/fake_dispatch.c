@@ -407,7 +407,8 @@ static int call_below_python(const cfx_op *op, cfx_value *stack)
 
 static bool has_meta_kernel(const cfx_op *op)
 {
-    return cfx_kernel_is_valid(cfx_op_kernel_for(op, cfx_keyset_of(CFX_KEY_Meta)));
+    static const cfx_keyset meta = {CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Dense) | CFX_KEYS_BACKEND_BIT(CFX_BACKEND_META)};
+    return cfx_kernel_is_valid(cfx_op_kernel_for(op, meta));
 }
 
 typedef struct fallback_ctx {

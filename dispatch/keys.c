@@ -26,7 +26,7 @@
 
 #define FBIT CFX_KEYS_FUNCTIONALITY_BIT
 #define BACKEND_MASK ((1ull << CFX_NUM_BACKENDS) - 1)
-#define BACKEND_BIT(b) (1ull << ((int)(b) - 1))
+#define BACKEND_BIT CFX_KEYS_BACKEND_BIT
 
 #define PB_MASK_(x, Name, prefix) (1ull << CFX_KEY_##Name) |
 #define PER_BACKEND_FUNCTIONALITIES (CFX_FOR_EACH_FUNCTIONALITY(CFX_KEYS_IGNORE_, PB_MASK_, ) 0)

@@ -171,6 +171,11 @@ typedef struct cfx_local_keys {
 
 /* Bit of a functionality key (not a per-backend runtime key) in a cfx_keyset. */
 #define CFX_KEYS_FUNCTIONALITY_BIT(k) (1ull << (CFX_NUM_BACKENDS + (int)(k) - 1))
+/* Bit of a backend (CPU, Meta, ...) in a cfx_keyset. */
+#define CFX_KEYS_BACKEND_BIT(b) (1ull << ((int)(b) - 1))
+/* cfx_keyset_full_after(k) for a functionality key k, as a constant. */
+#define CFX_KEYS_FULL_AFTER_FUNCTIONALITY(k) \
+    ((cfx_keyset){(CFX_KEYS_FUNCTIONALITY_BIT(k) - 1) | CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_PythonDispatcher)})
 #define CFX_KEYS_DEFAULT_INCLUDED                       \
     (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_BackendSelect) | \
      CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_ADInplaceOrView))

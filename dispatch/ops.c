@@ -215,10 +215,8 @@ void cfx_call_end(cfx_call *c)
 
 /* ---- reading returns ---------------------------------------------------------------------- */
 
-static bool ret_ok(cfx_call *c, const cfx_value *stack, int i, uint32_t kind, const char *want)
+static bool ret_mismatch(cfx_call *c, const cfx_value *stack, int i, const char *want)
 {
-    if (stack[i].kind == kind)
-        return true;
     const char *name = c->op->qualified_name;
     if (c->op->schema->n_returns == 1)
         cfx_error_set(CFX_ERR, name, "%s: kernel returned a %s, expected a %s", name,
@@ -228,6 +226,11 @@ static bool ret_ok(cfx_call *c, const cfx_value *stack, int i, uint32_t kind, co
                       cfx_value_kind_name((cfx_value_kind)stack[i].kind), i, want);
     c->failed = true;
     return false;
+}
+
+static inline bool ret_ok(cfx_call *c, const cfx_value *stack, int i, uint32_t kind, const char *want)
+{
+    return stack[i].kind == kind || ret_mismatch(c, stack, i, want);
 }
 
 cfx_tensor *cfx_call_ret_tensor(cfx_call *c, const cfx_value *stack, int i, bool optional)

@@ -82,7 +82,7 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
 int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ctx;
-    ks = cfx_keyset_and(ks, cfx_keyset_full_after(CFX_KEY_PythonTLSSnapshot));
+    ks = cfx_keyset_and(ks, CFX_KEYS_FULL_AFTER_FUNCTIONALITY(CFX_KEY_PythonTLSSnapshot));
     /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot */
     if (tls_on_entry_set)
         return cfx_op_redispatch(op, ks, stack);

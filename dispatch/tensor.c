@@ -109,7 +109,7 @@ static void arm(void)
     fl.room = FREELIST_CAP; /* the list is empty: nothing goes on it before the thread is armed */
 }
 
-static void count_live(int64_t d)
+static inline void count_live(int64_t d)
 {
     if (!fl.registered)
         arm();
@@ -389,7 +389,7 @@ static bool check_dtype_device(cfx_dtype dtype, cfx_device device)
         cfx_error_set(CFX_ERR, NULL, "invalid dtype code %d", (int)dtype);
         return false;
     }
-    if (!cfx_device_type_name((cfx_device_type)device.type)) {
+    if (!cfx_device_type_valid(device.type)) {
         cfx_error_set(CFX_ERR, NULL, "invalid device type %d", (int)device.type);
         return false;
     }

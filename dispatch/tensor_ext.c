@@ -15,15 +15,6 @@
 #include "dispatch/tensor_ext.h"
 #include "dispatch/tensor_internal.h"
 
-void cfx_tensor_ext_init(struct cfx_tensor_ext *ext)
-{
-    ext->mode = NULL;
-    ext->is_fake = false;
-    ext->n_bindings = 0;
-    ext->bindings = ext->inline_bindings;
-    ext->cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
-}
-
 void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext)
 {
     for (uint32_t i = 0; i < ext->n_bindings; i++)

@@ -8,7 +8,14 @@
 #include "dispatch/tensor_ext.h"
 
 /* Empties the state of a new header (no mode, no bindings). */
-void cfx_tensor_ext_init(struct cfx_tensor_ext *ext);
+static inline void cfx_tensor_ext_init(struct cfx_tensor_ext *ext)
+{
+    ext->mode = NULL;
+    ext->is_fake = false;
+    ext->n_bindings = 0;
+    ext->bindings = ext->inline_bindings;
+    ext->cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;
+}
 /* Runs the binding free_fns, frees a grown binding array and releases the mode reference,
  * leaving the state empty. Called by tensor.c when the tensor dies. */
 void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext);

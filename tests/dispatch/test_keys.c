@@ -223,6 +223,20 @@ Test(keys, full_after)
     cr_assert_eq(cfx_keyset_full().repr, (1ull << 62) - 1);
 }
 
+/* The constant forms equal the functions they stand for. */
+Test(keys, constant_forms)
+{
+    for (int k = 1; k < CFX_KEY_EndOfFunctionalityKeys; k++) {
+        cr_expect_eq(CFX_KEYS_FULL_AFTER_FUNCTIONALITY(k).repr, cfx_keyset_full_after((cfx_dispatch_key)k).repr,
+                     "%s", cfx_key_name((cfx_dispatch_key)k));
+        cr_expect_eq(CFX_KEYS_FUNCTIONALITY_BIT(k), cfx_keyset_of((cfx_dispatch_key)k).repr);
+    }
+    cr_expect_eq(CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Dense) | CFX_KEYS_BACKEND_BIT(CFX_BACKEND_META),
+                 cfx_keyset_of(CFX_KEY_Meta).repr);
+    cr_expect_eq(CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Dense) | CFX_KEYS_BACKEND_BIT(CFX_BACKEND_CPU),
+                 cfx_keyset_of(CFX_KEY_CPU).repr);
+}
+
 static void check_tls(char **f, int nf)
 {
     cr_assert_eq(nf, 3);
