@@ -319,7 +319,10 @@ bool cfx_geom_infer_view_size(const int64_t *shape, int n, int64_t numel, int64_
         } else if (shape[d] >= 0) {
             newsize *= shape[d];
         } else {
-            cfx_error_set(CFX_ERR, op, "invalid shape dimension %lld", (long long)shape[d]);
+            char prefix[96];
+            snprintf(prefix, sizeof prefix, "invalid shape dimension %lld at index %d of shape ", (long long)shape[d],
+                     d);
+            shape_error(op, prefix, shape, n, "");
             return false;
         }
     }
