@@ -82,7 +82,11 @@ static bool compute(const cfx_pointwise *p, cfx_dtype dt, cfx_tensor *out, const
         cfx_error_set(CFX_ERR, p->name, "\"%s\" not implemented for '%s'", p->name, cfx_dtype_scalar_name(dt));
         return false;
     }
+    /* alpha as the kernel reads it, Scalar::to<scalar_t>(): in a bool computation any
+     * nonzero alpha is true (a + (-1) * b is a || b there, not a - b) */
     cfx_pointwise_alpha ctx = {cfx_value_to_double(alpha), cfx_scalar_to_int64(alpha)};
+    if (dt == CFX_BOOL)
+        ctx.i = ctx.i != 0;
     int nin = is_binary(p) ? 2 : 1;
     cfx_scope s = cfx_scope_begin();
     const cfx_tensor *in[2] = {cfx_cpu_to_dtype(a, dt), b ? cfx_cpu_to_dtype(b, dt) : NULL};

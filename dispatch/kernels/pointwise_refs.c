@@ -39,6 +39,18 @@ static cfx_promotion promotion(const cfx_pointwise *p)
                                                                                         : CFX_PROMOTE_DEFAULT;
 }
 
+/* The dtype of prims.mul(b, alpha) for a 0-dim CPU b: a prim on CPU tensors is not its meta
+ * function but its ATen implementation, torch.mul(b, alpha), so C++'s result_type with alpha a
+ * wrapped number decides: it lifts only a lower category (a bool b times an int is int64, an
+ * integral b times a float the default float32). */
+static cfx_dtype cpu_scalar_times(cfx_dtype b, cfx_value alpha)
+{
+    cfx_pytype t = cfx_pytype_of_dtype(b), a;
+    if (!cfx_pytype_of_value(alpha, &a) || a <= t)
+        return b;
+    return a == CFX_PY_FLOAT ? CFX_FLOAT32 : CFX_INT64;
+}
+
 /* _make_elementwise_unary_reference / _make_elementwise_binary_reference, and add and sub,
  * which have the same shape with alpha. */
 static cfx_tensor *reference(const cfx_pointwise *p, const cfx_tensor *a, const cfx_tensor *b, cfx_value alpha)
@@ -64,6 +76,8 @@ static cfx_tensor *reference(const cfx_pointwise *p, const cfx_tensor *a, const 
         cfx_tmeta scaled;
         if (!cfx_prims_elementwise(p->name, &scaled, just_b, 1, 0, CFX_PROMOTE_DEFAULT))
             return NULL;
+        if (cfx_tmeta_is_cpu_scalar(&B))
+            scaled.dtype = cpu_scalar_times(B.dtype, alpha);
         cfx_tmeta_copy(&B, &scaled);
     }
     cfx_tmeta out;

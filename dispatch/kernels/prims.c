@@ -362,8 +362,16 @@ void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, co
 bool cfx_prims_elementwise(const char *op, cfx_tmeta *out, const cfx_tmeta *const *args, int n, int nfixed,
                            cfx_promotion kind)
 {
-    /* check_same_dtype and check_same_shape cannot fail here: every reference promotes and
-     * broadcasts its operands before calling a prim */
+    /* check_same_dtype over the non-fixed arguments: the references promote their operands
+     * first, but a prim run on a CPU scalar executes ATen, whose promotion can differ (add's
+     * prims.mul(b, alpha) of a bool b and an int alpha is int64) */
+    for (int i = nfixed + 1; i < n; i++)
+        if (args[i]->dtype != args[nfixed]->dtype) {
+            cfx_error_set(CFX_ERR, op, "Tensor with dtype %s is not the expected dtype of %s!",
+                          cfx_dtype_torch_name(args[i]->dtype), cfx_dtype_torch_name(args[nfixed]->dtype));
+            return false;
+        }
+    /* check_same_shape cannot fail: the references broadcast before calling a prim */
     if (!cfx_prims_check_same_device(op, args, n, true))
         return false;
     int perm[CFX_MAX_DIMS];

@@ -88,8 +88,9 @@ int cfx_prims_l2p_perm(const cfx_tmeta *const *ts, int n, int *perm);
 void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, const int *perm, cfx_dtype dtype,
                               cfx_device device);
 /* _prim_elementwise_meta(*args[nfixed..n), args_with_fixed_dtypes=args[0..nfixed)) of a prim
- * with type promotion kind: the device check, then an output laid out by the permutation of
- * every argument, in the dtype of the first non-fixed one that is not a CPU scalar. */
+ * with type promotion kind: the dtype and device checks, then an output laid out by the
+ * permutation of every argument, in the dtype of the first non-fixed one that is not a CPU
+ * scalar. */
 bool cfx_prims_elementwise(const char *op, cfx_tmeta *out, const cfx_tmeta *const *args, int n, int nfixed,
                            cfx_promotion kind);
 

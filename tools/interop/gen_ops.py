@@ -9,6 +9,13 @@ Outputs:
   tests/data/ops_keys.txt     per built-in op: its schema, the dispatch keys PyTorch
                               registers kernels on (among the keys cfx has kernels for) and
                               its tags
+  tests/data/ops_strides.json random layouts through the elementwise ops (below)
+
+In 2.13 a meta run mostly exercises Python: torch/_meta_registrations.py installs the
+references of torch/_refs (and its own meta functions) over the C++ Meta kernels, so the
+"meta" results below are those references' metadata and texts, and a cpu run the C++
+kernels'. Every op of the table has cases; a case whose result is uninitialised memory
+(factories, a CPU tensor made by a Python meta function) is generated nondeterministic.
 
 ops_cases.json = {"cases": [case, ...]}; a case is
   {"name": str, "op": cfx op id ("add_Tensor"), "args": [arg, ...], "runs": {run: result}}
@@ -28,14 +35,15 @@ Every call is made through torch.ops.aten.<name>.<overload>, arguments in schema
             "alias": index of the argument whose storage the result shares, or -1,
             "version_bumped": whether that argument's version counter moved}
          | {"returns": [one such record per return]}    (ops returning several tensors)
-A Tensor? argument is a tensor arg or {"k": "none"}. A case may carry "tol": [atol, rtol] for its float values (layer norm: PyTorch accumulates
-in float, cfx in double).
+A Tensor? argument is a tensor arg or {"k": "none"}. A case may carry "tol": [atol, rtol] for
+its float values (layer norm: PyTorch accumulates in float, cfx in double).
 Float values that JSON cannot hold are the strings "nan", "inf", "-inf"; bools are 0/1.
 
 ops_strides.json = {"cases": [[op, [[sizes, strides, dtype], ...], cpu, meta], ...]}: random
 layouts (broadcast, permuted, gapped, zero-stride, size-0/1 dims) and dtype mixes through the
 elementwise ops, clone and empty_like, recording only the result's strides (cpu / meta: a
-strides list or the error text). This is the bulk check of the TensorIterator layout port.
+strides list or the error text). This is the bulk check of the two layout rules: TensorIterator's
+(CPU kernels) and prims' permutation (the references, on meta).
 """
 import json
 import math
@@ -771,6 +779,12 @@ def alpha_layout_cases():
             for alpha in (D(1.0), B(True), I(2), B(False)):
                 add_case(f"{op}/alpha_kind/{dt}/{alpha['k']}_{alpha['v']}", op,
                          [T([2, 3], dtype=dt), T([3], dtype=dt), alpha])
+        # a CPU scalar b: prims.mul(b, alpha) runs torch.mul on it, with C++'s promotion (a
+        # bool b times an int is int64, which prims.add then refuses); bool alphas on CPU
+        for dt in ("bool", "int32", "float64"):
+            for alpha in (I(-1), I(2), D(0.5), B(True), B(False)):
+                add_case(f"{op}/cpu_scalar_b/{dt}/{alpha['k']}_{alpha['v']}", op,
+                         [T([2, 3], dtype=dt), T([], dtype=dt, dev="cpu"), alpha])
         for i in range(40):
             sizes, strides = random_layout(4)
             sb, stb = random_layout_like(sizes)
