@@ -5,8 +5,8 @@
  * got, the elementwise permutation treats a tensor that is both contiguous and channels-last
  * as neither and sorts, ge() in its comparator also accepts "a multiple of", and a reduction
  * with keepdim re-inserts its dims through broadcast_in_dim's stride rule rather than as
- * contiguous ones. Strides of a tensor are never negative here (cfx has no negative strides),
- * so Python's modulo and C's agree; pymod keeps Python's anyway. */
+ * contiguous ones. Strides are never negative (PyTorch has no negative strides), so Python's
+ * modulo and C's agree on them; pymod keeps Python's anyway. */
 #include <stdlib.h>
 
 #include "dispatch/error.h"
