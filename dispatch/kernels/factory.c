@@ -4,12 +4,16 @@
  * included keys, where BackendSelect always is: their BackendSelect kernel (as in PyTorch's
  * RegisterBackendSelect.cpp) reads the device argument (default CPU), and redispatches with
  * just that backend's key to the CPU or Meta kernel. empty_like and clone are
- * CompositeExplicitAutograd, one kernel for every device, as in PyTorch.
+ * CompositeExplicitAutograd, one kernel for every device, as in PyTorch; but 2.13 gives
+ * empty_like a Meta kernel of its own, the Python reference torch._refs.empty_like.
  *
  * Layout rules: empty honours memory_format (channels_last needs 4 dims, preserve is
  * refused); empty_like and clone preserve the input's strides when it is non-overlapping and
- * dense and otherwise derive dense strides in the same dimension order; Meta's empty_strided
- * repairs negative strides the way 1.13's resize path does instead of refusing them. */
+ * dense and otherwise derive dense strides in the same dimension order, while empty_like's
+ * reference lays a preserved format out by prims' permutation of the input (dense strides
+ * are not kept as they are: a size-1 dim gets the stride of what it spans); Meta's
+ * empty_strided repairs negative strides the way the resize path does instead of refusing
+ * them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,15 +21,12 @@
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
+#include "dispatch/kernels/prims.h"
 
+/* What an allocation with pin_memory=True says on a machine without an accelerator. */
 static const char pinned_error[] =
-    "Pinned memory requires CUDA. PyTorch splits its backend into two shared libraries: a CPU library and a "
-    "CUDA library; this error has occurred because you are trying to use some CUDA functionality, but the CUDA "
-    "library has not been loaded by the dynamic linker for some reason.  The CUDA library MUST be loaded, EVEN "
-    "IF you don't directly use any symbols from the CUDA library! One common culprit is a lack of "
-    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic library dependencies "
-    "if you don't depend on any of their symbols.  You can check if this has occurred by using ldd on your "
-    "binary to see if there is a dependency on *_cuda.so library.";
+    "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available on "
+    "this system.";
 
 typedef struct options {
     cfx_dtype dtype;
@@ -126,7 +127,7 @@ cfx_tensor *cfx_meta_empty_memory_format(cfx_int_list size, cfx_value dtype, cfx
     return empty(CFX_DEVICE_META, size, dtype, layout, device, pin_memory, memory_format);
 }
 
-/* computeStorageNbytes' overflow test (CPU only: 1.13's meta path skips it). Products are
+/* computeStorageNbytes' overflow test (CPU only: the meta path skips it). Products are
  * taken into uint64, so a negative stride "overflows" unless a size is 0. */
 static bool storage_overflows(const int64_t *sizes, const int64_t *strides, int n, size_t itemsize)
 {
@@ -246,6 +247,37 @@ cfx_tensor *cfx_kernel_empty_like(cfx_tensor *self, cfx_value dtype, cfx_value l
     if (!like_strides(op, self, o.has_memory_format, o.memory_format, strides))
         return NULL;
     return cfx_tensor_new_strided(self->sizes, strides, self->ndim, dt, cfx_device_make(dev));
+}
+
+/* torch._refs.empty_like: a memory format other than preserve is torch.empty's; preserve is
+ * torch.empty_permuted in the order compute_elementwise_output_logical_to_physical_perm gives
+ * the input. Both are factories on the requested device (a CPU result from a meta input). */
+cfx_tensor *cfx_meta_empty_like(cfx_tensor *self, cfx_value dtype, cfx_value layout, cfx_value device,
+                                cfx_value pin_memory, cfx_value memory_format)
+{
+    const char *op = "aten::empty_like";
+    options o;
+    if (!parse_options(op, dtype, layout, device, pin_memory, memory_format, &o))
+        return NULL;
+    cfx_dtype dt = o.has_dtype ? o.dtype : (cfx_dtype)self->dtype;
+    cfx_device dev = cfx_device_make((cfx_device_type)(o.has_device ? o.device : self->device).type);
+    if (dev.type == CFX_DEVICE_CPU && o.pinned) {
+        cfx_error_set_text(CFX_ERR, op, pinned_error);
+        return NULL;
+    }
+    cfx_tmeta out;
+    if (o.has_memory_format && o.memory_format != CFX_PRESERVE_FORMAT) {
+        if (!cfx_geom_memory_format_strides(self->sizes, self->ndim, o.memory_format, out.strides, op))
+            return NULL;
+    } else {
+        cfx_tmeta a;
+        cfx_tmeta_of(&a, self);
+        const cfx_tmeta *just_a[1] = {&a};
+        int perm[CFX_MAX_DIMS];
+        cfx_prims_l2p_perm(just_a, 1, perm);
+        cfx_prims_empty_permuted(&out, self->sizes, self->ndim, perm, dt, dev);
+    }
+    return cfx_tensor_new_strided(self->sizes, out.strides, self->ndim, dt, dev);
 }
 
 cfx_tensor *cfx_kernel_clone(cfx_tensor *self, cfx_value memory_format)

@@ -319,7 +319,10 @@ bool cfx_geom_infer_view_size(const int64_t *shape, int n, int64_t numel, int64_
         } else if (shape[d] >= 0) {
             newsize *= shape[d];
         } else {
-            cfx_error_set(CFX_ERR, op, "invalid shape dimension %lld", (long long)shape[d]);
+            char prefix[96];
+            snprintf(prefix, sizeof prefix, "invalid shape dimension %lld at index %d of shape ", (long long)shape[d],
+                     d);
+            shape_error(op, prefix, shape, n, "");
             return false;
         }
     }
@@ -415,50 +418,4 @@ bool cfx_geom_opt_device(cfx_value v, cfx_device *out)
     if (v.kind == CFX_V_STRING)
         return cfx_device_parse(v.u.s, out);
     return false;
-}
-
-/* CPython 3.11 listobject.c: reverse, count_run (+ reverse a strictly descending run),
- * binarysort the rest, reverse back. Valid for n < 64 (minrun == n). */
-void cfx_geom_python_sort_desc(int *perm, int n, cfx_geom_cmp cmp, const void *ctx)
-{
-    for (int i = 0, j = n - 1; i < j; i++, j--) {
-        int t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
-    if (n >= 2) {
-        int run;
-        if (cmp(perm[1], perm[0], ctx) < 0) {
-            run = 2;
-            while (run < n && cmp(perm[run], perm[run - 1], ctx) < 0)
-                run++;
-            for (int i = 0, j = run - 1; i < j; i++, j--) {
-                int t = perm[i];
-                perm[i] = perm[j];
-                perm[j] = t;
-            }
-        } else {
-            run = 2;
-            while (run < n && !(cmp(perm[run], perm[run - 1], ctx) < 0))
-                run++;
-        }
-        for (int s = run; s < n; s++) {
-            int pivot = perm[s], l = 0, r = s;
-            while (l < r) {
-                int p = l + ((r - l) >> 1);
-                if (cmp(pivot, perm[p], ctx) < 0)
-                    r = p;
-                else
-                    l = p + 1;
-            }
-            for (int p = s; p > l; p--)
-                perm[p] = perm[p - 1];
-            perm[l] = pivot;
-        }
-    }
-    for (int i = 0, j = n - 1; i < j; i++, j--) {
-        int t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
 }

@@ -61,10 +61,4 @@ void cfx_geom_put_dims(cfx_buf *b, const int64_t *d, int n);
 bool cfx_geom_opt_int(cfx_value v, int64_t *out);
 bool cfx_geom_opt_device(cfx_value v, cfx_device *out);
 
-/* Python's sorted(range(n), key=cmp_to_key(cmp), reverse=True) for n < 64: CPython's
- * timsort degenerates to count_run + binary insertion sort there, and prims' stride logic
- * depends on the exact order it produces for non-transitive comparisons. */
-typedef int (*cfx_geom_cmp)(int a, int b, const void *ctx);
-void cfx_geom_python_sort_desc(int *perm, int n, cfx_geom_cmp cmp, const void *ctx);
-
 #endif

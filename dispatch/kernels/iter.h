@@ -7,12 +7,13 @@
  * dimensioned tensors > zero-dim tensors, by category bool < integral < floating); and (3) the
  * output layout, which follows the inputs' memory order (fast paths for all-contiguous,
  * all-channels-last and identically-strided dense inputs; otherwise an insertion sort of the
- * dimensions by stride, see reorder_dimensions). cfx_iter_build computes exactly these, and
- * both the CPU and the Meta kernels call it, so they always agree on metadata.
+ * dimensions by stride, see reorder_dimensions). cfx_iter_build computes exactly these for the
+ * CPU kernels. (PyTorch 2.13's Meta kernels of these ops are Python references, with a layout
+ * rule of their own: prims.h.)
  *
  * One CPU-only quirk is kept: on CPU, TensorIterator replaces an input whose dtype differs from
  * the common dtype with a converted temporary laid out like empty_like(input), which can
- * change the output layout of a mixed-dtype op on a non-dense input. Meta skips it. */
+ * change the output layout of a mixed-dtype op on a non-dense input. */
 #ifndef CFX_KERNELS_ITER_H
 #define CFX_KERNELS_ITER_H
 
@@ -76,11 +77,6 @@ static inline cfx_tensor *cfx_iter_new_output(const cfx_iter *it, int out_dtype,
 void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *const *strides,
                              int nstrides, int64_t *out);
 
-/* The Meta output strides of aten::relu, whose Meta kernel is PyTorch's Python reference
- * where(le(a, 0), 0, a): prims' compute_elementwise_output_strides over (a, the
- * TensorIterator layout of le(a, 0)), sorted the way CPython's sort orders them, into buf
- * (a->ndim entries). */
-void cfx_iter_relu_meta_strides(const cfx_tensor *a, int64_t *buf);
 /* c10 type-promotion helpers. */
 typedef struct cfx_result_type_state {
     int dim_result, zero_result; /* -1 = undefined */

@@ -9,9 +9,10 @@
  * lift_fresh returns its argument itself (Tensor(a) -> Tensor(a)), as PyTorch returns the same
  * tensor object. For the ownership rules every operator result obeys, the result is a new
  * reference: retained, then autoreleased into the innermost scope (with no scope open the
- * caller owns that reference). lift_fresh_copy is 1.13's generated composite for a view_copy
- * op: lift_fresh, then clone, both through the dispatcher, so a kernel registered on either
- * is seen, as in PyTorch. Both are CompositeExplicitAutograd, one kernel for every device. */
+ * caller owns that reference). lift_fresh_copy is the composite torchgen generates for a
+ * view_copy op: lift_fresh, then clone(memory_format=contiguous_format) (a contiguous copy
+ * whatever the input's layout), both through the dispatcher, so a kernel registered on either
+ * is seen, as in PyTorch. Both are one kernel for every device. */
 #include "dispatch/error.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
@@ -26,7 +27,7 @@ cfx_tensor *cfx_kernel_lift_fresh_copy(cfx_tensor *self)
     cfx_tensor *t = cfx_op_lift_fresh(NULL, self);
     if (!t)
         return NULL;
-    cfx_tensor *r = cfx_op_clone(NULL, t, cfx_none());
+    cfx_tensor *r = cfx_op_clone(NULL, t, cfx_memory_format_value(CFX_CONTIGUOUS_FORMAT));
     cfx_kernel_discard(t);
     return r;
 }

@@ -1,147 +1,155 @@
-/* norm.c - native_layer_norm's CompositeExplicitAutograd kernel (math_native_layer_norm).
+/* norm.c - native_layer_norm's Meta kernel (torch._refs.native_layer_norm) and its
+ * CompositeExplicitAutograd registration.
  *
- * PyTorch 1.13 registers native_layer_norm on CPU and CompositeExplicitAutograd only, so a
- * meta (or fake) call runs the composite, which is a chain of other operators:
+ * PyTorch 2.13's Meta kernel is the Python reference, a chain of other references:
  *
- *   numel == 0  ->  (empty_like(input), empty_like(input, promote(dtype, float)) twice)
- *   R = input.reshape(1, M, -1)                       a view when computeStride allows,
- *                                                     else a contiguous copy
- *   out, mean, rstd = native_batch_norm(R, training)  on meta: torch._decomp's Python
- *       decomposition: mean/var over dims (0, 2) keepdim (contiguous [1, M, 1]; an integral
- *       input fails in mean()), out = (R - mean) * rstd * ones(()) + zeros(()), mean and
- *       rstd squeezed to [M]
- *   out = out.view(input.shape); bias.addcmul(out, weight) / out * weight / out + bias
- *   mean, rstd viewed as the leading sizes followed by ones
+ *   the shape checks, in Python's words (torch.Size reprs, "expected input with shape [3]");
+ *   input, weight and bias made contiguous (kept when they are, else cloned contiguous);
+ *   _normalize: var_mean(input, the normalized dims, keepdim) = var then mean, each a prims
+ *       reduction re-inserting the dims through broadcast_in_dim (an integral input fails in
+ *       mean(): "Got: torch.int64", even when empty); rstd = rsqrt(var + eps);
+ *       out = (input - mean) * rstd, every step an elementwise reference;
+ *   out * weight, out + bias (promoting: a float64 weight makes the product float64), then
+ *       out converted back to the input's dtype; mean and rstd stay as computed.
  *
- * The observable results are metadata, and they differ from the CPU kernel's: the output
- * follows the input's memory order through the elementwise steps (a transposed input gives a
- * transposed output), an empty input gives input-shaped stats, and weight/bias promote the
- * output dtype instead of failing. This file replays the chain on shapes with the same
- * TensorIterator code the elementwise kernels use, with meta tensors standing in for the
- * intermediate results. When every argument is a CPU tensor the dispatcher never picks this
- * kernel; a direct call then runs the CPU kernel, as composite.c does for the structured ops. */
+ * It is replayed here on metadata with the helpers of prims.h, so the layouts are the
+ * references' (a transposed input gives a contiguous output, an empty one [M..., 1...] stats)
+ * and a weight on another device fails in the product's device check. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dispatch/error.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/kernels.h"
-#include "dispatch/kernels/structured.h"
+#include "dispatch/kernels/prims.h"
 
 static const char OP[] = "aten::native_layer_norm";
 
-static bool on_cpu(const cfx_tensor *t) { return !t || t->device.type == CFX_DEVICE_CPU; }
-
-static const cfx_iter_config elementwise = {.promote_inputs = true, .allow_cpu_scalars = true};
-static const cfx_iter_config ternary = {.promote_inputs = true};
-
-/* A data-less stand-in for an intermediate result with the iterator's metadata. */
-static cfx_tensor *stand_in(const cfx_iter *it)
+static bool same_shape(const int64_t *a, int na, const int64_t *b, int nb)
 {
-    return cfx_iter_new_output(it, -1, cfx_device_make(CFX_DEVICE_META));
+    return na == nb && !memcmp(a, b, (size_t)na * sizeof *a);
 }
 
-/* it = the iterator of f(a, b) or f(a, b, c); false with the error recorded. */
-static bool iterate(cfx_iter *it, const cfx_iter_config *cfg, const cfx_tensor *a, const cfx_tensor *b,
-                    const cfx_tensor *c)
+static bool fail(cfx_buf *b)
 {
-    const cfx_tensor *in[3] = {a, b, c};
-    return cfx_iter_build(it, cfg, OP, NULL, in, c ? 3 : 2);
+    char *msg = cfx_buf_take(b);
+    cfx_error_set_text(CFX_ERR, OP, msg ? msg : "native_layer_norm: bad arguments");
+    free(msg);
+    return false;
 }
 
-/* The [1, M, N] output of the batch-norm decomposition on R, viewed back as the input's
- * shape: its sizes/strides into `out`. */
-static bool normalized_layout(const cfx_tensor *input, int64_t M, int64_t N, int64_t *out)
+/* The reference's checks, in its order and words. */
+static bool check_shapes(const cfx_tensor *input, const int64_t *ns, int nn, const cfx_tensor *weight,
+                         const cfx_tensor *bias)
 {
-    int64_t rs[3] = {1, M, N}, rst[3];
-    if (!cfx_geom_view_strides(input->sizes, input->strides, input->ndim, rs, 3, rst))
-        cfx_geom_contiguous_strides(rs, 3, rst);
-    cfx_device meta = cfx_device_make(CFX_DEVICE_META);
-    cfx_dtype dt = (cfx_dtype)input->dtype;
-    int64_t ss[3] = {1, M, 1};
-    cfx_tensor *R = cfx_tensor_new_strided(rs, rst, 3, dt, meta);
-    cfx_tensor *stat = cfx_tensor_new(ss, 3, dt, meta); /* mean, rstd: [1, M, 1] reductions */
-    cfx_tensor *one = cfx_tensor_new(NULL, 0, dt, meta); /* new_ones(()), new_zeros(()) */
-    if (!R || !stat || !one)
-        return false;
-    cfx_iter it;
-    cfx_tensor *t;
-    if (!iterate(&it, &elementwise, R, stat, NULL) || !(t = stand_in(&it)) || /* R - mean */
-        !iterate(&it, &elementwise, t, stat, NULL) || !(t = stand_in(&it)) || /* * rstd */
-        !iterate(&it, &elementwise, t, one, NULL) || !(t = stand_in(&it)) ||  /* * weight */
-        !iterate(&it, &elementwise, t, one, NULL))                             /* + bias */
-        return false;
-    if (!cfx_geom_view_strides(it.shape, it.out_strides, 3, input->sizes, input->ndim, out)) {
-        cfx_error_set(CFX_ERR, OP,
-                      "view size is not compatible with input tensor's size and stride (at least one dimension "
-                      "spans across two contiguous subspaces). Use .reshape(...) instead.");
-        return false;
+    cfx_buf b;
+    cfx_buf_init(&b);
+    if (nn < 1) {
+        cfx_buf_puts(&b, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                         "element, but got normalized_shape = ");
+        cfx_geom_put_dims(&b, ns, nn);
+        return fail(&b);
     }
+    const cfx_tensor *params[2] = {weight, bias};
+    const char *names[2] = {"weight", "bias"};
+    for (int k = 0; k < 2; k++) {
+        const cfx_tensor *p = params[k];
+        if (!p || same_shape(p->sizes, p->ndim, ns, nn))
+            continue;
+        cfx_buf_printf(&b, "Expected %s to be of same shape as normalized_shape, but got %s of shape ", names[k],
+                       names[k]);
+        cfx_prims_put_size(&b, p->sizes, p->ndim);
+        cfx_buf_puts(&b, " and normalized_shape = ");
+        cfx_geom_put_dims(&b, ns, nn);
+        return fail(&b);
+    }
+    if (input->ndim < nn || !same_shape(input->sizes + input->ndim - nn, nn, ns, nn)) {
+        cfx_buf_puts(&b, "Given normalized_shape=");
+        cfx_geom_put_dims(&b, ns, nn);
+        cfx_buf_puts(&b, ", expected input with shape ");
+        cfx_geom_put_dims(&b, ns, nn);
+        cfx_buf_puts(&b, ", but got input of size ");
+        cfx_prims_put_size(&b, input->sizes, input->ndim);
+        return fail(&b);
+    }
+    cfx_buf_free(&b);
     return true;
 }
 
-static cfx_native_layer_norm_result math_path(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
-                             cfx_tensor *bias)
+/* out = prim(a, b) through an elementwise binary reference without alpha (sub, mul, add):
+ * promotion, broadcasting, then the prim (whose device check is where a parameter on another
+ * device fails). */
+static bool binary(cfx_tmeta *out, cfx_tmeta a, cfx_tmeta b)
 {
+    cfx_tmeta *ab[2] = {&a, &b};
+    cfx_dtype compute, result;
+    cfx_prims_elementwise_dtypes((const cfx_tmeta *const *)ab, 2, NULL, 0, CFX_PROMOTE_DEFAULT, &compute, &result);
+    cfx_prims_to(&a, compute);
+    cfx_prims_to(&b, compute);
+    if (!cfx_prims_maybe_broadcast(OP, ab, 2) ||
+        !cfx_prims_elementwise(OP, out, (const cfx_tmeta *const *)ab, 2, 0, CFX_PROMOTE_DEFAULT))
+        return false;
+    cfx_prims_to(out, result);
+    return true;
+}
+
+/* out = prim(a) (a unary reference, or a binary one with a Python number: a + eps, a / n);
+ * a is floating here, so no promotion moves it. */
+static void unary(cfx_tmeta *out, const cfx_tmeta *a)
+{
+    const cfx_tmeta *just_a[1] = {a};
+    cfx_prims_elementwise(OP, out, just_a, 1, 0, CFX_PROMOTE_DEFAULT); /* one tensor: no device to mismatch */
+}
+
+cfx_native_layer_norm_result cfx_meta_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape,
+                                                        cfx_tensor *weight, cfx_tensor *bias, double eps)
+{
+    (void)eps;
     cfx_native_layer_norm_result none = {{NULL, NULL, NULL}};
-    int64_t M, N;
-    if (!cfx_check_layer_norm_inputs(OP, input, normalized_shape, weight, bias, &M, &N))
+    int nn = normalized_shape.len < 0 ? 0 : (int)normalized_shape.len;
+    if (!check_shapes(input, normalized_shape.data, nn, weight, bias))
         return none;
-    int n = input->ndim, axis = n - (int)normalized_shape.len;
-    cfx_dtype dt = (cfx_dtype)input->dtype;
-    cfx_device dev = input->device;
-    if (cfx_geom_numel(input->sizes, n) == 0) {
-        int64_t st[CFX_MAX_DIMS];
-        cfx_geom_preserve_strides(input->sizes, input->strides, n, st);
-        cfx_dtype sdt = cfx_dtype_promote(dt, CFX_FLOAT32);
-        cfx_tensor *o = cfx_tensor_new_strided(input->sizes, st, n, dt, dev);
-        cfx_tensor *m = o ? cfx_tensor_new_strided(input->sizes, st, n, sdt, dev) : NULL;
-        cfx_tensor *r = m ? cfx_tensor_new_strided(input->sizes, st, n, sdt, dev) : NULL;
-        if (!r) {
-            cfx_kernel_discard(o);
-            cfx_kernel_discard(m);
-            return none;
-        }
-        return (cfx_native_layer_norm_result){{o, m, r}};
+    cfx_tmeta x, w, b;
+    cfx_tmeta_of(&x, input);
+    cfx_prims_contiguous(&x);
+    if (weight) {
+        cfx_tmeta_of(&w, weight);
+        cfx_prims_contiguous(&w);
     }
-    if (!cfx_dtype_is_floating(dt)) {
+    if (bias) {
+        cfx_tmeta_of(&b, bias);
+        cfx_prims_contiguous(&b);
+    }
+
+    /* _normalize; the computation dtype is the input's */
+    bool reduced[CFX_MAX_DIMS];
+    for (int d = 0; d < x.ndim; d++)
+        reduced[d] = d >= x.ndim - nn;
+    cfx_tmeta var, sum, mean, t, rstd, out;
+    cfx_prims_reduction(&var, &x, reduced, true);
+    cfx_prims_reduction(&sum, &x, reduced, true);
+    if (!cfx_dtype_is_floating(x.dtype)) {
         cfx_error_set(CFX_ERR, OP,
-                      "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-                      "complex dtype. Got: %s",
-                      cfx_dtype_scalar_name(dt));
+                      "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+                      "dtype. Got: %s",
+                      cfx_dtype_torch_name(x.dtype));
         return none;
     }
-
-    /* output layout and dtype; the stand-ins live in a scope of their own */
-    int64_t strides[CFX_MAX_DIMS];
-    cfx_iter it;
-    bool ok;
-    cfx_scope s = cfx_scope_begin();
-    ok = normalized_layout(input, M, N, strides);
-    /* on the input's device, so that a weight on another one fails as in PyTorch */
-    cfx_tensor *out = ok ? cfx_tensor_new_strided(input->sizes, strides, n, dt, dev) : NULL;
-    if (out && weight && bias)
-        ok = iterate(&it, &ternary, bias, out, weight); /* bias.addcmul(out, weight, 1) */
-    else if (out && (weight || bias))
-        ok = iterate(&it, &elementwise, out, weight ? weight : bias, NULL);
-    else
-        ok = out != NULL;
-    cfx_dtype odt = dt;
-    cfx_device odev = dev;
-    if (ok && (weight || bias)) {
-        memcpy(strides, it.out_strides, (size_t)n * sizeof strides[0]);
-        odt = it.common_dtype;
-        odev = it.device;
-    }
-    cfx_scope_end(s);
-    if (!ok)
+    unary(&mean, &sum); /* true_divide(sum, nelem) */
+    unary(&t, &var);    /* var + eps */
+    unary(&rstd, &t);   /* rsqrt */
+    if (!binary(&t, x, mean) || !binary(&out, t, rstd))
         return none;
+    if (weight && !binary(&out, out, w))
+        return none;
+    if (bias && !binary(&out, out, b))
+        return none;
+    cfx_prims_to(&out, x.dtype);
+    /* mean and rstd are converted to the input's dtype on CPU only: they have it already */
 
-    int64_t ssizes[CFX_MAX_DIMS], sstrides[CFX_MAX_DIMS];
-    cfx_layer_norm_stat_layout(input, axis, M, ssizes, sstrides);
-    cfx_tensor *o = cfx_tensor_new_strided(input->sizes, strides, n, odt, odev);
-    cfx_tensor *m = o ? cfx_tensor_new_strided(ssizes, sstrides, n, dt, dev) : NULL;
-    cfx_tensor *r = m ? cfx_tensor_new_strided(ssizes, sstrides, n, dt, dev) : NULL;
+    cfx_tensor *o = cfx_tmeta_new_tensor(&out);
+    cfx_tensor *m = o ? cfx_tmeta_new_tensor(&mean) : NULL;
+    cfx_tensor *r = m ? cfx_tmeta_new_tensor(&rstd) : NULL;
     if (!r) {
         cfx_kernel_discard(o);
         cfx_kernel_discard(m);
@@ -150,10 +158,13 @@ static cfx_native_layer_norm_result math_path(cfx_tensor *input, cfx_int_list no
     return (cfx_native_layer_norm_result){{o, m, r}};
 }
 
-cfx_native_layer_norm_result cfx_kernel_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
-                                         cfx_tensor *bias, double eps)
+/* PyTorch's CompositeExplicitAutograd kernel (math_native_layer_norm) serves the backends
+ * without a kernel of their own; cfx's two backends both have one, so the dispatcher never
+ * picks it, and a direct call gets the kernel of the input's device. */
+cfx_native_layer_norm_result cfx_kernel_native_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape,
+                                                          cfx_tensor *weight, cfx_tensor *bias, double eps)
 {
-    if (on_cpu(input) && on_cpu(weight) && on_cpu(bias))
+    if (input->device.type == CFX_DEVICE_CPU)
         return cfx_cpu_native_layer_norm(input, normalized_shape, weight, bias, eps);
-    return math_path(input, normalized_shape, weight, bias);
+    return cfx_meta_native_layer_norm(input, normalized_shape, weight, bias, eps);
 }

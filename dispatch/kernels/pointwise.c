@@ -1,10 +1,11 @@
-/* pointwise.c - the pointwise families' meta functions and CPU computation (pointwise.h).
+/* pointwise.c - the pointwise families' CPU kernels (pointwise.h): PyTorch's C++ structured
+ * kernels.
  *
  * The meta function is PyTorch's TORCH_META_FUNC of the family, in its order: a non-number
  * alpha is the argument-binding error, then the op's own dtype check (sub's bool checks come
  * before broadcasting), then TensorIterator's build (iter.c), then alpha against the result
- * dtype. CPU and Meta kernels both run it, so they report the same errors and produce the
- * same sizes, strides and dtype; the CPU ones then compute in the common dtype. */
+ * dtype. The CPU kernels run it and compute in the common dtype. (The Meta kernels are the
+ * Python references since 2.13, in pointwise_refs.c.) */
 #include <stdlib.h>
 
 #include "dispatch/boxing.h"
@@ -30,25 +31,26 @@ static bool is_binary(const cfx_pointwise *p)
 }
 
 /* The argument-binding error PyTorch raises when alpha is not a number (boxing.c's text). */
-static void alpha_type_error(const char *op, cfx_value alpha)
+bool cfx_pointwise_alpha_ok(const cfx_pointwise *p, cfx_value alpha)
 {
-    cfx_op *h = cfx_op_find(op);
+    if (!p->has_alpha || cfx_value_is_number(alpha))
+        return true;
+    cfx_op *h = cfx_op_find(p->name);
     const cfx_schema *sc = h ? cfx_op_schema(h) : NULL;
     int i = sc ? cfx_schema_find_arg(sc, "alpha") : -1;
     if (i < 0)
-        cfx_error_set(CFX_ERR, op, "%s: alpha must be a number", op);
+        cfx_error_set(CFX_ERR, p->name, "%s: alpha must be a number", p->name);
     else
-        cfx_argument_type_error(sc, op, i, alpha);
+        cfx_argument_type_error(sc, p->name, i, alpha);
+    return false;
 }
 
 /* The family's meta function for out = op(a[, b]) (out: the in-place output or NULL). */
 static bool meta_function(const cfx_pointwise *p, cfx_iter *it, const cfx_tensor *out, const cfx_tensor *a,
                           const cfx_tensor *b, cfx_value alpha)
 {
-    if (p->has_alpha && !cfx_value_is_number(alpha)) {
-        alpha_type_error(p->name, alpha);
+    if (!cfx_pointwise_alpha_ok(p, alpha))
         return false;
-    }
     if (p->check && !p->check(p->name, a, b))
         return false;
     const cfx_tensor *in[2] = {a, b};
@@ -80,7 +82,11 @@ static bool compute(const cfx_pointwise *p, cfx_dtype dt, cfx_tensor *out, const
         cfx_error_set(CFX_ERR, p->name, "\"%s\" not implemented for '%s'", p->name, cfx_dtype_scalar_name(dt));
         return false;
     }
+    /* alpha as the kernel reads it, Scalar::to<scalar_t>(): in a bool computation any
+     * nonzero alpha is true (a + (-1) * b is a || b there, not a - b) */
     cfx_pointwise_alpha ctx = {cfx_value_to_double(alpha), cfx_scalar_to_int64(alpha)};
+    if (dt == CFX_BOOL)
+        ctx.i = ctx.i != 0;
     int nin = is_binary(p) ? 2 : 1;
     cfx_scope s = cfx_scope_begin();
     const cfx_tensor *in[2] = {cfx_cpu_to_dtype(a, dt), b ? cfx_cpu_to_dtype(b, dt) : NULL};
@@ -112,14 +118,6 @@ cfx_tensor *cfx_pointwise_cpu(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor 
     return out;
 }
 
-cfx_tensor *cfx_pointwise_meta(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
-{
-    cfx_iter it;
-    if (!meta_function(p, &it, NULL, a, b, alpha))
-        return NULL;
-    return cfx_iter_new_output(&it, -1, cfx_device_make(CFX_DEVICE_META));
-}
-
 cfx_tensor *cfx_pointwise_cpu_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
 {
     cfx_iter it;
@@ -129,16 +127,7 @@ cfx_tensor *cfx_pointwise_cpu_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx
     return a;
 }
 
-cfx_tensor *cfx_pointwise_meta_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
-{
-    cfx_iter it;
-    if (!meta_function(p, &it, a, a, b, alpha))
-        return NULL;
-    cfx_tensor_bump_version(a);
-    return a;
-}
-
-/* ---- the ops' own checks ------------------------------------------------------------------ */
+/* ---- the ops' own checks in their C++ kernels --------------------------------------------- */
 
 bool cfx_pointwise_check_sub(const char *op, const cfx_tensor *a, const cfx_tensor *b)
 {

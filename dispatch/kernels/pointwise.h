@@ -3,11 +3,16 @@
  * A pointwise op is one row of the op table with a scalar expression (its .body): tools/opgen
  * compiles the expression into one inner loop per dtype the family computes in, with the
  * loop shapes below, and makes the op's CPU and Meta kernels calls of the functions here.
- * These run the family's meta function, in PyTorch's order (the op's own dtype check, then
- * TensorIterator's build: overlap, broadcasting, type promotion, devices, then alpha's checks
- * against the result dtype), and the CPU ones compute: inputs whose dtype differs from the
+ *
+ * The two keys run different code in PyTorch 2.13, and so here. The CPU kernel is the C++
+ * structured kernel: the family's meta function in PyTorch's order (the op's own dtype check,
+ * then TensorIterator's build: overlap, broadcasting, type promotion, devices, then alpha's
+ * checks against the result dtype), then the computation: inputs whose dtype differs from the
  * computation dtype are converted into temporaries first, and an in-place output of another
- * dtype receives its values through one, as TensorIterator does on CPU.
+ * dtype receives its values through one, as TensorIterator does on CPU (pointwise.c). The
+ * Meta kernel is the op's Python reference (torch/_refs, pointwise_refs.c): type promotion,
+ * broadcasting, the reference's own checks, then the prim, laid out by prims' rule; an
+ * in-place op's Meta kernel is _meta_registrations' meta_binop_inplace(_alpha) instead.
  *
  * Families (TensorIteratorConfig of PyTorch's structured kernels):
  *   UNARY        out = body(a) in a's dtype                                      neg, relu
@@ -33,16 +38,24 @@ typedef enum cfx_pointwise_kind {
     CFX_POINTWISE_BINARY_FLOAT,
 } cfx_pointwise_kind;
 
-/* An op's own check, run before anything else: false with the error recorded. b is NULL for
- * a unary op. */
+/* An op's own check in its C++ kernel, run before anything else: false with the error
+ * recorded. b is NULL for a unary op. */
 typedef bool (*cfx_pointwise_check_fn)(const char *op, const cfx_tensor *a, const cfx_tensor *b);
+
+/* The checks of an op's Python reference, run on the computation dtype after type promotion
+ * and broadcasting. alpha is what the reference receives: None when the caller's equals the
+ * schema default (a Python kernel is not passed such keyword arguments). *scale tells whether
+ * the reference multiplies the second operand by alpha (prims.mul) before its prim. */
+typedef bool (*cfx_pointwise_ref_fn)(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale);
 
 /* One pointwise op, as generated from its row. */
 typedef struct cfx_pointwise {
     const char *name;            /* "aten::add.Tensor" */
     cfx_pointwise_kind kind;
     bool has_alpha;              /* the schema has a Scalar alpha */
+    cfx_value alpha_default;     /* its schema default (None: it has none) */
     cfx_pointwise_check_fn check;
+    cfx_pointwise_ref_fn ref_check;
     cfx_loop_fn loops[CFX_DTYPE_CODES]; /* by computation dtype; NULL: not computed in it */
 } cfx_pointwise;
 
@@ -53,10 +66,18 @@ cfx_tensor *cfx_pointwise_meta(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor
 cfx_tensor *cfx_pointwise_cpu_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha);
 cfx_tensor *cfx_pointwise_meta_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha);
 
-/* The ops' own checks (their rows name them), with PyTorch's messages. */
+/* The ops' own checks (their rows name them), with PyTorch's messages: the C++ kernels'... */
 bool cfx_pointwise_check_sub(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_neg(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_relu(const char *op, const cfx_tensor *a, const cfx_tensor *b);
+/* ... and the references' (torch._refs add, sub and neg's _neg_meta) */
+bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale);
+bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale);
+bool cfx_pointwise_ref_neg(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale);
+
+/* A non-number alpha: PyTorch's argument-binding error (false), recorded before anything
+ * else on either key. */
+bool cfx_pointwise_alpha_ok(const cfx_pointwise *p, cfx_value alpha);
 
 /* ---- the loop shapes the generated loops are written in --------------------------------- */
 

@@ -1,9 +1,11 @@
-/* structured.c - meta functions of the structured built-ins (ATen's TORCH_META_FUNCs).
+/* structured.c - meta functions of the structured built-ins (ATen's TORCH_META_FUNCs), run by
+ * their CPU kernels.
  *
  * Each function is the checks and output metadata of one PyTorch meta function, in its order:
  * mm checks ranks before shapes, sum wraps every dim before looking for repeats, max wraps
- * its dim before the empty-dim check (the pointwise families' are in pointwise.c). native_layer_norm is not structured, but its input
- * checks and stats layout are shared by its CPU and composite kernels the same way. */
+ * its dim before the empty-dim check (the pointwise families' are in pointwise.c).
+ * native_layer_norm is not structured, but its CPU kernel's input checks and stats layout
+ * are kept here the same way. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,9 +1,10 @@
-/* structured.h - the "meta functions" of the built-in structured operators.
+/* structured.h - the C++ "meta functions" of the built-in structured operators.
  *
- * PyTorch splits a structured kernel into a meta function (checks + output metadata, shared
- * by every backend: TORCH_META_FUNC) and per-backend impls. These are the meta functions; the
- * CPU kernels run them and then compute, the Meta kernels run them and stop, so both report
- * the same errors in the same order and produce the same sizes, strides and dtype. */
+ * PyTorch splits a structured kernel into a meta function (checks + output metadata:
+ * TORCH_META_FUNC) and per-backend impls. These are the meta functions the CPU kernels run
+ * before they compute. In PyTorch 2.13 the Meta key no longer runs them: it runs the Python
+ * meta registrations (prims.h, meta/meta.c), whose checks and texts differ ("a must be 2D"
+ * where this says "self must be a matrix"). */
 #ifndef CFX_KERNELS_STRUCTURED_H
 #define CFX_KERNELS_STRUCTURED_H
 
@@ -30,8 +31,8 @@ bool cfx_structured_sum(cfx_reduce_shape *r, const char *op, const cfx_tensor *s
 bool cfx_structured_max_dim(cfx_reduce_shape *r, int64_t *wrapped, const char *op, const cfx_tensor *self,
                             int64_t dim, bool keepdim);
 
-/* _check_layer_norm_inputs (not a structured op, but shared by native_layer_norm's CPU and
- * composite kernels): normalized_shape non-empty, weight's and bias's shapes equal to it, the
+/* _check_layer_norm_inputs (not a structured op; native_layer_norm's CPU kernel):
+ * normalized_shape non-empty, weight's and bias's shapes equal to it, the
  * input's trailing dims equal to it, in that order. *M is the product of the leading dims,
  * *N of the normalized ones. */
 bool cfx_check_layer_norm_inputs(const char *op, const cfx_tensor *input, cfx_int_list normalized_shape,

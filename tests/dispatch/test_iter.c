@@ -6,8 +6,10 @@
  * as cfx_iter_output_strides, i.e. equal strides on every dim of size > 1, as PyTorch's NOTE
  * [Computing output strides] promises, and be taken exactly when PyTorch's
  * compute_fast_setup_type takes it. Random inputs come from a fixed seed; a handful of hand
- * cases with PyTorch's answers (meta tensors, `a + b`) pin which way each kind of input
- * takes. The bulk check against PyTorch itself is tests/data/ops_strides.json (test_ops.c). */
+ * cases with PyTorch's answers (CPU tensors, `a + b`: since 2.13 TensorIterator lays out the
+ * CPU kernels' outputs only, the Meta kernels being Python references) pin which way each
+ * kind of input takes. The bulk check against PyTorch itself is tests/data/ops_strides.json
+ * (test_ops.c). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +20,7 @@
 #include "dispatch/kernels/structured.h"
 #include "tests/test_util.h"
 
-static const cfx_device META = {CFX_DEVICE_META, -1};
+static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
 
 static void setup(void)
 {
@@ -168,7 +170,7 @@ Test(iter, fast_setup_agrees_with_the_general_layout)
         cr_expect_gt(taken[t], 500, "fast setup type %d hit only %d times", t, taken[t]);
 }
 
-/* ---- hand cases: PyTorch 1.13's strides for `a + b` on meta tensors, and the path taken ---- */
+/* ---- hand cases: PyTorch 2.13's strides for `a + b` on CPU tensors, and the path taken ---- */
 
 typedef struct hand_case {
     const char *what;
@@ -198,8 +200,8 @@ Test(iter, hand_cases_match_pytorch)
     for (size_t k = 0; k < sizeof hand / sizeof hand[0]; k++) {
         const hand_case *h = &hand[k];
         cfx_scope s = cfx_scope_begin();
-        cfx_tensor *a = cfx_tensor_new_strided(h->sa, h->ta, h->na, CFX_FLOAT32, META);
-        cfx_tensor *b = cfx_tensor_new_strided(h->sb, h->tb, h->nb, CFX_FLOAT32, META);
+        cfx_tensor *a = cfx_tensor_new_strided(h->sa, h->ta, h->na, CFX_FLOAT32, CPU);
+        cfx_tensor *b = cfx_tensor_new_strided(h->sb, h->tb, h->nb, CFX_FLOAT32, CPU);
         cfx_tensor *r = cfx_add(a, b);
         cr_assert_not_null(r, "%s: %s", h->what, cfx_error_message());
         cr_expect(!memcmp(r->strides, h->want, (size_t)r->ndim * sizeof(int64_t)), "%s: strides", h->what);

@@ -1,11 +1,12 @@
 /* test_ops.c - the built-in op table: registrations, wrappers, layouts, meta dispatch.
  *
- * Goldens (tools/interop/dump_ops.py, PyTorch 1.13):
- *   tests/data/ops_keys.txt     schema and kernel keys of the 22 built-ins, compared with
+ * Goldens (tools/interop/gen_ops.py, PyTorch 2.13):
+ *   tests/data/ops_keys.txt     schema, kernel keys and tags of the built-ins, compared with
  *                               cfx's registry and dumps;
  *   tests/data/ops_strides.json 4000 random layouts / dtype mixes through the elementwise ops,
  *                               clone and empty_like: output strides (or the error) on CPU and
- *                               on meta, the bulk check of the TensorIterator layout port.
+ *                               on meta, the bulk check of the two layout rules: TensorIterator's
+ *                               on CPU, prims' (the Python references') on meta.
  * The rest checks the wrapper machinery itself: call sites, NULL propagation, the boxed-only
  * kernel path, redispatch, BackendSelect, version counters and the Meta kernel choice; the
  * multi-output wrappers (max.dim, native_layer_norm) on both paths and through a mode;
@@ -570,8 +571,8 @@ Test(ops, native_layer_norm_kernels_and_values)
 {
     cfx_op *op = cfx_op_find("aten::native_layer_norm");
     cr_assert_not_null(op);
-    /* no Meta kernel in 1.13: the composite fills the Meta slot */
-    cr_expect_eq(op->table[cfx_key_table_index(CFX_KEY_Meta)].unboxed, (cfx_fnptr)cfx_kernel_native_layer_norm);
+    /* 2.13's Meta kernel is the Python reference, not the composite */
+    cr_expect_eq(op->table[cfx_key_table_index(CFX_KEY_Meta)].unboxed, (cfx_fnptr)cfx_meta_native_layer_norm);
     cr_expect_eq(op->table[cfx_key_table_index(CFX_KEY_CPU)].unboxed, (cfx_fnptr)cfx_cpu_native_layer_norm);
     cfx_scope s = cfx_scope_begin();
     /* torch.ops.aten.native_layer_norm(torch.tensor([[1., 2., 3.]]), [3], None, None, 1e-5) */
@@ -584,13 +585,13 @@ Test(ops, native_layer_norm_kernels_and_values)
     cr_expect_float_eq(cfx_tensor_get_double(r.rstd, 0), 1.2247356176376343, 1e-6);
     cr_expect_eq(r.mean->ndim, 2);
     cr_expect_eq(r.mean->sizes[1], 1);
-    /* meta, transposed: the composite's output follows the input's memory order */
+    /* meta, transposed: the reference makes the input contiguous first, so the output is */
     int64_t sz[2] = {4, 3}, st[2] = {1, 4};
     cfx_tensor *x = cfx_tensor_new_strided(sz, st, 2, CFX_FLOAT32, META);
     cfx_native_layer_norm_result m = cfx_native_layer_norm(x, CFX_INTS(3), NULL, NULL, 1e-5);
     cr_assert_not_null(m.out, "%s", cfx_error_message());
-    cr_expect_eq(m.out->strides[0], 1);
-    cr_expect_eq(m.out->strides[1], 4);
+    cr_expect_eq(m.out->strides[0], 3);
+    cr_expect_eq(m.out->strides[1], 1);
     cr_expect_eq(m.mean->device.type, CFX_DEVICE_META);
     cfx_scope_end(s);
 }
@@ -691,6 +692,7 @@ Test(ops, lift_fresh_ownership)
 }
 
 static int lift_calls, clone_calls;
+static cfx_value clone_format;
 
 static int counting_lift(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
@@ -704,6 +706,7 @@ static int counting_clone(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value 
 {
     (void)ctx, (void)op, (void)ks;
     clone_calls++;
+    clone_format = stack[1];
     cfx_tensor *r = cfx_kernel_clone(stack[0].u.t, stack[1]);
     if (!r)
         return CFX_ERR;
@@ -711,8 +714,9 @@ static int counting_clone(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value 
     return CFX_OK;
 }
 
-/* 1.13's lift_fresh_copy is lift_fresh then clone, both dispatched: kernels registered on
- * them see the calls (checked against torch.library overrides on CPU). */
+/* 2.13's lift_fresh_copy is lift_fresh then clone(memory_format=torch.contiguous_format),
+ * both dispatched: kernels registered on them see the calls (checked against torch.library
+ * overrides on CPU). */
 Test(ops, lift_fresh_copy_dispatches_lift_fresh_and_clone)
 {
     cfx_library *lib = CFX_LIBRARY_IMPL("aten", CFX_KEY_CPU);
@@ -726,7 +730,10 @@ Test(ops, lift_fresh_copy_dispatches_lift_fresh_and_clone)
     cr_assert_not_null(c, "%s", cfx_error_message());
     cr_expect_eq(lift_calls, 1);
     cr_expect_eq(clone_calls, 1);
-    cr_expect_eq(c->strides[0], 1, "clone preserves the transposed layout");
+    cr_expect(clone_format.kind == CFX_V_MEMORY_FORMAT && clone_format.u.memory_format == CFX_CONTIGUOUS_FORMAT,
+              "clone is asked for contiguous_format");
+    cr_expect_eq(c->strides[0], 2, "the copy is contiguous, not the transposed layout");
+    cr_expect_eq(c->strides[1], 1);
     cr_expect_eq(cfx_tensor_get_double(c, 1), 4);
     cfx_scope_end(s);
     cfx_library_free(lib);

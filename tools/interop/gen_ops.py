@@ -9,6 +9,13 @@ Outputs:
   tests/data/ops_keys.txt     per built-in op: its schema, the dispatch keys PyTorch
                               registers kernels on (among the keys cfx has kernels for) and
                               its tags
+  tests/data/ops_strides.json random layouts through the elementwise ops (below)
+
+In 2.13 a meta run mostly exercises Python: torch/_meta_registrations.py installs the
+references of torch/_refs (and its own meta functions) over the C++ Meta kernels, so the
+"meta" results below are those references' metadata and texts, and a cpu run the C++
+kernels'. Every op of the table has cases; a case whose result is uninitialised memory
+(factories, a CPU tensor made by a Python meta function) is generated nondeterministic.
 
 ops_cases.json = {"cases": [case, ...]}; a case is
   {"name": str, "op": cfx op id ("add_Tensor"), "args": [arg, ...], "runs": {run: result}}
@@ -28,14 +35,15 @@ Every call is made through torch.ops.aten.<name>.<overload>, arguments in schema
             "alias": index of the argument whose storage the result shares, or -1,
             "version_bumped": whether that argument's version counter moved}
          | {"returns": [one such record per return]}    (ops returning several tensors)
-A Tensor? argument is a tensor arg or {"k": "none"}. A case may carry "tol": [atol, rtol] for its float values (layer norm: PyTorch accumulates
-in float, cfx in double).
+A Tensor? argument is a tensor arg or {"k": "none"}. A case may carry "tol": [atol, rtol] for
+its float values (layer norm: PyTorch accumulates in float, cfx in double).
 Float values that JSON cannot hold are the strings "nan", "inf", "-inf"; bools are 0/1.
 
 ops_strides.json = {"cases": [[op, [[sizes, strides, dtype], ...], cpu, meta], ...]}: random
 layouts (broadcast, permuted, gapped, zero-stride, size-0/1 dims) and dtype mixes through the
 elementwise ops, clone and empty_like, recording only the result's strides (cpu / meta: a
-strides list or the error text). This is the bulk check of the TensorIterator layout port.
+strides list or the error text). This is the bulk check of the two layout rules: TensorIterator's
+(CPU kernels) and prims' permutation (the references, on meta).
 """
 import json
 import math
@@ -434,7 +442,9 @@ def mm_cases():
             if da != db:
                 add_case(f"mm/mixed_{da}_{db}", "mm", [T([2, 3], dtype=da), T([3, 2], dtype=db)])
                 add_case(f"mm/mixed_empty_{da}_{db}", "mm", [T([2, 0], dtype=da), T([0, 2], dtype=db)])
-    add_case("mm/dev_cpu_meta", "mm", [T([2, 3], dev="cpu"), T([3, 2], dev="meta")], runs=("mixed",))
+    # 2.13's meta_mm returns a.new_empty: a CPU tensor of uninitialised memory here
+    add_case("mm/dev_cpu_meta", "mm", [T([2, 3], dev="cpu"), T([3, 2], dev="meta")], runs=("mixed",),
+             nondeterministic=True)
     add_case("mm/dev_meta_cpu", "mm", [T([2, 3], dev="meta"), T([3, 2], dev="cpu")], runs=("mixed",))
 
 
@@ -721,6 +731,143 @@ def data_dependent_cases():
             add_case(f"nonzero/{dt}/{lname}", "nonzero", [T(s, st, dt)], runs=("cpu", "meta"))
 
 
+def R(vals, sizes, dt="float32", strides=None, offset=0):
+    """A tensor argument with the given storage (values may be nan/inf floats)."""
+    return {"k": "tensor", "dtype": dt, "sizes": list(sizes),
+            "strides": contiguous_strides(sizes) if strides is None else list(strides), "offset": offset,
+            "storage": [encode_value(v) for v in vals], "dev": "auto"}
+
+
+def data_dependent_value_cases():
+    """Values item() and nonzero must get exactly: NaN and infinities, signed zeros, extreme
+    integers, views at an offset of a larger storage, permuted and 5-d inputs."""
+    nan, inf = float("nan"), float("inf")
+    for dt in ("float32", "float64"):
+        for name, v in [("nan", nan), ("inf", inf), ("neg_inf", -inf), ("neg_zero", -0.0), ("tiny", 1e-30)]:
+            add_case(f"_local_scalar_dense/{dt}/{name}", "_local_scalar_dense", [R([v], [], dt)])
+        add_case(f"nonzero/{dt}/specials", "nonzero", [R([0.0, nan, -0.0, inf, -inf, 0.0], [2, 3], dt)])
+    for dt, v in [("int64", 2 ** 62 + 3), ("int64", -(2 ** 63)), ("int32", -(2 ** 31)), ("int32", 2 ** 31 - 1)]:
+        add_case(f"_local_scalar_dense/{dt}/{v}", "_local_scalar_dense", [R([v], [1, 1], dt)])
+    add_case("_local_scalar_dense/offset_view", "_local_scalar_dense",
+             [R([1.5, 2.5, 3.5, 4.5], [1], "float64", [1], 2)])
+    add_case("_local_scalar_dense/bool_true_expanded", "_local_scalar_dense", [R([1], [3, 2], "bool", [0, 0])])
+    for dt in DTYPES:
+        add_case(f"nonzero/{dt}/all_zero", "nonzero", [R([0] * 6, [2, 3], dt)])
+        add_case(f"nonzero/{dt}/1d_offset", "nonzero", [T([4], [2], dt, offset=1)])
+        add_case(f"nonzero/{dt}/permuted", "nonzero", [T([2, 3, 4], perm_strides([2, 3, 4], [2, 0, 1]), dt)])
+        add_case(f"nonzero/{dt}/5d", "nonzero", [T([2, 1, 2, 1, 3], None, dt)])
+        add_case(f"nonzero/{dt}/0d_zero", "nonzero", [R([0], [], dt)])
+        add_case(f"nonzero/{dt}/expanded", "nonzero", [T([3, 4], [0, 1], dt)])
+
+
+def alpha_layout_cases():
+    """add and sub with each kind of alpha on layouts where it matters: the references apply
+    prims.mul(b, alpha) (a new, dense b) for add unless alpha is the schema's int 1, for sub
+    unless alpha == 1 as a number; then the broadcast and the prim's permutation decide."""
+    layouts = [("bcast_zero", [1, 2, 2], [2, 2, 1], [1, 2, 2], [2, 1, 0]),
+               ("mixed_zero", [2, 2, 1, 3], [6, 0, 6, 1], [2, 2, 1, 3], [0, 4, 1, 4]),
+               ("nc11_zero", [2, 3, 1, 1], [6, 1, 0, 3], [2, 3, 1, 1], [1, 1, 0, 1]),
+               ("col_vs_1x1", [3, 1], [1, 3], [1, 1], [3, 1]),
+               ("expanded_b", [2, 1, 1, 3], [1, 2, 1, 0], [1, 1, 1, 3], [0, 1, 0, 12]),
+               ("transposed_row", [3, 4], [1, 3], [4], [1])]
+    for op in ("add_Tensor", "sub_Tensor"):
+        for name, sa, sta, sb, stb in layouts:
+            for alpha in (I(1), I(2), D(1.0), B(True), D(0.5), NONE()):
+                add_case(f"{op}/alpha_layout/{name}/{alpha['k']}_{alpha.get('v')}", op,
+                         [T(sa, sta), T(sb, stb), alpha])
+        for dt in ("int64", "int32", "bool"):
+            for alpha in (D(1.0), B(True), I(2), B(False)):
+                add_case(f"{op}/alpha_kind/{dt}/{alpha['k']}_{alpha['v']}", op,
+                         [T([2, 3], dtype=dt), T([3], dtype=dt), alpha])
+        # a CPU scalar b: prims.mul(b, alpha) runs torch.mul on it, with C++'s promotion (a
+        # bool b times an int is int64, which prims.add then refuses); bool alphas on CPU
+        for dt in ("bool", "int32", "float64"):
+            for alpha in (I(-1), I(2), D(0.5), B(True), B(False)):
+                add_case(f"{op}/cpu_scalar_b/{dt}/{alpha['k']}_{alpha['v']}", op,
+                         [T([2, 3], dtype=dt), T([], dtype=dt, dev="cpu"), alpha])
+        for i in range(40):
+            sizes, strides = random_layout(4)
+            sb, stb = random_layout_like(sizes)
+            if sizes and rng.random() < 0.5:
+                d = rng.randrange(len(sizes))
+                sb[d], stb[d] = 1, rng.choice([0, 1, 5])
+            alpha = rng.choice([I(1), I(2), D(1.0), B(True)])
+            add_case(f"{op}/alpha_random{i}", op, [T(sizes, strides), T(sb, stb), alpha])
+
+
+def error_213_cases():
+    """Error paths whose text or order changed in 2.13."""
+    # _broadcast_shapes reports the common shape as far as it got
+    for op in BIN_OPS:
+        extra = [I(1)] if op in ("add_Tensor", "sub_Tensor") else []
+        add_case(f"{op}/mismatch_partial", op, [T([2, 1]), T([3, 5])] + extra)
+        add_case(f"{op}/mismatch_leading", op, [T([4, 2, 3]), T([5, 1, 3])] + extra)
+        add_case(f"{op}/mismatch_zero", op, [T([0, 3]), T([2, 3])] + extra)
+        add_case(f"{op}/dev_meta0d_cpu", op, [T([], dev="meta"), T([3], dev="cpu")] + extra, runs=("mixed",))
+    add_case("add__Tensor/mismatch_partial", "add__Tensor", [T([2, 1]), T([3, 5]), I(1)])
+    add_case("add__Tensor/bcast_self_grows", "add__Tensor", [T([1, 3]), T([2, 3]), I(1)])
+    add_case("add__Tensor/int_self_bool_other", "add__Tensor", [T([3], dtype="int64"), T([3], dtype="bool"), I(1)])
+    add_case("add__Tensor/float_self_int_other_alpha_float", "add__Tensor", [T([3]), T([3], dtype="int32"), D(0.5)])
+    add_case("add__Tensor/dev_meta_cpu_mismatch", "add__Tensor", [T([3], dev="meta"), T([2], dev="cpu"), I(1)],
+             runs=("mixed",))
+    for name, s, st, dims in [("scalar_dup", [], None, [0, -1]), ("scalar_oob", [], None, [1]),
+                              ("dup_after_wrap", [2, 3], None, [-1, 1]), ("oob_before_dup", [2, 3], None, [0, 0, 2]),
+                              ("keep_empty_mid", [2, 0, 3], None, [1]), ("keep_size1", [2, 1, 3], [3, 1, 1], [0])]:
+        for keep in (False, True):
+            add_case(f"sum/{name}/{keep}", "sum_dim_IntList", [T(s, st), INTS(dims), B(keep), NONE()])
+    for name, s, dim in [("scalar_oob", [], 1), ("scalar_neg", [], -1), ("empty_only", [0], 0), ("oob", [2, 3], -3)]:
+        for keep in (False, True):
+            add_case(f"max/{name}/{keep}", "max_dim", [T(s), I(dim), B(keep)])
+    add_case("mm/dev_meta_cpu_bad_inner", "mm", [T([2, 3], dev="meta"), T([4, 2], dev="cpu")], runs=("mixed",))
+    add_case("mm/empty_mixed_dtype_inner", "mm", [T([2, 0]), T([0, 3], dtype="float64")])
+    for name, new in [("neg_second", [2, -5]), ("neg_before_infer", [-3, -1]), ("infer_then_neg", [-1, -7])]:
+        add_case(f"view/{name}", "view", [T([2, 3]), INTS(new)])
+    # empty_like: the reference on meta, the composite on CPU
+    add_case("empty_like/pin", "empty_like", [T([2, 3]), NONE(), NONE(), NONE(), B(True), NONE()],
+             nondeterministic=True)
+    add_case("empty_like/pin_to_cpu", "empty_like", [T([2, 3], dev="meta"), NONE(), NONE(), DEV("cpu"), B(True), NONE()],
+             runs=("mixed",), nondeterministic=True)
+    add_case("empty_like/channels_last_3d_bad", "empty_like", [T([2, 3, 4]), NONE(), NONE(), NONE(), NONE(), MF(2)],
+             nondeterministic=True)
+    add_case("empty_like/preserve_explicit", "empty_like",
+             [T([2, 3, 1], [1, 2, 6]), NONE(), NONE(), NONE(), NONE(), MF(1)], nondeterministic=True)
+
+
+def layer_norm_213_cases():
+    """native_layer_norm's CPU mixed-dtype check (the first parameter decides) and the
+    reference's texts on meta."""
+    def ln(name, x, ns, w=None, b=None, runs=("cpu", "meta")):
+        add_case(f"layer_norm/{name}", "native_layer_norm",
+                 [x, INTS(ns), NONE() if w is None else w, NONE() if b is None else b, D(1e-5)], runs=runs)
+        cases[-1]["tol"] = layer_norm_tol(cases[-1])
+    ln("dtypes/w_f32_b_f64", T([2, 3]), [3], w=T([3]), b=T([3], dtype="float64"))
+    ln("dtypes/w_f32_b_i64", T([2, 3]), [3], w=T([3]), b=T([3], dtype="int64"))
+    ln("dtypes/int_w_int_b_f32", T([2, 3], dtype="int64"), [3], w=T([3], dtype="int64"), b=T([3]))
+    ln("dtypes/int_w_f32", T([2, 3], dtype="int64"), [3], w=T([3]))
+    ln("dtypes/empty_w_f32_b_f64", T([0, 3]), [3], w=T([3]), b=T([3], dtype="float64"))
+    ln("dtypes/f64_b_f32", T([2, 3], dtype="float64"), [3], b=T([3]))
+    ln("err/empty_shape_weight", T([2, 3]), [], w=T([3]))
+    ln("err/weight_and_input", T([2, 3]), [4], w=T([3]))
+    ln("err/bias_0d", T([2, 3]), [3], b=T([]))
+    ln("dev/meta_input_cpu_weight_int", T([2, 3], dtype="int64", dev="meta"), [3], w=T([3], dev="cpu"),
+       runs=("mixed",))
+    ln("dev/meta_input_meta_weight_cpu_bias", T([2, 3], dev="meta"), [3], w=T([3], dev="meta"), b=T([3], dev="cpu"),
+       runs=("mixed",))
+    ln("layout/size1_dims", T([2, 1, 3], [3, 6, 1]), [3])
+    ln("layout/size1_norm", T([2, 3, 1], [1, 2, 6]), [3, 1], w=T([3, 1]))
+
+
+def cases_213():
+    # cases for behaviour that changed in 2.13, with a generator of their own
+    global rng
+    saved, rng = rng, random.Random(213)
+    data_dependent_value_cases()
+    alpha_layout_cases()
+    error_213_cases()
+    layer_norm_213_cases()
+    rng = saved
+
+
 def new_op_cases():
     # a generator of their own, so that adding them leaves every older case unchanged
     global rng
@@ -807,6 +954,7 @@ def main():
     inplace_cases()
     factory_cases()
     new_op_cases()
+    cases_213()
     golden.write_json(os.path.basename(OUT_CASES), {"cases": cases}, separators=(",", ":"))
     write_keys()
     n = strides_cases()

@@ -45,7 +45,7 @@ typedef struct op_row {
     const char *c;       /* convenience macro name */
     const char *tags;
     const char *returns; /* names for unnamed returns */
-    const char *family, *body, *check;
+    const char *family, *body, *check, *ref_check;
     /* kernels by dispatch key (the field names are the keys') */
     const char *CPU, *Meta, *BackendSelect, *CompositeExplicitAutograd, *CompositeExplicitAutogradNonFunctional,
         *CompositeImplicitAutograd;
@@ -222,13 +222,20 @@ static void load(op *o, const op_row *r)
             die(r, "a %s op takes %s%s and returns one Tensor", family_names[o->family],
                 binary ? "two Tensors" : "one Tensor", binary ? " (and a Scalar alpha)" : "");
         o->inplace = cfx_argument_is_write(&s->args[0]);
+        /* PyTorch's Meta kernel of an in-place binary op is meta_binop_inplace(_alpha) /
+         * meta_div_inplace, not a reference; an in-place unary one would be the _make_inplace
+         * reference, which the families do not model */
+        if (o->inplace && !binary)
+            die(r, "an in-place pointwise op is binary (its Meta kernel is meta_binop_inplace)");
+        if (o->inplace && r->ref_check)
+            die(r, ".ref_check belongs to an op whose Meta kernel is its reference, not an in-place one");
         for (int k = K_CPU; k <= K_META; k++)
             if (!o->kernel[k]) {
                 o->kernel[k] = fmt("cfx_%s_%s", k == K_CPU ? "cpu" : "meta", o->id);
                 o->generated[k] = true;
             }
-    } else if (r->body || r->check) {
-        die(r, ".body and .check belong to a pointwise .family");
+    } else if (r->body || r->check || r->ref_check) {
+        die(r, ".body, .check and .ref_check belong to a pointwise .family");
     }
     if (r->structured) {
         if (!o->kernel[K_CPU] || !o->kernel[K_META])
@@ -766,6 +773,26 @@ static bool family_has_dtype(int fam, const char *dt)
     return fam == FAM_UNARY || fam == FAM_BINARY;
 }
 
+/* alpha's schema default as a constant initializer of a cfx_value: the pointwise descriptor
+ * carries it, since a Python reference is not passed an alpha equal to it. */
+static void c_alpha_default(FILE *f, const op *o)
+{
+    int i = cfx_schema_find_arg(o->s, "alpha");
+    cfx_value v = o->s->args[i].default_value;
+    if (!o->s->args[i].has_default)
+        fputs("{CFX_V_NONE, 0, {.i = 0}}", f); /* every call passes it */
+    else if (v.kind == CFX_V_INT)
+        fprintf(f, "{CFX_V_INT, 0, {.i = INT64_C(%" PRId64 ")}}", v.u.i);
+    else if (v.kind == CFX_V_BOOL)
+        fprintf(f, "{CFX_V_BOOL, 0, {.b = %s}}", v.u.b ? "true" : "false");
+    else if (v.kind == CFX_V_DOUBLE) {
+        fputs("{CFX_V_DOUBLE, 0, {.d = ", f);
+        c_double(f, v.u.d);
+        fputs("}}", f);
+    } else
+        die(o->row, "alpha's default is not a number");
+}
+
 static void emit_pointwise(FILE *f, const op *o)
 {
     static const char *const dtypes[][3] = {{"float32", "float", "CFX_FLOAT32"},
@@ -788,8 +815,15 @@ static void emit_pointwise(FILE *f, const op *o)
             o->family == FAM_UNARY ? "UNARY" : o->family == FAM_UNARY_FLOAT ? "UNARY_FLOAT"
                                    : o->family == FAM_BINARY ? "BINARY" : "BINARY_FLOAT");
     fprintf(f, "    .has_alpha = %s,\n", o->has_alpha ? "true" : "false");
+    if (o->has_alpha) {
+        fputs("    .alpha_default = ", f);
+        c_alpha_default(f, o);
+        fputs(",\n", f);
+    }
     if (o->row->check)
         fprintf(f, "    .check = %s,\n", o->row->check);
+    if (o->row->ref_check)
+        fprintf(f, "    .ref_check = %s,\n", o->row->ref_check);
     fputs("    .loops = {", f);
     for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++)
         if (family_has_dtype(o->family, dtypes[d][0]))

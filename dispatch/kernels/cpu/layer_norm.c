@@ -12,8 +12,10 @@
  *
  * Layout follows layer_norm_cpu: the output is contiguous (empty_like(X, Contiguous)), mean
  * and rstd are empty({M}) viewed as the input's leading sizes followed by ones. Errors come in
- * its order: the input checks, then the dtype dispatch ("LayerNormKernelImpl" not implemented
- * for 'Long'), then weight's and bias's dtypes (data_ptr<T>: "expected scalar type Float but
+ * its order: the mixed-dtype check (the first parameter given decides whether the call is
+ * "mixed"; a mixed call is refused unless the input is a reduced float, which cfx has none
+ * of), the input checks, then the dtype dispatch ("LayerNormKernelImpl" not implemented for
+ * 'Long'), then the other parameter's dtype (data_ptr<T>: "expected scalar type Float but
  * found Double"); all of them even when the input is empty. */
 #include <math.h>
 #include <stdlib.h>
@@ -91,6 +93,22 @@ static void normalize_row(const double *x, int64_t N, double eps, const double *
     *rstd_out = rstd;
 }
 
+/* is_mixed_type and check_mixed_data_type (ATen/native/mixed_data_type.h) */
+static bool mixed_dtype_error(const cfx_tensor *input, const cfx_tensor *weight, const cfx_tensor *bias)
+{
+    const cfx_tensor *first = weight ? weight : bias;
+    if (!first || first->dtype == input->dtype)
+        return false;
+    const cfx_tensor *params[2] = {weight, bias};
+    for (int k = 0; k < 2; k++)
+        if (params[k] && params[k]->dtype != CFX_FLOAT32) {
+            cfx_error_set(CFX_ERR, OP, "mixed dtype (CPU): expect parameter to have scalar type of Float");
+            return true;
+        }
+    cfx_error_set(CFX_ERR, OP, "mixed dtype (CPU): all inputs must share same datatype.");
+    return true;
+}
+
 static bool dtype_error(const cfx_tensor *input, const cfx_tensor *weight, const cfx_tensor *bias)
 {
     cfx_dtype dt = (cfx_dtype)input->dtype;
@@ -113,7 +131,8 @@ cfx_native_layer_norm_result cfx_cpu_native_layer_norm(cfx_tensor *input, cfx_in
 {
     cfx_native_layer_norm_result none = {{NULL, NULL, NULL}};
     int64_t M, N;
-    if (!cfx_check_layer_norm_inputs(OP, input, normalized_shape, weight, bias, &M, &N) ||
+    if (mixed_dtype_error(input, weight, bias) ||
+        !cfx_check_layer_norm_inputs(OP, input, normalized_shape, weight, bias, &M, &N) ||
         dtype_error(input, weight, bias))
         return none;
     cfx_dtype dt = (cfx_dtype)input->dtype;

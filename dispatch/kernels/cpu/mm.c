@@ -1,9 +1,10 @@
 /* mm.c - the CPU kernel of mm.
  *
  * ATen's mm_out_cpu ends in addmm_impl_cpu_, whose checks after the shared meta function are
- * observable: an empty result or an empty inner dimension returns before anything looks at
- * dtypes (so mm of an empty bool matrix works), bool is "not implemented", and mat2 must have
- * self's dtype ("expected scalar type Float but found Double", from data_ptr<scalar_t>).
+ * observable: first the operands' dtypes must match ("expected m1 and m2 to have the same
+ * dtype, but got: float != double", in caffe2's C++ type names), then an empty result or an
+ * empty inner dimension returns before the dtype dispatch (so mm of empty bool matrices
+ * works), and bool is "not implemented".
  * The product is a plain i-k-j loop over strided operands; floats accumulate in double and
  * round once (BLAS's float accumulation may differ in the last bit), integers wrap. */
 #include <stdlib.h>
@@ -43,6 +44,19 @@ MM_LOOP(mm_f64, double, double, AS_IS)
 MM_LOOP(mm_i64, int64_t, uint64_t, AS_IS)
 MM_LOOP(mm_i32, int32_t, uint32_t, AS_IS)
 
+/* A dtype as caffe2::TypeMeta prints it: the demangled C++ type of its elements. */
+static const char *cpp_type_name(cfx_dtype t)
+{
+    switch (t) {
+    case CFX_FLOAT32: return "float";
+    case CFX_FLOAT64: return "double";
+    case CFX_INT64: return "long int";
+    case CFX_INT32: return "int";
+    case CFX_BOOL: return "bool";
+    }
+    return "?";
+}
+
 cfx_tensor *cfx_cpu_mm(cfx_tensor *self, cfx_tensor *mat2)
 {
     const char *op = "aten::mm";
@@ -50,17 +64,15 @@ cfx_tensor *cfx_cpu_mm(cfx_tensor *self, cfx_tensor *mat2)
         return NULL;
     cfx_dtype dt = (cfx_dtype)self->dtype;
     int64_t sizes[2] = {self->sizes[0], mat2->sizes[1]};
+    if (mat2->dtype != self->dtype) {
+        cfx_error_set(CFX_ERR, op, "expected m1 and m2 to have the same dtype, but got: %s != %s", cpp_type_name(dt),
+                      cpp_type_name((cfx_dtype)mat2->dtype));
+        return NULL;
+    }
     bool empty = sizes[0] * sizes[1] == 0 || self->sizes[1] == 0;
-    if (!empty) {
-        if (dt == CFX_BOOL) {
-            cfx_error_set(CFX_ERR, op, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
-            return NULL;
-        }
-        if (mat2->dtype != self->dtype) {
-            cfx_error_set(CFX_ERR, op, "expected scalar type %s but found %s", cfx_dtype_scalar_name(dt),
-                          cfx_dtype_scalar_name((cfx_dtype)mat2->dtype));
-            return NULL;
-        }
+    if (!empty && dt == CFX_BOOL) {
+        cfx_error_set(CFX_ERR, op, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+        return NULL;
     }
     cfx_tensor *out = cfx_tensor_new(sizes, 2, dt, cfx_device_make(CFX_DEVICE_CPU));
     if (!out || empty)

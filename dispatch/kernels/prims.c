@@ -1,0 +1,454 @@
+/* prims.c - torch/_prims_common, torch/_prims and torch/_refs helpers on metadata (prims.h).
+ *
+ * Each function transcribes its Python original (PyTorch 2.13), including the odd corners
+ * that decide observable results: _broadcast_shapes reports the common shape as far as it
+ * got, the elementwise permutation treats a tensor that is both contiguous and channels-last
+ * as neither and sorts, ge() in its comparator also accepts "a multiple of", and a reduction
+ * with keepdim re-inserts its dims through broadcast_in_dim's stride rule rather than as
+ * contiguous ones. Strides are never negative (PyTorch has no negative strides), so Python's
+ * modulo and C's agree on them; pymod keeps Python's anyway. */
+#include <stdlib.h>
+
+#include "dispatch/error.h"
+#include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/prims.h"
+
+/* A few dims at a time: plain loops, which for the usual 1-4 dims cost less than memcpy
+ * calls (these run for every operand of every traced elementwise op). */
+static void copy_dims(int64_t *dst, const int64_t *src, int n)
+{
+    for (int i = 0; i < n; i++)
+        dst[i] = src[i];
+}
+
+void cfx_tmeta_of(cfx_tmeta *m, const cfx_tensor *t)
+{
+    m->ndim = t->ndim;
+    m->dtype = (cfx_dtype)t->dtype;
+    m->device = t->device;
+    copy_dims(m->sizes, t->sizes, t->ndim);
+    copy_dims(m->strides, t->strides, t->ndim);
+}
+
+void cfx_tmeta_copy(cfx_tmeta *dst, const cfx_tmeta *src)
+{
+    dst->ndim = src->ndim;
+    dst->dtype = src->dtype;
+    dst->device = src->device;
+    copy_dims(dst->sizes, src->sizes, src->ndim);
+    copy_dims(dst->strides, src->strides, src->ndim);
+}
+
+cfx_tensor *cfx_tmeta_new_tensor(const cfx_tmeta *m)
+{
+    return cfx_tensor_new_strided(m->sizes, m->strides, m->ndim, m->dtype, m->device);
+}
+
+/* ---- Python number types ------------------------------------------------------------------- */
+
+cfx_pytype cfx_pytype_of_dtype(cfx_dtype t)
+{
+    if (t == CFX_BOOL)
+        return CFX_PY_BOOL;
+    return cfx_dtype_is_floating(t) ? CFX_PY_FLOAT : CFX_PY_INT;
+}
+
+bool cfx_pytype_of_value(cfx_value v, cfx_pytype *out)
+{
+    switch (v.kind) {
+    case CFX_V_BOOL: *out = CFX_PY_BOOL; return true;
+    case CFX_V_INT: *out = CFX_PY_INT; return true;
+    case CFX_V_DOUBLE: *out = CFX_PY_FLOAT; return true;
+    default: return false;
+    }
+}
+
+const char *cfx_pytype_repr(cfx_pytype t)
+{
+    static const char *const names[] = {"<class 'bool'>", "<class 'int'>", "<class 'float'>"};
+    return names[t];
+}
+
+/* ---- dtypes -------------------------------------------------------------------------------- */
+
+void cfx_prims_elementwise_dtypes(const cfx_tmeta *const *ts, int n, const cfx_pytype *nums, int nn,
+                                  cfx_promotion kind, cfx_dtype *compute, cfx_dtype *result)
+{
+    /* one pass: the highest Python type, and per type the highest dtype among tensors with
+     * dimensions and among 0-dim ones (_find_highest_dtype_filtered prefers the former) */
+    cfx_pytype highest = CFX_PY_BOOL;
+    int best[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}; /* [type][0-dim?] */
+    for (int i = 0; i < n; i++) {
+        cfx_dtype dt = ts[i]->dtype;
+        cfx_pytype t = cfx_pytype_of_dtype(dt);
+        int *slot = &best[t][ts[i]->ndim == 0];
+        *slot = *slot < 0 ? (int)dt : (int)cfx_dtype_promote((cfx_dtype)*slot, dt);
+        highest = t > highest ? t : highest;
+    }
+    for (int i = 0; i < nn; i++)
+        highest = nums[i] > highest ? nums[i] : highest;
+    cfx_dtype r = CFX_BOOL;
+    if (highest != CFX_PY_BOOL) {
+        int h = best[highest][0] >= 0 ? best[highest][0] : best[highest][1];
+        /* no tensor of that type: the default dtype of the number's type */
+        r = h >= 0 ? (cfx_dtype)h : highest == CFX_PY_FLOAT ? CFX_FLOAT32 : CFX_INT64;
+    }
+    if (kind == CFX_PROMOTE_INT_TO_FLOAT && !cfx_dtype_is_floating(r))
+        r = CFX_FLOAT32; /* torch.get_default_dtype() */
+    *compute = r;        /* get_computation_dtype is the identity without low-precision floats */
+    *result = kind == CFX_PROMOTE_ALWAYS_BOOL ? CFX_BOOL : r;
+}
+
+void cfx_prims_to(cfx_tmeta *t, cfx_dtype dt)
+{
+    if (t->dtype == dt)
+        return; /* to_will_alias: the tensor itself */
+    int64_t st[CFX_MAX_DIMS];
+    cfx_geom_preserve_strides(t->sizes, t->strides, t->ndim, st);
+    copy_dims(t->strides, st, t->ndim);
+    t->dtype = dt;
+}
+
+void cfx_prims_contiguous(cfx_tmeta *t)
+{
+    /* _prims_common.is_contiguous is TensorImpl's compute_contiguous */
+    if (!cfx_geom_is_contiguous(t->sizes, t->strides, t->ndim))
+        cfx_geom_contiguous_strides(t->sizes, t->ndim, t->strides);
+}
+
+/* ---- broadcasting ---------------------------------------------------------------------------- */
+
+void cfx_prims_put_size(cfx_buf *b, const int64_t *d, int n)
+{
+    cfx_buf_puts(b, "torch.Size(");
+    cfx_geom_put_dims(b, d, n);
+    cfx_buf_putc(b, ')');
+}
+
+void cfx_prims_put_tuple(cfx_buf *b, const int64_t *d, int n)
+{
+    cfx_buf_putc(b, '(');
+    for (int i = 0; i < n; i++)
+        cfx_buf_printf(b, i ? ", %lld" : "%lld", (long long)d[i]);
+    cfx_buf_puts(b, n == 1 ? ",)" : ")");
+}
+
+static void broadcast_error(const char *op, int64_t len, int idx, int arg, const int64_t *shape, int n,
+                            const int64_t *common, int nc)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_printf(&b, "Attempting to broadcast a dimension of length %lld at %d! Mismatching argument at index %d had ",
+                   (long long)len, idx, arg);
+    cfx_prims_put_size(&b, shape, n);
+    cfx_buf_puts(&b, "; but expected shape should be broadcastable to ");
+    cfx_geom_put_dims(&b, common, nc);
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, op, msg ? msg : "Attempting to broadcast a dimension");
+    free(msg);
+}
+
+bool cfx_prims_broadcast_shapes(const char *op, const int64_t *const *shapes, const int *ndims, int n,
+                                int64_t *common, int *ndim)
+{
+    int nc = 0;
+    for (int i = 0; i < n; i++)
+        nc = ndims[i] > nc ? ndims[i] : nc;
+    for (int d = 0; d < nc; d++)
+        common[d] = 1;
+    for (int arg = 0; arg < n; arg++) {
+        const int64_t *shape = shapes[arg];
+        int sn = ndims[arg];
+        /* idx runs -1, -2, ... as in Python; the common shape is updated as it goes, and an
+         * error shows it as far as it got */
+        for (int idx = -1; idx >= -sn; idx--) {
+            int64_t s = shape[sn + idx], *c = &common[nc + idx];
+            if (s == *c)
+                continue;
+            if (*c == 1) {
+                if (s < 0) {
+                    cfx_error_set(CFX_ERR, op, "Attempting to broadcast a dimension with negative length!");
+                    return false;
+                }
+                *c = s;
+            }
+            if (s == 1)
+                continue;
+            if (*c != s) {
+                broadcast_error(op, s, idx, arg, shape, sn, common, nc);
+                return false;
+            }
+        }
+    }
+    *ndim = nc;
+    return true;
+}
+
+void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim)
+{
+    int64_t sizes[CFX_MAX_DIMS], strides[CFX_MAX_DIMS];
+    int tdim = t->ndim;
+    for (int i = ndim - 1; i >= 0; i--) {
+        int dim = tdim - 1 - (ndim - 1 - i);
+        int64_t size = dim >= 0 ? t->sizes[dim] : 1;
+        /* a new leading dim of size 1 gets the stride of the dims inside it; a 0-dim tensor
+         * (tdim == 0) gets zeros throughout */
+        int64_t stride = dim >= 0 ? t->strides[dim] : (tdim == 0 ? 0 : sizes[i + 1] * strides[i + 1]);
+        if (size != shape[i]) {
+            size = shape[i];
+            stride = 0;
+        }
+        sizes[i] = size;
+        strides[i] = stride;
+    }
+    t->ndim = ndim;
+    copy_dims(t->sizes, sizes, ndim);
+    copy_dims(t->strides, strides, ndim);
+}
+
+bool cfx_prims_maybe_broadcast(const char *op, cfx_tmeta *const *ts, int n)
+{
+    const int64_t *shapes[CFX_PRIMS_MAX_ARGS] = {NULL};
+    int ndims[CFX_PRIMS_MAX_ARGS] = {0};
+    for (int i = 0; i < n; i++) {
+        shapes[i] = ts[i]->sizes;
+        ndims[i] = ts[i]->ndim;
+    }
+    int64_t common[CFX_MAX_DIMS];
+    int nc;
+    if (!cfx_prims_broadcast_shapes(op, shapes, ndims, n, common, &nc))
+        return false;
+    for (int i = 0; i < n; i++) {
+        cfx_tmeta *t = ts[i];
+        if (cfx_tmeta_is_cpu_scalar(t))
+            continue; /* preserve_cpu_scalar_tensors */
+        bool expand = t->ndim != nc; /* should_expand */
+        for (int d = 0; d < nc && !expand; d++)
+            expand = t->sizes[d] != common[d];
+        if (expand)
+            cfx_prims_expand(t, common, nc);
+    }
+    return true;
+}
+
+bool cfx_prims_check_same_device(const char *op, const cfx_tmeta *const *ts, int n, bool allow_cpu_scalars)
+{
+    const cfx_tmeta *first = NULL;
+    for (int i = 0; i < n; i++) {
+        if (allow_cpu_scalars && cfx_tmeta_is_cpu_scalar(ts[i]))
+            continue;
+        if (!first)
+            first = ts[i];
+        if (!cfx_device_eq(first->device, ts[i]->device)) {
+            char a[24], b[24];
+            cfx_error_set(CFX_ERR, op, "Tensor on device %s is not on the expected device %s!",
+                          cfx_device_format(ts[i]->device, a, sizeof a),
+                          cfx_device_format(first->device, b, sizeof b));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- output layout ------------------------------------------------------------------------- */
+
+static int64_t pymod(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+
+/* the comparator's ge(a, b): "symbolically" a >= b for a, b >= 0 */
+static bool ge(int64_t a, int64_t b)
+{
+    if (b == 0)
+        return true;
+    if (a == 0)
+        return false;
+    return a >= b || pymod(a, b) == 0;
+}
+
+static int should_swap(int ia, int ib, const int64_t *shape, const cfx_tmeta *const *ts, int n)
+{
+    for (int k = 0; k < n; k++) {
+        int64_t sa = ts[k]->strides[ia], sb = ts[k]->strides[ib];
+        if (sa == 0 || sb == 0)
+            continue;
+        if (sa == sb) {
+            if (ge(shape[ib], shape[ia]))
+                continue;
+            return 1;
+        }
+        if (ge(sb, sa))
+            return -1;
+        if (ge(sa, sb))
+            return 1;
+    }
+    /* all strides zero, or equal with equal lengths */
+    return 0;
+}
+
+int cfx_prims_l2p_perm(const cfx_tmeta *const *all, int n_all, int *perm)
+{
+    const cfx_tmeta *ts[CFX_PRIMS_MAX_ARGS];
+    int n = 0;
+    for (int i = 0; i < n_all; i++)
+        if (!cfx_tmeta_is_cpu_scalar(all[i]))
+            ts[n++] = all[i];
+    if (n == 0)
+        return 0;
+    int ndim = ts[0]->ndim;
+    if (ndim == 1)
+        perm[0] = 0;
+    if (ndim <= 1)
+        return ndim;
+    /* the fake fast path: all contiguous (and not all channels-last) or the reverse */
+    bool contig = true, cl = true;
+    for (int i = 0; i < n; i++) {
+        contig = contig && cfx_geom_is_contiguous(ts[i]->sizes, ts[i]->strides, ndim);
+        cl = cl && cfx_geom_is_channels_last_contiguous(ts[i]->sizes, ts[i]->strides, ndim);
+    }
+    if (contig != cl) {
+        for (int d = 0; d < ndim; d++)
+            perm[d] = d;
+        if (cl) { /* [0, 2, ..., ndim-1, 1] */
+            for (int d = 1; d + 1 < ndim; d++)
+                perm[d] = d + 1;
+            perm[ndim - 1] = 1;
+        }
+        return ndim;
+    }
+    /* insertion sort, back to front, with ambiguous comparisons; then reversed */
+    const int64_t *shape = ts[0]->sizes;
+    int back[CFX_MAX_DIMS];
+    for (int i = 0; i < ndim; i++)
+        back[i] = ndim - 1 - i;
+    for (int i = 1; i < ndim; i++) {
+        int dim1 = i;
+        for (int dim0 = i - 1; dim0 >= 0; dim0--) {
+            int c = should_swap(back[dim0], back[dim1], shape, ts, n);
+            if (c > 0) {
+                int t = back[dim0];
+                back[dim0] = back[dim1];
+                back[dim1] = t;
+                dim1 = dim0;
+            } else if (c < 0) {
+                break;
+            }
+        }
+    }
+    for (int i = 0; i < ndim; i++)
+        perm[i] = back[ndim - 1 - i];
+    return ndim;
+}
+
+void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, const int *perm, cfx_dtype dtype,
+                              cfx_device device)
+{
+    /* the physical tensor is empty(permuted shape), contiguous; its strides go back to the
+     * logical dims */
+    int64_t z = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        out->strides[perm[i]] = z;
+        z *= shape[perm[i]] > 1 ? shape[perm[i]] : 1;
+    }
+    if (out->sizes != shape)
+        copy_dims(out->sizes, shape, ndim);
+    out->ndim = ndim;
+    out->dtype = dtype;
+    out->device = device;
+}
+
+bool cfx_prims_elementwise(const char *op, cfx_tmeta *out, const cfx_tmeta *const *args, int n, int nfixed,
+                           cfx_promotion kind)
+{
+    /* check_same_dtype over the non-fixed arguments: the references promote their operands
+     * first, but a prim run on a CPU scalar executes ATen, whose promotion can differ (add's
+     * prims.mul(b, alpha) of a bool b and an int alpha is int64) */
+    for (int i = nfixed + 1; i < n; i++)
+        if (args[i]->dtype != args[nfixed]->dtype) {
+            cfx_error_set(CFX_ERR, op, "Tensor with dtype %s is not the expected dtype of %s!",
+                          cfx_dtype_torch_name(args[i]->dtype), cfx_dtype_torch_name(args[nfixed]->dtype));
+            return false;
+        }
+    /* check_same_shape cannot fail: the references broadcast before calling a prim */
+    if (!cfx_prims_check_same_device(op, args, n, true))
+        return false;
+    int perm[CFX_MAX_DIMS];
+    cfx_prims_l2p_perm(args, n, perm);
+    const cfx_tmeta *shaped = NULL, *dev = NULL, *typed = NULL;
+    for (int i = 0; i < n; i++) {
+        bool scalar = cfx_tmeta_is_cpu_scalar(args[i]);
+        if (!shaped || (!scalar && cfx_tmeta_is_cpu_scalar(shaped)))
+            shaped = args[i]; /* extract_shape (a CPU scalar's shape is ()) */
+        if (!dev || (!scalar && cfx_tmeta_is_cpu_scalar(dev)))
+            dev = args[i];
+        /* the dtype: the first non-fixed argument that is not a CPU scalar, else the last
+         * CPU scalar among them */
+        if (i >= nfixed && (!typed || cfx_tmeta_is_cpu_scalar(typed)))
+            typed = args[i];
+    }
+    cfx_dtype dt = typed->dtype;
+    if (kind == CFX_PROMOTE_ALWAYS_BOOL)
+        dt = CFX_BOOL;
+    else if (kind == CFX_PROMOTE_INT_TO_FLOAT && !cfx_dtype_is_floating(dt))
+        dt = CFX_FLOAT32;
+    cfx_prims_empty_permuted(out, shaped->sizes, shaped->ndim, perm, dt, dev->device);
+    return true;
+}
+
+/* ---- reductions ---------------------------------------------------------------------------- */
+
+bool cfx_prims_reduction_dims(const char *op, int ndim, const int64_t *dims, int ndims, bool *reduced)
+{
+    for (int d = 0; d < ndim; d++)
+        reduced[d] = dims == NULL;
+    if (!dims)
+        return true;
+    int64_t canon[CFX_MAX_DIMS];
+    for (int i = 0; i < ndims; i++) /* canonicalize_dim: a 0-dim tensor takes 0 and -1 */
+        if (!cfx_geom_wrap_dim(dims[i], ndim, &canon[i], op))
+            return false;
+    for (int i = 0; i < ndims; i++)
+        for (int j = 0; j < i; j++)
+            if (canon[i] == canon[j]) {
+                cfx_error_set(CFX_ERR, op, "duplicate value in the list of dims");
+                return false;
+            }
+    for (int i = 0; i < ndims; i++)
+        if (canon[i] < ndim)
+            reduced[canon[i]] = true;
+    return true;
+}
+
+void cfx_prims_reduction(cfx_tmeta *out, const cfx_tmeta *in, const bool *reduced, bool keepdim)
+{
+    int64_t sizes[CFX_MAX_DIMS] = {0}, strides[CFX_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < in->ndim; d++)
+        if (!reduced[d])
+            sizes[n++] = in->sizes[d];
+    cfx_geom_contiguous_strides(sizes, n, strides); /* make_contiguous_strides_for */
+    out->dtype = in->dtype;
+    out->device = in->device;
+    if (!keepdim) {
+        out->ndim = n;
+        copy_dims(out->sizes, sizes, n);
+        copy_dims(out->strides, strides, n);
+        return;
+    }
+    /* broadcast_in_dim(r, kept shape, the kept dims): a kept dim keeps its stride, a
+     * re-inserted one of size 1 gets the stride the next kept dim spans (1 after the last) */
+    out->ndim = in->ndim;
+    int orig = 0;
+    for (int d = 0; d < in->ndim; d++) {
+        if (!reduced[d]) {
+            out->sizes[d] = sizes[orig];
+            out->strides[d] = strides[orig];
+            orig++;
+        } else {
+            out->sizes[d] = 1;
+            out->strides[d] = orig == n ? 1 : strides[orig] * sizes[orig];
+        }
+    }
+}

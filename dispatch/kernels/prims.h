@@ -1,0 +1,108 @@
+/* prims.h - PyTorch 2.13's Python meta path, on tensor metadata.
+ *
+ * In PyTorch 2.13 most Meta kernels are Python: torch/_meta_registrations.py installs, for
+ * every op with a decomposition, the reference implementation of torch/_refs (built from the
+ * torch/_prims primitives, checked by torch/_prims_common) as the op's Meta kernel, over the
+ * C++ structured meta function. What those produce differs from TensorIterator's metadata:
+ * inputs are converted to the computation dtype first, broadcasting fails with
+ * _broadcast_shapes' text, devices with check_same_device's, and every elementwise prim lays
+ * its output out by compute_elementwise_output_logical_to_physical_perm + empty_permuted.
+ *
+ * These are those helpers, one function per Python (or C++) helper, named in its comment, so
+ * that the Meta kernels (pointwise_refs.c, meta/meta.c, norm.c, factory.c) replay a reference
+ * step by step. They work on cfx_tmeta, a tensor's metadata without storage (prims'
+ * TensorMeta): a chain of reference steps allocates nothing until its result. Functions that
+ * can fail take the operator name for the error record and return false after recording it. */
+#ifndef CFX_KERNELS_PRIMS_H
+#define CFX_KERNELS_PRIMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dispatch/tensor.h"
+#include "dispatch/value.h"
+
+/* The most operands a prim takes here (where: pred, a, b). */
+enum { CFX_PRIMS_MAX_ARGS = 3 };
+
+typedef struct cfx_tmeta {
+    int ndim;
+    cfx_dtype dtype;
+    cfx_device device;
+    int64_t sizes[CFX_MAX_DIMS];
+    int64_t strides[CFX_MAX_DIMS];
+} cfx_tmeta;
+
+void cfx_tmeta_of(cfx_tmeta *m, const cfx_tensor *t);
+/* *dst = *src, copying only the ndim entries in use (the struct has room for CFX_MAX_DIMS). */
+void cfx_tmeta_copy(cfx_tmeta *dst, const cfx_tmeta *src);
+/* A new tensor with m's metadata (storage offset 0), as the reference's result. */
+cfx_tensor *cfx_tmeta_new_tensor(const cfx_tmeta *m);
+/* is_cpu_scalar_tensor: a 0-dim CPU tensor, which elementwise prims let join any device. */
+static inline bool cfx_tmeta_is_cpu_scalar(const cfx_tmeta *m)
+{
+    return m->ndim == 0 && m->device.type == CFX_DEVICE_CPU;
+}
+
+/* Python's number types in _prims_common's order (bool < int < float); what a Scalar
+ * argument is once it reaches a Python kernel. */
+typedef enum cfx_pytype { CFX_PY_BOOL, CFX_PY_INT, CFX_PY_FLOAT } cfx_pytype;
+cfx_pytype cfx_pytype_of_dtype(cfx_dtype t);           /* dtype_to_type */
+bool cfx_pytype_of_value(cfx_value v, cfx_pytype *out); /* false: not a number */
+const char *cfx_pytype_repr(cfx_pytype t);             /* "<class 'int'>" */
+/* is_weakly_lesser_type(a, b) */
+static inline bool cfx_pytype_weakly_lesser(cfx_pytype a, cfx_pytype b) { return a <= b; }
+
+/* ELEMENTWISE_TYPE_PROMOTION_KIND (and the prims' own kind). NO_OPMATH and COMPLEX_TO_FLOAT
+ * are DEFAULT for the dtypes cfx has (no low-precision floats, no complex). */
+typedef enum cfx_promotion { CFX_PROMOTE_DEFAULT, CFX_PROMOTE_INT_TO_FLOAT, CFX_PROMOTE_ALWAYS_BOOL } cfx_promotion;
+
+/* elementwise_dtypes over the tensors ts[0..n) and numbers of the Python types nums[0..nn):
+ * the computation dtype and the result dtype. */
+void cfx_prims_elementwise_dtypes(const cfx_tmeta *const *ts, int n, const cfx_pytype *nums, int nn,
+                                  cfx_promotion kind, cfx_dtype *compute, cfx_dtype *result);
+
+/* t = t.to(dt): C++ _to_copy with MemoryFormat::Preserve (dense strides kept, others made
+ * dense in the same order); nothing when the dtype is already dt. */
+void cfx_prims_to(cfx_tmeta *t, cfx_dtype dt);
+/* t = torch._refs.contiguous(t): kept when contiguous, else clone(contiguous_format). */
+void cfx_prims_contiguous(cfx_tmeta *t);
+
+/* _broadcast_shapes over the shapes of ts[0..n) into shape (room for CFX_MAX_DIMS), with its
+ * "Attempting to broadcast a dimension of length ..." text. */
+bool cfx_prims_broadcast_shapes(const char *op, const int64_t *const *shapes, const int *ndims, int n,
+                                int64_t *shape, int *ndim);
+/* t = t.expand(shape) (C++ inferExpandGeometry; shape is a broadcast of t's). */
+void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim);
+/* _maybe_broadcast(*ts), n <= CFX_PRIMS_MAX_ARGS: every tensor but a CPU scalar expanded to
+ * the common shape. */
+bool cfx_prims_maybe_broadcast(const char *op, cfx_tmeta *const *ts, int n);
+/* check_same_device(*ts, allow_cpu_scalar_tensors) */
+bool cfx_prims_check_same_device(const char *op, const cfx_tmeta *const *ts, int n, bool allow_cpu_scalars);
+
+/* compute_elementwise_output_logical_to_physical_perm(*ts), n <= CFX_PRIMS_MAX_ARGS: the
+ * tensors other than CPU scalars, all of one shape, ordered into perm (their ndim entries;
+ * none if all are CPU scalars). Returns the ndim of perm. */
+int cfx_prims_l2p_perm(const cfx_tmeta *const *ts, int n, int *perm);
+/* torch.empty_permuted(shape, perm): contiguous in the physical order perm. */
+void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, const int *perm, cfx_dtype dtype,
+                              cfx_device device);
+/* _prim_elementwise_meta(*args[nfixed..n), args_with_fixed_dtypes=args[0..nfixed)) of a prim
+ * with type promotion kind: the dtype and device checks, then an output laid out by the
+ * permutation of every argument, in the dtype of the first non-fixed one that is not a CPU
+ * scalar. */
+bool cfx_prims_elementwise(const char *op, cfx_tmeta *out, const cfx_tmeta *const *args, int n, int nfixed,
+                           cfx_promotion kind);
+
+/* reduction_dims(shape, dims) (dims NULL: None): canonicalize_dim on each, then "duplicate
+ * value in the list of dims"; reduced[d] for each of the ndim dims. */
+bool cfx_prims_reduction_dims(const char *op, int ndim, const int64_t *dims, int ndims, bool *reduced);
+/* _reduction_meta (a contiguous output of the reduced shape) followed, for keepdim, by
+ * broadcast_in_dim to the kept shape, as torch._refs._reduction does. */
+void cfx_prims_reduction(cfx_tmeta *out, const cfx_tmeta *in, const bool *reduced, bool keepdim);
+
+/* Python reprs in error texts: "torch.Size([2, 3])" and the tuple "(3,)". */
+void cfx_prims_put_size(cfx_buf *b, const int64_t *d, int n);
+void cfx_prims_put_tuple(cfx_buf *b, const int64_t *d, int n);
+
+#endif
