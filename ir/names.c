@@ -7,9 +7,9 @@
  * pair (record, suffix) in canonical form: the suffix is split off only when it is 1-9 digits
  * without a leading zero, so every spelling has exactly one key ("add_01" is its own base).
  *
- * The algorithm follows torch/fx/graph.py @0031cb7b line by line, including its quirks: the
- * counter consulted on a collision is the one of the whole candidate string, and the reserved
- * name check is done once (reserved names never end in _<digits>). Two deliberate deviations,
+ * The algorithm follows PyTorch 2.13's torch/fx/graph.py line by line, including its quirks:
+ * the counter is the regex base's (an explicit "add_7" sets it to 7, even downwards), and the
+ * reserved name check is done once (reserved names never end in _<digits>). Two deliberate deviations,
  * both on inputs no tracer produces: a candidate ending in "\n" (which Python's `$` accepts)
  * is sanitized, and non-ASCII digits are not digits. */
 #include <stdlib.h>
@@ -533,9 +533,8 @@ static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_
     cfx_name cand = c->key;
     int64_t num;
     if (c->num < 0 || key_used(ns, cand)) {
-        istr *whole = rec_of(c->whole);
-        num = whole->count;
-        if (is_illegal(whole, obj)) {
+        num = base->count;
+        if (is_illegal(rec_of(c->whole), obj)) {
             num += 1;
             if (make_key(ns, base, num, &cand) != CFX_OK)
                 goto oom;

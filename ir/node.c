@@ -150,7 +150,8 @@ int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v)
     if (!n)
         return CFX_ERR;
     if (idx > n->n_args)
-        return cfx_error_set(CFX_ERR, NULL, "insert_args index must be between 0 and len(self.args)");
+        return cfx_error_set(CFX_ERR, NULL, "insert_args index must be between 0 and len(self.args), got %u",
+                             idx);
     cfx_graph *g = cfx_node_graph(n);
     int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
     if (rc != CFX_OK)

@@ -2,7 +2,7 @@
  *
  * Operator targets are hand-made cfx_op records (the IR reads only qualified_name and schema),
  * so these tests do not depend on the dispatcher's operator table. Graph builders mirror the
- * Python in tools/interop/dump_fx.py line for line. */
+ * Python in tools/interop/gen_fx.py line for line. */
 #ifndef CFX_TESTS_IR_UTIL_H
 #define CFX_TESTS_IR_UTIL_H
 
@@ -67,6 +67,17 @@ static inline cfx_node *op_call(cfx_graph *g, const char *qn, const char *name, 
 #define OPN(g, qn, name, ...) op_call((g), (qn), (name), VALS(__VA_ARGS__), NVALS(__VA_ARGS__), NULL, 0)
 #define OPK(g, qn, kw, nk, ...) op_call((g), (qn), NULL, VALS(__VA_ARGS__), NVALS(__VA_ARGS__), (kw), (nk))
 #define FN(g, fn, ...) cfx_graph_call_fn((g), (fn), VALS(__VA_ARGS__), NVALS(__VA_ARGS__), NULL, 0)
+
+/* tests/data/NAME, a golden of tools/interop/gen_fx.py, without its header line; the test
+ * stops if it is missing. */
+static inline char *ir_golden(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "tests/data/%s", name);
+    char *s = read_golden(path);
+    cr_assert(s, "missing %s, or it has no golden header", path);
+    return s;
+}
 
 /* A node's name as a malloc'd string. */
 static inline char *nname(const cfx_node *n) { return cfx_node_name_string(n); }
