@@ -197,15 +197,6 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size)
     return c->data;
 }
 
-void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size)
-{
-    size = cfx_arena_round(size);
-    if (p && a->cur == (char *)p + size) {
-        memset(p, 0, size);
-        a->cur = (char *)p;
-    }
-}
-
 char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len)
 {
     char *p = cfx_arena_alloc(a, len + 1);

@@ -30,8 +30,8 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size);
 
 /* size bytes aligned to 16 (cfx_value arrays are naturally aligned; sizes are rounded up to
  * 16 so the bump pointer stays aligned and the fast path needs no alignment step),
- * zero-filled: chunks come from calloc or fresh anonymous mappings, and nothing is handed out
- * twice (cfx_arena_unalloc zeroes what it takes back), so hot paths skip storing zeros.
+ * zero-filled: chunks come from calloc or fresh anonymous mappings and nothing is handed out
+ * twice, so the graph stores no zeros in fresh records.
  * NULL on allocation failure. */
 static inline size_t cfx_arena_round(size_t size) { return (size + 15) & ~(size_t)15; }
 static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
@@ -44,10 +44,6 @@ static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
     }
     return cfx_arena_alloc_slow(a, size);
 }
-
-/* Gives back p, size bytes, if it is the latest allocation (else nothing happens), zeroed
- * again: for a fast path that allocated before it knew it could finish. */
-void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size);
 
 /* A NUL-terminated copy of s[0..len). */
 char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len);

@@ -12,7 +12,7 @@
  * keeps every name a graph's own creation could have produced (unique, sanitized, canonical
  * suffix), so a name that would come out differently means the file was not written from a
  * cfx graph and is refused. Node references resolve through a hash map (no linear scans), and
- * operator / builtin-function targets through a cache in front of the registries. Meta entries
+ * each distinct operator / builtin-function target is resolved and checked once. Meta entries
  * may name later nodes (they are not uses); those are filled in once all nodes exist. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,18 +1,16 @@
-/* pycode.c - Graph.python_code(root_module).src, as FX 2.x's CodeGen emits it.
+/* pycode.c - Graph.python_code(root_module).src, as FX's CodeGen emits it.
  *
- * Followed: torch/fx/graph.py @0031cb7b, _gen_python_code with its defaults (verbose off, no
+ * Followed: PyTorch 2.13's torch/fx/graph.py, _gen_python_code with its defaults (verbose off, no
  * colors, no record_func): free variables from placeholders, one statement per node, then
- * either "\n" or ";  a = b = None\n" for the values whose last use this node is (and, new in
- * 2.x, the node itself when nothing uses it); `return ...` for the output node; the body
+ * either "\n" or ";  a = b = None\n" for the values whose last use this node is (and the node
+ * itself when nothing uses it); `return ...` for the output node; the body
  * indented by 4 with every line, the last empty one included, prefixed; the source opening
  * with "\n" + wrap statements (none) + "\n\n". An empty graph's body is `pass`.
  *
- * Names: python_code uses a fresh name space for locals and globals together. As long as no
- * global is named through it (torch functions and operators are referenced by qualified name,
- * builtins by their own name, operator.* print as infix), a node's local name is its node
- * name, so the common case needs no name space at all. A graph whose nodes could be renamed
- * (a node named like a builtin, names assigned by hand, a target from some other module)
- * takes the exact path: a real name space, filled in FX's order. */
+ * Names: python_code uses a fresh name space for locals and globals together, filled in FX's
+ * order (the custom builtins first, then each node's name as it is first printed, a global as
+ * its statement is written), so a local differs from its node's name exactly when FX's would:
+ * a node named `None`, names assigned by hand that collide, a global that took the name. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,8 +100,7 @@ typedef struct gen {
     cfx_buf fv;            /* free variables */
     uint32_t n_free;
     uint32_t *last_user;   /* by seq: seq of the last user, UINT32_MAX if none */
-    /* exact path */
-    cfx_names *ns;         /* NULL on the fast path */
+    cfx_names *ns;         /* locals and globals */
     cfx_name *local;       /* by seq: local name (base NULL = not named yet) */
     const cfx_builtin_fn **gfn; /* globals named so far, and their names */
     cfx_name *gname;
@@ -114,8 +111,6 @@ typedef struct gen {
 
 static cfx_name local_name(gen *s, const cfx_node *n)
 {
-    if (!s->ns)
-        return cfx_node_name(n);
     cfx_name *slot = &s->local[n->seq];
     if (!slot->base) {
         char small[128];
@@ -452,20 +447,6 @@ static void end_statement(gen *s, const cfx_node *n)
     PB_LIT(b, "\n    ");
 }
 
-/* Whether local names could differ from node names (see the file comment). */
-static bool needs_namespace(const cfx_graph *g)
-{
-    if (g->names_unchecked)
-        return true;
-    for (uint32_t i = 0; i < g->tinfo_cap; i++)
-        if (g->tinfo[i] && g->tinfo[i]->kind == CFX_TARGET_FN && g->tinfo[i]->magic == FORM_GENERAL)
-            return true;
-    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n))
-        if (cfx_name_key_is_reserved(cfx_node_name(n)))
-            return true;
-    return false;
-}
-
 static const char *const custom_builtins[] = {"inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"};
 
 int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *out)
@@ -489,18 +470,14 @@ int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *
     if (!s.last_user)
         goto oom;
     memset(s.last_user, 0xFF, nseq * sizeof *s.last_user);
-    if (needs_namespace(g)) {
-        s.ns = cfx_names_new(NULL);
-        s.local = calloc(nseq, sizeof *s.local);
-        if (!s.ns || !s.local)
+    s.ns = cfx_names_new(NULL);
+    s.local = calloc(nseq, sizeof *s.local);
+    if (!s.ns || !s.local)
+        goto oom;
+    for (size_t i = 0; i < sizeof custom_builtins / sizeof *custom_builtins; i++) {
+        cfx_name nm;
+        if (cfx_names_create(s.ns, custom_builtins[i], CFX_NAME_FOR_BUILTIN, &nm) != CFX_OK)
             goto oom;
-        for (size_t i = 0; i < sizeof custom_builtins / sizeof *custom_builtins; i++) {
-            cfx_name nm;
-            if (cfx_names_create(s.ns, custom_builtins[i], CFX_NAME_FOR_BUILTIN, &nm) != CFX_OK)
-                goto oom;
-        }
-    } else {
-        s.np.fn = NULL;
     }
     /* last uses: walking backwards, the first user seen of each node is its last */
     for (cfx_node *n = cfx_graph_last(g); n; n = cfx_node_prev(n))

@@ -2,7 +2,7 @@
  *
  * The registry maps a target's name to flags (side-effectful, nondeterministic_seeded). It is
  * process-wide and rarely written (library set-up, HOP registration), so a mutex guards it
- * and a version counter tells each graph's target cache when its answers went stale: a pass
+ * and a version counter tells each graph's target records when their answers went stale: a pass
  * asking about a million nodes that call a handful of targets takes the lock a handful of
  * times. Operator keys are normalized so "aten::relu.default" and "aten::relu" are one key.
  *
@@ -178,7 +178,7 @@ bool cfx_node_is_impure_ex(const cfx_node *n, bool impure_random)
     case CFX_NODE_OUTPUT:
         return true;
     case CFX_NODE_CALL_FUNCTION: {
-        /* the cache belongs to the graph, which belongs to this thread */
+        /* the record belongs to the graph, which belongs to this thread */
         cfx_target_info *info = (cfx_target_info *)ir_target_of(n);
         const cfx_op *op = cfx_target_info_op(info);
         if (op && op->schema && op->schema->is_mutable)

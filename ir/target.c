@@ -1,9 +1,10 @@
-/* target.c - node targets: builtin descriptors, operator spellings, the per-graph cache.
+/* target.c - node targets: builtin descriptors, operator spellings, the per-graph table.
  *
- * Each distinct target a graph uses gets one cfx_target_info in the graph's arena, found by
- * pointer hash (operators and functions first through a small direct-mapped cache, inline in
- * internal.h: a tracer alternates a few). It holds what would otherwise be recomputed per node: the printed target
- * (`torch.ops.aten.add.Tensor`), the registry key, and the prepared naming candidate. The
+ * Each distinct target a graph uses gets one cfx_target_info in the graph's arena, found in an
+ * open-addressing table by (kind, pointer); a string target is interned first, so its pointer
+ * names its contents. The record holds what would otherwise be recomputed per node: the
+ * printed target (`torch.ops.aten.add.Tensor`), the registry key, and the prepared naming
+ * candidate. The
  * candidate follows FX: for an operator, make_fx's `_target_to_str(overloadpacket.__name__)`
  * (strip a magic `__x__`, snake_case); for a builtin function its `__name__`, snake_cased; for a
  * string, _target_to_str of the string. */
@@ -12,7 +13,6 @@
 #include <string.h>
 
 #include "ir/internal.h"
-#include "ir/istr.h"
 
 /* ---- builtin functions ------------------------------------------------------------------ */
 
@@ -130,13 +130,7 @@ void cfx_op_print_target(const char *qn, cfx_buf *b)
     }
 }
 
-/* ---- the cache -------------------------------------------------------------------------- */
-
-/* A name record ir_names_next never takes (its fast_num is 0): the fast_base of targets it
- * may not name. */
-static ir_istr never_fast;
-
-cfx_target_info ir_tcache_empty = {.fast_base = never_fast.s}; /* never written; else zero */
+/* ---- the table -------------------------------------------------------------------------- */
 
 static uint32_t tinfo_hash(uint32_t kind, const void *ptr)
 {
@@ -165,7 +159,7 @@ static bool tinfo_grow(cfx_graph *g)
     return true;
 }
 
-void ir_target_cache_free(cfx_graph *g)
+void ir_target_table_free(cfx_graph *g)
 {
     free(g->tinfo);
     free(g->targets);
@@ -233,17 +227,7 @@ static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
     return rc;
 }
 
-static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t);
-
-cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t)
-{
-    cfx_target_info *r = target_info_lookup(g, t);
-    if (r && r->kind != CFX_TARGET_STRING)
-        g->tcache[ir_tcache_slot(r->ptr)] = r;
-    return r;
-}
-
-static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
+cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
 {
     const void *ptr = t.u.str;
     if (t.kind == CFX_TARGET_STRING) {
@@ -305,7 +289,6 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
                                                         : 1u << CFX_NODE_CALL_FUNCTION);
     if (fill_info(g, r, t) != CFX_OK)
         return NULL;
-    r->fast_base = ir_names_fast_candidate(&r->cand) ? r->cand.base : never_fast.s;
     r->id = g->tinfo_count;
     g->targets[r->id] = r;
     uint32_t mask = g->tinfo_cap - 1, j = tinfo_hash(t.kind, ptr) & mask;

@@ -60,9 +60,6 @@ typedef struct cfx_target_info {
     uint8_t magic;            /* python_code form: enum in pycode.c (infix operator, ...) */
     uint8_t op_mask;          /* bit per cfx_node_op a node with this target may have: a
                                  callable for call_function, a string for the others */
-    const char *fast_base;    /* cand.base when cand has no numeric suffix and is not a
-                                 reserved word (the inline create_name case applies, istr.h),
-                                 else a string whose inline case never applies (ir/ only) */
     uint32_t id;              /* index in the graph's records (cfx_node.target_id) */
 } cfx_target_info;
 

@@ -188,3 +188,57 @@ Test(ir_names, fmt_integers)
     buf[cfx_fmt_i64(-42, buf)] = '\0';
     cr_expect_str_eq(buf, "-42");
 }
+
+/* Names in a graph: default names from targets (a numeric suffix, reserved words) and
+ * explicit ones, interleaved, are create_name's: the golden's sequence 17 for the targets,
+ * and a replay through a name space of their own for the rest. */
+Test(ir_names, graph_names_are_create_names)
+{
+    char *text = ir_golden("ir_names.tsv");
+    const char *want[64];
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        if (line[0] != '#' && t2 && atoi(line) == 17 && n < 64)
+            want[n++] = t2 + 1;
+    }
+    cr_assert_eq(n, 60);
+    static const char *const qns[] = {"aten::foo_1", "aten::for", "aten::add.Tensor", "aten::bar_0", "aten::print"};
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    for (int i = 0; i < 60; i++) {
+        cfx_node *nd = OP(g, qns[i % 5], NV(x));
+        cr_assert(nd);
+        char *got = nname(nd);
+        cr_expect_str_eq(got, want[i], "node %d: %s, want %s", i, got, want[i]);
+        free(got);
+    }
+    cfx_graph_free(g);
+    free(text);
+
+    g = cfx_graph_new();
+    cfx_names *ref = cfx_names_new(NULL);
+    cfx_name r;
+    cr_assert(cfx_graph_placeholder(g, "x"));
+    cr_assert_eq(cfx_names_create(ref, "x", CFX_NAME_FOR_NONE, &r), CFX_OK);
+    x = cfx_graph_first(g);
+    for (int i = 0; i < 300; i++) {
+        cfx_node *nd = i % 7 == 3 ? cfx_graph_call_op(g, test_op("aten::add.Tensor"), VALS(NV(x), LIST(cfx_int(1))), 2,
+                                                      NULL, 0)
+                                  : OP(g, i % 3 ? "aten::add.Tensor" : "aten::mul.Tensor", NV(x));
+        cr_assert(nd);
+        cr_assert_eq(cfx_names_create(ref, i % 7 == 3 || i % 3 ? "add" : "mul", CFX_NAME_FOR_NONE, &r), CFX_OK);
+        char *got = nname(nd), *exp = cfx_name_to_string(r);
+        cr_expect_str_eq(got, exp, "step %d", i);
+        free(got);
+        free(exp);
+        if (i % 50 == 49) { /* an explicit name among them */
+            char buf[32];
+            snprintf(buf, sizeof buf, "add_%d", i + 3);
+            cr_assert(op_call(g, "aten::add.Tensor", buf, VALS(NV(x)), 1, NULL, 0));
+            cr_assert_eq(cfx_names_create(ref, buf, CFX_NAME_FOR_NONE, &r), CFX_OK);
+        }
+    }
+    cfx_names_free(ref);
+    cfx_graph_free(g);
+}

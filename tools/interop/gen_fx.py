@@ -14,6 +14,7 @@ import json
 import math
 import operator
 import os
+import random
 import re
 import sys
 import warnings
@@ -645,12 +646,30 @@ NAME_SEQUENCES = [
     ["getitem", "getitem", "getitem_1", "getitem"],
     ["x_5000", "x", "x", "x_100000", "x"],
     ["add", "add", "add_5000000", "add_5000000", "add", "add_2", "add_2"],
+    ["add", "add_999999997", "add", "add", "add", "add", "add_5", "add"],
+    ["add", "add_999999998", "add", "add", "add"],
+    ["foo_1", "for", "add", "bar_0", "print"] * 12,
 ]
+
+# A long random script (fixed seed): default candidates in bursts between explicit suffixes
+# near, inside and far beyond the numbers given so far, reserved words and odd spellings.
+NAME_POOL = ["add", "add", "add", "add", "mul", "mul", "relu_", "sum", "add_1", "add_2", "add_7", "add_0",
+             "mul_3", "sum_1", "for", "x", "x_1", "add_40", "mul_200", "_", "add_1_1", "add_63", "add_64",
+             "add_130", "add_900000", "add_07", "relu", "relu_3"]
+
+
+def random_name_script():
+    rng = random.Random(12345)
+    seq = []
+    while len(seq) < 4000:
+        c = rng.choice(NAME_POOL)
+        seq.extend([c] * (rng.randrange(1, 40) if c in ("add", "relu", "mul") else 1))
+    return seq[:4000]
 
 
 def names_table():
     rows = ["# seq\tcandidate\tname"]
-    for si, seq in enumerate(NAME_SEQUENCES):
+    for si, seq in enumerate(NAME_SEQUENCES + [random_name_script()]):
         ns = _Namespace()
         for cand in seq:
             rows.append(f"{si}\t{cand}\t{ns.create_name(cand, None)}")
