@@ -77,7 +77,7 @@ static inline bool needs_fixup(const cfx_value *v, bool map)
     return k == CFX_V_STRING || k == CFX_V_LIST || k == CFX_V_TUPLE || (k == CFX_V_NODE && (map || !v->u.node));
 }
 
-int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx)
+int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx, uint32_t *refs)
 {
     vstack st;
     vstack_init(&st, vals, n);
@@ -113,6 +113,8 @@ int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn m
                 rc = CFX_ERR; /* an earlier call failed and recorded why */
                 goto done;
             }
+            if (refs)
+                ++*refs;
             break;
         default:
             break;
@@ -156,23 +158,29 @@ cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *
     return dst;
 }
 
-int ir_copy_args_kwargs(cfx_graph *g, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
-                        uint32_t n_kwargs, cfx_node_map_fn map, void *ctx, cfx_value **out)
+int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
+                     uint32_t n_kwargs, cfx_node_map_fn map, void *ctx)
 {
-    *out = NULL;
     if (n_args && !args)
         return cfx_error_set(CFX_ERR, NULL, "args is NULL but its count is %u", n_args);
-    int rc;
-    cfx_value *dst = ir_args_block(g, n_args, n_kwargs, &rc);
-    if (!dst)
-        return rc;
-    for (uint32_t i = 0; i < n_args; i++) {
-        dst[i] = args[i];
-        if (needs_fixup(&dst[i], map) && (rc = ir_fixup_values(g, &dst[i], 1, map, ctx)) != CFX_OK)
-            return rc;
-    }
     if (n_kwargs && !kwargs)
         return cfx_error_set(CFX_ERR, NULL, "kwargs is NULL but its count is %u", n_kwargs);
+    cfx_graph *g = cfx_node_graph(n);
+    int rc;
+    cfx_value *dst = ir_args_block(g, n_args, n_kwargs, &rc);
+    if (rc != CFX_OK)
+        return rc;
+    /* the node references are counted as they are copied: they bound the inputs */
+    uint32_t refs = 0;
+    for (uint32_t i = 0; i < n_args; i++) {
+        dst[i] = args[i];
+        if (needs_fixup(&dst[i], map)) {
+            if ((rc = ir_fixup_values(g, &dst[i], 1, map, ctx, &refs)) != CFX_OK)
+                return rc;
+        } else {
+            refs += dst[i].kind == CFX_V_NODE;
+        }
+    }
     cfx_kwarg *k = (cfx_kwarg *)(void *)(dst + n_args);
     for (uint32_t i = 0; i < n_kwargs; i++) {
         if (!kwargs[i].name)
@@ -181,11 +189,15 @@ int ir_copy_args_kwargs(cfx_graph *g, const cfx_value *args, uint32_t n_args, co
         if (!k[i].name)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         k[i].value = kwargs[i].value;
-        if (needs_fixup(&k[i].value, map) && (rc = ir_fixup_values(g, &k[i].value, 1, map, ctx)) != CFX_OK)
-            return rc;
+        if (needs_fixup(&k[i].value, map)) {
+            if ((rc = ir_fixup_values(g, &k[i].value, 1, map, ctx, &refs)) != CFX_OK)
+                return rc;
+        } else {
+            refs += k[i].value.kind == CFX_V_NODE;
+        }
     }
-    *out = dst;
-    return CFX_OK;
+    ir_set_args(n, dst, n_args, n_kwargs); /* counts checked by ir_args_block */
+    return ir_link_inputs(n, refs);
 }
 
 

@@ -237,15 +237,9 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
      * walk the graph, so then it is linked in last. */
     if (!map)
         ir_list_insert(g, g->insert, n);
-    cfx_value *a;
-    int rc = ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &a);
-    if (rc == CFX_OK) {
-        ir_set_args(n, a, n_args, n_kwargs); /* counts checked by ir_args_block */
-        rc = ir_rebuild_inputs(n);
-        if (rc != CFX_OK)
-            ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
-    }
+    int rc = ir_node_set_args(n, args, n_args, kwargs, n_kwargs, map, ctx);
     if (rc != CFX_OK) {
+        ir_unlink_inputs(n); /* the record is reused: leave no use naming it */
         if (!map)
             ir_list_unlink(g, n);
         memset(n, 0, sizeof *n); /* the next node takes this slot */

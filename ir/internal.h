@@ -57,8 +57,8 @@ struct cfx_graph {
     bool names_unchecked;       /* cfx_node_set_name_unchecked was used: lint checks names */
     cfx_module_impure_fn module_impure;
     void *module_impure_ctx;
-    /* meta_intern.c: hash-consed dims arrays, stack-trace sites and shared meta records */
-    ir_hcons hc_dims, hc_site, hc_meta;
+    /* meta_intern.c: hash-consed tensor descriptions, stack-trace sites, shared meta records */
+    ir_hcons hc_tensor, hc_site, hc_meta;
 };
 
 _Static_assert(offsetof(struct cfx_graph, root_head) == offsetof(struct cfx_graph, root) + sizeof(cfx_node),
@@ -139,17 +139,42 @@ static inline void ir_list_unlink(cfx_graph *g, cfx_node *x)
  * live nodes in graph order (malloc'd, cfx_graph_num_nodes entries; NULL when empty). */
 int ir_lint_collect(cfx_graph *g, cfx_node ***order);
 
-/* The graph's hash-consed meta records (meta_intern.c): each returns the one record equal to
- * its key, made on first use; NULL + error on OOM.
- * ir_intern_dims: sizes then strides as one array (NULL for rank 0; *oom set on OOM);
- * ir_dims_memory_format: tensor_meta's memory_format for such an array, computed once;
+/* The graph's hash-consed meta records (meta_intern.c); each lookup returns the one record
+ * equal to its key, made on first use, or NULL + error on OOM.
+ * ir_intern_tensor: the tensor record of v (a tensor val; its dims are copied), as a val;
+ * ir_tensor_memory_format: tensor_meta's memory_format for such a val, computed once;
  * ir_intern_site: the site record (its strings copied, compared with the caller's);
- * ir_intern_meta: the shared record whose slots say what k's say: k's val (a tensor val) and
- * tensor_meta may be the caller's structs, their dims interned, its site interned. */
-const int64_t *ir_intern_dims(cfx_graph *g, const int64_t *sizes, const int64_t *strides, int32_t n, bool *oom);
-int8_t ir_dims_memory_format(const int64_t *d);
+ * ir_intern_meta: the shared record of a key; ir_meta_key_of: a shared record's key (all NULL
+ * for NULL); ir_tensor_meta_from: the tensor_meta a key's tm_src and tm_flags describe. */
+enum { IR_TM_REQUIRES_GRAD = 1, IR_TM_QUANTIZED = 2, IR_TM_FORMAT_SHIFT = 8 };
+typedef struct ir_meta_key {
+    const cfx_site *site;       /* a site record, or NULL */
+    const cfx_meta_val *val;    /* a tensor record, or NULL */
+    const cfx_meta_val *tm_src; /* the tensor record tensor_meta describes, or NULL */
+    uint32_t tm_flags;          /* IR_TM_* and the memory format (as uint8) from bit 8 */
+} ir_meta_key;
+typedef struct ir_tensor_rec {
+    cfx_meta_val val; /* kind TENSOR; sizes and strides point at d */
+    int8_t memory_format;
+    int64_t d[];
+} ir_tensor_rec;
+typedef struct ir_meta_rec {
+    cfx_meta m; /* tensor_meta points at tm */
+    cfx_tensor_meta tm;
+    ir_meta_key key;
+} ir_meta_rec;
+const cfx_meta_val *ir_intern_tensor(cfx_graph *g, const cfx_meta_val *v);
+static inline int8_t ir_tensor_memory_format(const cfx_meta_val *t)
+{
+    return ((const ir_tensor_rec *)(const void *)((const char *)t - offsetof(ir_tensor_rec, val)))->memory_format;
+}
 const cfx_site *ir_intern_site(cfx_graph *g, const cfx_site *site);
-cfx_meta *ir_intern_meta(cfx_graph *g, const cfx_meta *k);
+cfx_meta *ir_intern_meta(cfx_graph *g, const ir_meta_key *k);
+static inline ir_meta_key ir_meta_key_of(const cfx_meta *shared)
+{
+    return shared ? ((const ir_meta_rec *)(const void *)shared)->key : (ir_meta_key){0};
+}
+void ir_tensor_meta_from(cfx_tensor_meta *tm, const cfx_meta_val *src, uint32_t flags);
 /* Frees the record tables (records live in the arena). */
 void ir_meta_free(cfx_graph *g);
 
@@ -159,19 +184,21 @@ cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t);
 /* Frees the target table (records live in the arena). */
 void ir_target_table_free(cfx_graph *g);
 
-/* Deep-copies values already memcpy'd into arena memory: strings and nested lists/tuples
- * get arena copies; node references go through map (if non-NULL). Iterative. Returns CFX_OK,
- * CFX_ERR_NOMEM (error set), or CFX_ERR without a message when a node reference is NULL. */
-int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx);
+/* Deep-copies values already copied into arena memory: strings and nested lists/tuples get
+ * arena copies; node references go through map (if non-NULL) and are counted in *refs (if
+ * non-NULL). Iterative. Returns CFX_OK, CFX_ERR_NOMEM (error set), or CFX_ERR without a
+ * message when a node reference is NULL. */
+int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx, uint32_t *refs);
 /* A node's argument block: n_args values then n_kwargs kwargs in one arena allocation (not
  * initialized), after a 16-byte prefix holding n_kwargs when that is CFX_NODE_KWARGS_OUT or
  * more; NULL when both are 0, when a count is over its limit or on OOM (error set: check
  * *rc). */
 cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc);
-/* The arena copy of args and kwargs as one argument block (values deep-copied, kwarg names
- * interned); *out is NULL when both are empty. */
-int ir_copy_args_kwargs(cfx_graph *g, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
-                        uint32_t n_kwargs, cfx_node_map_fn map, void *ctx, cfx_value **out);
+/* Sets n's args and kwargs (FX's __update_args_kwargs): copies them into a new argument block
+ * (values deep-copied, node references passed through map if non-NULL, kwarg names interned)
+ * and relinks n's inputs. On error n may be left with the new args and part of its inputs. */
+int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
+                     uint32_t n_kwargs, cfx_node_map_fn map, void *ctx);
 /* A node's kwargs, writable (ir/ only). */
 static inline cfx_kwarg *ir_kwargs(const cfx_node *n) { return (cfx_kwarg *)cfx_node_kwargs(n); }
 /* Sets n's args and its counts. args must come from ir_args_block(n_args, n_kwargs) (which
@@ -220,7 +247,10 @@ static inline bool ir_walk_refs(cfx_node *n, ir_ref_fn fn, void *ctx)
 uint32_t ir_use_alloc(cfx_graph *g, uint32_t count);
 
 /* uses.c. Recomputes n's input nodes from its args and kwargs: n leaves all old producers'
- * users and is appended to each new producer's users (FX's _update_args_kwargs). */
+ * users and is appended to each new producer's users (FX's _update_args_kwargs).
+ * ir_link_inputs does it knowing that its args hold `refs` node references (duplicates
+ * included); ir_rebuild_inputs counts them first. */
+int ir_link_inputs(cfx_node *n, uint32_t refs);
 int ir_rebuild_inputs(cfx_node *n);
 /* insert_arg: adds the producers of *v that are not inputs yet, after the existing ones. */
 int ir_add_inputs_from(cfx_node *n, cfx_value *v);

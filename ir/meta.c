@@ -5,11 +5,12 @@
  * may nest, so its copy walks an explicit work list, like argument values.
  *
  * A node's meta record is usually shared: an immutable record of the graph's (meta_intern.c)
- * holding its val, tensor_meta and stack_trace, so that a million traced nodes with a few
- * distinct results hold a few records. Setting a slot moves the node to the shared record
- * that says what its slots now say. A node gets a private, writable record only when it gets
- * a free-form entry or a val that is not a tensor (which would make a shared record per
- * node); from then on its slots are set in place. */
+ * naming its val (a tensor record), its tensor_meta (made from a tensor record) and its
+ * stack_trace (a site record), so that a million traced nodes with a few distinct results
+ * hold a few records. Setting a slot moves the node to the shared record that has the slot
+ * changed. A node gets a private, writable record only when it gets a free-form entry or a val
+ * that is not a tensor (which would make a shared record per node); from then on its slots are
+ * set in place. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,53 +38,51 @@ static cfx_meta *private_meta(cfx_node *n)
     return p;
 }
 
-/* The typed slots n's meta has now (all NULL without meta), as the key of a record. */
-static cfx_meta slots_of(const cfx_node *n)
-{
-    const cfx_meta *m = n->meta;
-    cfx_meta k = {0};
-    if (m) {
-        k.val = m->val;
-        k.tensor_meta = m->tensor_meta;
-        k.stack_trace = m->stack_trace;
-    }
-    return k;
-}
+/* A change of typed slots: each non-NULL part replaces the node's (tensor_meta: tm_src with
+ * tm_flags). Parts are records of the graph. */
+typedef ir_meta_key slot_change;
 
-/* An arena copy of *p (size bytes) unless it is already where it points (old). NULL: OOM. */
-static const void *keep(cfx_graph *g, const void *p, const void *old, size_t size)
-{
-    if (!p || p == old)
-        return p;
-    void *c = cfx_arena_alloc(&g->arena, size);
-    if (c)
-        memcpy(c, p, size);
-    return c;
-}
-
-/* Gives n the typed slots k says (val and tensor_meta may be the caller's structs, with
- * interned dims; the site interned), its free-form entries untouched: in place in a private
- * record (copying what is new into the arena), else by moving it to the shared record that
- * says the same. */
-static int put_slots(cfx_node *n, const cfx_meta *k)
+/* Gives n the slots c changes, its free-form entries untouched: in place in a private record,
+ * else by moving it to the shared record that has them. */
+static int change_slots(cfx_node *n, const slot_change *c)
 {
     cfx_meta *m = n->meta;
     cfx_graph *g = cfx_node_graph(n);
     if (m && m->cap_entries != SHARED) {
-        const cfx_meta_val *v = keep(g, k->val, m->val, sizeof *k->val);
-        const cfx_tensor_meta *tm = keep(g, k->tensor_meta, m->tensor_meta, sizeof *k->tensor_meta);
-        if ((k->val && !v) || (k->tensor_meta && !tm))
-            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        m->val = v;
-        m->tensor_meta = tm;
-        m->stack_trace = k->stack_trace;
+        if (c->tm_src) {
+            cfx_tensor_meta *tm = cfx_arena_alloc(&g->arena, sizeof *tm);
+            if (!tm)
+                return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            ir_tensor_meta_from(tm, c->tm_src, c->tm_flags);
+            m->tensor_meta = tm;
+        }
+        if (c->val)
+            m->val = c->val;
+        if (c->site)
+            m->stack_trace = c->site;
         return CFX_OK;
     }
-    cfx_meta *r = ir_intern_meta(g, k);
+    ir_meta_key k = ir_meta_key_of(m);
+    if (c->val)
+        k.val = c->val;
+    if (c->tm_src) {
+        k.tm_src = c->tm_src;
+        k.tm_flags = c->tm_flags;
+    }
+    if (c->site)
+        k.site = c->site;
+    cfx_meta *r = ir_intern_meta(g, &k);
     if (!r)
         return CFX_ERR_NOMEM;
     n->meta = r;
     return CFX_OK;
+}
+
+/* A key's tm_flags. */
+static uint32_t tm_flags(bool requires_grad, bool quantized, int memory_format)
+{
+    return (requires_grad ? IR_TM_REQUIRES_GRAD : 0) | (quantized ? IR_TM_QUANTIZED : 0) |
+           (uint32_t)(uint8_t)memory_format << IR_TM_FORMAT_SHIFT;
 }
 
 /* ---- memory format ------------------------------------------------------------------------- */
@@ -140,14 +139,13 @@ static int fix_val(cfx_graph *g, cfx_meta_val *root)
                 goto out;
             }
             {
-                bool oom = false;
-                const int64_t *d = ir_intern_dims(g, v->sizes, v->strides, v->n, &oom);
-                if (oom) {
+                const cfx_meta_val *t = ir_intern_tensor(g, v);
+                if (!t) {
                     free(work);
                     return CFX_ERR_NOMEM;
                 }
-                v->sizes = d;
-                v->strides = d ? d + v->n : NULL;
+                v->sizes = t->sizes;
+                v->strides = t->strides;
             }
             break;
         case CFX_MVAL_OBJECT:
@@ -201,16 +199,8 @@ int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v)
     if (v->kind == CFX_MVAL_TENSOR) {
         if (v->n < 0 || v->n > CFX_MAX_DIMS)
             return cfx_error_set(CFX_ERR, NULL, "val: bad tensor rank %d", (int)v->n);
-        bool oom = false;
-        cfx_meta_val k = *v;
-        const int64_t *d = ir_intern_dims(g, v->sizes, v->strides, v->n, &oom);
-        if (oom)
-            return CFX_ERR_NOMEM;
-        k.sizes = d;
-        k.strides = d ? d + v->n : NULL;
-        cfx_meta slots = slots_of(n);
-        slots.val = &k;
-        return put_slots(n, &slots);
+        slot_change c = {.val = ir_intern_tensor(g, v)};
+        return c.val ? change_slots(n, &c) : CFX_ERR_NOMEM;
     }
     cfx_meta_val *c = cfx_arena_alloc(&g->arena, sizeof *c);
     if (!c)
@@ -250,32 +240,27 @@ int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
         return CFX_ERR;
     if (tm->ndim < 0 || tm->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)tm->ndim);
-    bool oom = false;
-    cfx_tensor_meta k = *tm;
-    cfx_graph *g = cfx_node_graph(n);
-    const int64_t *d = ir_intern_dims(g, tm->shape, tm->stride, tm->ndim, &oom);
-    if (oom)
-        return CFX_ERR_NOMEM;
-    k.shape = d;
-    k.stride = d ? d + tm->ndim : NULL;
-    cfx_meta slots = slots_of(n);
-    slots.tensor_meta = &k;
-    return put_slots(n, &slots);
+    /* the tensor it describes, on no device */
+    cfx_meta_val t = {.kind = CFX_MVAL_TENSOR, .dtype = tm->dtype, .device = {-1, -1}, .n = tm->ndim,
+                      .sizes = tm->shape, .strides = tm->stride};
+    slot_change c = {.tm_src = ir_intern_tensor(cfx_node_graph(n), &t),
+                     .tm_flags = tm_flags(tm->requires_grad, tm->is_quantized, tm->memory_format)};
+    return c.tm_src ? change_slots(n, &c) : CFX_ERR_NOMEM;
 }
 
-/* tensor_meta of t, whose dims d are interned (their memory format is known with them). */
-static cfx_tensor_meta tensor_meta_of(const cfx_tensor *t, const int64_t *d, bool requires_grad)
+/* The tensor record of t, on device (a fake tensor's is not its own). */
+static const cfx_meta_val *tensor_of(cfx_graph *g, const cfx_tensor *t, cfx_device device)
 {
-    cfx_tensor_meta k = {
-        .ndim = t->ndim,
+    cfx_meta_val v = {
+        .kind = CFX_MVAL_TENSOR,
         .dtype = t->dtype,
-        .memory_format = ir_dims_memory_format(d),
-        .requires_grad = requires_grad,
-        .is_quantized = false,
-        .shape = d,
-        .stride = d ? d + t->ndim : NULL,
+        .device = device,
+        .n = t->ndim,
+        .sizes = t->sizes,
+        .strides = t->strides,
+        .storage_offset = t->storage_offset,
     };
-    return k;
+    return ir_intern_tensor(g, &v);
 }
 
 int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad)
@@ -284,15 +269,11 @@ int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool 
         return CFX_ERR;
     if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)t->ndim);
-    bool oom = false;
-    cfx_graph *g = cfx_node_graph(n);
-    const int64_t *d = ir_intern_dims(g, t->sizes, t->strides, t->ndim, &oom);
-    if (oom)
+    slot_change c = {.tm_src = tensor_of(cfx_node_graph(n), t, t->device)};
+    if (!c.tm_src)
         return CFX_ERR_NOMEM;
-    cfx_tensor_meta k = tensor_meta_of(t, d, requires_grad);
-    cfx_meta slots = slots_of(n);
-    slots.tensor_meta = &k;
-    return put_slots(n, &slots);
+    c.tm_flags = tm_flags(requires_grad, false, ir_tensor_memory_format(c.tm_src));
+    return change_slots(n, &c);
 }
 
 static void put_dims(cfx_buf *b, const int64_t *d, int n, bool tuple)
@@ -332,10 +313,8 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
 {
     if (!n || !site)
         return CFX_ERR;
-    cfx_meta slots = slots_of(n);
-    if (!(slots.stack_trace = ir_intern_site(cfx_node_graph(n), site)))
-        return CFX_ERR_NOMEM;
-    return put_slots(n, &slots);
+    slot_change c = {.site = ir_intern_site(cfx_node_graph(n), site)};
+    return c.site ? change_slots(n, &c) : CFX_ERR_NOMEM;
 }
 
 /* ---- set_meta of a traced result ----------------------------------------------------------- */
@@ -348,31 +327,17 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
     if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
                              (int)t->ndim);
-    /* the node changes only in put_slots, at the end: on error nothing is set */
+    /* the node changes only in change_slots, at the end: on error nothing is set */
     cfx_graph *g = cfx_node_graph(n);
-    cfx_meta slots = slots_of(n);
-    if (site && !(slots.stack_trace = ir_intern_site(g, site)))
+    slot_change c = {0};
+    if (site && !(c.site = ir_intern_site(g, site)))
         return CFX_ERR_NOMEM;
-    bool oom = false;
-    const int64_t *d = ir_intern_dims(g, t->sizes, t->strides, t->ndim, &oom);
-    if (oom)
+    if (!(c.tm_src = tensor_of(g, t, val_device ? *val_device : t->device)))
         return CFX_ERR_NOMEM;
-    cfx_meta_val v;
-    if (val_device) {
-        v = (cfx_meta_val){
-            .kind = CFX_MVAL_TENSOR,
-            .dtype = t->dtype,
-            .device = *val_device,
-            .n = t->ndim,
-            .sizes = d,
-            .strides = d ? d + t->ndim : NULL,
-            .storage_offset = t->storage_offset,
-        };
-        slots.val = &v;
-    }
-    cfx_tensor_meta tm = tensor_meta_of(t, d, requires_grad);
-    slots.tensor_meta = &tm;
-    return put_slots(n, &slots);
+    c.tm_flags = tm_flags(requires_grad, false, ir_tensor_memory_format(c.tm_src));
+    if (val_device)
+        c.val = c.tm_src;
+    return change_slots(n, &c);
 }
 
 /* ---- free-form entries ------------------------------------------------------------------------ */
@@ -382,7 +347,7 @@ int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v)
     if (!n || !key)
         return CFX_ERR;
     cfx_graph *g = cfx_node_graph(n);
-    int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(g, &v, 1, NULL, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     cfx_meta *m = private_meta(n);

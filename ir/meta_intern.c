@@ -2,13 +2,14 @@
  *
  * Tracing sets the same few things on every node: a tensor val, its tensor_meta and the call
  * site, and in a typical model they repeat (a [64, 64] chain has one shape, a model a few
- * hundred call sites). So these records are immutable and made once per graph: one dims array
- * per distinct (sizes, strides), one site record per call site, and one meta record per
- * distinct (val, tensor_meta, stack_trace) contents. Equal records are then equal pointers, so
- * a node's meta costs one pointer, and a meta record's key compares dims and sites by
- * pointer. Each kind has an open-addressing table of its records (ir_hcons); the records live
- * in the graph's arena. Computed once with each dims array: the memory format tensor_meta
- * reports for it. */
+ * hundred call sites). So these are immutable records made once per graph: one tensor record
+ * per distinct tensor description (dtype, device, sizes, strides, storage offset), which is
+ * the val of the nodes it describes and computes their tensor_meta's memory format once; one
+ * site record per call site; and one meta record per distinct (val, tensor_meta, stack_trace).
+ * A meta record's key is made of records, so it compares and hashes by pointer: a traced result
+ * costs three lookups (site, tensor, meta) and a million such nodes share a few records. Each
+ * kind has an open-addressing table of its records (ir_hcons); the records live in the
+ * graph's arena. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +74,7 @@ static void hc_free(ir_hcons *h)
 
 void ir_meta_free(cfx_graph *g)
 {
-    hc_free(&g->hc_dims);
+    hc_free(&g->hc_tensor);
     hc_free(&g->hc_site);
     hc_free(&g->hc_meta);
 }
@@ -88,61 +89,49 @@ static void *new_record(cfx_graph *g, const struct ir_hcons_slot *s, size_t size
     return r;
 }
 
-/* ---- dims ------------------------------------------------------------------------------------ */
+/* ---- tensors --------------------------------------------------------------------------------- */
 
-/* n sizes then n strides in one arena array, with the memory format they are contiguous in. */
-typedef struct dims_key {
-    int32_t n;
-    const int64_t *sizes, *strides;
-} dims_key;
+/* One record per distinct tensor description (ir_tensor_rec): dtype, device, sizes, strides,
+ * storage offset. It is the val of every node whose result it describes, and the source of
+ * their tensor_meta (whose memory format it computes once). */
 
-typedef struct dims_rec {
-    int32_t n;
-    int8_t memory_format;
-    int64_t d[];
-} dims_rec;
-
-static bool dims_eq(const void *rec, const void *key)
+static bool tensor_eq(const void *rec, const void *key)
 {
-    const dims_rec *r = rec;
-    const dims_key *k = key;
-    if (r->n != k->n)
+    const cfx_meta_val *a = &((const ir_tensor_rec *)rec)->val, *b = key;
+    if (a->dtype != b->dtype || a->device.type != b->device.type || a->device.index != b->device.index ||
+        a->n != b->n || a->storage_offset != b->storage_offset)
         return false;
-    for (int32_t i = 0; i < k->n; i++)
-        if (r->d[i] != k->sizes[i] || r->d[k->n + i] != k->strides[i])
+    for (int32_t i = 0; i < b->n; i++)
+        if (a->sizes[i] != b->sizes[i] || a->strides[i] != b->strides[i])
             return false;
     return true;
 }
 
-const int64_t *ir_intern_dims(cfx_graph *g, const int64_t *sizes, const int64_t *strides, int32_t n, bool *oom)
+const cfx_meta_val *ir_intern_tensor(cfx_graph *g, const cfx_meta_val *v)
 {
-    if (n <= 0)
-        return NULL;
-    dims_key k = {n, sizes, strides};
-    uint64_t h = (uint64_t)n;
-    for (int32_t i = 0; i < n; i++)
-        h = mix(mix(h, (uint64_t)sizes[i]), (uint64_t)strides[i]);
-    struct ir_hcons_slot *s = hc_find(&g->hc_dims, fold(h), dims_eq, &k);
+    uint64_t h = mix((uint64_t)(uint8_t)v->dtype | (uint64_t)(uint8_t)v->device.type << 8 |
+                         (uint64_t)(uint8_t)v->device.index << 16 | (uint64_t)(uint32_t)v->n << 32,
+                     (uint64_t)v->storage_offset);
+    for (int32_t i = 0; i < v->n; i++)
+        h = mix(mix(h, (uint64_t)v->sizes[i]), (uint64_t)v->strides[i]);
+    struct ir_hcons_slot *s = hc_find(&g->hc_tensor, fold(h), tensor_eq, v);
     if (s && s->rec)
-        return ((const dims_rec *)s->rec)->d;
-    dims_rec *r = new_record(g, s, sizeof *r + 2 * (size_t)n * sizeof(int64_t));
-    if (!r) {
-        *oom = true;
+        return &((const ir_tensor_rec *)s->rec)->val;
+    ir_tensor_rec *r = new_record(g, s, sizeof *r + 2 * (size_t)v->n * sizeof(int64_t));
+    if (!r)
         return NULL;
+    r->val = *v;
+    r->val.kind = CFX_MVAL_TENSOR;
+    memset(&r->val.u, 0, sizeof r->val.u);
+    if (v->n) {
+        memcpy(r->d, v->sizes, (size_t)v->n * sizeof(int64_t));
+        memcpy(r->d + v->n, v->strides, (size_t)v->n * sizeof(int64_t));
     }
-    r->n = n;
-    memcpy(r->d, sizes, (size_t)n * sizeof(int64_t));
-    memcpy(r->d + n, strides, (size_t)n * sizeof(int64_t));
-    r->memory_format = (int8_t)cfx_memory_format_of(r->d, r->d + n, n);
-    hc_fill(&g->hc_dims, s, fold(h), r);
-    return r->d;
-}
-
-int8_t ir_dims_memory_format(const int64_t *d)
-{
-    if (!d)
-        return CFX_CONTIGUOUS_FORMAT; /* rank 0 */
-    return ((const dims_rec *)(const void *)((const char *)d - offsetof(dims_rec, d)))->memory_format;
+    r->val.sizes = r->d;
+    r->val.strides = r->d + v->n;
+    r->memory_format = (int8_t)cfx_memory_format_of(r->d, r->d + v->n, v->n);
+    hc_fill(&g->hc_tensor, s, fold(h), r);
+    return &r->val;
 }
 
 /* ---- sites ----------------------------------------------------------------------------------- */
@@ -193,76 +182,45 @@ const cfx_site *ir_intern_site(cfx_graph *g, const cfx_site *site)
 
 /* ---- meta records ---------------------------------------------------------------------------- */
 
-/* A shared record holds its val and tensor_meta itself (cfx_meta's slots point into it), so a
- * traced result costs one lookup here once its dims and site are known. It is keyed by what
- * its slots say: val and tensor_meta by their fields, their dims being interned (equal dims,
- * equal pointers), and the site by its record. */
-typedef struct meta_rec {
-    cfx_meta m;
-    cfx_meta_val val;
-    cfx_tensor_meta tm;
-} meta_rec;
-
-static uint64_t val_hash(const cfx_meta_val *v)
-{
-    if (!v)
-        return 0;
-    return mix(mix((uint64_t)(uint8_t)v->dtype | (uint64_t)(uint8_t)v->device.type << 8 |
-                       (uint64_t)(uint8_t)v->device.index << 16 | (uint64_t)(uint32_t)v->n << 32,
-                   (uint64_t)(uintptr_t)v->sizes),
-               (uint64_t)v->storage_offset);
-}
-
-static uint64_t tm_hash(const cfx_tensor_meta *t)
-{
-    if (!t)
-        return 0;
-    return mix((uint64_t)(uint8_t)t->dtype | (uint64_t)(uint8_t)t->memory_format << 8 |
-                   (uint64_t)t->requires_grad << 16 | (uint64_t)t->is_quantized << 17 | (uint64_t)(uint32_t)t->ndim << 32,
-               (uint64_t)(uintptr_t)t->shape);
-}
-
-static bool val_same(const cfx_meta_val *a, const cfx_meta_val *b)
-{
-    if (!a || !b)
-        return a == b;
-    return a->dtype == b->dtype && a->device.type == b->device.type && a->device.index == b->device.index &&
-           a->n == b->n && a->sizes == b->sizes && a->storage_offset == b->storage_offset;
-}
-
-static bool tm_same(const cfx_tensor_meta *a, const cfx_tensor_meta *b)
-{
-    if (!a || !b)
-        return a == b;
-    return a->ndim == b->ndim && a->dtype == b->dtype && a->memory_format == b->memory_format &&
-           a->requires_grad == b->requires_grad && a->is_quantized == b->is_quantized && a->shape == b->shape;
-}
-
+/* A shared record (ir_meta_rec) holds its tensor_meta itself (built from its tensor record on
+ * creation) and its key, whose parts are records or packed flags, so a lookup compares four
+ * words. */
 static bool meta_eq(const void *rec, const void *key)
 {
-    const cfx_meta *a = rec, *b = key;
-    return a->stack_trace == b->stack_trace && val_same(a->val, b->val) && tm_same(a->tensor_meta, b->tensor_meta);
+    const ir_meta_key *a = &((const ir_meta_rec *)rec)->key, *b = key;
+    return a->site == b->site && a->val == b->val && a->tm_src == b->tm_src && a->tm_flags == b->tm_flags;
 }
 
-cfx_meta *ir_intern_meta(cfx_graph *g, const cfx_meta *k)
+void ir_tensor_meta_from(cfx_tensor_meta *tm, const cfx_meta_val *src, uint32_t flags)
 {
-    uint32_t h = fold(mix(mix(val_hash(k->val), tm_hash(k->tensor_meta)), (uint64_t)(uintptr_t)k->stack_trace));
+    *tm = (cfx_tensor_meta){
+        .ndim = src->n,
+        .dtype = src->dtype,
+        .memory_format = (int8_t)(flags >> IR_TM_FORMAT_SHIFT),
+        .requires_grad = (flags & IR_TM_REQUIRES_GRAD) != 0,
+        .is_quantized = (flags & IR_TM_QUANTIZED) != 0,
+        .shape = src->sizes,
+        .stride = src->strides,
+    };
+}
+
+cfx_meta *ir_intern_meta(cfx_graph *g, const ir_meta_key *k)
+{
+    uint32_t h = fold(mix(mix(mix((uint64_t)(uintptr_t)k->site, (uint64_t)(uintptr_t)k->val),
+                              (uint64_t)(uintptr_t)k->tm_src),
+                          k->tm_flags));
     struct ir_hcons_slot *s = hc_find(&g->hc_meta, h, meta_eq, k);
     if (s && s->rec)
         return (cfx_meta *)s->rec;
-    meta_rec *r = new_record(g, s, sizeof *r);
+    ir_meta_rec *r = new_record(g, s, sizeof *r);
     if (!r)
         return NULL;
-    r->m = (cfx_meta){NULL, NULL, k->stack_trace, NULL, 0, CFX_META_SHARED};
-    if (k->val) {
-        r->val = *k->val;
-        memset(&r->val.u, 0, sizeof r->val.u); /* unused by a tensor val */
-        r->m.val = &r->val;
-    }
-    if (k->tensor_meta) {
-        r->tm = *k->tensor_meta;
+    r->m = (cfx_meta){k->val, NULL, k->site, NULL, 0, CFX_META_SHARED};
+    if (k->tm_src) {
+        ir_tensor_meta_from(&r->tm, k->tm_src, k->tm_flags);
         r->m.tensor_meta = &r->tm;
     }
+    r->key = *k;
     hc_fill(&g->hc_meta, s, h, r);
     return &r->m;
 }

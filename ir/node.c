@@ -78,12 +78,7 @@ int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args
 {
     if (!n)
         return CFX_ERR;
-    cfx_value *a;
-    int rc = ir_copy_args_kwargs(cfx_node_graph(n), args, n_args, kwargs, n_kwargs, NULL, NULL, &a);
-    if (rc != CFX_OK)
-        return rc;
-    ir_set_args(n, a, n_args, n_kwargs); /* counts checked by ir_args_block */
-    return ir_rebuild_inputs(n);
+    return ir_node_set_args(n, args, n_args, kwargs, n_kwargs, NULL, NULL);
 }
 
 int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
@@ -106,7 +101,7 @@ int cfx_node_update_arg(cfx_node *n, uint32_t idx, cfx_value v)
         return CFX_ERR;
     if (idx >= n->n_args)
         return cfx_error_set(CFX_ERR, NULL, "list assignment index out of range");
-    int rc = ir_fixup_values(cfx_node_graph(n), &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(cfx_node_graph(n), &v, 1, NULL, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     n->args[idx] = v;
@@ -118,7 +113,7 @@ int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v)
     if (!n || !key)
         return CFX_ERR;
     cfx_graph *g = cfx_node_graph(n);
-    int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(g, &v, 1, NULL, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     cfx_kwarg *old = ir_kwargs(n);
@@ -153,7 +148,7 @@ int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v)
         return cfx_error_set(CFX_ERR, NULL, "insert_args index must be between 0 and len(self.args), got %u",
                              idx);
     cfx_graph *g = cfx_node_graph(n);
-    int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(g, &v, 1, NULL, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     uint32_t nk = cfx_node_num_kwargs(n);

@@ -227,20 +227,11 @@ static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
     return rc;
 }
 
-cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+/* The record of a target the table does not hold yet (ptr: its key), once the target is
+ * checked. */
+static cfx_target_info *add_target(cfx_graph *g, cfx_target t, const void *ptr)
 {
-    const void *ptr = t.u.str;
-    if (t.kind == CFX_TARGET_STRING) {
-        if (!t.u.str) {
-            cfx_error_set(CFX_ERR, NULL, "target string is NULL");
-            return NULL;
-        }
-        ptr = cfx_names_intern(g->names, t.u.str, strlen(t.u.str));
-        if (!ptr) {
-            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-            return NULL;
-        }
-    } else if (t.kind == CFX_TARGET_OP) {
+    if (t.kind == CFX_TARGET_OP) {
         if (!t.u.op)
             return NULL; /* an earlier lookup failed */
         if (!t.u.op->qualified_name) {
@@ -254,15 +245,9 @@ cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
             cfx_error_set(CFX_ERR, NULL, "builtin function descriptor without a name");
             return NULL;
         }
-    } else {
+    } else if (t.kind != CFX_TARGET_STRING) {
         cfx_error_set(CFX_ERR, NULL, "node target has no kind");
         return NULL;
-    }
-    if (g->tinfo_cap) {
-        uint32_t mask = g->tinfo_cap - 1;
-        for (uint32_t j = tinfo_hash(t.kind, ptr) & mask; g->tinfo[j]; j = (j + 1) & mask)
-            if (g->tinfo[j]->ptr == ptr && g->tinfo[j]->kind == t.kind)
-                return g->tinfo[j];
     }
     if ((g->tinfo_count + 1) * 2 > g->tinfo_cap && !tinfo_grow(g)) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -297,4 +282,28 @@ cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
     g->tinfo[j] = r;
     g->tinfo_count++;
     return r;
+}
+
+cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+{
+    const void *ptr = t.u.str;
+    if (t.kind == CFX_TARGET_STRING) {
+        if (!t.u.str) {
+            cfx_error_set(CFX_ERR, NULL, "target string is NULL");
+            return NULL;
+        }
+        ptr = cfx_names_intern(g->names, t.u.str, strlen(t.u.str));
+        if (!ptr) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            return NULL;
+        }
+    }
+    /* no record has a NULL pointer or a kind that is not one of the three */
+    if (g->tinfo_cap) {
+        uint32_t mask = g->tinfo_cap - 1;
+        for (uint32_t j = tinfo_hash(t.kind, ptr) & mask; g->tinfo[j]; j = (j + 1) & mask)
+            if (g->tinfo[j]->ptr == ptr && g->tinfo[j]->kind == t.kind)
+                return g->tinfo[j];
+    }
+    return add_target(g, t, ptr);
 }

@@ -83,7 +83,7 @@ static bool node_ref(cfx_graph *g, cfx_node *p, uint32_t *ref)
 }
 
 /* Appends record id (of g, its producer p of g) to p's users: the head's prev is the tail. */
-static void link_use(cfx_graph *g, cfx_node *p, ir_use *u, uint32_t id)
+static inline void link_use(cfx_graph *g, cfx_node *p, ir_use *u, uint32_t id)
 {
     uint32_t head = p->users_head;
     u->next = 0;
@@ -118,18 +118,10 @@ static inline void unlink_use(cfx_graph *g, uint32_t id)
     p->n_users--;
 }
 
-/* Fills n's input record id (of g, n's graph) with a use of p and links it. */
-static int add_use(cfx_graph *g, cfx_node *n, uint32_t id, cfx_node *p)
+/* Fills n's input record id (of g, n's graph) with a use of p, a node of graph h != g, and
+ * links it: a second record in h carries h's list links. */
+static int add_use_across(cfx_graph *g, cfx_node *n, uint32_t id, cfx_node *p, cfx_graph *h)
 {
-    cfx_graph *h = cfx_node_graph(p);
-    ir_use *u = ir_use_at(g, id);
-    u->user = n->seq;
-    if (h == g) {
-        u->producer = p->seq;
-        link_use(g, p, u, id);
-        return CFX_OK;
-    }
-    /* across graphs: a second record in the producer's graph carries the list links */
     uint32_t pref, uref;
     if (!node_ref(g, p, &pref) || !node_ref(h, n, &uref))
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -140,7 +132,8 @@ static int add_use(cfx_graph *g, cfx_node *n, uint32_t id, cfx_node *p)
     v->producer = p->seq;
     v->user = uref;
     link_use(h, p, v, other);
-    u = ir_use_at(g, id);
+    ir_use *u = ir_use_at(g, id);
+    u->user = n->seq;
     u->producer = pref;
     u->prev = 0;
     u->next = other;
@@ -185,18 +178,6 @@ cfx_node *cfx_node_first_user(const cfx_node *n, cfx_user_iter *it)
 
 /* ---- a node's inputs --------------------------------------------------------------------- */
 
-/* Whether n is already p's last user. While a node's inputs are linked it is in no users list
- * but those it joins in this pass, always at the tail (nothing else links meanwhile): so this
- * says whether p was met earlier in the pass. */
-static bool last_user_is(const cfx_node *p, const cfx_node *n)
-{
-    if (!p->users_head)
-        return false;
-    const cfx_graph *h = cfx_node_graph(p);
-    const ir_use *tail = ir_use_at(h, ir_use_at(h, p->users_head)->prev);
-    return ir_ref(h, tail->user) == n;
-}
-
 static bool count_ref(cfx_value *slot, void *ctx)
 {
     (void)slot;
@@ -216,33 +197,53 @@ typedef struct linker {
 static bool link_ref(cfx_value *slot, void *ctx)
 {
     linker *l = ctx;
+    cfx_graph *g = l->g;
     cfx_node *n = l->n, *p = slot->u.node;
-    bool have = last_user_is(p, n);
-    for (uint32_t j = 0; j < l->old && !have; j++)
-        have = ir_input(n, j) == p;
-    if (have)
-        return true;
-    if ((l->rc = add_use(l->g, n, n->inputs + n->n_inputs, p)) != CFX_OK)
-        return false;
+    cfx_graph *h = cfx_node_graph(p);
+    /* While n's inputs are linked it is in no users list but those it joins in this pass, at
+     * the tail (nothing else links meanwhile): p met earlier in the pass has n as last user. */
+    if (p->users_head) {
+        const ir_use *tail = ir_use_at(h, ir_use_at(h, p->users_head)->prev);
+        if (ir_ref(h, tail->user) == n)
+            return true;
+    }
+    for (uint32_t j = 0; j < l->old; j++)
+        if (ir_input(n, j) == p)
+            return true;
+    uint32_t id = n->inputs + n->n_inputs;
+    if (h != g) {
+        if ((l->rc = add_use_across(g, n, id, p, h)) != CFX_OK)
+            return false;
+    } else {
+        ir_use *u = ir_use_at(g, id);
+        u->user = n->seq;
+        u->producer = p->seq;
+        link_use(g, p, u, id);
+    }
     n->n_inputs++;
     return true;
 }
 
-int ir_rebuild_inputs(cfx_node *n)
+int ir_link_inputs(cfx_node *n, uint32_t refs)
 {
     cfx_graph *g = cfx_node_graph(n);
     uint32_t cap = n->n_inputs; /* the run is reused when the new inputs fit */
     ir_unlink_inputs(n);
     /* the references bound the distinct inputs: a run of that many records */
-    uint32_t refs = 0;
-    if (!ir_walk_refs(n, count_ref, &refs))
-        return CFX_ERR_NOMEM;
     if (refs > cap && !(n->inputs = ir_use_alloc(g, refs)))
         return CFX_ERR_NOMEM;
     linker l = {g, n, 0, CFX_OK};
     if (!ir_walk_refs(n, link_ref, &l))
         return l.rc != CFX_OK ? l.rc : CFX_ERR_NOMEM;
     return CFX_OK;
+}
+
+int ir_rebuild_inputs(cfx_node *n)
+{
+    uint32_t refs = 0;
+    if (!ir_walk_refs(n, count_ref, &refs))
+        return CFX_ERR_NOMEM;
+    return ir_link_inputs(n, refs);
 }
 
 /* insert_arg's input update: producers of the new value not yet among the inputs are
