@@ -16,7 +16,6 @@ typedef struct cfx_arena_chunk cfx_arena_chunk;
 typedef struct cfx_arena {
     char *cur, *end;        /* free space in the current chunk, as far as it is populated */
     char *limit;            /* the current chunk's end (end < limit: not populated yet) */
-    char *ahead;            /* the background thread was asked to populate up to here */
     cfx_arena_chunk *chunks; /* newest first */
     size_t next_size;       /* size of the next regular chunk */
     size_t total;           /* bytes obtained from malloc, for statistics */
