@@ -28,7 +28,7 @@ void cfx_arena_free(cfx_arena *a);
 void *cfx_arena_alloc_slow(cfx_arena *a, size_t size);
 
 /* size bytes aligned to 16 (cfx_value arrays are naturally aligned; sizes are rounded up to
- * 16 so the bump pointer stays aligned and the fast path needs no alignment step),
+ * 16 so the bump pointer stays aligned and needs no alignment step),
  * zero-filled: chunks come from calloc or fresh anonymous mappings and nothing is handed out
  * twice, so the graph stores no zeros in fresh records.
  * NULL on allocation failure. */

@@ -86,7 +86,7 @@ static const char *const reserved_names[] = {
  * keywords to fresh sentinels, then builtins (and custom globals) to the objects they name:
  * a keyword is never legal; a builtin is legal only for the builtin itself; and "None", whose
  * builtins entry overwrote its keyword sentinel with None itself, is legal when obj is None
- * (every graph node name: create_node passes obj=None) - so 2.x names a node "None". */
+ * (every graph node name: create_node passes obj=None) - so FX names a node "None". */
 enum reserved_kind { NOT_RESERVED = 0, RESERVED_KEYWORD, RESERVED_BUILTIN, RESERVED_NONE };
 
 static const char *const keywords[] = {

@@ -172,7 +172,7 @@ static void put_leaf(const cfx_value *v, cfx_arg_style style, bool top, const ir
         break;
     case CFX_V_TENSOR:
         if (style == CFX_ARG_REPR && v->u.t) {
-            /* 2.x _get_repr: torch.Tensor(size=[2, 3], dtype=float32) */
+            /* FX's _get_repr: torch.Tensor(size=[2, 3], dtype=float32) */
             const cfx_tensor *t = v->u.t;
             PB_LIT(b, "torch.Tensor(size=[");
             for (int i = 0; i < t->ndim; i++) {

@@ -91,7 +91,7 @@ const cfx_builtin_fn *cfx_builtin_fn_find(const char *qualified_name);
 /* Builtin functions FX graphs commonly call. Their Python __module__ is `_operator` for the
  * operator.* ones; qualified_name uses `operator.` as format_node prints it. */
 extern const cfx_builtin_fn cfx_fn_getitem;      /* operator.getitem */
-extern const cfx_builtin_fn cfx_fn_setitem;      /* operator.setitem (side effect in 2.x) */
+extern const cfx_builtin_fn cfx_fn_setitem;      /* operator.setitem (side-effectful) */
 extern const cfx_builtin_fn cfx_fn_add;          /* operator.add */
 extern const cfx_builtin_fn cfx_fn_sub;          /* operator.sub */
 extern const cfx_builtin_fn cfx_fn_mul;          /* operator.mul */

@@ -60,7 +60,7 @@ Test(ir_names, golden_table)
 
 Test(ir_names, spec_table)
 {
-    /* spec 1.3: the 2.x column */
+    /* spec 1.3's table */
     const char *seqs[][2][6] = {
         {{"add", "add", "add_1", "add_5", "add", NULL}, {"add", "add_1", "add_2", "add_5", "add_6", NULL}},
         {{"sum", "sum", NULL}, {"sum_1", "sum_2", NULL}},
@@ -85,7 +85,7 @@ Test(ir_names, reserved_words)
     for (size_t i = 0; i < sizeof free_ / sizeof *free_; i++)
         cr_expect(!cfx_name_is_reserved(free_[i]), "%s should not be reserved", free_[i]);
 
-    /* obj decides: a node (obj None) may be named None in 2.x; a python_code local may not;
+    /* obj decides: a node (obj None) may be named None; a python_code local may not;
      * a builtin may keep its own name */
     cfx_names *ns = cfx_names_new(NULL);
     cfx_name n;

@@ -22,7 +22,7 @@ import warnings
 import torch
 from torch.fx import Graph
 from torch.fx.graph import _Namespace
-from torch.fx.passes.shape_prop import TensorMetadata
+from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import golden  # noqa: E402
@@ -305,8 +305,8 @@ GRAPHS = {
 # ---- def-use bookkeeping (tests/ir/test_graph.c) -------------------------------------------------
 
 def users_scenario():
-    """Order of users / inputs after args changes, replace_all_uses_with, erase. (insert_arg
-    is 2.x only and is tested against 2.x's source in the C test.)"""
+    """Order of users / inputs after args changes, replace_all_uses_with, update_arg, erase,
+    insert_arg, and lint's message for the result."""
     out = []
 
     def show(tag, *nodes):
@@ -685,12 +685,9 @@ def names_table():
 
 # ---- TensorMetadata ---------------------------------------------------------------------------------
 
-MEMORY_FORMATS = [torch.contiguous_format, torch.channels_last, torch.channels_last_3d]
-
-
 def tensor_meta_table():
-    """TensorMetadata reprs. memory_format is the first of MEMORY_FORMATS the tensor is
-    contiguous in (1.13 iterates a set, whose order is not fixed; cfx fixes this order)."""
+    """The TensorMetadata ShapeProp (and make_fx) record for tensors of several layouts:
+    torch.fx.passes.shape_prop._extract_tensor_metadata's own repr."""
     base = torch.zeros(2 * 3 * 4 * 5 * 6)
     cases = [
         ([2, 3], None),
@@ -728,12 +725,8 @@ def tensor_meta_table():
             tt = t.to(dtype)
             if tt.dtype != t.dtype:
                 tt = torch.empty_strided(t.size(), t.stride(), dtype=dtype)
-            mf = None
-            for f in MEMORY_FORMATS:
-                if tt.is_contiguous(memory_format=f):
-                    mf = f
-                    break
-            md = TensorMetadata(tt.shape, tt.dtype, rg, tt.stride(), mf, False, {})
+            tt.requires_grad_(rg)
+            md = _extract_tensor_metadata(tt)
             sz = ",".join(str(s) for s in tt.shape)
             st = ",".join(str(s) for s in tt.stride())
             rows.append(f"{sz}\t{st}\t{str(dtype)}\t{int(rg)}\t{md!r}")
