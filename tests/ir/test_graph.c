@@ -251,10 +251,12 @@ Test(ir_graph, erase)
     cfx_node *z = cfx_graph_placeholder(h, "z");
     cr_expect_eq(cfx_graph_erase_node(g, z), CFX_ERR);
     expect_error("erase_from_wrong_graph");
-    /* insert_arg's index check */
+    /* insert_arg's index check; moving a node of another graph */
     cfx_node *c = OP(g, "aten::cos", NV(x));
     cr_expect_eq(cfx_node_insert_arg(c, 9, NV(x)), CFX_ERR);
     expect_error("insert_arg_out_of_range");
+    cr_expect_eq(cfx_node_prepend(c, z), CFX_ERR);
+    expect_error("prepend_from_other_graph");
     cfx_graph_free(h);
     cfx_graph_free(g);
 }

@@ -470,6 +470,7 @@ def errors_table():
     rows.append(("erase_twice_warning", str(w[0].message)))
     c = op(g, aten.cos.default, x)
     rows.append(("insert_arg_out_of_range", error_text(lambda: c.insert_arg(9, x))))
+    rows.append(("prepend_from_other_graph", error_text(lambda: c.prepend(z))))
     text = "\n".join(r if isinstance(r, str) else r[0] + "\t" + r[1].replace("\n", "\\n") for r in rows)
     golden.write_text("ir_errors.tsv", text + "\n")
 
