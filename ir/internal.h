@@ -9,7 +9,7 @@
 #include "ir/arena.h"
 #include "ir/graph.h"
 
-/* An open-addressing set of arena records, for hash-consing (meta_intern.c). */
+/* An open-addressing set of arena records (meta_intern.c). */
 typedef struct ir_hcons {
     struct ir_hcons_slot { uint32_t hash; const void *rec; } *slots;
     uint32_t cap, count;
@@ -57,8 +57,7 @@ struct cfx_graph {
     bool names_unchecked;       /* cfx_node_set_name_unchecked was used: lint checks names */
     cfx_module_impure_fn module_impure;
     void *module_impure_ctx;
-    /* meta_intern.c: hash-consed tensor descriptions, stack-trace sites, shared meta records */
-    ir_hcons hc_tensor, hc_site, hc_meta;
+    ir_hcons hc_meta;           /* meta_intern.c: the shared meta records */
 };
 
 _Static_assert(offsetof(struct cfx_graph, root_head) == offsetof(struct cfx_graph, root) + sizeof(cfx_node),
@@ -139,43 +138,20 @@ static inline void ir_list_unlink(cfx_graph *g, cfx_node *x)
  * live nodes in graph order (malloc'd, cfx_graph_num_nodes entries; NULL when empty). */
 int ir_lint_collect(cfx_graph *g, cfx_node ***order);
 
-/* The graph's hash-consed meta records (meta_intern.c); each lookup returns the one record
- * equal to its key, made on first use, or NULL + error on OOM.
- * ir_intern_tensor: the tensor record of v (a tensor val; its dims are copied), as a val;
- * ir_tensor_memory_format: tensor_meta's memory_format for such a val, computed once;
- * ir_intern_site: the site record (its strings copied, compared with the caller's);
- * ir_intern_meta: the shared record of a key; ir_meta_key_of: a shared record's key (all NULL
- * for NULL); ir_tensor_meta_from: the tensor_meta a key's tm_src and tm_flags describe. */
-enum { IR_TM_REQUIRES_GRAD = 1, IR_TM_QUANTIZED = 2, IR_TM_FORMAT_SHIFT = 8 };
+/* The graph's shared meta records (meta_intern.c). ir_intern_meta returns the one record whose
+ * slots say what k's say (made on first use; NULL + error on OOM): k's parts may be the
+ * caller's structs, dims and site (all copied into a new record); val is a tensor val; when
+ * tm_derived_format is set, tm's memory_format is ignored and the record computes it from the
+ * dims. ir_meta_key_of gives a shared record's key (all NULL for NULL). */
 typedef struct ir_meta_key {
-    const cfx_site *site;       /* a site record, or NULL */
-    const cfx_meta_val *val;    /* a tensor record, or NULL */
-    const cfx_meta_val *tm_src; /* the tensor record tensor_meta describes, or NULL */
-    uint32_t tm_flags;          /* IR_TM_* and the memory format (as uint8) from bit 8 */
+    const cfx_site *site;      /* or NULL */
+    const cfx_meta_val *val;   /* a tensor val, or NULL */
+    const cfx_tensor_meta *tm; /* or NULL */
+    bool tm_derived_format;
 } ir_meta_key;
-typedef struct ir_tensor_rec {
-    cfx_meta_val val; /* kind TENSOR; sizes and strides point at d */
-    int8_t memory_format;
-    int64_t d[];
-} ir_tensor_rec;
-typedef struct ir_meta_rec {
-    cfx_meta m; /* tensor_meta points at tm */
-    cfx_tensor_meta tm;
-    ir_meta_key key;
-} ir_meta_rec;
-const cfx_meta_val *ir_intern_tensor(cfx_graph *g, const cfx_meta_val *v);
-static inline int8_t ir_tensor_memory_format(const cfx_meta_val *t)
-{
-    return ((const ir_tensor_rec *)(const void *)((const char *)t - offsetof(ir_tensor_rec, val)))->memory_format;
-}
-const cfx_site *ir_intern_site(cfx_graph *g, const cfx_site *site);
 cfx_meta *ir_intern_meta(cfx_graph *g, const ir_meta_key *k);
-static inline ir_meta_key ir_meta_key_of(const cfx_meta *shared)
-{
-    return shared ? ((const ir_meta_rec *)(const void *)shared)->key : (ir_meta_key){0};
-}
-void ir_tensor_meta_from(cfx_tensor_meta *tm, const cfx_meta_val *src, uint32_t flags);
-/* Frees the record tables (records live in the arena). */
+ir_meta_key ir_meta_key_of(const cfx_meta *shared);
+/* Frees the record table (records live in the arena). */
 void ir_meta_free(cfx_graph *g);
 
 /* The graph's record for a target, made on first use (per-target facts computed once: the

@@ -5,9 +5,8 @@
  * may nest, so its copy walks an explicit work list, like argument values.
  *
  * A node's meta record is usually shared: an immutable record of the graph's (meta_intern.c)
- * naming its val (a tensor record), its tensor_meta (made from a tensor record) and its
- * stack_trace (a site record), so that a million traced nodes with a few distinct results
- * hold a few records. Setting a slot moves the node to the shared record that has the slot
+ * holding its val, tensor_meta and stack_trace, one per distinct contents, so that a million
+ * traced nodes with a few distinct results hold a few records. Setting a slot moves the node to the shared record that has the slot
  * changed. A node gets a private, writable record only when it gets a free-form entry or a val
  * that is not a tensor (which would make a shared record per node); from then on its slots are
  * set in place. */
@@ -38,9 +37,58 @@ static cfx_meta *private_meta(cfx_node *n)
     return p;
 }
 
-/* A change of typed slots: each non-NULL part replaces the node's (tensor_meta: tm_src with
- * tm_flags). Parts are records of the graph. */
+/* An arena copy of n sizes then n strides (one array). NULL on OOM. */
+static int64_t *copy_dims(cfx_graph *g, const int64_t *sizes, const int64_t *strides, int32_t n)
+{
+    int64_t *d = cfx_arena_alloc(&g->arena, 2 * (size_t)n * sizeof *d);
+    if (d && n) {
+        memcpy(d, sizes, (size_t)n * sizeof *d);
+        memcpy(d + n, strides, (size_t)n * sizeof *d);
+    }
+    return d;
+}
+
+/* A change of typed slots: each non-NULL part replaces the node's. The parts may be the
+ * caller's (copied where they are kept). */
 typedef ir_meta_key slot_change;
+
+/* Private copies of a change's parts, for a node's private record. false on OOM. */
+static bool own_parts(cfx_graph *g, const slot_change *c, cfx_meta *m)
+{
+    if (c->val) {
+        cfx_meta_val *v = cfx_arena_alloc(&g->arena, sizeof *v);
+        int64_t *d = v ? copy_dims(g, c->val->sizes, c->val->strides, c->val->n) : NULL;
+        if (!d)
+            return false;
+        *v = *c->val;
+        v->sizes = d;
+        v->strides = d + v->n;
+        m->val = v;
+    }
+    if (c->tm) {
+        cfx_tensor_meta *t = cfx_arena_alloc(&g->arena, sizeof *t);
+        int64_t *d = t ? copy_dims(g, c->tm->shape, c->tm->stride, c->tm->ndim) : NULL;
+        if (!d)
+            return false;
+        *t = *c->tm;
+        t->shape = d;
+        t->stride = d + t->ndim;
+        if (c->tm_derived_format)
+            t->memory_format = (int8_t)cfx_memory_format_of(d, d + t->ndim, t->ndim);
+        m->tensor_meta = t;
+    }
+    if (c->site) {
+        cfx_site *s = cfx_arena_alloc(&g->arena, sizeof *s);
+        const char *file = c->site->file ? c->site->file : "", *func = c->site->func;
+        if (!s || !(s->file = cfx_names_intern(g->names, file, strlen(file))) ||
+            (func && !(func = cfx_names_intern(g->names, func, strlen(func)))))
+            return false;
+        s->line = c->site->line;
+        s->func = func;
+        m->stack_trace = s;
+    }
+    return true;
+}
 
 /* Gives n the slots c changes, its free-form entries untouched: in place in a private record,
  * else by moving it to the shared record that has them. */
@@ -48,26 +96,14 @@ static int change_slots(cfx_node *n, const slot_change *c)
 {
     cfx_meta *m = n->meta;
     cfx_graph *g = cfx_node_graph(n);
-    if (m && m->cap_entries != SHARED) {
-        if (c->tm_src) {
-            cfx_tensor_meta *tm = cfx_arena_alloc(&g->arena, sizeof *tm);
-            if (!tm)
-                return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-            ir_tensor_meta_from(tm, c->tm_src, c->tm_flags);
-            m->tensor_meta = tm;
-        }
-        if (c->val)
-            m->val = c->val;
-        if (c->site)
-            m->stack_trace = c->site;
-        return CFX_OK;
-    }
+    if (m && m->cap_entries != SHARED)
+        return own_parts(g, c, m) ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     ir_meta_key k = ir_meta_key_of(m);
     if (c->val)
         k.val = c->val;
-    if (c->tm_src) {
-        k.tm_src = c->tm_src;
-        k.tm_flags = c->tm_flags;
+    if (c->tm) {
+        k.tm = c->tm;
+        k.tm_derived_format = c->tm_derived_format;
     }
     if (c->site)
         k.site = c->site;
@@ -76,13 +112,6 @@ static int change_slots(cfx_node *n, const slot_change *c)
         return CFX_ERR_NOMEM;
     n->meta = r;
     return CFX_OK;
-}
-
-/* A key's tm_flags. */
-static uint32_t tm_flags(bool requires_grad, bool quantized, int memory_format)
-{
-    return (requires_grad ? IR_TM_REQUIRES_GRAD : 0) | (quantized ? IR_TM_QUANTIZED : 0) |
-           (uint32_t)(uint8_t)memory_format << IR_TM_FORMAT_SHIFT;
 }
 
 /* ---- memory format ------------------------------------------------------------------------- */
@@ -139,13 +168,11 @@ static int fix_val(cfx_graph *g, cfx_meta_val *root)
                 goto out;
             }
             {
-                const cfx_meta_val *t = ir_intern_tensor(g, v);
-                if (!t) {
-                    free(work);
-                    return CFX_ERR_NOMEM;
-                }
-                v->sizes = t->sizes;
-                v->strides = t->strides;
+                const int64_t *d = copy_dims(g, v->sizes, v->strides, v->n);
+                if (!d)
+                    goto oom;
+                v->sizes = d;
+                v->strides = d + v->n;
             }
             break;
         case CFX_MVAL_OBJECT:
@@ -199,8 +226,8 @@ int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v)
     if (v->kind == CFX_MVAL_TENSOR) {
         if (v->n < 0 || v->n > CFX_MAX_DIMS)
             return cfx_error_set(CFX_ERR, NULL, "val: bad tensor rank %d", (int)v->n);
-        slot_change c = {.val = ir_intern_tensor(g, v)};
-        return c.val ? change_slots(n, &c) : CFX_ERR_NOMEM;
+        slot_change c = {.val = v};
+        return change_slots(n, &c);
     }
     cfx_meta_val *c = cfx_arena_alloc(&g->arena, sizeof *c);
     if (!c)
@@ -240,27 +267,22 @@ int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
         return CFX_ERR;
     if (tm->ndim < 0 || tm->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)tm->ndim);
-    /* the tensor it describes, on no device */
-    cfx_meta_val t = {.kind = CFX_MVAL_TENSOR, .dtype = tm->dtype, .device = {-1, -1}, .n = tm->ndim,
-                      .sizes = tm->shape, .strides = tm->stride};
-    slot_change c = {.tm_src = ir_intern_tensor(cfx_node_graph(n), &t),
-                     .tm_flags = tm_flags(tm->requires_grad, tm->is_quantized, tm->memory_format)};
-    return c.tm_src ? change_slots(n, &c) : CFX_ERR_NOMEM;
+    slot_change c = {.tm = tm};
+    return change_slots(n, &c);
 }
 
-/* The tensor record of t, on device (a fake tensor's is not its own). */
-static const cfx_meta_val *tensor_of(cfx_graph *g, const cfx_tensor *t, cfx_device device)
+/* TensorMetadata of t (its memory format is left for the record to derive). */
+static cfx_tensor_meta tensor_meta_of(const cfx_tensor *t, bool requires_grad)
 {
-    cfx_meta_val v = {
-        .kind = CFX_MVAL_TENSOR,
+    cfx_tensor_meta tm = {
+        .ndim = t->ndim,
         .dtype = t->dtype,
-        .device = device,
-        .n = t->ndim,
-        .sizes = t->sizes,
-        .strides = t->strides,
-        .storage_offset = t->storage_offset,
+        .requires_grad = requires_grad,
+        .is_quantized = false,
+        .shape = t->sizes,
+        .stride = t->strides,
     };
-    return ir_intern_tensor(g, &v);
+    return tm;
 }
 
 int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad)
@@ -269,10 +291,8 @@ int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool 
         return CFX_ERR;
     if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)t->ndim);
-    slot_change c = {.tm_src = tensor_of(cfx_node_graph(n), t, t->device)};
-    if (!c.tm_src)
-        return CFX_ERR_NOMEM;
-    c.tm_flags = tm_flags(requires_grad, false, ir_tensor_memory_format(c.tm_src));
+    cfx_tensor_meta tm = tensor_meta_of(t, requires_grad);
+    slot_change c = {.tm = &tm, .tm_derived_format = true};
     return change_slots(n, &c);
 }
 
@@ -313,8 +333,8 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
 {
     if (!n || !site)
         return CFX_ERR;
-    slot_change c = {.site = ir_intern_site(cfx_node_graph(n), site)};
-    return c.site ? change_slots(n, &c) : CFX_ERR_NOMEM;
+    slot_change c = {.site = site};
+    return change_slots(n, &c);
 }
 
 /* ---- set_meta of a traced result ----------------------------------------------------------- */
@@ -327,16 +347,18 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
     if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
                              (int)t->ndim);
-    /* the node changes only in change_slots, at the end: on error nothing is set */
-    cfx_graph *g = cfx_node_graph(n);
-    slot_change c = {0};
-    if (site && !(c.site = ir_intern_site(g, site)))
-        return CFX_ERR_NOMEM;
-    if (!(c.tm_src = tensor_of(g, t, val_device ? *val_device : t->device)))
-        return CFX_ERR_NOMEM;
-    c.tm_flags = tm_flags(requires_grad, false, ir_tensor_memory_format(c.tm_src));
-    if (val_device)
-        c.val = c.tm_src;
+    /* one change of all three slots: on error nothing is set */
+    cfx_meta_val v = {
+        .kind = CFX_MVAL_TENSOR,
+        .dtype = t->dtype,
+        .device = val_device ? *val_device : t->device,
+        .n = t->ndim,
+        .sizes = t->sizes,
+        .strides = t->strides,
+        .storage_offset = t->storage_offset,
+    };
+    cfx_tensor_meta tm = tensor_meta_of(t, requires_grad);
+    slot_change c = {.site = site, .val = val_device ? &v : NULL, .tm = &tm, .tm_derived_format = true};
     return change_slots(n, &c);
 }
 

@@ -1,31 +1,116 @@
-/* meta_intern.c - the graph's hash-consed meta records.
+/* meta_intern.c - the graph's shared meta records.
  *
  * Tracing sets the same few things on every node: a tensor val, its tensor_meta and the call
  * site, and in a typical model they repeat (a [64, 64] chain has one shape, a model a few
- * hundred call sites). So these are immutable records made once per graph: one tensor record
- * per distinct tensor description (dtype, device, sizes, strides, storage offset), which is
- * the val of the nodes it describes and computes their tensor_meta's memory format once; one
- * site record per call site; and one meta record per distinct (val, tensor_meta, stack_trace).
- * A meta record's key is made of records, so it compares and hashes by pointer: a traced result
- * costs three lookups (site, tensor, meta) and a million such nodes share a few records. Each
- * kind has an open-addressing table of its records (ir_hcons); the records live in the
- * graph's arena. */
+ * hundred call sites). So a node's meta is usually an immutable record made once per graph for
+ * each distinct contents, holding copies of its val, tensor_meta (with their sizes and
+ * strides, stored once when both describe the same ones, as a traced result's do) and site.
+ * The records are kept in one open-addressing table and found by what they say, in one
+ * lookup: the site by where the caller's strings are and by what they say (CFX_HERE's
+ * __FILE__ and __func__ are the same pointers on every call from one line; the strings are
+ * compared with the record's copies on every lookup, since a caller may write other text into
+ * the same buffer), val and tensor_meta by their fields and their dims by value. A
+ * tensor_meta whose memory format is what its dims say (one taken from a tensor) is keyed
+ * without it; the record computes it once. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/internal.h"
 
 /* Hashes combine words by xor and multiply; fold brings the product's well-mixed high bits
- * down to the low ones the tables index by. */
+ * down to the low ones the table indexes by. */
 static inline uint64_t mix(uint64_t h, uint64_t x) { return (h ^ x) * 0x9E3779B97F4A7C15ull; }
 
 static inline uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 29) ^ (h >> 47)); }
 
-/* ---- the tables ------------------------------------------------------------------------------ */
+typedef struct meta_rec {
+    cfx_meta m;                      /* slots point at the copies below */
+    cfx_site site;                   /* the site's copy, strings interned */
+    const char *key_file, *key_func; /* the site pointers the record was found by */
+    uint64_t val_word, tm_word;      /* what key_words says of the slots */
+    cfx_meta_val val;
+    cfx_tensor_meta tm;
+    int64_t d[];                     /* val's sizes and strides, then tm's unless they are val's */
+} meta_rec;
 
-typedef bool (*hc_eq_fn)(const void *rec, const void *key);
+/* The small fields of a key's val and tensor_meta, one word each (0: no such slot). */
+enum { TM_DERIVED_FORMAT = 1 << 1, TM_SHARED_DIMS = 1 << 2, TM_REQUIRES_GRAD = 1 << 3, TM_QUANTIZED = 1 << 4 };
 
-static bool hc_grow(ir_hcons *h)
+static uint64_t val_word(const cfx_meta_val *v)
+{
+    return v ? 1 | (uint64_t)(uint8_t)v->dtype << 8 | (uint64_t)(uint8_t)v->device.type << 16 |
+                   (uint64_t)(uint8_t)v->device.index << 24 | (uint64_t)(uint32_t)v->n << 32
+             : 0;
+}
+
+static uint64_t tm_word(const ir_meta_key *k)
+{
+    const cfx_tensor_meta *t = k->tm;
+    if (!t)
+        return 0;
+    const cfx_meta_val *v = k->val;
+    bool shared = v && v->n == t->ndim && v->sizes == t->shape && v->strides == t->stride;
+    return 1 | (k->tm_derived_format ? TM_DERIVED_FORMAT : (uint64_t)(uint8_t)t->memory_format << 16) |
+           (shared ? TM_SHARED_DIMS : 0) | (t->requires_grad ? TM_REQUIRES_GRAD : 0) |
+           (t->is_quantized ? TM_QUANTIZED : 0) | (uint64_t)(uint8_t)t->dtype << 8 | (uint64_t)(uint32_t)t->ndim << 32;
+}
+
+static bool dims_equal(const int64_t *a, const int64_t *b, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+static bool same_text(const char *copy, const char *s) { return copy == s || (copy && s && strcmp(copy, s) == 0); }
+
+/* A lookup's key with its words computed once. */
+typedef struct lookup {
+    const ir_meta_key *k;
+    uint64_t val_word, tm_word;
+} lookup;
+
+static bool meta_eq(const meta_rec *r, const lookup *l)
+{
+    const ir_meta_key *k = l->k;
+    const cfx_site *s = k->site;
+    if (r->val_word != l->val_word || r->tm_word != l->tm_word || (r->m.stack_trace != NULL) != (s != NULL))
+        return false;
+    if (s && (r->key_file != s->file || r->key_func != s->func || r->site.line != s->line ||
+              !same_text(r->site.file, s->file ? s->file : "") || !same_text(r->site.func, s->func)))
+        return false;
+    const cfx_meta_val *v = k->val;
+    if (v && (r->val.storage_offset != v->storage_offset || !dims_equal(r->val.sizes, v->sizes, v->n) ||
+              !dims_equal(r->val.strides, v->strides, v->n)))
+        return false;
+    const cfx_tensor_meta *t = k->tm;
+    return !t || (l->tm_word & TM_SHARED_DIMS) ||
+           (dims_equal(r->tm.shape, t->shape, t->ndim) && dims_equal(r->tm.stride, t->stride, t->ndim));
+}
+
+static uint64_t hash_dims(uint64_t h, const int64_t *sizes, const int64_t *strides, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        h = mix(mix(h, (uint64_t)sizes[i]), (uint64_t)strides[i]);
+    return h;
+}
+
+static uint32_t hash_key(const lookup *l)
+{
+    const ir_meta_key *k = l->k;
+    uint64_t h = mix(l->val_word, l->tm_word);
+    if (k->site)
+        h = mix(mix(mix(h, (uint64_t)(uintptr_t)k->site->file), (uint64_t)(uintptr_t)k->site->func),
+                (uint64_t)k->site->line);
+    if (k->val)
+        h = hash_dims(mix(h, (uint64_t)k->val->storage_offset), k->val->sizes, k->val->strides, k->val->n);
+    if (k->tm && !(l->tm_word & TM_SHARED_DIMS))
+        h = hash_dims(h, k->tm->shape, k->tm->stride, k->tm->ndim);
+    return fold(h);
+}
+
+static bool grow(ir_hcons *h)
 {
     uint32_t cap = h->cap ? h->cap * 2 : 64;
     struct ir_hcons_slot *t = calloc(cap, sizeof *t);
@@ -44,183 +129,93 @@ static bool hc_grow(ir_hcons *h)
     return true;
 }
 
-/* The slot holding a record equal to key, or the empty slot where it belongs (the caller
- * fills it with hc_fill). NULL on OOM. Inline, so that each table's eq is a direct call. */
-static inline struct ir_hcons_slot *hc_find(ir_hcons *h, uint32_t hash, hc_eq_fn eq, const void *key)
-{
-    if ((h->count + 1) * 2 > h->cap && !hc_grow(h))
-        return NULL;
-    uint32_t mask = h->cap - 1;
-    for (uint32_t j = hash & mask;; j = (j + 1) & mask) {
-        struct ir_hcons_slot *s = &h->slots[j];
-        if (!s->rec || (s->hash == hash && eq(s->rec, key)))
-            return s;
-    }
-}
-
-static void hc_fill(ir_hcons *h, struct ir_hcons_slot *s, uint32_t hash, const void *rec)
-{
-    s->hash = hash;
-    s->rec = rec;
-    h->count++;
-}
-
-static void hc_free(ir_hcons *h)
-{
-    free(h->slots);
-    h->slots = NULL;
-    h->cap = h->count = 0;
-}
-
 void ir_meta_free(cfx_graph *g)
 {
-    hc_free(&g->hc_tensor);
-    hc_free(&g->hc_site);
-    hc_free(&g->hc_meta);
+    free(g->hc_meta.slots);
+    g->hc_meta = (ir_hcons){0};
 }
 
-/* A new arena record of size bytes for the empty slot s (NULL: hc_find ran out of memory).
- * NULL + error on OOM. */
-static void *new_record(cfx_graph *g, const struct ir_hcons_slot *s, size_t size)
+/* A new record for the lookup's key, copying what it says; NULL on OOM. */
+static meta_rec *make_record(cfx_graph *g, const lookup *l)
 {
-    void *r = s ? cfx_arena_alloc(&g->arena, size) : NULL;
+    const ir_meta_key *k = l->k;
+    const cfx_meta_val *v = k->val;
+    const cfx_tensor_meta *t = k->tm;
+    bool shared = l->tm_word & TM_SHARED_DIMS;
+    size_t nd = (v ? 2 * (size_t)v->n : 0) + (t && !shared ? 2 * (size_t)t->ndim : 0);
+    meta_rec *r = cfx_arena_alloc(&g->arena, sizeof *r + nd * sizeof(int64_t));
     if (!r)
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    r->m = (cfx_meta){NULL, NULL, NULL, NULL, 0, CFX_META_SHARED};
+    r->val_word = l->val_word;
+    r->tm_word = l->tm_word;
+    if (k->site) {
+        const cfx_site *s = k->site;
+        cfx_names *ns = g->names;
+        r->site = (cfx_site){cfx_names_intern(ns, s->file ? s->file : "", s->file ? strlen(s->file) : 0), s->line,
+                             s->func ? cfx_names_intern(ns, s->func, strlen(s->func)) : NULL};
+        if (!r->site.file || (s->func && !r->site.func))
+            return NULL;
+        r->key_file = s->file;
+        r->key_func = s->func;
+        r->m.stack_trace = &r->site;
+    }
+    int64_t *d = r->d;
+    if (v) {
+        r->val = *v;
+        memset(&r->val.u, 0, sizeof r->val.u); /* unused by a tensor val */
+        memcpy(d, v->sizes, (size_t)v->n * sizeof *d);
+        memcpy(d + v->n, v->strides, (size_t)v->n * sizeof *d);
+        r->val.sizes = d;
+        r->val.strides = d + v->n;
+        d += 2 * v->n;
+        r->m.val = &r->val;
+    }
+    if (t) {
+        r->tm = *t;
+        if (shared) {
+            r->tm.shape = r->val.sizes;
+            r->tm.stride = r->val.strides;
+        } else {
+            memcpy(d, t->shape, (size_t)t->ndim * sizeof *d);
+            memcpy(d + t->ndim, t->stride, (size_t)t->ndim * sizeof *d);
+            r->tm.shape = d;
+            r->tm.stride = d + t->ndim;
+        }
+        if (k->tm_derived_format)
+            r->tm.memory_format = (int8_t)cfx_memory_format_of(r->tm.shape, r->tm.stride, t->ndim);
+        r->m.tensor_meta = &r->tm;
+    }
     return r;
-}
-
-/* ---- tensors --------------------------------------------------------------------------------- */
-
-/* One record per distinct tensor description (ir_tensor_rec): dtype, device, sizes, strides,
- * storage offset. It is the val of every node whose result it describes, and the source of
- * their tensor_meta (whose memory format it computes once). */
-
-static bool tensor_eq(const void *rec, const void *key)
-{
-    const cfx_meta_val *a = &((const ir_tensor_rec *)rec)->val, *b = key;
-    if (a->dtype != b->dtype || a->device.type != b->device.type || a->device.index != b->device.index ||
-        a->n != b->n || a->storage_offset != b->storage_offset)
-        return false;
-    for (int32_t i = 0; i < b->n; i++)
-        if (a->sizes[i] != b->sizes[i] || a->strides[i] != b->strides[i])
-            return false;
-    return true;
-}
-
-const cfx_meta_val *ir_intern_tensor(cfx_graph *g, const cfx_meta_val *v)
-{
-    uint64_t h = mix((uint64_t)(uint8_t)v->dtype | (uint64_t)(uint8_t)v->device.type << 8 |
-                         (uint64_t)(uint8_t)v->device.index << 16 | (uint64_t)(uint32_t)v->n << 32,
-                     (uint64_t)v->storage_offset);
-    for (int32_t i = 0; i < v->n; i++)
-        h = mix(mix(h, (uint64_t)v->sizes[i]), (uint64_t)v->strides[i]);
-    struct ir_hcons_slot *s = hc_find(&g->hc_tensor, fold(h), tensor_eq, v);
-    if (s && s->rec)
-        return &((const ir_tensor_rec *)s->rec)->val;
-    ir_tensor_rec *r = new_record(g, s, sizeof *r + 2 * (size_t)v->n * sizeof(int64_t));
-    if (!r)
-        return NULL;
-    r->val = *v;
-    r->val.kind = CFX_MVAL_TENSOR;
-    memset(&r->val.u, 0, sizeof r->val.u);
-    if (v->n) {
-        memcpy(r->d, v->sizes, (size_t)v->n * sizeof(int64_t));
-        memcpy(r->d + v->n, v->strides, (size_t)v->n * sizeof(int64_t));
-    }
-    r->val.sizes = r->d;
-    r->val.strides = r->d + v->n;
-    r->memory_format = (int8_t)cfx_memory_format_of(r->d, r->d + v->n, v->n);
-    hc_fill(&g->hc_tensor, s, fold(h), r);
-    return &r->val;
-}
-
-/* ---- sites ----------------------------------------------------------------------------------- */
-
-/* A site record is keyed by where the caller's strings are (CFX_HERE's __FILE__ and __func__
- * are the same pointers on every call from one line) and by what they say: its own copies,
- * interned in the name space, outlive the caller's and are compared with them on every hit,
- * since a caller may write other text into the same buffer. The record the graph hands out is
- * `site`, the copies. */
-typedef struct site_rec {
-    cfx_site site;
-    const char *key_file, *key_func; /* the caller's pointers */
-} site_rec;
-
-static bool same_text(const char *copy, const char *s) { return copy == s || (copy && s && strcmp(copy, s) == 0); }
-
-static bool site_eq(const void *rec, const void *key)
-{
-    const site_rec *r = rec;
-    const cfx_site *k = key;
-    return r->key_file == k->file && r->key_func == k->func && r->site.line == k->line &&
-           same_text(r->site.file, k->file ? k->file : "") && same_text(r->site.func, k->func);
-}
-
-const cfx_site *ir_intern_site(cfx_graph *g, const cfx_site *site)
-{
-    uint32_t h = fold(mix(mix((uint64_t)(uintptr_t)site->file, (uint64_t)(uintptr_t)site->func), (uint64_t)site->line));
-    struct ir_hcons_slot *s = hc_find(&g->hc_site, h, site_eq, site);
-    if (s && s->rec)
-        return &((const site_rec *)s->rec)->site;
-    site_rec *r = new_record(g, s, sizeof *r);
-    if (!r)
-        return NULL;
-    cfx_names *ns = g->names;
-    *r = (site_rec){
-        {cfx_names_intern(ns, site->file ? site->file : "", site->file ? strlen(site->file) : 0), site->line,
-         site->func ? cfx_names_intern(ns, site->func, strlen(site->func)) : NULL},
-        site->file,
-        site->func,
-    };
-    if (!r->site.file || (site->func && !r->site.func)) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    hc_fill(&g->hc_site, s, h, r);
-    return &r->site;
-}
-
-/* ---- meta records ---------------------------------------------------------------------------- */
-
-/* A shared record (ir_meta_rec) holds its tensor_meta itself (built from its tensor record on
- * creation) and its key, whose parts are records or packed flags, so a lookup compares four
- * words. */
-static bool meta_eq(const void *rec, const void *key)
-{
-    const ir_meta_key *a = &((const ir_meta_rec *)rec)->key, *b = key;
-    return a->site == b->site && a->val == b->val && a->tm_src == b->tm_src && a->tm_flags == b->tm_flags;
-}
-
-void ir_tensor_meta_from(cfx_tensor_meta *tm, const cfx_meta_val *src, uint32_t flags)
-{
-    *tm = (cfx_tensor_meta){
-        .ndim = src->n,
-        .dtype = src->dtype,
-        .memory_format = (int8_t)(flags >> IR_TM_FORMAT_SHIFT),
-        .requires_grad = (flags & IR_TM_REQUIRES_GRAD) != 0,
-        .is_quantized = (flags & IR_TM_QUANTIZED) != 0,
-        .shape = src->sizes,
-        .stride = src->strides,
-    };
 }
 
 cfx_meta *ir_intern_meta(cfx_graph *g, const ir_meta_key *k)
 {
-    uint32_t h = fold(mix(mix(mix((uint64_t)(uintptr_t)k->site, (uint64_t)(uintptr_t)k->val),
-                              (uint64_t)(uintptr_t)k->tm_src),
-                          k->tm_flags));
-    struct ir_hcons_slot *s = hc_find(&g->hc_meta, h, meta_eq, k);
-    if (s && s->rec)
-        return (cfx_meta *)s->rec;
-    ir_meta_rec *r = new_record(g, s, sizeof *r);
-    if (!r)
+    lookup l = {k, val_word(k->val), tm_word(k)};
+    uint32_t hash = hash_key(&l);
+    ir_hcons *h = &g->hc_meta;
+    if ((h->count + 1) * 2 > h->cap && !grow(h)) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
-    r->m = (cfx_meta){k->val, NULL, k->site, NULL, 0, CFX_META_SHARED};
-    if (k->tm_src) {
-        ir_tensor_meta_from(&r->tm, k->tm_src, k->tm_flags);
-        r->m.tensor_meta = &r->tm;
     }
-    r->key = *k;
-    hc_fill(&g->hc_meta, s, h, r);
+    uint32_t mask = h->cap - 1, j = hash & mask;
+    for (; h->slots[j].rec; j = (j + 1) & mask)
+        if (h->slots[j].hash == hash && meta_eq(h->slots[j].rec, &l))
+            return &((meta_rec *)h->slots[j].rec)->m;
+    meta_rec *r = make_record(g, &l);
+    if (!r) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    h->slots[j] = (struct ir_hcons_slot){hash, r};
+    h->count++;
     return &r->m;
+}
+
+ir_meta_key ir_meta_key_of(const cfx_meta *shared)
+{
+    if (!shared)
+        return (ir_meta_key){0};
+    const meta_rec *r = (const meta_rec *)(const void *)shared;
+    return (ir_meta_key){shared->stack_trace, shared->val, shared->tensor_meta, (r->tm_word & TM_DERIVED_FORMAT) != 0};
 }
