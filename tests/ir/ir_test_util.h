@@ -97,6 +97,27 @@ static inline void value_refs(cfx_value v, cfx_node **refs, uint32_t *n, uint32_
     }
 }
 
+/* Appends "tag name users=[...] inputs=[...]" for n: its users and inputs in order. */
+static inline void show_node(cfx_buf *b, const char *tag, const cfx_node *n)
+{
+    cfx_buf_printf(b, "%s ", tag);
+    cfx_node_print_name(n, b);
+    cfx_buf_puts(b, " users=[");
+    cfx_user_iter it;
+    for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) {
+        cfx_node_print_name(u, b);
+        if (it.use)
+            cfx_buf_puts(b, ", ");
+    }
+    cfx_buf_puts(b, "] inputs=[");
+    for (uint32_t i = 0; i < cfx_node_num_inputs(n); i++) {
+        if (i)
+            cfx_buf_puts(b, ", ");
+        cfx_node_print_name(cfx_node_input(n, i), b);
+    }
+    cfx_buf_puts(b, "]\n");
+}
+
 /* The def-use links of every live node against what its args say, computed the slow way:
  * inputs are the distinct node references of args then kwargs in first-occurrence order; a
  * node's users are exactly the live nodes that have it as an input, each once, and n_users
