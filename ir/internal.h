@@ -6,6 +6,8 @@
 #ifndef CFX_IR_INTERNAL_H
 #define CFX_IR_INTERNAL_H
 
+#include <string.h>
+
 #include "ir/arena.h"
 #include "ir/graph.h"
 
@@ -137,6 +139,15 @@ static inline void ir_list_unlink(cfx_graph *g, cfx_node *x)
 /* cfx_graph_lint that, if order is non-NULL and the graph is well formed, also returns the
  * live nodes in graph order (malloc'd, cfx_graph_num_nodes entries; NULL when empty). */
 int ir_lint_collect(cfx_graph *g, cfx_node ***order);
+
+/* Copies n sizes then n strides to d, for meta's dims (a 0-dim tensor's may be NULL). */
+static inline void ir_put_dims(int64_t *d, const int64_t *sizes, const int64_t *strides, int32_t n)
+{
+    if (n) {
+        memcpy(d, sizes, (size_t)n * sizeof *d);
+        memcpy(d + n, strides, (size_t)n * sizeof *d);
+    }
+}
 
 /* The graph's shared meta records (meta_intern.c). ir_intern_meta returns the one record whose
  * slots say what k's say (made on first use; NULL + error on OOM): k's parts may be the

@@ -41,10 +41,8 @@ static cfx_meta *private_meta(cfx_node *n)
 static int64_t *copy_dims(cfx_graph *g, const int64_t *sizes, const int64_t *strides, int32_t n)
 {
     int64_t *d = cfx_arena_alloc(&g->arena, 2 * (size_t)n * sizeof *d);
-    if (d && n) {
-        memcpy(d, sizes, (size_t)n * sizeof *d);
-        memcpy(d + n, strides, (size_t)n * sizeof *d);
-    }
+    if (d)
+        ir_put_dims(d, sizes, strides, n);
     return d;
 }
 

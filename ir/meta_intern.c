@@ -164,8 +164,7 @@ static meta_rec *make_record(cfx_graph *g, const lookup *l)
     if (v) {
         r->val = *v;
         memset(&r->val.u, 0, sizeof r->val.u); /* unused by a tensor val */
-        memcpy(d, v->sizes, (size_t)v->n * sizeof *d);
-        memcpy(d + v->n, v->strides, (size_t)v->n * sizeof *d);
+        ir_put_dims(d, v->sizes, v->strides, v->n);
         r->val.sizes = d;
         r->val.strides = d + v->n;
         d += 2 * v->n;
@@ -177,8 +176,7 @@ static meta_rec *make_record(cfx_graph *g, const lookup *l)
             r->tm.shape = r->val.sizes;
             r->tm.stride = r->val.strides;
         } else {
-            memcpy(d, t->shape, (size_t)t->ndim * sizeof *d);
-            memcpy(d + t->ndim, t->stride, (size_t)t->ndim * sizeof *d);
+            ir_put_dims(d, t->shape, t->stride, t->ndim);
             r->tm.shape = d;
             r->tm.stride = d + t->ndim;
         }
