@@ -5,19 +5,16 @@
  * exactly its size, linked behind the current one so the current chunk's free tail is not
  * wasted.
  *
- * Building a graph touches fresh memory at ~130 bytes a node, and on a virtual machine the
- * kernel takes ~2 us to fault in each 4 KiB page: as much time as building the nodes on it.
- * On Linux, chunks of 64 KiB and more are therefore mapped directly and populated a window
- * ahead of the bump pointer: `end` is where the slow path next looks ahead, `limit` where the
- * chunk ends. Each time an allocation crosses `end`, the window after the next one is handed
- * to the background populating thread (prefault.h), so the pages are in by the time the
- * graph reaches them and the faults overlap with tracing. With that thread off, the next
- * window is populated synchronously instead (MADV_POPULATE_WRITE: one call, no faults), and
- * where madvise is refused (kernels before 5.14) the whole chunk is mapped with MAP_POPULATE.
- * Populated but unused memory stays within two windows (a 64th of the arena, 32 KiB to
- * 1 MiB), so a barely used big chunk does not count fully in the process's RSS. (Huge pages
- * were tried: with the common defrag=madvise setting the first touch stalls on compaction and
- * is five times slower.) */
+ * Building a graph touches fresh memory at ~120 bytes a node, and on a virtual machine the
+ * kernel takes 0.5-2 us to fault in each 4 KiB page: as much time as building the nodes on
+ * it. On Linux, chunks of 64 KiB and more are therefore mapped directly and populated a window
+ * at a time ahead of the bump pointer, with one MADV_POPULATE_WRITE call instead of a fault
+ * per page: `end` is where the populated part ends, `limit` where the chunk ends, and an
+ * allocation that crosses `end` populates the next window. Where madvise is refused (kernels
+ * before 5.14) the pages fault in on first touch. Populated but unused memory stays within a
+ * window (a 64th of the arena, 32 KiB to 1 MiB), so a barely used big chunk does not count
+ * fully in the process's RSS. (Huge pages were tried: with the common defrag=madvise setting
+ * the first touch stalls on compaction and is five times slower.) */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE, madvise */
 #endif
@@ -29,7 +26,6 @@
 #endif
 
 #include "ir/arena.h"
-#include "ir/prefault.h"
 
 #if defined(__linux__) && defined(MAP_POPULATE) && !defined(NO_POPULATE)
 #define ARENA_MMAP 1
@@ -71,7 +67,7 @@ static cfx_arena_chunk *new_chunk(size_t size, bool whole)
     size_t bytes = sizeof(cfx_arena_chunk) + size;
 #if ARENA_MMAP
     if (bytes >= BIG_CHUNK) {
-        int flags = MAP_PRIVATE | MAP_ANONYMOUS | (whole || !can_populate() ? MAP_POPULATE : 0);
+        int flags = MAP_PRIVATE | MAP_ANONYMOUS | (whole ? MAP_POPULATE : 0);
         void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
         return p == MAP_FAILED ? NULL : p;
     }
@@ -85,7 +81,6 @@ static void free_chunk(cfx_arena_chunk *c)
 {
 #if ARENA_MMAP
     if (sizeof *c + c->size >= BIG_CHUNK) {
-        cfx_prefault_cancel(c, sizeof *c + c->size); /* nothing may populate it once unmapped */
         munmap(c, sizeof *c + c->size);
         return;
     }
@@ -115,9 +110,7 @@ void cfx_arena_free(cfx_arena *a)
     cfx_arena_init(a);
 }
 
-/* Moves a->end a window past need (<= a->limit) and makes sure the pages up to it are, or
- * will soon be, populated: the window after it goes to the background thread; without the
- * thread, [old end, new end) is populated here. */
+/* Moves a->end a window past need (at most to a->limit), populating the pages on the way. */
 static void extend_end(cfx_arena *a, char *need)
 {
 #if ARENA_MMAP
@@ -126,17 +119,10 @@ static void extend_end(cfx_arena *a, char *need)
     window &= ~(size_t)(PAGE - 1);
     uintptr_t to = ((uintptr_t)need + window + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
     char *end = to < (uintptr_t)a->limit ? (char *)to : a->limit;
-    char *ahead = (uintptr_t)end + window < (uintptr_t)a->limit ? end + window : a->limit;
     /* a->end is page aligned except at the start of the chunk (after the header) */
     char *from = (char *)(((uintptr_t)a->end + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
-    if (a->ahead > from)
-        from = a->ahead; /* asked for already */
-    if (from < ahead) {
-        if (cfx_prefault_request(from, (size_t)(ahead - from)))
-            a->ahead = ahead;
-        else if (from < end && !populate(from, end))
-            end = a->limit; /* the rest faults in on first touch */
-    }
+    if (from < end && !populate(from, end))
+        end = a->limit; /* the rest faults in on first touch */
     a->end = end;
 #else
     (void)need;
@@ -187,23 +173,13 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size)
     a->end = a->limit;
 #if ARENA_MMAP
     if (big && can_populate()) {
-        a->end = c->data;  /* the header's page is touched already */
-        a->ahead = NULL;   /* what was asked for belongs to the previous chunk */
+        a->end = c->data; /* the header's page is touched already */
         extend_end(a, a->cur);
     }
 #endif
     if (a->next_size < MAX_CHUNK)
         a->next_size *= 2;
     return c->data;
-}
-
-void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size)
-{
-    size = cfx_arena_round(size);
-    if (p && a->cur == (char *)p + size) {
-        memset(p, 0, size);
-        a->cur = (char *)p;
-    }
 }
 
 char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len)

@@ -18,7 +18,6 @@ typedef struct cfx_arena_chunk cfx_arena_chunk;
 typedef struct cfx_arena {
     char *cur, *end;        /* free space in the current chunk, as far as it is populated */
     char *limit;            /* the current chunk's end (end < limit: not populated yet) */
-    char *ahead;            /* the background thread was asked to populate up to here */
     cfx_arena_chunk *chunks; /* newest first */
     size_t next_size;       /* size of the next regular chunk */
     size_t total;           /* bytes obtained from malloc, for statistics */
@@ -31,9 +30,9 @@ CFX_API void cfx_arena_free(cfx_arena *a);
 CFX_API void *cfx_arena_alloc_slow(cfx_arena *a, size_t size);
 
 /* size bytes aligned to 16 (cfx_value arrays are naturally aligned; sizes are rounded up to
- * 16 so the bump pointer stays aligned and the fast path needs no alignment step),
- * zero-filled: chunks come from calloc or fresh anonymous mappings, and nothing is handed out
- * twice (cfx_arena_unalloc zeroes what it takes back), so hot paths skip storing zeros.
+ * 16 so the bump pointer stays aligned and needs no alignment step),
+ * zero-filled: chunks come from calloc or fresh anonymous mappings and nothing is handed out
+ * twice, so the graph stores no zeros in fresh records.
  * NULL on allocation failure. */
 static inline size_t cfx_arena_round(size_t size) { return (size + 15) & ~(size_t)15; }
 static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
@@ -46,10 +45,6 @@ static inline void *cfx_arena_alloc(cfx_arena *a, size_t size)
     }
     return cfx_arena_alloc_slow(a, size);
 }
-
-/* Gives back p, size bytes, if it is the latest allocation (else nothing happens), zeroed
- * again: for a fast path that allocated before it knew it could finish. */
-CFX_API void cfx_arena_unalloc(cfx_arena *a, void *p, size_t size);
 
 /* A NUL-terminated copy of s[0..len). */
 CFX_API char *cfx_arena_strndup(cfx_arena *a, const char *s, size_t len);

@@ -1,16 +1,13 @@
 /* graph.c - graph lifecycle, node creation, the insertion point, erasing, walking.
  *
  * The node list is circular through a sentinel embedded in the graph, as FX's `_root`; links
- * are node seqs resolved through the node table (the sentinel's seq is CFX_NODE_ROOT_SEQ). A
- * new node takes its name first (so, as in FX, a name is consumed even when the node is then
- * refused), then its target is checked, it is spliced in at the insertion point, and its args
- * are copied and its uses linked; if that fails it is taken out again (no user code runs in
- * between; with node_copy's callback it is spliced in last). Flat args (scalars and nodes of
- * this graph) take one pass (args_flat.h), the rest the general copy and walk (args.c).
- * The tracer's node (call_function, flat args, default name, at the end) has a path of its
- * own, cfx_graph_call_target, which cfx_graph_create_node's inline entry (graph.h) picks and
- * which makes the same node with no call; it checks all but the args before it changes
- * anything and takes back what it did when an arg is not flat.
+ * are node seqs resolved through the node table (the sentinel's seq is CFX_NODE_ROOT_SEQ).
+ * Every node is made by one function, create_node, whatever its op and whoever asks (builders,
+ * the tracer, node_copy, the JSON reader). It follows Graph.create_node: the node takes its
+ * name first (so, as in FX, a name is consumed even when the node is then refused), then its
+ * target is checked, it is spliced in at the insertion point, and its args are copied and its
+ * uses linked (args.c); if that fails it is taken out again and its record is cleared for the
+ * next node (no user code runs in between; with node_copy's callback it is spliced in last).
  * Erasing unlinks and tombstones: the node keeps its own prev/next so an iterator standing on
  * it can still move on. */
 #include <pthread.h>
@@ -18,9 +15,7 @@
 #include <string.h>
 
 #include "dispatch/value_internal.h"
-#include "ir/args_flat.h"
 #include "ir/internal.h"
-#include "ir/istr.h"
 
 /* The value printer is process-wide: install it once, not on every graph (graphs are built
  * on several threads at once, and rewriting a shared pointer there is a data race). */
@@ -47,11 +42,7 @@ cfx_graph *cfx_graph_new(void)
     g->root.name_base = cfx_names_intern(g->names, "", 0);
     g->root.name_suffix = CFX_NAME_NO_SUFFIX;
     g->insert = (cfx_insert_point){&g->root, false};
-    g->tail_hint = &g->root; /* its seq is no node's */
     g->n_uses = 1; /* use id 0 means "none" */
-    for (size_t i = 0; i < sizeof g->tcache / sizeof *g->tcache; i++)
-        g->tcache[i] = &ir_tcache_empty;
-    ir_meta_init(g);
     /* node references inside cfx_values print as node names */
     pthread_once(&printer_once, install_node_printer);
     return g;
@@ -71,10 +62,8 @@ void cfx_graph_free(cfx_graph *g)
                 }
     }
     cfx_names_free(g->names);
-    ir_target_cache_free(g);
+    ir_target_table_free(g);
     ir_meta_free(g);
-    free(g->scratch);
-    free(g->hset);
     free(g->nblock);
     free(g->ublock);
     free(g->ext);
@@ -91,10 +80,16 @@ void cfx_graph_free(cfx_graph *g)
  * 48 bytes unused in front of the first. */
 enum { NODE_BLOCK_BYTES = 48 + (sizeof(cfx_node) << IR_NODE_SHIFT) + sizeof(cfx_node_block_head) };
 _Static_assert(sizeof(cfx_node) == 64, "node block layout");
-cfx_node *ir_node_slot_slow(cfx_graph *g)
+
+/* The record of the next node (seq g->n_created): zero-filled (arena.h), and cleared again when
+ * a node is refused, so it is taken only when the node is made (n_created counts it then).
+ * Blocks are allocated in seq order. NULL + error when the table cannot grow. */
+static cfx_node *node_slot(cfx_graph *g)
 {
     uint32_t seq = g->n_created;
     uint32_t b = seq >> IR_NODE_SHIFT;
+    if (b < g->nblock_cap && g->nblock[b])
+        return ir_node_at(g, seq);
     if (seq >= IR_EXT) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory (too many nodes)");
         return NULL;
@@ -110,38 +105,15 @@ cfx_node *ir_node_slot_slow(cfx_graph *g)
         g->nblock = t;
         g->nblock_cap = cap;
     }
-    if (!g->nblock[b]) {
-        char *p = cfx_arena_alloc(&g->arena, NODE_BLOCK_BYTES);
-        if (!p) {
-            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-            return NULL;
-        }
-        cfx_node *first = (cfx_node *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
-        ((cfx_node_block_head *)(void *)(first + (1u << IR_NODE_SHIFT)))->graph = g;
-        g->nblock[b] = first;
+    char *p = cfx_arena_alloc(&g->arena, NODE_BLOCK_BYTES);
+    if (!p) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
     }
-    /* blocks are taken in seq order: the rest of this one is next */
-    g->nslot = ir_node_at(g, seq);
-    g->nslot_end = g->nblock[b] + (1u << IR_NODE_SHIFT);
-    ir_fast_end_update(g);
-    return g->nslot;
-}
-
-static IR_ALWAYS_INLINE void link_before(cfx_graph *g, cfx_node *at, cfx_node *x)
-{
-    uint32_t p = at->prev;
-    ir_link(g, p)->next = x->seq;
-    x->prev = p;
-    x->next = at->seq;
-    at->prev = x->seq;
-    ir_fast_end_update(g);
-}
-
-static void unlink_node(cfx_graph *g, cfx_node *x)
-{
-    ir_link(g, x->prev)->next = x->next;
-    ir_link(g, x->next)->prev = x->prev;
-    ir_fast_end_update(g);
+    cfx_node *first = (cfx_node *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+    ((cfx_node_block_head *)(void *)(first + (1u << IR_NODE_SHIFT)))->graph = g;
+    g->nblock[b] = first;
+    return ir_node_at(g, seq);
 }
 
 /* torch.typename(target): module + "." + qualname. An OpOverload's module is torch._ops.<ns>
@@ -181,10 +153,7 @@ static void print_target_str(const cfx_target_info *t, cfx_buf *b)
 }
 
 /* The error for a call_function node with a string target or another node with a callable
- * one (FX's Node.__init__ check). Out of line: create_node is inlined twice. */
-#if defined(__GNUC__)
-__attribute__((noinline, cold))
-#endif
+ * one (FX's Node.__init__ check). */
 static void target_type_error(cfx_graph *g, cfx_name nm, const cfx_target_info *info, bool want_fn)
 {
     cfx_buf b;
@@ -203,27 +172,22 @@ static void target_type_error(cfx_graph *g, cfx_name nm, const cfx_target_info *
     free(msg);
 }
 
-/* A node's name the long way: from an explicit candidate, or by create_name's full loop.
- * Returned by value (base NULL on error) so the fast path's name stays in registers. */
-static IR_NOINLINE cfx_name node_name(cfx_graph *g, const char *name, const cfx_target_info *info)
+/* A node's name: create_name on an explicit candidate, or on the target's candidate prepared
+ * once (cfx_target_info.cand). */
+static int node_name(cfx_graph *g, const char *name, const cfx_target_info *info, cfx_name *out)
 {
-    cfx_name nm = {NULL, CFX_NAME_NO_SUFFIX};
     cfx_name_candidate c;
     const cfx_name_candidate *cand = &info->cand;
     if (name) {
-        if (cfx_names_prepare(g->names, name, strlen(name), &c) != CFX_OK)
-            return nm;
+        int rc = cfx_names_prepare(g->names, name, strlen(name), &c);
+        if (rc != CFX_OK)
+            return rc;
         cand = &c;
     }
-    if (cfx_names_create_prepared(g->names, cand, CFX_NAME_FOR_NONE, &nm) != CFX_OK)
-        nm.base = NULL;
-    return nm;
+    return cfx_names_create_prepared(g->names, cand, CFX_NAME_FOR_NONE, out);
 }
 
 /* The insertion point is a node of another graph or an erased one. */
-#if defined(__GNUC__)
-__attribute__((noinline, cold))
-#endif
 static void insert_point_error(const cfx_graph *g, const cfx_node *at)
 {
     if (cfx_node_graph(at) != g)
@@ -232,12 +196,11 @@ static void insert_point_error(const cfx_graph *g, const cfx_node *at)
         cfx_error_set(CFX_ERR, NULL, "the insertion point node was erased");
 }
 
-/* Always inlined: cfx_graph_create_node, the tracer's entry, gets a copy of its own with map
- * folded away; every other creator shares create_node_any's. */
-static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
-                                              const cfx_value *args, uint32_t n_args,
-                                              const cfx_kwarg *kwargs, uint32_t n_kwargs,
-                                              const char *name, cfx_node_map_fn map, void *ctx)
+/* Graph.create_node, for every creator. map (node_copy's arg_transform) rewrites each node
+ * reference of the args as they are copied. */
+static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
+                             uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name,
+                             cfx_node_map_fn map, void *ctx)
 {
     if (!g)
         return NULL;
@@ -255,272 +218,95 @@ static IR_ALWAYS_INLINE cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_
     if (!info)
         return NULL;
     cfx_name nm;
-    if (name || !ir_names_next(info->fast_base, &nm)) {
-        nm = node_name(g, name, info);
-        if (!nm.base)
-            return NULL;
-    }
+    if (node_name(g, name, info, &nm) != CFX_OK)
+        return NULL;
     if (!(info->op_mask >> op & 1)) {
         target_type_error(g, nm, info, op == CFX_NODE_CALL_FUNCTION);
         return NULL;
     }
-    cfx_node *n = g->nslot;
-    if (n == g->nslot_end && !(n = ir_node_slot_slow(g)))
+    cfx_node *n = node_slot(g);
+    if (!n)
         return NULL;
-    /* the slot is zero-filled (arena.h; a refused node's is zeroed again): the fields that
-     * are not 0 to start with, but those the args paths set (the graph is the block's) */
+    /* the slot is zero-filled: only what is not 0 to start with (the graph is the block's) */
     n->name_base = nm.base;
-    n->target_id = info->id;
     n->name_suffix = nm.suffix;
-    n->seq = g->n_created; /* the slot is taken only if the node is made */
+    n->target_id = info->id;
+    n->seq = g->n_created;
     n->op = (uint8_t)op;
     /* Without a map nothing sees the graph while the args are taken, so the node is linked in
      * first (at is dead then) and unlinked if they fail; a map (node_copy's callback) might
      * walk the graph, so then it is linked in last. */
     if (!map)
-        link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
-    int rc = map || n_kwargs ? IR_NOT_FLAT : ir_set_flat_args(g, n, args, n_args);
-    if (rc == IR_NOT_FLAT) {
-        cfx_value *a;
-        if (ir_copy_args_kwargs(g, args, n_args, kwargs, n_kwargs, map, ctx, &a) != CFX_OK)
-            rc = CFX_ERR;
-        else {
-            ir_set_args(n, a, n_args, n_kwargs); /* counts checked by ir_args_block */
-            rc = ir_rebuild_inputs(n);
-            if (rc != CFX_OK)
-                ir_unlink_inputs(n); /* the slot is reused: leave no use naming it */
-        }
-    }
+        ir_list_insert(g, g->insert, n);
+    int rc = ir_node_set_args(n, args, n_args, kwargs, n_kwargs, map, ctx);
     if (rc != CFX_OK) {
+        ir_unlink_inputs(n); /* the record is reused: leave no use naming it */
         if (!map)
-            unlink_node(g, n);
+            ir_list_unlink(g, n);
         memset(n, 0, sizeof *n); /* the next node takes this slot */
         return NULL;
     }
     if (map)
-        link_before(g, g->insert.after ? ir_link(g, at->next) : at, n);
-    ir_node_commit(g);
+        ir_list_insert(g, g->insert, n);
+    g->n_created++;
     g->len++;
     return n;
 }
 
-static IR_NOINLINE cfx_node *create_node_any(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
-                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs,
-                                 const char *name, cfx_node_map_fn map, void *ctx)
-{
-    return create_node(g, op, target, args, n_args, kwargs, n_kwargs, name, map, ctx);
-}
-
-extern inline cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
-                                              const cfx_value *args, uint32_t n_args,
-                                              const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name);
-
-cfx_node *cfx_graph_create_node_general(cfx_graph *g, cfx_node_op op, cfx_target target,
-                                        const cfx_value *args, uint32_t n_args,
-                                        const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name)
+cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
+                                uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name)
 {
     return create_node(g, op, target, args, n_args, kwargs, n_kwargs, name, NULL, NULL);
 }
 
-/* cfx_graph_call_target for whatever its fast path does not take: create_node with its
- * constants (a sibling call of the same register arguments, so the fallbacks are jumps). */
-static IR_NOINLINE cfx_node *call_target_general(cfx_graph *g, cfx_target target, const cfx_value *args,
-                                                 uint32_t n_args)
-{
-    return create_node(g, CFX_NODE_CALL_FUNCTION, target, args, n_args, NULL, 0, NULL, NULL, NULL);
-}
-
-/* The fast path met an arg it cannot take at *v (its copy is *a), with use ids from
- * g->n_uses to id linked: everything it did is taken back (links, argument block, name, node
- * fields), then the general path makes the node. */
-static IR_COLD cfx_node *call_target_undo(cfx_graph *g, const cfx_value *v, const cfx_value *a, uint32_t id)
-{
-    cfx_node *n = g->nslot;
-    cfx_target target = cfx_target_from_info(g->targets[n->target_id]);
-    const cfx_value *args = v - (a - n->args);
-    uint32_t n_args = n->n_args, first = g->n_uses;
-    ir_flat_undo(g, first, id - first, n->args, n_args * sizeof(cfx_value));
-    ir_names_unnext(n->name_base, cfx_node_name(n));
-    memset(n, 0, sizeof *n); /* fresh again */
-    return call_target_general(g, target, args, n_args);
-}
-
-/* The fast path makes the tracer's node without a call: an operator or function descriptor
- * the target cache holds, args that are flat (ir_set_flat_args' kinds and nodes of g), a
- * default name ir_names_next can give, appended at the end of a non-empty graph, with room
- * left in the current node block, use block and arena chunk. Everything but the args is
- * checked before anything changes; an arg that is not flat takes back what was done
- * (call_target_undo). Anything else is the general path's. The result is the general path's
- * to the bit: the same name, target record, record ids, users order and argument block
- * (test_call_fast.c compares them node for node). "At the end of a non-empty graph with room in the node
- * block" is one compare: g->nslot_fast_end (ir_fast_end_update).
- *
- * The function saves no callee-saved register: it runs in phases, each loading what it needs
- * from the graph (IR_RELOAD_BARRIER), so few values are live at once. The undo finds what it
- * needs in the graph, the node and the loop's pointers. */
-
-/* The flat scalar kinds as a load, not a constant: GCC would hold the constant in a register
- * through the arg loop. */
-static const volatile uint32_t flat_scalars = IR_FLAT_SCALARS;
-
-IR_NO_SLP cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args)
-{
-    if (IR_UNLIKELY(!g))
-        goto general;
-    if (IR_UNLIKELY(!args))
-        goto general;
-    /* The cache holds operator and function records (callable targets: call_function is in
-     * their op_mask) and, in unused slots, ir_tcache_empty, whose fast_base is a name
-     * ir_names_next refuses: a target of another kind finds no record, or
-     * that one, and takes the general path. */
-    const cfx_target_info *info = g->tcache[ir_tcache_slot(target.u.op)];
-    if (IR_UNLIKELY(info->ptr != (const void *)target.u.op || info->kind != target.kind))
-        goto general;
-    /* From here the target is info's, and the function runs in phases that load what they
-     * need from the graph again (the barriers), so that few values are live at once and it
-     * needs no register that it would have to save and restore. */
-    cfx_name nm;
-    /* first < use_limit: ucur is first's record even when n_args is 0 */
-    if (IR_UNLIKELY((uintptr_t)g->nslot >= (uintptr_t)g->nslot_fast_end ||
-                    (uint64_t)g->n_uses + n_args >= g->use_limit ||
-                    (size_t)n_args * sizeof(cfx_value) > (size_t)(g->arena.end - g->arena.cur) ||
-                    !ir_names_next(info->fast_base, &nm)))
-        goto general_info;
-    IR_RELOAD_BARRIER();
-    cfx_node *n = g->nslot;
-    /* the slot is zero-filled (arena.h): only what is not 0 */
-    cfx_value *a = (cfx_value *)(void *)g->arena.cur;
-    g->arena.cur = (char *)(a + n_args); /* a multiple of 16: no rounding */
-    n->args = n_args ? a : NULL;
-    n->name_base = nm.base;
-    n->name_suffix = nm.suffix;
-    n->target_id = info->id;
-    n->seq = g->n_created;
-    n->n_args = (uint16_t)n_args;
-    n->op = CFX_NODE_CALL_FUNCTION;
-    IR_RELOAD_BARRIER();
-    uint32_t id = g->n_uses;
-    ir_use *u = g->ucur;
-    /* the copy ends at the arena's cursor (just set): no register for the end */
-    const cfx_value *v = args;
-    for (; a != (cfx_value *)(void *)g->arena.cur; a++, v++) {
-        *a = *v;
-        if (v->kind != CFX_V_NODE) {
-            /* the mask loaded where it is used (flat_scalars) */
-            if (IR_UNLIKELY(v->kind >= 32 || !((1u << (v->kind & 31)) & flat_scalars)))
-                goto undo;
-            continue;
-        }
-        cfx_node *p = v->u.node;
-        if (IR_UNLIKELY(!p || cfx_node_graph(p) != g))
-            goto undo;
-        /* ir_use_link written out: the run's first id and the node's seq are loaded from g
-         * where used, and the barrier below makes p->seq a load again, so that nothing is
-         * held in a register through the loop but its pointers and the id */
-        uint32_t head = p->users_head;
-        if (!head) {
-            p->users_head = id;
-            u->prev = id;
-        } else {
-            ir_use *h = ir_use_at(g, head);
-            uint32_t tail = h->prev;
-            if (tail >= g->n_uses)
-                continue; /* p is an earlier arg: this run holds its use */
-            h->prev = id;
-            u->prev = tail;
-            ir_use_at(g, tail)->next = id;
-        }
-        IR_RELOAD_BARRIER();
-        u->producer = p->seq;
-        u->user = g->n_created; /* the node's seq; next: 0 in a fresh record (arena.h) */
-        p->n_users++;
-        u++;
-        id++;
-    }
-    /* what the rest needs is loaded again, not held through the loop */
-    IR_RELOAD_BARRIER();
-    n = g->nslot;
-    uint32_t first = g->n_uses, seq = n->seq;
-    n->n_inputs = id - first;
-    n->inputs = first;
-    uint32_t last = g->root.prev;
-    n->prev = last;
-    n->next = CFX_NODE_ROOT_SEQ;
-    /* the last node is nearly always the one this path appended last */
-    cfx_node *ln = g->tail_hint;
-    if (IR_UNLIKELY(ln->seq != last))
-        ln = ir_node_at(g, last);
-    ln->next = seq;
-    g->tail_hint = n;
-    g->root.prev = seq;
-    g->n_uses = id;
-    g->ucur = u;
-    g->nslot = n + 1;
-    g->n_created = seq + 1;
-    g->len++;
-    return n;
-undo:
-    return call_target_undo(g, v, a, id);
-general_info:
-    /* the target from info, loaded again: not held through the checks */
-    IR_RELOAD_BARRIER();
-    return call_target_general(g, cfx_target_from_info(info), args, n_args);
-general:
-    return call_target_general(g, target, args, n_args);
-}
-
 cfx_node *cfx_graph_placeholder(cfx_graph *g, const char *name)
 {
-    return create_node_any(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), NULL, 0, NULL, 0, NULL, NULL, NULL);
+    return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), NULL, 0, NULL, 0, NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_placeholder_default(cfx_graph *g, const char *name, cfx_value default_value)
 {
-    return create_node_any(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), &default_value, 1, NULL, 0,
+    return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), &default_value, 1, NULL, 0,
                        NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_get_attr(cfx_graph *g, const char *qualified_name)
 {
-    return create_node_any(g, CFX_NODE_GET_ATTR, cfx_target_str(qualified_name), NULL, 0, NULL, 0,
+    return create_node(g, CFX_NODE_GET_ATTR, cfx_target_str(qualified_name), NULL, 0, NULL, 0,
                        NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_op(cfx_graph *g, const cfx_op *op, const cfx_value *args, uint32_t n_args,
                             const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
-    if (!n_kwargs)
-        return cfx_graph_call_target(g, cfx_target_op(op), args, n_args);
-    return create_node_any(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(op), args, n_args, kwargs, n_kwargs,
+    return create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(op), args, n_args, kwargs, n_kwargs,
                        NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_fn(cfx_graph *g, const cfx_builtin_fn *fn, const cfx_value *args,
                             uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
-    if (!n_kwargs)
-        return cfx_graph_call_target(g, cfx_target_fn(fn), args, n_args);
-    return create_node_any(g, CFX_NODE_CALL_FUNCTION, cfx_target_fn(fn), args, n_args, kwargs, n_kwargs,
+    return create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_fn(fn), args, n_args, kwargs, n_kwargs,
                        NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_method(cfx_graph *g, const char *method, const cfx_value *args,
                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
-    return create_node_any(g, CFX_NODE_CALL_METHOD, cfx_target_str(method), args, n_args, kwargs,
+    return create_node(g, CFX_NODE_CALL_METHOD, cfx_target_str(method), args, n_args, kwargs,
                        n_kwargs, NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_module(cfx_graph *g, const char *module_path, const cfx_value *args,
                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
-    return create_node_any(g, CFX_NODE_CALL_MODULE, cfx_target_str(module_path), args, n_args, kwargs,
+    return create_node(g, CFX_NODE_CALL_MODULE, cfx_target_str(module_path), args, n_args, kwargs,
                        n_kwargs, NULL, NULL, NULL);
 }
 
 cfx_node *cfx_graph_output(cfx_graph *g, cfx_value result)
 {
-    return create_node_any(g, CFX_NODE_OUTPUT, cfx_target_str("output"), &result, 1, NULL, 0, NULL,
+    return create_node(g, CFX_NODE_OUTPUT, cfx_target_str("output"), &result, 1, NULL, 0, NULL,
                        NULL, NULL);
 }
 
@@ -537,7 +323,7 @@ cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_f
         return NULL;
     }
     *cfx_name_write(nm, name) = '\0';
-    cfx_node *n = create_node_any(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
+    cfx_node *n = create_node(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
                               cfx_node_kwargs(node), cfx_node_num_kwargs(node), name, map, ctx);
     if (name != small)
         free(name);
@@ -562,18 +348,15 @@ cfx_insert_point cfx_graph_inserting_after(cfx_graph *g, cfx_node *n)
     return old;
 }
 
-void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p)
-{
-    g->insert = p;
-    ir_fast_end_update(g);
-}
+void cfx_graph_set_insert_point(cfx_graph *g, cfx_insert_point p) { g->insert = p; }
 
 /* ---- erasing ------------------------------------------------------------------------------ */
 
-static void null_node_ref(cfx_value *slot, void *ctx)
+static bool null_ref(cfx_value *slot, void *ctx)
 {
     (void)ctx;
     *slot = cfx_none();
+    return true;
 }
 
 int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
@@ -614,14 +397,12 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
         free(s);
         return CFX_OK;
     }
-    unlink_node(g, n);
+    ir_list_unlink(g, n);
     n->flags |= CFX_NODE_ERASED;
     g->len--;
     /* null out node arguments so producers drop n from their users */
     if (n->n_inputs) {
-        ir_walk_node_refs(n->args, n->n_args, null_node_ref, NULL);
-        for (uint32_t i = 0, k = cfx_node_num_kwargs(n); i < k; i++)
-            ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, null_node_ref, NULL);
+        ir_walk_refs(n, null_ref, NULL); /* out of memory part way: the rest stay, unused */
         ir_unlink_inputs(n);
     }
     return CFX_OK;

@@ -37,28 +37,12 @@ CFX_API void cfx_graph_free(cfx_graph *g);
 
 /* Graph.create_node(op, target, args, kwargs, name). `name` is the naming candidate; NULL
  * derives it from the target as FX's _target_to_str does, except that an operator target
- * uses its overload packet name as make_fx does (`sum`, not `sum_dim_int_list`).
+ * uses its overload packet name as make_fx names its nodes (`sum`, not `sum_dim_int_list`).
  * call_function needs an OP or FN target, every other op a STRING target (FX's ValueError
- * otherwise). Args and kwargs are deep-copied into the graph.
- *
- * cfx_graph_create_node is inline: it hands the tracer's case to cfx_graph_call_target and
- * the rest to cfx_graph_create_node_general (both exported; the results are the same either
- * way, the general one just never takes the fast path). */
-CFX_API cfx_node *cfx_graph_create_node_general(cfx_graph *g, cfx_node_op op, cfx_target target,
-                                                const cfx_value *args, uint32_t n_args,
-                                                const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name);
-/* create_node('call_function', target, args) with the default name: the same as
- * cfx_graph_create_node with kwargs and name NULL, with a fast path for the tracer's node. */
-CFX_API cfx_node *cfx_graph_call_target(cfx_graph *g, cfx_target target, const cfx_value *args, uint32_t n_args);
-/* Inline so that a caller's constants (the tracer's op, name) fold its choice away. */
-inline cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target,
-                                       const cfx_value *args, uint32_t n_args,
-                                       const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name)
-{
-    if (op == CFX_NODE_CALL_FUNCTION && !n_kwargs && !name)
-        return cfx_graph_call_target(g, target, args, n_args);
-    return cfx_graph_create_node_general(g, op, target, args, n_args, kwargs, n_kwargs, name);
-}
+ * otherwise). Args and kwargs are deep-copied into the graph. Every creator below is this
+ * function with some arguments fixed. */
+CFX_API cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
+                                        uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name);
 
 /* Graph.placeholder(name) / placeholder(name, default_value=v). */
 CFX_API cfx_node *cfx_graph_placeholder(cfx_graph *g, const char *name);

@@ -117,6 +117,24 @@ typedef struct jreader {
     const char *key;
 } jreader;
 
+/* The top level of a document (json_scan.c): every member but "nodes" and "attributes"
+ * parsed, those two located as spans, then read record by record. */
+typedef struct jr_span {
+    size_t start, end; /* the array's '[' and one past its ']'; start 0 = absent */
+} jr_span;
+typedef struct jr_doc {
+    cJSON *format, *version, *name, *schemas;
+    size_t schemas_at;
+    jr_span nodes, attributes;
+    char *unknown; /* first member this reader does not know */
+    size_t unknown_at;
+} jr_doc;
+int jr_scan_doc(jreader *r, jr_doc *d);
+void jr_doc_free(jr_doc *d);
+typedef int (*jr_record_fn)(jreader *r, cJSON *j, void *ctx);
+/* The records of an array span, one cJSON parse each, handed to fn. */
+int jr_read_records(jreader *r, jr_span sp, const char *what, jr_record_fn fn, void *ctx);
+
 /* Records "cannot load graph JSON: line L: node 'x', what 'key': <message>" and returns status. */
 int jr_err(jreader *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Same, for a syntax error at a byte offset. */

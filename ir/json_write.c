@@ -76,13 +76,13 @@ static int put_node(jwriter *w, const cfx_node *n)
         PB_LIT(b, "{\"op\": ");
         if (jw_cstr(w, cfx_op_name((const cfx_op *)t->ptr)) != CFX_OK)
             return CFX_ERR;
-        pb_putc(b, '}');
+        cfx_buf_putc(b, '}');
         break;
     case CFX_TARGET_FN:
         PB_LIT(b, "{\"fn\": ");
         if (jw_cstr(w, ((const cfx_builtin_fn *)t->ptr)->qualified_name) != CFX_OK)
             return CFX_ERR;
-        pb_putc(b, '}');
+        cfx_buf_putc(b, '}');
         break;
     default:
         if (jw_cstr(w, (const char *)t->ptr) != CFX_OK)
@@ -108,13 +108,13 @@ static int put_node(jwriter *w, const cfx_node *n)
         PB_LIT(b, ", ");
         if (jw_value(w, &kw[i].value, 3, JW_REF_ARGS) != CFX_OK)
             return CFX_ERR;
-        pb_putc(b, ']');
+        cfx_buf_putc(b, ']');
     }
     w->key = NULL;
-    pb_putc(b, ']');
+    cfx_buf_putc(b, ']');
     if (!(w->flags & CFX_JSON_NO_META) && jw_has_meta(n) && jw_meta(w, n) != CFX_OK)
         return CFX_ERR;
-    pb_putc(b, '}');
+    cfx_buf_putc(b, '}');
     w->defined[n->seq >> 6] |= (uint64_t)1 << (n->seq & 63);
     w->cur = NULL;
     w->what = NULL;
@@ -246,25 +246,26 @@ static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0
 
 static void put_base64(cfx_buf *b, const unsigned char *s, size_t n)
 {
-    char *p = pb_reserve(b, (n + 2) / 3 * 4 + 2);
-    if (!p)
-        return;
-    char *o = p;
-    *o++ = '"';
-    size_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
-        *o++ = b64[v >> 18], *o++ = b64[(v >> 12) & 63], *o++ = b64[(v >> 6) & 63], *o++ = b64[v & 63];
+    char out[256]; /* 192 input bytes at a time */
+    cfx_buf_putc(b, '"');
+    for (size_t i = 0; i < n;) {
+        size_t k = 0;
+        for (; i + 3 <= n && k + 4 <= sizeof out; i += 3) {
+            uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+            out[k++] = b64[v >> 18], out[k++] = b64[(v >> 12) & 63], out[k++] = b64[(v >> 6) & 63], out[k++] = b64[v & 63];
+        }
+        if (n - i == 1 && k + 4 <= sizeof out) {
+            uint32_t v = (uint32_t)s[i] << 16;
+            out[k++] = b64[v >> 18], out[k++] = b64[(v >> 12) & 63], out[k++] = '=', out[k++] = '=';
+            i = n;
+        } else if (n - i == 2 && k + 4 <= sizeof out) {
+            uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
+            out[k++] = b64[v >> 18], out[k++] = b64[(v >> 12) & 63], out[k++] = b64[(v >> 6) & 63], out[k++] = '=';
+            i = n;
+        }
+        cfx_buf_putn(b, out, k);
     }
-    if (n - i == 1) {
-        uint32_t v = (uint32_t)s[i] << 16;
-        *o++ = b64[v >> 18], *o++ = b64[(v >> 12) & 63], *o++ = '=', *o++ = '=';
-    } else if (n - i == 2) {
-        uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8;
-        *o++ = b64[v >> 18], *o++ = b64[(v >> 12) & 63], *o++ = b64[(v >> 6) & 63], *o++ = '=';
-    }
-    *o++ = '"';
-    pb_commit(b, (size_t)(o - p));
+    cfx_buf_putc(b, '"');
 }
 
 static bool host_is_little_endian(void)
@@ -331,7 +332,7 @@ static int put_attr(jwriter *w, const char *name, const cfx_tensor *t)
         if (put_tensor_data(w, t) != CFX_OK)
             return CFX_ERR;
     }
-    pb_putc(b, '}');
+    cfx_buf_putc(b, '}');
     return CFX_OK;
 }
 

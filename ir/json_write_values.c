@@ -56,47 +56,55 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
  * string at a \u0000 and the reader could not tell. */
 bool jw_str(cfx_buf *b, const char *s, size_t n)
 {
-    char *p = pb_reserve(b, n * 6 + 2);
-    if (!p)
-        return true; /* oom is sticky in b and reported at the end */
     static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
-    char *o = p;
-    *o++ = '"';
+    size_t mark = b->len;
+    cfx_buf_putc(b, '"');
     for (size_t i = 0; i < n;) {
-        unsigned c = u[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            *o++ = (char)c;
-            i++;
-        } else if (c >= 0x80) {
-            size_t k = utf8_seq(u + i, n - i);
-            if (!k)
-                return false;
-            memcpy(o, u + i, k);
-            o += k;
-            i += k;
-        } else {
-            if (c == 0)
-                return false;
-            *o++ = '\\';
-            switch (c) {
-            case '"': *o++ = '"'; break;
-            case '\\': *o++ = '\\'; break;
-            case '\b': *o++ = 'b'; break;
-            case '\f': *o++ = 'f'; break;
-            case '\n': *o++ = 'n'; break;
-            case '\r': *o++ = 'r'; break;
-            case '\t': *o++ = 't'; break;
-            default:
-                *o++ = 'u', *o++ = '0', *o++ = '0', *o++ = hex[c >> 4], *o++ = hex[c & 15];
-                break;
+        /* a run of characters written as they are */
+        size_t run = i;
+        while (run < n && ((u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\') || u[run] >= 0x80)) {
+            if (u[run] < 0x80) {
+                run++;
+                continue;
             }
-            i++;
+            size_t k = utf8_seq(u + run, n - run);
+            if (!k)
+                goto refuse;
+            run += k;
         }
+        cfx_buf_putn(b, s + i, run - i);
+        if ((i = run) == n)
+            break;
+        /* then one escape */
+        unsigned c = u[i++];
+        if (c == 0)
+            goto refuse;
+        char e[6] = {'\\', 0};
+        size_t len = 2;
+        switch (c) {
+        case '"': e[1] = '"'; break;
+        case '\\': e[1] = '\\'; break;
+        case '\b': e[1] = 'b'; break;
+        case '\f': e[1] = 'f'; break;
+        case '\n': e[1] = 'n'; break;
+        case '\r': e[1] = 'r'; break;
+        case '\t': e[1] = 't'; break;
+        default:
+            e[1] = 'u', e[2] = '0', e[3] = '0', e[4] = hex[c >> 4], e[5] = hex[c & 15];
+            len = 6;
+            break;
+        }
+        cfx_buf_putn(b, e, len);
     }
-    *o++ = '"';
-    pb_commit(b, (size_t)(o - p));
+    cfx_buf_putc(b, '"');
     return true;
+refuse:
+    if (!b->oom) { /* take back what was written */
+        b->len = mark;
+        b->data[mark] = '\0';
+    }
+    return false;
 }
 
 int jw_cstr(jwriter *w, const char *s)
@@ -145,18 +153,18 @@ static void put_float(cfx_buf *b, double d)
         PB_LIT(b, "\"-Infinity\"");
     else
         cfx_format_double_python(d, b); /* shortest round-trip digits, a valid JSON number */
-    pb_putc(b, '}');
+    cfx_buf_putc(b, '}');
 }
 
 static void put_dims(cfx_buf *b, const int64_t *d, int n)
 {
-    pb_putc(b, '[');
+    cfx_buf_putc(b, '[');
     for (int i = 0; i < n; i++) {
         if (i)
             PB_LIT(b, ", ");
         jw_int(b, d[i]);
     }
-    pb_putc(b, ']');
+    cfx_buf_putc(b, ']');
 }
 
 static bool dims_tagged(const int64_t *d, int n)
@@ -231,13 +239,13 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
     case CFX_V_DTYPE:
         PB_LIT(b, "{\"dtype\": ");
         put_dtype(b, (int)v->u.dtype);
-        pb_putc(b, '}');
+        cfx_buf_putc(b, '}');
         break;
     case CFX_V_DEVICE:
         PB_LIT(b, "{\"device\": ");
         if (put_device(w, v->u.device) != CFX_OK)
             return CFX_ERR;
-        pb_putc(b, '}');
+        cfx_buf_putc(b, '}');
         break;
     case CFX_V_MEMORY_FORMAT: {
         const char *s = cfx_memory_format_torch_name((cfx_memory_format)v->u.memory_format);
@@ -246,7 +254,7 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
             jw_str(b, s, strlen(s));
         else
             jw_int(b, v->u.memory_format);
-        pb_putc(b, '}');
+        cfx_buf_putc(b, '}');
         break;
     }
     case CFX_V_LAYOUT:
@@ -255,7 +263,7 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
             PB_LIT(b, "\"torch.strided\"");
         else
             jw_int(b, v->u.layout);
-        pb_putc(b, '}');
+        cfx_buf_putc(b, '}');
         break;
     case CFX_V_NODE: {
         const cfx_node *r = v->u.node;
@@ -275,7 +283,7 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
         PB_LIT(b, "{\"node\": ");
         if (jw_name(w, cfx_node_name(r)) != CFX_OK)
             return CFX_ERR;
-        pb_putc(b, '}');
+        cfx_buf_putc(b, '}');
         break;
     }
     case CFX_V_TENSOR:
@@ -319,7 +327,7 @@ static const void *next_item(jwriter *w, uint32_t *sp, int *depth, size_t size)
         if (f->tuple)
             PB_LIT(b, "]}");
         else
-            pb_putc(b, ']');
+            cfx_buf_putc(b, ']');
         *depth -= f->tuple ? 2 : 1;
         (*sp)--;
     }
@@ -342,7 +350,7 @@ int jw_value(jwriter *w, const cfx_value *root, int depth, int ref_mode)
             if (tuple)
                 PB_LIT(b, "{\"tuple\": [");
             else
-                pb_putc(b, '[');
+                cfx_buf_putc(b, '[');
             if (v->len && !v->u.items)
                 return jw_err(w, "a list without items");
             if (!push(w, &sp, v->u.items, v->len, tuple))
@@ -408,7 +416,7 @@ static int put_meta_val(jwriter *w, const cfx_meta_val *root, int depth)
                 PB_LIT(b, "null");
             else if (jw_cstr(w, v->u.class_name) != CFX_OK)
                 return CFX_ERR;
-            pb_putc(b, '}');
+            cfx_buf_putc(b, '}');
             break;
         case CFX_MVAL_TENSOR: {
             if (v->n < 0 || v->n > CFX_MAX_DIMS || (v->n && (!v->sizes || !v->strides)))
@@ -513,7 +521,7 @@ int jw_meta(jwriter *w, const cfx_node *n)
             PB_LIT(b, "null");
         else if (jw_cstr(w, st->func) != CFX_OK)
             return CFX_ERR;
-        pb_putc(b, '}');
+        cfx_buf_putc(b, '}');
         sep = ", ";
     }
     uint32_t ne = cfx_node_meta_count(n);
@@ -529,11 +537,11 @@ int jw_meta(jwriter *w, const cfx_node *n)
             PB_LIT(b, ", ");
             if (jw_value(w, cfx_node_meta_value(n, i), 4, JW_REF_META) != CFX_OK)
                 return CFX_ERR;
-            pb_putc(b, ']');
+            cfx_buf_putc(b, ']');
         }
-        pb_putc(b, ']');
+        cfx_buf_putc(b, ']');
     }
-    pb_putc(b, '}');
+    cfx_buf_putc(b, '}');
     w->key = NULL;
     return CFX_OK;
 }

@@ -1,38 +1,23 @@
-/* meta.c - node.meta, stored out of line.
+/* meta.c - node.meta: typed slots, free-form entries, copies.
  *
  * A node without meta pays one NULL pointer. Values are copied into the graph's arena
- * (shapes, tuple items, strings), so meta never points at a tensor that may die. A tuple `val` may nest, so its copy walks an explicit
- * work list, like argument values.
+ * (shapes, tuple items, strings), so meta never points at a tensor that may die; a tuple `val`
+ * may nest, so its copy walks an explicit work list, like argument values.
  *
- * Tracing sets the same few things on every node: a tensor val, its tensor_meta and the call
- * site, and in a typical model they repeat (a [64, 64] chain has one shape). So the records
- * are immutable and hash-consed per graph: one dims array per distinct (sizes, strides), one
- * val record and one tensor_meta record per distinct metadata, one site record per distinct
- * (file, line, function), and one meta record per distinct (val, tensor_meta, stack_trace)
- * triple, so such a node's meta costs nothing but its pointer, and setting a slot is a hash
- * lookup instead of copies. A node gets a private, writable meta record only when it gets a
- * free-form entry or a val that is not a tensor. Sites are found first through a small cache keyed by the
- * caller's cfx_site pointer (checked against the cached strings, so a reused pointer with
- * other contents is still right), which skips hashing the strings on the hot path. */
+ * A node's meta record is usually shared: an immutable record of the graph's (meta_intern.c)
+ * holding its val, tensor_meta and stack_trace, one per distinct contents, so that a million
+ * traced nodes with a few distinct results hold a few records. Setting a slot moves the node to the shared record that has the slot
+ * changed. A node gets a private, writable record only when it gets a free-form entry or a val
+ * that is not a tensor (which would make a shared record per node); from then on its slots are
+ * set in place. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir/internal.h"
-#include "ir/rodata.h"
 
 #define SHARED CFX_META_SHARED
 
-static inline uint64_t mix(uint64_t h, uint64_t x)
-{
-    h ^= x + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
-    return h * 0xFF51AFD7ED558CCDull;
-}
-
-static inline uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 32)); }
-
-static cfx_meta *intern_meta(cfx_graph *g, const cfx_meta *k);
-
-/* A meta record n may write entries into. */
+/* A meta record n may write into: its own, or a fresh private copy of its typed slots. */
 static cfx_meta *private_meta(cfx_node *n)
 {
     cfx_meta *m = n->meta;
@@ -52,278 +37,79 @@ static cfx_meta *private_meta(cfx_node *n)
     return p;
 }
 
-enum { PUT_VAL, PUT_TM, PUT_SITE };
+/* An arena copy of n sizes then n strides (one array). NULL on OOM. */
+static int64_t *copy_dims(cfx_graph *g, const int64_t *sizes, const int64_t *strides, int32_t n)
+{
+    int64_t *d = cfx_arena_alloc(&g->arena, 2 * (size_t)n * sizeof *d);
+    if (d)
+        ir_put_dims(d, sizes, strides, n);
+    return d;
+}
 
-/* Sets one typed slot: in place in a private record, else by moving to the shared record
- * with that slot changed. */
-static int meta_put(cfx_node *n, int which, const void *p)
+/* A change of typed slots: each non-NULL part replaces the node's. The parts may be the
+ * caller's (copied where they are kept). */
+typedef ir_meta_key slot_change;
+
+/* Private copies of a change's parts, for a node's private record. false on OOM. */
+static bool own_parts(cfx_graph *g, const slot_change *c, cfx_meta *m)
+{
+    if (c->val) {
+        cfx_meta_val *v = cfx_arena_alloc(&g->arena, sizeof *v);
+        int64_t *d = v ? copy_dims(g, c->val->sizes, c->val->strides, c->val->n) : NULL;
+        if (!d)
+            return false;
+        *v = *c->val;
+        v->sizes = d;
+        v->strides = d + v->n;
+        m->val = v;
+    }
+    if (c->tm) {
+        cfx_tensor_meta *t = cfx_arena_alloc(&g->arena, sizeof *t);
+        int64_t *d = t ? copy_dims(g, c->tm->shape, c->tm->stride, c->tm->ndim) : NULL;
+        if (!d)
+            return false;
+        *t = *c->tm;
+        t->shape = d;
+        t->stride = d + t->ndim;
+        if (c->tm_derived_format)
+            t->memory_format = (int8_t)cfx_memory_format_of(d, d + t->ndim, t->ndim);
+        m->tensor_meta = t;
+    }
+    if (c->site) {
+        cfx_site *s = cfx_arena_alloc(&g->arena, sizeof *s);
+        const char *file = c->site->file ? c->site->file : "", *func = c->site->func;
+        if (!s || !(s->file = cfx_names_intern(g->names, file, strlen(file))) ||
+            (func && !(func = cfx_names_intern(g->names, func, strlen(func)))))
+            return false;
+        s->line = c->site->line;
+        s->func = func;
+        m->stack_trace = s;
+    }
+    return true;
+}
+
+/* Gives n the slots c changes, its free-form entries untouched: in place in a private record,
+ * else by moving it to the shared record that has them. */
+static int change_slots(cfx_node *n, const slot_change *c)
 {
     cfx_meta *m = n->meta;
     cfx_graph *g = cfx_node_graph(n);
-    /* tracing sets the same slots the same way node after node */
-    uint32_t step = (fold(mix((uint64_t)(uintptr_t)m, (uint64_t)(uintptr_t)p)) + (uint32_t)which) & 63;
-    if (g->meta_step[step].p == p && g->meta_step[step].from == m && p) {
-        n->meta = g->meta_step[step].to;
-        return CFX_OK;
+    if (m && m->cap_entries != SHARED)
+        return own_parts(g, c, m) ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    ir_meta_key k = ir_meta_key_of(m);
+    if (c->val)
+        k.val = c->val;
+    if (c->tm) {
+        k.tm = c->tm;
+        k.tm_derived_format = c->tm_derived_format;
     }
-    cfx_meta k = {0};
-    cfx_meta *dst = m && m->cap_entries != SHARED ? m : &k;
-    if (m && dst == &k) {
-        k.val = m->val;
-        k.tensor_meta = m->tensor_meta;
-        k.stack_trace = m->stack_trace;
-    }
-    if (which == PUT_VAL)
-        dst->val = p;
-    else if (which == PUT_TM)
-        dst->tensor_meta = p;
-    else
-        dst->stack_trace = p;
-    if (dst == &k) {
-        cfx_meta *r = intern_meta(g, &k);
-        if (!r)
-            return CFX_ERR_NOMEM;
-        g->meta_step[step].from = m;
-        g->meta_step[step].p = p;
-        g->meta_step[step].to = r;
-        n->meta = r;
-    }
+    if (c->site)
+        k.site = c->site;
+    cfx_meta *r = ir_intern_meta(g, &k);
+    if (!r)
+        return CFX_ERR_NOMEM;
+    n->meta = r;
     return CFX_OK;
-}
-
-/* ---- hash-consing ---------------------------------------------------------------------------- */
-
-typedef bool (*hc_eq_fn)(const void *rec, const void *key);
-
-static bool hc_grow(ir_hcons *h)
-{
-    uint32_t cap = h->cap ? h->cap * 2 : 64;
-    struct ir_hcons_slot *t = calloc(cap, sizeof *t);
-    if (!t)
-        return false;
-    for (uint32_t i = 0; i < h->cap; i++)
-        if (h->slots[i].rec) {
-            uint32_t j = h->slots[i].hash & (cap - 1);
-            while (t[j].rec)
-                j = (j + 1) & (cap - 1);
-            t[j] = h->slots[i];
-        }
-    free(h->slots);
-    h->slots = t;
-    h->cap = cap;
-    return true;
-}
-
-/* The slot holding a record equal to key, or the empty slot where it belongs (the caller
- * fills it and counts it). NULL on OOM. */
-static struct ir_hcons_slot *hc_find(ir_hcons *h, uint32_t hash, hc_eq_fn eq, const void *key)
-{
-    if ((h->count + 1) * 2 > h->cap && !hc_grow(h))
-        return NULL;
-    uint32_t mask = h->cap - 1;
-    for (uint32_t j = hash & mask;; j = (j + 1) & mask) {
-        struct ir_hcons_slot *s = &h->slots[j];
-        if (!s->rec || (s->hash == hash && eq(s->rec, key)))
-            return s;
-    }
-}
-
-static void hc_free(ir_hcons *h)
-{
-    free(h->slots);
-    h->slots = NULL;
-    h->cap = h->count = 0;
-}
-
-/* Never a caller's site: marks a result cache slot the inline check must not take. */
-static const cfx_site not_fast;
-
-void ir_meta_init(cfx_graph *g)
-{
-    /* an empty slot's parts are 0, which a result without val and with dtype and rank 0
-     * would match; its site is not_fast, which no caller's is */
-    for (size_t i = 0; i < sizeof g->rmeta / sizeof *g->rmeta; i++)
-        g->rmeta[i].fast = &not_fast;
-}
-
-void ir_meta_free(cfx_graph *g)
-{
-    hc_free(&g->hc_dims);
-    hc_free(&g->hc_val);
-    hc_free(&g->hc_tm);
-    hc_free(&g->hc_site);
-    hc_free(&g->hc_meta);
-}
-
-/* Dims: n sizes then n strides, in one arena array, with the memory format they are
- * contiguous in (tensor_meta's, computed once per distinct dims). */
-typedef struct dims_key {
-    int32_t n;
-    const int64_t *sizes, *strides;
-} dims_key;
-
-typedef struct dims_rec {
-    int32_t n;
-    int8_t memory_format;
-    int64_t d[];
-} dims_rec;
-
-static inline const dims_rec *dims_rec_of(const int64_t *d)
-{
-    return (const dims_rec *)(const void *)((const char *)d - offsetof(dims_rec, d));
-}
-
-/* Ranks are tiny: a loop beats two memcmp calls. */
-static inline bool dims_match(const dims_rec *r, int32_t n, const int64_t *sizes, const int64_t *strides)
-{
-    if (r->n != n)
-        return false;
-    for (int32_t i = 0; i < n; i++)
-        if (r->d[i] != sizes[i] || r->d[n + i] != strides[i])
-            return false;
-    return true;
-}
-
-static bool dims_eq(const void *rec, const void *key)
-{
-    const dims_key *k = key;
-    return dims_match(rec, k->n, k->sizes, k->strides);
-}
-
-/* The graph's copy of (sizes, strides); NULL for n == 0 (and on OOM, error set). */
-static const int64_t *intern_dims(cfx_graph *g, const int64_t *sizes, const int64_t *strides, int32_t n,
-                                  bool *oom)
-{
-    if (n <= 0)
-        return NULL;
-    if (g->last_dims && dims_match(g->last_dims, n, sizes, strides))
-        return ((const dims_rec *)g->last_dims)->d;
-    dims_key k = {n, sizes, strides};
-    uint64_t h = (uint64_t)n;
-    for (int32_t i = 0; i < n; i++)
-        h = mix(mix(h, (uint64_t)sizes[i]), (uint64_t)strides[i]);
-    struct ir_hcons_slot *s = hc_find(&g->hc_dims, fold(h), dims_eq, &k);
-    if (s && s->rec) {
-        g->last_dims = s->rec;
-        return ((const dims_rec *)s->rec)->d;
-    }
-    dims_rec *r = s ? cfx_arena_alloc(&g->arena, sizeof *r + 2 * (size_t)n * sizeof(int64_t)) : NULL;
-    if (!r) {
-        *oom = true;
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    r->n = n;
-    memcpy(r->d, sizes, (size_t)n * sizeof(int64_t));
-    memcpy(r->d + n, strides, (size_t)n * sizeof(int64_t));
-    r->memory_format = (int8_t)cfx_memory_format_of(r->d, r->d + n, n);
-    s->hash = fold(h);
-    s->rec = r;
-    g->hc_dims.count++;
-    g->last_dims = r;
-    return r->d;
-}
-
-/* tensor_meta's memory_format for dims interned by intern_dims (d NULL: rank 0). */
-static inline int8_t dims_memory_format(const int64_t *d)
-{
-    return d ? dims_rec_of(d)->memory_format : (int8_t)CFX_CONTIGUOUS_FORMAT;
-}
-
-static bool val_eq(const void *rec, const void *key)
-{
-    const cfx_meta_val *a = rec, *b = key;
-    return a->dtype == b->dtype && a->device.type == b->device.type && a->device.index == b->device.index &&
-           a->n == b->n && a->sizes == b->sizes && a->storage_offset == b->storage_offset;
-}
-
-/* The graph's record for a tensor val whose dims are already interned. */
-static const cfx_meta_val *intern_tensor_val(cfx_graph *g, const cfx_meta_val *k)
-{
-    if (g->last_val && val_eq(g->last_val, k))
-        return g->last_val;
-    uint64_t h = mix(mix(mix((uint64_t)(uint8_t)k->dtype, (uint64_t)(uint8_t)k->device.type << 8 |
-                                                              (uint8_t)k->device.index),
-                         (uint64_t)(uintptr_t)k->sizes ^ (uint64_t)k->n),
-                     (uint64_t)k->storage_offset);
-    struct ir_hcons_slot *s = hc_find(&g->hc_val, fold(h), val_eq, k);
-    if (s && s->rec)
-        return g->last_val = s->rec;
-    cfx_meta_val *r = s ? cfx_arena_alloc(&g->arena, sizeof *r) : NULL;
-    if (!r) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    *r = *k;
-    memset(&r->u, 0, sizeof r->u);
-    s->hash = fold(h);
-    s->rec = r;
-    g->hc_val.count++;
-    return g->last_val = r;
-}
-
-static bool tm_eq(const void *rec, const void *key)
-{
-    const cfx_tensor_meta *a = rec, *b = key;
-    return a->ndim == b->ndim && a->dtype == b->dtype && a->memory_format == b->memory_format &&
-           a->requires_grad == b->requires_grad && a->is_quantized == b->is_quantized && a->shape == b->shape;
-}
-
-static const cfx_tensor_meta *intern_tensor_meta(cfx_graph *g, const cfx_tensor_meta *k)
-{
-    if (g->last_tm && tm_eq(g->last_tm, k))
-        return g->last_tm;
-    uint64_t h = mix(mix((uint64_t)(uint8_t)k->dtype | (uint64_t)(uint8_t)k->memory_format << 8 |
-                             (uint64_t)k->requires_grad << 16 | (uint64_t)k->is_quantized << 17,
-                         (uint64_t)k->ndim),
-                     (uint64_t)(uintptr_t)k->shape);
-    struct ir_hcons_slot *s = hc_find(&g->hc_tm, fold(h), tm_eq, k);
-    if (s && s->rec)
-        return g->last_tm = s->rec;
-    cfx_tensor_meta *r = s ? cfx_arena_alloc(&g->arena, sizeof *r) : NULL;
-    if (!r) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    *r = *k;
-    s->hash = fold(h);
-    s->rec = r;
-    g->hc_tm.count++;
-    return g->last_tm = r;
-}
-
-static bool meta_eq(const void *rec, const void *key)
-{
-    const cfx_meta *a = rec, *b = key;
-    return a->val == b->val && a->tensor_meta == b->tensor_meta && a->stack_trace == b->stack_trace;
-}
-
-static cfx_meta *intern_meta(cfx_graph *g, const cfx_meta *k)
-{
-    uint32_t h = fold(mix(mix((uint64_t)(uintptr_t)k->val, (uint64_t)(uintptr_t)k->tensor_meta),
-                          (uint64_t)(uintptr_t)k->stack_trace));
-    struct ir_hcons_slot *s = hc_find(&g->hc_meta, h, meta_eq, k);
-    if (s && s->rec)
-        return (cfx_meta *)s->rec;
-    cfx_meta *r = s ? cfx_arena_alloc(&g->arena, sizeof *r) : NULL;
-    if (!r) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    *r = *k;
-    r->entries = NULL;
-    r->n_entries = 0;
-    r->cap_entries = SHARED;
-    s->hash = h;
-    s->rec = r;
-    g->hc_meta.count++;
-    return r;
-}
-
-static bool site_eq(const void *rec, const void *key)
-{
-    const cfx_site *a = rec, *b = key;
-    return a->file == b->file && a->line == b->line && a->func == b->func;
 }
 
 /* ---- memory format ------------------------------------------------------------------------- */
@@ -380,14 +166,11 @@ static int fix_val(cfx_graph *g, cfx_meta_val *root)
                 goto out;
             }
             {
-                bool oom = false;
-                const int64_t *d = intern_dims(g, v->sizes, v->strides, v->n, &oom);
-                if (oom) {
-                    free(work);
-                    return CFX_ERR_NOMEM;
-                }
+                const int64_t *d = copy_dims(g, v->sizes, v->strides, v->n);
+                if (!d)
+                    goto oom;
                 v->sizes = d;
-                v->strides = d ? d + v->n : NULL;
+                v->strides = d + v->n;
             }
             break;
         case CFX_MVAL_OBJECT:
@@ -441,17 +224,8 @@ int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v)
     if (v->kind == CFX_MVAL_TENSOR) {
         if (v->n < 0 || v->n > CFX_MAX_DIMS)
             return cfx_error_set(CFX_ERR, NULL, "val: bad tensor rank %d", (int)v->n);
-        bool oom = false;
-        cfx_meta_val k = *v;
-        const int64_t *d = intern_dims(g, v->sizes, v->strides, v->n, &oom);
-        if (oom)
-            return CFX_ERR_NOMEM;
-        k.sizes = d;
-        k.strides = d ? d + v->n : NULL;
-        const cfx_meta_val *r = intern_tensor_val(g, &k);
-        if (!r)
-            return CFX_ERR_NOMEM;
-        return meta_put(n, PUT_VAL, r);
+        slot_change c = {.val = v};
+        return change_slots(n, &c);
     }
     cfx_meta_val *c = cfx_arena_alloc(&g->arena, sizeof *c);
     if (!c)
@@ -460,7 +234,6 @@ int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v)
     int rc = fix_val(g, c);
     if (rc != CFX_OK)
         return rc;
-    /* a val of its own would make a shared record per node: keep it in a private one */
     cfx_meta *m = private_meta(n);
     if (!m)
         return CFX_ERR_NOMEM;
@@ -484,7 +257,6 @@ int cfx_node_set_val_tensor(cfx_node *n, const cfx_tensor *t)
     return cfx_node_set_val(n, &v);
 }
 
-
 /* ---- tensor_meta ---------------------------------------------------------------------------- */
 
 int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
@@ -493,35 +265,22 @@ int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
         return CFX_ERR;
     if (tm->ndim < 0 || tm->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)tm->ndim);
-    bool oom = false;
-    cfx_tensor_meta k = *tm;
-    cfx_graph *g = cfx_node_graph(n);
-    const int64_t *d = intern_dims(g, tm->shape, tm->stride, tm->ndim, &oom);
-    if (oom)
-        return CFX_ERR_NOMEM;
-    k.shape = d;
-    k.stride = d ? d + tm->ndim : NULL;
-    const cfx_tensor_meta *r = intern_tensor_meta(g, &k);
-    if (!r)
-        return CFX_ERR_NOMEM;
-    return meta_put(n, PUT_TM, r);
+    slot_change c = {.tm = tm};
+    return change_slots(n, &c);
 }
 
-/* The graph's tensor_meta record for t, whose dims are d (interned by intern_dims: their
- * memory format is computed once per distinct dims, not per node). */
-static const cfx_tensor_meta *tensor_meta_of(cfx_graph *g, const cfx_tensor *t, const int64_t *d,
-                                             bool requires_grad)
+/* TensorMetadata of t (its memory format is left for the record to derive). */
+static cfx_tensor_meta tensor_meta_of(const cfx_tensor *t, bool requires_grad)
 {
-    cfx_tensor_meta k = {
+    cfx_tensor_meta tm = {
         .ndim = t->ndim,
         .dtype = t->dtype,
-        .memory_format = dims_memory_format(d),
         .requires_grad = requires_grad,
         .is_quantized = false,
-        .shape = d,
-        .stride = d ? d + t->ndim : NULL,
+        .shape = t->sizes,
+        .stride = t->strides,
     };
-    return intern_tensor_meta(g, &k);
+    return tm;
 }
 
 int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool requires_grad)
@@ -530,17 +289,10 @@ int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool 
         return CFX_ERR;
     if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)t->ndim);
-    bool oom = false;
-    cfx_graph *g = cfx_node_graph(n);
-    const int64_t *d = intern_dims(g, t->sizes, t->strides, t->ndim, &oom);
-    if (oom)
-        return CFX_ERR_NOMEM;
-    const cfx_tensor_meta *r = tensor_meta_of(g, t, d, requires_grad);
-    if (!r)
-        return CFX_ERR_NOMEM;
-    return meta_put(n, PUT_TM, r);
+    cfx_tensor_meta tm = tensor_meta_of(t, requires_grad);
+    slot_change c = {.tm = &tm, .tm_derived_format = true};
+    return change_slots(n, &c);
 }
-
 
 static void put_dims(cfx_buf *b, const int64_t *d, int n, bool tuple)
 {
@@ -575,271 +327,37 @@ void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b)
 
 /* ---- stack_trace ---------------------------------------------------------------------------- */
 
-static IR_ALWAYS_INLINE bool same_str(const char *interned, const char *s) { return interned == s || (interned && s && strcmp(interned, s) == 0); }
-
-/* A site's slot in the caches: bits 3..6 of its address. Sites are 8-aligned structs of 24
- * bytes, mostly CFX_HERE compound literals close together in a frame or in rodata: 16 in a
- * row land in 16 different slots (a multiplicative hash only spreads them at random). */
-static inline uint32_t site_slot(const cfx_site *site)
-{
-    return (uint32_t)((uintptr_t)site >> 3) & 15;
-}
-
-/* Whether the caller's site (the one m was filled from: same pointer) still says what m's
- * record says: its strings compared by address when they are literals, else by content (the
- * caller may rewrite a buffer in place). */
-static IR_NOINLINE bool site_strings_same(const cfx_site *rec, const cfx_site *site)
-{
-    return same_str(rec->file, site->file ? site->file : "") && same_str(rec->func, site->func);
-}
-
-static IR_ALWAYS_INLINE bool site_memo_same(const ir_site_memo *m, const cfx_site *site)
-{
-    if (m->line != site->line)
-        return false;
-    if (m->fixed && m->file == site->file && m->func == site->func)
-        return true;
-    return site_strings_same(m->rec, site);
-}
-
-static void site_memo_set(ir_site_memo *m, const cfx_site *site, const cfx_site *rec)
-{
-    /* the same string addresses as before: already known */
-    bool fixed = m->rec && m->fixed && m->file == site->file && m->func == site->func;
-    if (!fixed)
-        fixed = (!site->file || ir_str_is_readonly(site->file)) && (!site->func || ir_str_is_readonly(site->func));
-    *m = (ir_site_memo){site, site->file, site->func, site->line, fixed, rec};
-}
-
-/* The graph's record for site, through the pointer-keyed cache. */
-static const cfx_site *intern_site(cfx_graph *g, const cfx_site *site)
-{
-    ir_site_memo *m = &g->site_cache[site_slot(site)];
-    if (m->rec && m->src == site && site_memo_same(m, site))
-        return m->rec;
-    cfx_names *ns = g->names;
-    cfx_site k = {
-        cfx_names_intern(ns, site->file ? site->file : "", site->file ? strlen(site->file) : 0),
-        site->line,
-        site->func ? cfx_names_intern(ns, site->func, strlen(site->func)) : NULL,
-    };
-    if (!k.file || (site->func && !k.func)) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    uint32_t h = fold(mix(mix((uint64_t)(uintptr_t)k.file, (uint64_t)(uintptr_t)k.func), (uint64_t)k.line));
-    struct ir_hcons_slot *s = hc_find(&g->hc_site, h, site_eq, &k);
-    const cfx_site *r = s ? s->rec : NULL;
-    if (s && !r) {
-        cfx_site *nr = cfx_arena_alloc(&g->arena, sizeof *nr);
-        if (nr) {
-            *nr = k;
-            s->hash = h;
-            s->rec = nr;
-            g->hc_site.count++;
-        }
-        r = nr;
-    }
-    if (!r) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
-    site_memo_set(m, site, r);
-    return r;
-}
-
 int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
 {
     if (!n || !site)
         return CFX_ERR;
-    const cfx_site *r = intern_site(cfx_node_graph(n), site);
-    if (!r)
-        return CFX_ERR_NOMEM;
-    return meta_put(n, PUT_SITE, r);
+    slot_change c = {.site = site};
+    return change_slots(n, &c);
 }
-
 
 /* ---- set_meta of a traced result ----------------------------------------------------------- */
 
-/* The scalar part of a result's key, as a result cache slot keeps it (struct ir_rmeta): dtype
- * and rank in one load, requires_grad, and whether val is set and on which device. An empty
- * slot never matches: its fast site is not_fast and its meta NULL. */
-_Static_assert(offsetof(cfx_tensor, ndim) == offsetof(cfx_tensor, dtype) + 1, "dtype and ndim are adjacent");
-_Static_assert(sizeof(cfx_device) == 2, "a device is two bytes");
-static IR_ALWAYS_INLINE uint16_t rmeta_dn(const cfx_tensor *t)
-{
-    uint16_t dn;
-    memcpy(&dn, &t->dtype, 2);
-    return dn;
-}
-static IR_ALWAYS_INLINE uint32_t rmeta_dev(const cfx_device *val_device)
-{
-    uint16_t d;
-    if (!val_device)
-        return 0;
-    memcpy(&d, val_device, 2);
-    return 0x10000u | d;
-}
-static IR_ALWAYS_INLINE bool rmeta_same_key(const struct ir_rmeta *c, const cfx_tensor *t,
-                                            const cfx_device *val_device, bool requires_grad)
-{
-    return c->dn == rmeta_dn(t) && c->rg == requires_grad && c->dev == rmeta_dev(val_device);
-}
-
-static IR_ALWAYS_INLINE uint64_t dims_diff(const int64_t *a, const int64_t *b, int32_t n)
-{
-    uint64_t diff = 0;
-    for (int32_t i = 0; i < n; i++)
-        diff |= (uint64_t)(a[i] ^ b[i]);
-    return diff;
-}
-
-/* Whether interned dims d (NULL for rank 0) are t's, t's rank known to be theirs (the key
- * holds it). */
-static IR_ALWAYS_INLINE bool dims_same(const int64_t *d, const cfx_tensor *t)
-{
-    return (dims_diff(d, t->sizes, t->ndim) | dims_diff(d + t->ndim, t->strides, t->ndim)) == 0;
-}
-
-
-/* The meta record a fresh node gets from (site, t): interned step by step, then remembered in
- * the site's cache slot. NULL on OOM (error set). */
-static cfx_meta *result_meta_rec(cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
-                                 const cfx_device *val_device, bool requires_grad)
-{
-    const cfx_site *sr = NULL;
-    if (site && !(sr = intern_site(g, site)))
-        return NULL;
-    bool oom = false;
-    const int64_t *d = intern_dims(g, t->sizes, t->strides, t->ndim, &oom);
-    if (oom)
-        return NULL;
-    const cfx_meta_val *vr = NULL;
-    if (val_device) {
-        cfx_meta_val v = {
-            .kind = CFX_MVAL_TENSOR,
-            .dtype = t->dtype,
-            .device = *val_device,
-            .n = t->ndim,
-            .sizes = d,
-            .strides = d ? d + t->ndim : NULL,
-            .storage_offset = t->storage_offset,
-        };
-        if (!(vr = intern_tensor_val(g, &v)))
-            return NULL;
-    }
-    const cfx_tensor_meta *tr = tensor_meta_of(g, t, d, requires_grad);
-    if (!tr)
-        return NULL;
-    cfx_meta k = {vr, tr, sr, NULL, 0, 0};
-    cfx_meta *rec = intern_meta(g, &k);
-    if (!rec)
-        return NULL;
-    /* a site's slot is the same in both caches: intern_site just filled its memo */
-    struct ir_rmeta *c = &g->rmeta[site_slot(site)];
-    *c = (struct ir_rmeta){
-        .dn = rmeta_dn(t),
-        .rg = requires_grad,
-        .dev = rmeta_dev(val_device),
-        .storage_offset = t->storage_offset,
-        .dims = d,
-        .meta = rec,
-        .site = site ? g->site_cache[site_slot(site)] : (ir_site_memo){0},
-    };
-    c->fast = !site || c->site.fixed ? site : &not_fast;
-    return rec;
-}
-
-/* The last result at site's slot, if it is the one (site, t) would make. */
-static IR_ALWAYS_INLINE cfx_meta *rmeta_hit(const cfx_graph *g, const cfx_site *site, const cfx_tensor *t,
-                                            const cfx_device *val_device, bool requires_grad)
-{
-    const struct ir_rmeta *c = &g->rmeta[site_slot(site)];
-    if (c->site.src != site || !rmeta_same_key(c, t, val_device, requires_grad) || c->storage_offset != t->storage_offset || !dims_same(c->dims, t))
-        return NULL;
-    return !site || site_memo_same(&c->site, site) ? c->meta : NULL;
-}
-
-/* cfx_node_set_result_meta in full. */
-static IR_NOINLINE int set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
-                                       const cfx_device *val_device, bool requires_grad)
+int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
+                             const cfx_device *val_device, bool requires_grad)
 {
     if (!n || !t)
         return CFX_ERR;
     if (t->ndim < 0 || t->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, val_device ? "val: bad tensor rank %d" : "tensor_meta: bad rank %d",
                              (int)t->ndim);
-    cfx_graph *g = cfx_node_graph(n);
-    cfx_meta *rec = rmeta_hit(g, site, t, val_device, requires_grad);
-    if (!rec && !(rec = result_meta_rec(g, site, t, val_device, requires_grad)))
-        return CFX_ERR_NOMEM;
-    cfx_meta *m = n->meta;
-    if (!m || m == rec) {
-        n->meta = rec;
-        return CFX_OK;
-    }
-    /* meta already set: only the slots given change, as with the one-slot setters */
-    cfx_meta k = {m->val, m->tensor_meta, m->stack_trace, NULL, 0, 0};
-    cfx_meta *dst = m->cap_entries != SHARED ? m : &k;
-    if (val_device)
-        dst->val = rec->val;
-    dst->tensor_meta = rec->tensor_meta;
-    if (site)
-        dst->stack_trace = rec->stack_trace;
-    if (dst == &k) {
-        cfx_meta *r = intern_meta(g, &k);
-        if (!r)
-            return CFX_ERR_NOMEM;
-        n->meta = r;
-    }
-    return CFX_OK;
-}
-
-/* cfx_node_set_result_meta for a slot whose site and key the caller's match: the site is
- * c->fast and the key says the rest (the inline check needs fewer live registers so; noipa,
- * or GCC passes the slot's fields loaded, which keeps them live through the check). */
-static IR_NOINLINE IR_NOIPA int set_result_meta_at(cfx_node *n, const cfx_tensor *t, const struct ir_rmeta *c)
-{
-    cfx_device dev;
-    uint16_t bits = (uint16_t)c->dev;
-    memcpy(&dev, &bits, sizeof dev);
-    return set_result_meta(n, c->fast, t, c->dev ? &dev : NULL, c->rg);
-}
-
-int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
-                             const cfx_device *val_device, bool requires_grad)
-{
-    /* The tracer's case, without a call: a fresh node whose result matches the last one at
-     * its call site in everything the record was made from, the site's strings being
-     * literals (compared by address). The rest, content compares included, is the full
-     * path. */
-    if (IR_LIKELY(n && t && !n->meta)) {
-        const struct ir_rmeta *c = &cfx_node_graph(n)->rmeta[site_slot(site)];
-#if defined(__GNUC__)
-        __asm__("" : "+r"(c)); /* computed once: GCC would rebuild it from the slot index */
-#endif
-        if (c->fast == site && rmeta_same_key(c, t, val_device, requires_grad)) {
-            if (c->storage_offset != t->storage_offset ||
-                (site && (c->site.line != site->line || c->site.file != site->file || c->site.func != site->func)))
-                goto miss;
-            /* dims: ranks up to 4 straight-line (a loop's registers would make this function
-             * save and restore callee-saved ones); higher ranks go to the full path */
-            const int64_t *dm = c->dims, *sz = t->sizes, *st = t->strides;
-            switch (t->ndim) {
-            case 0: break;
-            case 1: if ((uint64_t)(dm[0] ^ sz[0]) | (uint64_t)(dm[1] ^ st[0])) goto miss; break;
-            case 2: if (dims_diff(dm, sz, 2) | dims_diff(dm + 2, st, 2)) goto miss; break;
-            case 3: if (dims_diff(dm, sz, 3) | dims_diff(dm + 3, st, 3)) goto miss; break;
-            case 4: if (dims_diff(dm, sz, 4) | dims_diff(dm + 4, st, 4)) goto miss; break;
-            default: goto miss;
-            }
-            n->meta = c->meta;
-            return CFX_OK;
-        miss:
-            return set_result_meta_at(n, t, c);
-        }
-    }
-    return set_result_meta(n, site, t, val_device, requires_grad);
+    /* one change of all three slots: on error nothing is set */
+    cfx_meta_val v = {
+        .kind = CFX_MVAL_TENSOR,
+        .dtype = t->dtype,
+        .device = val_device ? *val_device : t->device,
+        .n = t->ndim,
+        .sizes = t->sizes,
+        .strides = t->strides,
+        .storage_offset = t->storage_offset,
+    };
+    cfx_tensor_meta tm = tensor_meta_of(t, requires_grad);
+    slot_change c = {.site = site, .val = val_device ? &v : NULL, .tm = &tm, .tm_derived_format = true};
+    return change_slots(n, &c);
 }
 
 /* ---- free-form entries ------------------------------------------------------------------------ */
@@ -849,7 +367,7 @@ int cfx_node_meta_set(cfx_node *n, const char *key, cfx_value v)
     if (!n || !key)
         return CFX_ERR;
     cfx_graph *g = cfx_node_graph(n);
-    int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(g, &v, 1, NULL, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     cfx_meta *m = private_meta(n);
@@ -904,20 +422,7 @@ bool cfx_node_meta_remove(cfx_node *n, const char *key)
 const char *cfx_node_meta_key(const cfx_node *n, uint32_t i) { return n->meta->entries[i].key; }
 const cfx_value *cfx_node_meta_value(const cfx_node *n, uint32_t i) { return &n->meta->entries[i].value; }
 
-static IR_NOINLINE int meta_copy(cfx_node *dst, const cfx_node *src);
-
 int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src)
-{
-    /* the tracer's case: an immutable record shared within the graph */
-    const cfx_meta *m = dst && src ? src->meta : NULL;
-    if (m && m->cap_entries == SHARED && cfx_node_graph(dst) == cfx_node_graph(src)) {
-        dst->meta = (cfx_meta *)m;
-        return CFX_OK;
-    }
-    return meta_copy(dst, src);
-}
-
-static int meta_copy(cfx_node *dst, const cfx_node *src)
 {
     if (!dst || !src)
         return CFX_ERR;

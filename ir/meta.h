@@ -54,7 +54,8 @@ typedef struct cfx_meta_entry {
 
 /* node.meta. Public so the getters below inline; written only by the functions here. A
  * record without free-form entries is shared: hash-consed on (val, tensor_meta, stack_trace)
- * and never written; the first free-form entry gives the node a private copy. */
+ * and never written; the first free-form entry (or a val that is not a tensor) gives the node
+ * a private copy. */
 #define CFX_META_SHARED UINT32_MAX
 struct cfx_meta {
     const struct cfx_meta_val *val;            /* hash-consed when a tensor */
@@ -96,10 +97,8 @@ CFX_API void cfx_tensor_meta_print(const cfx_tensor_meta *tm, cfx_buf *b);
  * when site is NULL), val from t as a FakeTensor on *val_device (left as it is when val_device
  * is NULL: a real tensor gets no val), tensor_meta from t with requires_grad. The same as
  * cfx_node_set_stack_trace + cfx_node_set_val (tensor val) +
- * cfx_node_set_tensor_meta_from_tensor, except that on error nothing is set; but when the
- * site and t's metadata match the last call at that site (checked in full; the site's
- * strings by content, or by address when they are read-only literals, whose bytes cannot
- * change), a fresh node just takes that call's shared meta record. */
+ * cfx_node_set_tensor_meta_from_tensor, except that on error nothing is set and that a node
+ * with shared meta moves to its new record once, not once per slot. */
 CFX_API int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor *t,
                                      const cfx_device *val_device, bool requires_grad);
 

@@ -6,20 +6,30 @@
  * beyond the counted range, so a stray "x_900000" does not allocate a megabit). A name is the
  * pair (record, suffix) in canonical form: the suffix is split off only when it is 1-9 digits
  * without a leading zero, so every spelling has exactly one key ("add_01" is its own base).
+ * So naming the millionth `add` is a counter read and two bit tests, as cheap as the first.
  *
- * The algorithm follows torch/fx/graph.py @0031cb7b line by line, including its quirks: the
- * counter consulted on a collision is the one of the whole candidate string, and the reserved
- * name check is done once (reserved names never end in _<digits>). Two deliberate deviations,
- * both on inputs no tracer produces: a candidate ending in "\n" (which Python's `$` accepts)
- * is sanitized, and non-ASCII digits are not digits. */
+ * The algorithm follows PyTorch 2.13's torch/fx/graph.py line by line, including its quirks:
+ * the counter is the regex base's (an explicit "add_7" sets it to 7, even downwards), and the
+ * reserved name check is done once (reserved names never end in _<digits>). Two deliberate
+ * deviations, both on inputs no tracer produces: a candidate ending in "\n" (which Python's `$`
+ * accepts) is sanitized, and non-ASCII digits are not digits. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dispatch/error.h"
-#include "ir/istr.h"
 #include "ir/names.h"
 
-typedef ir_istr istr;
+/* An interned string and the naming state of the name that is that string. */
+typedef struct istr {
+    uint32_t hash, len;
+    int64_t count;       /* _base_count[this string] (0 when absent, as .get(s, 0)) */
+    uint64_t *bits;      /* bit n set: suffix n is used (malloc'd) */
+    uint32_t nwords;
+    uint32_t n_overflow; /* used suffixes of this base kept in the name space's overflow set */
+    uint8_t used_plain;  /* "<s>" itself is used */
+    uint8_t reserved;    /* enum reserved_kind; 0: not reserved */
+    char s[];
+} istr;
 
 typedef struct ovf_entry {
     const istr *base;
@@ -35,7 +45,7 @@ struct cfx_names {
     uint32_t ovf_cap, ovf_count;
 };
 
-static istr *rec_of(const char *s) { return ir_istr_of(s); }
+static istr *rec_of(const char *s) { return (istr *)(void *)(s - offsetof(istr, s)); }
 
 uint32_t cfx_istr_len(const char *interned) { return rec_of(interned)->len; }
 
@@ -76,8 +86,8 @@ static const char *const reserved_names[] = {
  * keywords to fresh sentinels, then builtins (and custom globals) to the objects they name:
  * a keyword is never legal; a builtin is legal only for the builtin itself; and "None", whose
  * builtins entry overwrote its keyword sentinel with None itself, is legal when obj is None
- * (every graph node name: create_node passes obj=None) - so 2.x names a node "None". */
-enum reserved_kind { NOT_RESERVED = 0, RESERVED_KEYWORD, RESERVED_BUILTIN, RESERVED_NONE }; /* 0: istr.h */
+ * (every graph node name: create_node passes obj=None) - so FX names a node "None". */
+enum reserved_kind { NOT_RESERVED = 0, RESERVED_KEYWORD, RESERVED_BUILTIN, RESERVED_NONE };
 
 static const char *const keywords[] = {
     "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
@@ -119,12 +129,24 @@ static bool is_illegal(const istr *r, cfx_name_obj obj)
 
 /* ---- interning ------------------------------------------------------------------------ */
 
+/* A string's hash, eight bytes at a step: interned strings include every call site's file
+ * name, hashed each time a traced node records its site. */
 static uint32_t hash_bytes(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h ^ (h >> 15);
+    const uint64_t k = 0xFF51AFD7ED558CCDull;
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    for (; i < len; i++)
+        w = w << 8 | (uint8_t)s[i];
+    h = (h ^ w) * k;
+    return (uint32_t)(h ^ h >> 32);
 }
 
 cfx_names *cfx_names_new(cfx_arena *arena)
@@ -271,87 +293,55 @@ static bool ovf_insert(cfx_names *ns, const istr *b, int32_t suffix)
     return true;
 }
 
-static bool key_used(const cfx_names *ns, cfx_name k)
+static inline bool key_used(const cfx_names *ns, cfx_name k)
 {
     const istr *b = rec_of(k.base);
     if (k.suffix < 0)
         return b->used_plain;
-    if ((uint32_t)k.suffix >= b->run_lo && (uint32_t)k.suffix < b->run_hi)
-        return true;
     uint32_t w = (uint32_t)k.suffix >> 6;
     if (w < b->nwords && (b->bits[w] >> (k.suffix & 63) & 1))
         return true;
     return b->n_overflow && ovf_contains(ns, b, k.suffix);
 }
 
-/* Records suffix s of b in the bitset (or the overflow set, for a suffix far beyond it). */
-static bool set_suffix_bit(cfx_names *ns, istr *b, uint32_t s)
+/* Records suffix s of b, whose bitset is too short for it: in a bitset grown geometrically
+ * while s is near the suffixes counted so far (names numbered in a row, the tracer's case),
+ * else in the overflow set. */
+static bool mark_suffix_beyond(cfx_names *ns, istr *b, uint32_t s)
 {
     uint32_t w = s >> 6;
-    if (w >= b->nwords) {
-        /* grow the bitset when the suffix is near the counted range; else overflow */
-        uint64_t limit = (uint64_t)b->nwords * 2 + 64;
-        if (w >= limit) {
-            if (!ovf_insert(ns, b, (int32_t)s))
-                return false;
-            b->n_overflow++;
-            if (s >= b->free_from)
-                b->free_from = s + 1;
-            return true;
-        }
-        uint32_t nw = b->nwords ? b->nwords : 1;
-        while (nw <= w)
-            nw *= 2;
-        uint64_t *bits = realloc(b->bits, nw * sizeof *bits);
-        if (!bits)
+    if (w >= (uint64_t)b->nwords * 2 + 64) {
+        if (!ovf_insert(ns, b, (int32_t)s))
             return false;
-        memset(bits + b->nwords, 0, (nw - b->nwords) * sizeof *bits);
-        b->bits = bits;
-        b->nwords = nw;
+        b->n_overflow++;
+        return true;
     }
+    uint32_t nw = b->nwords ? b->nwords : 1;
+    while (nw <= w)
+        nw *= 2;
+    uint64_t *bits = realloc(b->bits, nw * sizeof *bits);
+    if (!bits)
+        return false;
+    memset(bits + b->nwords, 0, (nw - b->nwords) * sizeof *bits);
+    b->bits = bits;
+    b->nwords = nw;
     b->bits[w] |= (uint64_t)1 << (s & 63);
-    if (s >= b->free_from)
-        b->free_from = s + 1;
     return true;
 }
 
-/* Records k (unused) as used. Suffixes taken in a row, the tracer's case, extend the run; one
- * beyond the run and everything recorded moves the run's suffixes into the bitset and starts
- * a new run there (each suffix moves once: amortized O(1)); any other goes to the bitset. */
-static bool mark_used_state(cfx_names *ns, cfx_name k)
+/* Records k (unused) as used. */
+static inline bool mark_used(cfx_names *ns, cfx_name k)
 {
     istr *b = rec_of(k.base);
     if (k.suffix < 0) {
         b->used_plain = 1;
         return true;
     }
-    uint32_t s = (uint32_t)k.suffix;
-    if (b->run_open && s == b->run_hi) {
-        b->run_hi = s + 1;
-        return true;
-    }
-    if (s >= b->free_from && s >= b->run_hi) {
-        for (uint32_t i = b->run_lo; i < b->run_hi; i++)
-            if (!set_suffix_bit(ns, b, i))
-                return false; /* the run still holds what did not move */
-        b->run_lo = s;
-        b->run_hi = s + 1;
-        b->run_open = 1; /* s + 1 > free_from: nothing recorded at or beyond it */
-        return true;
-    }
-    if (!set_suffix_bit(ns, b, s))
-        return false;
-    b->run_open = b->run_lo < b->run_hi && b->run_hi >= b->free_from;
+    uint32_t s = (uint32_t)k.suffix, w = s >> 6;
+    if (w >= b->nwords)
+        return mark_suffix_beyond(ns, b, s);
+    b->bits[w] |= (uint64_t)1 << (s & 63);
     return true;
-}
-
-/* mark_used_state, with the summary ir_names_next reads kept in step (also when it fails
- * part way: the run may have moved). */
-static bool mark_used(cfx_names *ns, cfx_name k)
-{
-    bool ok = mark_used_state(ns, k);
-    ir_istr_refresh(rec_of(k.base));
-    return ok;
 }
 
 bool cfx_names_is_used(const cfx_names *ns, cfx_name name) { return key_used(ns, name); }
@@ -487,13 +477,9 @@ int cfx_names_prepare(cfx_names *ns, const char *cand, size_t len, cfx_name_cand
     return CFX_OK;
 }
 
-/* f"{base}_{num}" as a key. */
-static int make_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
+/* f"{base}_{num}" as a key when num is beyond what a key's suffix holds: a base of its own. */
+static int long_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
 {
-    if (num >= 0 && num <= CFX_NAME_MAX_SUFFIX) {
-        *out = (cfx_name){base->s, (int32_t)num};
-        return CFX_OK;
-    }
     char buf[24];
     size_t n = cfx_fmt_i64(num, buf);
     char *s = malloc(base->len + 1 + n);
@@ -510,32 +496,26 @@ static int make_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
     return CFX_OK;
 }
 
-static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
-                                cfx_name *out);
-
-int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
-                              cfx_name *out)
+/* f"{base}_{num}" as a key. */
+static inline int make_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
 {
-    /* obj only matters for reserved names, which the fast path leaves to the loop */
-    if (ir_names_create_fast(c, out))
+    if (num >= 0 && num <= CFX_NAME_MAX_SUFFIX) {
+        *out = (cfx_name){base->s, (int32_t)num};
         return CFX_OK;
-    return create_prepared_loop(ns, c, obj, out);
+    }
+    return long_key(ns, base, num, out);
 }
 
-/* FX's create_name, step by step (out of line: the fast path above stays lean). */
-#if defined(__GNUC__)
-__attribute__((noinline))
-#endif
-static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
-                                cfx_name *out)
+/* FX's create_name, step by step. */
+int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_name_obj obj,
+                              cfx_name *out)
 {
     istr *base = rec_of(c->base);
     cfx_name cand = c->key;
     int64_t num;
     if (c->num < 0 || key_used(ns, cand)) {
-        istr *whole = rec_of(c->whole);
-        num = whole->count;
-        if (is_illegal(whole, obj)) {
+        num = base->count;
+        if (is_illegal(rec_of(c->whole), obj)) {
             num += 1;
             if (make_key(ns, base, num, &cand) != CFX_OK)
                 goto oom;
@@ -551,7 +531,6 @@ static int create_prepared_loop(cfx_names *ns, const cfx_name_candidate *c, cfx_
     if (!mark_used(ns, cand))
         goto oom;
     base->count = num;
-    ir_istr_refresh(base);
     *out = cand;
     return CFX_OK;
 oom:

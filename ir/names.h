@@ -1,12 +1,12 @@
 /* names.h - FX's name space: unique, legal Python identifiers for nodes.
  *
- * This is torch.fx's `_Namespace.create_name` as of PyTorch 2.x (torch/fx/graph.py @0031cb7b):
+ * This is torch.fx's `_Namespace.create_name` as of PyTorch 2.13 (torch/fx/graph.py):
  * a candidate is sanitized (runs of characters outside [0-9a-zA-Z_] become one `_`, empty
  * becomes `_unnamed`, a leading digit gets a `_` prefix), split into a base and an optional
  * numeric suffix (`^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$`), and numbered from a per-base
- * high-water counter that never goes back, skipping Python keywords, builtins and FX's custom
- * globals (inf, nan, NoneType, torch, device, fx_pytree, pytree). So "sum" -> "sum_1" and
- * add, add, add_1, add_5, add -> add, add_1, add_2, add_5, add_6.
+ * counter (the last number given to that base), skipping Python keywords, builtins and FX's
+ * custom globals (inf, nan, NoneType, torch, device, fx_pytree, pytree). So "sum" -> "sum_1"
+ * and add, add, add_1, add_5, add -> add, add_1, add_2, add_5, add_6.
  *
  * A name is never formatted on the hot path: it is stored as an interned base and a suffix
  * ("add", 3) and rendered when printed. Which names are taken is kept per base as a bitset of

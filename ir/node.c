@@ -78,12 +78,7 @@ int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args
 {
     if (!n)
         return CFX_ERR;
-    cfx_value *a;
-    int rc = ir_copy_args_kwargs(cfx_node_graph(n), args, n_args, kwargs, n_kwargs, NULL, NULL, &a);
-    if (rc != CFX_OK)
-        return rc;
-    ir_set_args(n, a, n_args, n_kwargs); /* counts checked by ir_args_block */
-    return ir_rebuild_inputs(n);
+    return ir_node_set_args(n, args, n_args, kwargs, n_kwargs, NULL, NULL);
 }
 
 int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args)
@@ -106,7 +101,7 @@ int cfx_node_update_arg(cfx_node *n, uint32_t idx, cfx_value v)
         return CFX_ERR;
     if (idx >= n->n_args)
         return cfx_error_set(CFX_ERR, NULL, "list assignment index out of range");
-    int rc = ir_fixup_values(cfx_node_graph(n), &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(cfx_node_graph(n), &v, 1, NULL, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     n->args[idx] = v;
@@ -118,7 +113,7 @@ int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v)
     if (!n || !key)
         return CFX_ERR;
     cfx_graph *g = cfx_node_graph(n);
-    int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(g, &v, 1, NULL, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     cfx_kwarg *old = ir_kwargs(n);
@@ -150,9 +145,10 @@ int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v)
     if (!n)
         return CFX_ERR;
     if (idx > n->n_args)
-        return cfx_error_set(CFX_ERR, NULL, "insert_args index must be between 0 and len(self.args)");
+        return cfx_error_set(CFX_ERR, NULL, "insert_args index must be between 0 and len(self.args), got %u",
+                             idx);
     cfx_graph *g = cfx_node_graph(n);
-    int rc = ir_fixup_values(g, &v, 1, NULL, NULL);
+    int rc = ir_fixup_values(g, &v, 1, NULL, NULL, NULL);
     if (rc != CFX_OK)
         return rc;
     uint32_t nk = cfx_node_num_kwargs(n);
@@ -170,26 +166,24 @@ int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v)
     return ir_add_inputs_from(n, &a[idx]);
 }
 
-typedef struct replace_ctx {
+typedef struct replacement {
     cfx_node *old, *new_;
-} replace_ctx;
+} replacement;
 
-static void replace_ref(cfx_value *slot, void *ctx)
+static bool replace_ref(cfx_value *slot, void *ctx)
 {
-    replace_ctx *r = ctx;
+    const replacement *r = ctx;
     if (slot->u.node == r->old)
         slot->u.node = r->new_;
+    return true;
 }
 
 /* Rewrites n's node references old -> new in place, then re-links n's uses. */
 static int replace_in(cfx_node *n, cfx_node *old, cfx_node *new_)
 {
-    replace_ctx r = {old, new_};
-    bool ok = ir_walk_node_refs(n->args, n->n_args, replace_ref, &r);
-    for (uint32_t i = 0, nk = cfx_node_num_kwargs(n); ok && i < nk; i++)
-        ok = ir_walk_node_refs(&ir_kwargs(n)[i].value, 1, replace_ref, &r);
-    if (!ok)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    replacement r = {old, new_};
+    if (!ir_walk_refs(n, replace_ref, &r))
+        return CFX_ERR_NOMEM;
     return ir_rebuild_inputs(n);
 }
 
@@ -249,13 +243,8 @@ int cfx_node_prepend(cfx_node *n, cfx_node *x)
         return cfx_error_set(CFX_ERR, NULL, "Attempting to move an erased Node");
     if (n == x)
         return CFX_OK; /* FX: "Trying to prepend a node to itself..." has no effect */
-    ir_link(g, x->prev)->next = x->next;
-    ir_link(g, x->next)->prev = x->prev;
-    uint32_t p = n->prev;
-    ir_link(g, p)->next = x->seq;
-    x->prev = p;
-    x->next = n->seq;
-    n->prev = x->seq;
+    ir_list_unlink(g, x);
+    ir_list_insert(g, (cfx_insert_point){n, false}, x);
     return CFX_OK;
 }
 

@@ -178,7 +178,7 @@ CFX_API int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_
 /* node.update_arg(idx, v) / update_kwarg(key, v) (adds the key at the end if absent). */
 CFX_API int cfx_node_update_arg(cfx_node *n, uint32_t idx, cfx_value v);
 CFX_API int cfx_node_update_kwarg(cfx_node *n, const char *key, cfx_value v);
-/* node.insert_arg(idx, v): as 2.x, new input nodes are appended, existing uses stay put. */
+/* node.insert_arg(idx, v): as in FX, new input nodes are appended, existing uses stay put. */
 CFX_API int cfx_node_insert_arg(cfx_node *n, uint32_t idx, cfx_value v);
 /* node.replace_input_with(old, new). */
 CFX_API int cfx_node_replace_input_with(cfx_node *n, cfx_node *old_input, cfx_node *new_input);

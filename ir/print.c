@@ -23,7 +23,7 @@ static void put_hex_escape(cfx_buf *b, char kind, unsigned v, int digits)
     tmp[n++] = kind;
     for (int i = digits - 1; i >= 0; i--)
         tmp[n++] = hexd[(v >> (4 * i)) & 15];
-    pb_put(b, tmp, (size_t)n);
+    cfx_buf_putn(b, tmp, (size_t)n);
 }
 
 /* Decodes one UTF-8 sequence at s (n bytes left); returns its length, 0 if malformed. */
@@ -48,7 +48,7 @@ void cfx_ir_print_py_string(const char *s, size_t len, cfx_buf *b)
 {
     bool squote = memchr(s, '\'', len) != NULL, dquote = memchr(s, '"', len) != NULL;
     char q = squote && !dquote ? '"' : '\'';
-    pb_putc(b, q);
+    cfx_buf_putc(b, q);
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < len;) {
         unsigned char c = p[i];
@@ -56,7 +56,7 @@ void cfx_ir_print_py_string(const char *s, size_t len, cfx_buf *b)
             i++;
             if (c == (unsigned char)q || c == '\\') {
                 char e[2] = {'\\', (char)c};
-                pb_put(b, e, 2);
+                cfx_buf_putn(b, e, 2);
             } else if (c == '\t') {
                 PB_LIT(b, "\\t");
             } else if (c == '\n') {
@@ -66,7 +66,7 @@ void cfx_ir_print_py_string(const char *s, size_t len, cfx_buf *b)
             } else if (c < 0x20 || c == 0x7F) {
                 put_hex_escape(b, 'x', c, 2);
             } else {
-                pb_putc(b, (char)c);
+                cfx_buf_putc(b, (char)c);
             }
             continue;
         }
@@ -83,10 +83,10 @@ void cfx_ir_print_py_string(const char *s, size_t len, cfx_buf *b)
         else if (cp == 0x2028 || cp == 0x2029)
             put_hex_escape(b, 'u', cp, 4);
         else
-            pb_put(b, s + i, n);
+            cfx_buf_putn(b, s + i, n);
         i += n;
     }
-    pb_putc(b, q);
+    cfx_buf_putc(b, q);
 }
 
 /* ---- values ---------------------------------------------------------------------------------- */
@@ -98,18 +98,18 @@ static void put_device(cfx_buf *b, cfx_device d, bool repr)
         type = "?";
     if (repr) {
         PB_LIT(b, "device(type='");
-        pb_put(b, type, strlen(type));
+        cfx_buf_putn(b, type, strlen(type));
         if (d.index >= 0) {
             PB_LIT(b, "', index=");
             pb_i64(b, d.index);
-            pb_putc(b, ')');
+            cfx_buf_putc(b, ')');
         } else {
             PB_LIT(b, "')");
         }
     } else {
-        pb_put(b, type, strlen(type));
+        cfx_buf_putn(b, type, strlen(type));
         if (d.index >= 0) {
-            pb_putc(b, ':');
+            cfx_buf_putc(b, ':');
             pb_i64(b, d.index);
         }
     }
@@ -141,19 +141,19 @@ static void put_leaf(const cfx_value *v, cfx_arg_style style, bool top, const ir
         else if (repr)
             cfx_ir_print_py_string(v->u.s, v->len, b);
         else
-            pb_put(b, v->u.s, v->len);
+            cfx_buf_putn(b, v->u.s, v->len);
         break;
     case CFX_V_NODE:
         if (style == CFX_ARG_FX)
-            pb_putc(b, '%');
+            cfx_buf_putc(b, '%');
         if (np && np->fn)
             np->fn(v->u.node, b, np->ctx);
         else
-            pb_name(b, cfx_node_name(v->u.node));
+            cfx_name_print(cfx_node_name(v->u.node), b);
         break;
     case CFX_V_DTYPE: {
         const char *s = cfx_dtype_torch_name(v->u.dtype);
-        pb_put(b, s ? s : "?", s ? strlen(s) : 1);
+        cfx_buf_putn(b, s ? s : "?", s ? strlen(s) : 1);
         break;
     }
     case CFX_V_DEVICE:
@@ -161,7 +161,7 @@ static void put_leaf(const cfx_value *v, cfx_arg_style style, bool top, const ir
         break;
     case CFX_V_MEMORY_FORMAT: {
         const char *s = cfx_memory_format_torch_name((cfx_memory_format)v->u.memory_format);
-        pb_put(b, s ? s : "?", s ? strlen(s) : 1);
+        cfx_buf_putn(b, s ? s : "?", s ? strlen(s) : 1);
         break;
     }
     case CFX_V_LAYOUT:
@@ -172,7 +172,7 @@ static void put_leaf(const cfx_value *v, cfx_arg_style style, bool top, const ir
         break;
     case CFX_V_TENSOR:
         if (style == CFX_ARG_REPR && v->u.t) {
-            /* 2.x _get_repr: torch.Tensor(size=[2, 3], dtype=float32) */
+            /* FX's _get_repr: torch.Tensor(size=[2, 3], dtype=float32) */
             const cfx_tensor *t = v->u.t;
             PB_LIT(b, "torch.Tensor(size=[");
             for (int i = 0; i < t->ndim; i++) {
@@ -182,8 +182,8 @@ static void put_leaf(const cfx_value *v, cfx_arg_style style, bool top, const ir
             }
             PB_LIT(b, "], dtype=");
             const char *dn = cfx_dtype_name((cfx_dtype)t->dtype);
-            pb_put(b, dn ? dn : "?", dn ? strlen(dn) : 1);
-            pb_putc(b, ')');
+            cfx_buf_putn(b, dn ? dn : "?", dn ? strlen(dn) : 1);
+            cfx_buf_putc(b, ')');
         } else if (v->u.t) {
             cfx_tensor_print(v->u.t, b);
         } else {
@@ -209,7 +209,7 @@ void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_s
     pframe *st = inline_frames;
     uint32_t len = 0, cap = 16;
     st[len++] = (pframe){vals, n, 0, as_tuple};
-    pb_putc(b, as_tuple ? '(' : '[');
+    cfx_buf_putc(b, as_tuple ? '(' : '[');
     while (len) {
         pframe *f = &st[len - 1];
         if (f->i == f->n) {
@@ -217,9 +217,9 @@ void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_s
                 if (f->n == 1)
                     PB_LIT(b, ",)");
                 else
-                    pb_putc(b, ')');
+                    cfx_buf_putc(b, ')');
             } else {
-                pb_putc(b, ']');
+                cfx_buf_putc(b, ']');
             }
             len--;
             continue;
@@ -229,7 +229,7 @@ void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_s
         const cfx_value *v = &f->items[f->i++];
         if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
             bool tuple = v->kind == CFX_V_TUPLE;
-            pb_putc(b, tuple ? '(' : '[');
+            cfx_buf_putc(b, tuple ? '(' : '[');
             if (len == cap) {
                 pframe *ns = malloc(2 * cap * sizeof *ns);
                 if (!ns) {
@@ -278,25 +278,25 @@ void cfx_node_format(const cfx_node *n, cfx_buf *b)
 {
     switch (n->op) {
     case CFX_NODE_PLACEHOLDER:
-        pb_putc(b, '%');
-        pb_name(b, cfx_node_name(n));
+        cfx_buf_putc(b, '%');
+        cfx_name_print(cfx_node_name(n), b);
         put_users(b, n);
         PB_LIT(b, "placeholder[target=");
         ir_put_target(b, ir_target_of(n));
-        pb_putc(b, ']');
+        cfx_buf_putc(b, ']');
         if (n->n_args) {
             PB_LIT(b, "(default=");
             ir_print_value(&n->args[0], CFX_ARG_STR, NULL, b);
-            pb_putc(b, ')');
+            cfx_buf_putc(b, ')');
         }
         return;
     case CFX_NODE_GET_ATTR:
-        pb_putc(b, '%');
-        pb_name(b, cfx_node_name(n));
+        cfx_buf_putc(b, '%');
+        cfx_name_print(cfx_node_name(n), b);
         put_users(b, n);
         PB_LIT(b, "get_attr[target=");
         ir_put_target(b, ir_target_of(n));
-        pb_putc(b, ']');
+        cfx_buf_putc(b, ']');
         return;
     case CFX_NODE_OUTPUT:
         PB_LIT(b, "return ");
@@ -307,11 +307,11 @@ void cfx_node_format(const cfx_node *n, cfx_buf *b)
         return;
     default: {
         const char *op = cfx_node_op_name(n->op);
-        pb_putc(b, '%');
-        pb_name(b, cfx_node_name(n));
+        cfx_buf_putc(b, '%');
+        cfx_name_print(cfx_node_name(n), b);
         put_users(b, n);
         if (op)
-            pb_put(b, op, strlen(op));
+            cfx_buf_putn(b, op, strlen(op));
         else
             pb_i64(b, n->op);
         PB_LIT(b, "[target=");

@@ -1,4 +1,4 @@
-/* print.h - the text forms of a graph, byte for byte as PyTorch 2.x prints them.
+/* print.h - the text forms of a graph, byte for byte as PyTorch 2.13 prints them.
  *
  * str(graph): "graph():" and one line per node (format_node), e.g.
  *     %add : [num_users=1] = call_function[target=torch.ops.aten.add.Tensor](args = (%x, %y), kwargs = {})
@@ -7,9 +7,8 @@
  *     def forward(self, x, y):
  *         add = torch.ops.aten.add.Tensor(x, y);  x = y = None
  *         return add
- * Both write into one cfx_buf with no per-node formatting calls: names and integers are
- * rendered by hand. The 2.x deltas from 1.13 are followed: `[num_users=N]` (1.13 `[#users=N]`),
- * and python_code also frees a value with no users right after it is computed
+ * Both write into one cfx_buf without printf: names and integers are rendered by hand. As in
+ * FX, python_code also frees a value with no users right after it is computed
  * (`_assert = torch._assert(...);  _assert = None`). */
 #ifndef CFX_IR_PRINT_H
 #define CFX_IR_PRINT_H

@@ -1,18 +1,16 @@
-/* pycode.c - Graph.python_code(root_module).src, as FX 2.x's CodeGen emits it.
+/* pycode.c - Graph.python_code(root_module).src, as FX's CodeGen emits it.
  *
- * Followed: torch/fx/graph.py @0031cb7b, _gen_python_code with its defaults (verbose off, no
+ * Followed: PyTorch 2.13's torch/fx/graph.py, _gen_python_code with its defaults (verbose off, no
  * colors, no record_func): free variables from placeholders, one statement per node, then
- * either "\n" or ";  a = b = None\n" for the values whose last use this node is (and, new in
- * 2.x, the node itself when nothing uses it); `return ...` for the output node; the body
+ * either "\n" or ";  a = b = None\n" for the values whose last use this node is (and the node
+ * itself when nothing uses it); `return ...` for the output node; the body
  * indented by 4 with every line, the last empty one included, prefixed; the source opening
  * with "\n" + wrap statements (none) + "\n\n". An empty graph's body is `pass`.
  *
- * Names: python_code uses a fresh name space for locals and globals together. As long as no
- * global is named through it (torch functions and operators are referenced by qualified name,
- * builtins by their own name, operator.* print as infix), a node's local name is its node
- * name, so the common case needs no name space at all. A graph whose nodes could be renamed
- * (a node named like a builtin, names assigned by hand, a target from some other module)
- * takes the exact path: a real name space, filled in FX's order. */
+ * Names: python_code uses a fresh name space for locals and globals together, filled in FX's
+ * order (the custom builtins first, then each node's name as it is first printed, a global as
+ * its statement is written), so a local differs from its node's name exactly when FX's would:
+ * a node named `None`, names assigned by hand that collide, a global that took the name. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,8 +100,7 @@ typedef struct gen {
     cfx_buf fv;            /* free variables */
     uint32_t n_free;
     uint32_t *last_user;   /* by seq: seq of the last user, UINT32_MAX if none */
-    /* exact path */
-    cfx_names *ns;         /* NULL on the fast path */
+    cfx_names *ns;         /* locals and globals */
     cfx_name *local;       /* by seq: local name (base NULL = not named yet) */
     const cfx_builtin_fn **gfn; /* globals named so far, and their names */
     cfx_name *gname;
@@ -114,8 +111,6 @@ typedef struct gen {
 
 static cfx_name local_name(gen *s, const cfx_node *n)
 {
-    if (!s->ns)
-        return cfx_node_name(n);
     cfx_name *slot = &s->local[n->seq];
     if (!slot->base) {
         char small[128];
@@ -137,7 +132,7 @@ static cfx_name local_name(gen *s, const cfx_node *n)
     return *slot;
 }
 
-static void print_local(const cfx_node *n, cfx_buf *b, void *ctx) { pb_name(b, local_name(ctx, n)); }
+static void print_local(const cfx_node *n, cfx_buf *b, void *ctx) { cfx_name_print(local_name(ctx, n), b); }
 
 static void put_repr(gen *s, const cfx_value *v) { ir_print_value(v, CFX_ARG_REPR, &s->np, s->body); }
 
@@ -146,16 +141,16 @@ static void put_global(gen *s, const cfx_builtin_fn *fn, uint8_t form)
 {
     const char *q = fn->qualified_name;
     if (form == FORM_TORCH) {
-        pb_put(s->body, q, strlen(q));
+        cfx_buf_putn(s->body, q, strlen(q));
         return;
     }
     if (form == FORM_BUILTIN) {
-        pb_put(s->body, fn->name, strlen(fn->name));
+        cfx_buf_putn(s->body, fn->name, strlen(fn->name));
         return;
     }
     for (uint32_t i = 0; i < s->n_globals; i++)
         if (s->gfn[i] == fn) {
-            pb_name(s->body, s->gname[i]);
+            cfx_name_print(s->gname[i], s->body);
             return;
         }
     /* create_name(_get_qualified_name(fn)): `_operator.x` for the operator module */
@@ -188,7 +183,7 @@ static void put_global(gen *s, const cfx_builtin_fn *fn, uint8_t form)
     cfx_buf_free(&qn);
     s->gfn[s->n_globals] = fn;
     s->gname[s->n_globals++] = nm;
-    pb_name(s->body, nm);
+    cfx_name_print(nm, s->body);
 }
 
 static bool is_identifier(const char *p, size_t n)
@@ -224,11 +219,11 @@ static void target_atoms(cfx_buf *b, const char *t)
         const char *e = strchr(p, '.');
         size_t n = e ? (size_t)(e - p) : strlen(p);
         if (is_identifier(p, n)) {
-            pb_putc(b, '.');
-            pb_put(b, p, n);
+            cfx_buf_putc(b, '.');
+            cfx_buf_putn(b, p, n);
         } else {
             PB_LIT(b, ", \"");
-            pb_put(b, p, n);
+            cfx_buf_putn(b, p, n);
             PB_LIT(b, "\")");
         }
         if (!e)
@@ -270,7 +265,7 @@ static void put_template(gen *s, const char *fmt, const cfx_node *n)
             put_repr(s, &n->args[k++]);
             p++;
         } else {
-            pb_putc(s->body, *p);
+            cfx_buf_putc(s->body, *p);
         }
     }
 }
@@ -311,17 +306,17 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
             }
         }
         if (!same) {
-            pb_name(b, local);
+            cfx_name_print(local, b);
             PB_LIT(b, " = ");
             for (size_t i = 0; i < tl; i++)
                 if (t[i] != '*')
-                    pb_putc(b, t[i]);
+                    cfx_buf_putc(b, t[i]);
             PB_LIT(b, "\n    ");
         }
         return;
     }
     case CFX_NODE_CALL_METHOD:
-        pb_name(b, local_name(s, n));
+        cfx_name_print(local_name(s, n), b);
         PB_LIT(b, " = ");
         if (!n->n_args) {
             if (!s->err)
@@ -331,23 +326,23 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
         target_prefix(b, ir_target_of(n)->printed);
         put_repr(s, &n->args[0]);
         target_atoms(b, ir_target_of(n)->printed);
-        pb_putc(b, '(');
+        cfx_buf_putc(b, '(');
         format_args(s, n->args + 1, n->n_args - 1, n);
-        pb_putc(b, ')');
+        cfx_buf_putc(b, ')');
         return;
     case CFX_NODE_CALL_FUNCTION: {
         const cfx_target_info *t = ir_target_of(n);
         if (t->kind == CFX_TARGET_FN && t->magic >= FORM_INPLACE) {
             put_template(s, inplace[t->magic - FORM_INPLACE].fmt, n);
             PB_LIT(b, ";  ");
-            pb_name(b, local_name(s, n));
+            cfx_name_print(local_name(s, n), b);
             PB_LIT(b, " = ");
             if (n->n_args)
                 put_repr(s, &n->args[0]);
             return;
         }
         if (t->kind == CFX_TARGET_FN && t->magic >= FORM_MAGIC) {
-            pb_name(b, local_name(s, n));
+            cfx_name_print(local_name(s, n), b);
             PB_LIT(b, " = ");
             put_template(s, magic[t->magic - FORM_MAGIC].fmt, n);
             return;
@@ -355,11 +350,11 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
         const cfx_builtin_fn *fn = cfx_target_info_fn(t);
         if (fn && t->magic == FORM_BUILTIN && strcmp(fn->name, "getattr") == 0 && n->n_args == 2 &&
             n->args[1].kind == CFX_V_STRING && n->args[1].u.s && is_identifier(n->args[1].u.s, n->args[1].len)) {
-            pb_name(b, local_name(s, n));
+            cfx_name_print(local_name(s, n), b);
             PB_LIT(b, " = ");
             put_repr(s, &n->args[0]);
-            pb_putc(b, '.');
-            pb_put(b, n->args[1].u.s, n->args[1].len);
+            cfx_buf_putc(b, '.');
+            cfx_buf_putn(b, n->args[1].u.s, n->args[1].len);
             return;
         }
         /* add_global runs before repr(node): the global is named first */
@@ -378,31 +373,31 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
         if (!b->oom)
             memcpy(g, b->data + mark, glen);
         b->len = mark;
-        pb_name(b, local_name(s, n));
+        cfx_name_print(local_name(s, n), b);
         PB_LIT(b, " = ");
-        pb_put(b, g, glen);
+        cfx_buf_putn(b, g, glen);
         if (g != small)
             free(g);
-        pb_putc(b, '(');
+        cfx_buf_putc(b, '(');
         format_args(s, n->args, n->n_args, n);
-        pb_putc(b, ')');
+        cfx_buf_putc(b, ')');
         return;
     }
     case CFX_NODE_CALL_MODULE:
-        pb_name(b, local_name(s, n));
+        cfx_name_print(local_name(s, n), b);
         PB_LIT(b, " = ");
         target_prefix(b, ir_target_of(n)->printed);
-        pb_put(b, root, strlen(root));
+        cfx_buf_putn(b, root, strlen(root));
         target_atoms(b, ir_target_of(n)->printed);
-        pb_putc(b, '(');
+        cfx_buf_putc(b, '(');
         format_args(s, n->args, n->n_args, n);
-        pb_putc(b, ')');
+        cfx_buf_putc(b, ')');
         return;
     case CFX_NODE_GET_ATTR:
-        pb_name(b, local_name(s, n));
+        cfx_name_print(local_name(s, n), b);
         PB_LIT(b, " = ");
         target_prefix(b, ir_target_of(n)->printed);
-        pb_put(b, root, strlen(root));
+        cfx_buf_putn(b, root, strlen(root));
         target_atoms(b, ir_target_of(n)->printed);
         return;
     case CFX_NODE_OUTPUT:
@@ -437,7 +432,7 @@ static void end_statement(gen *s, const cfx_node *n)
                 PB_LIT(b, " = ");
             else
                 PB_LIT(b, ";  ");
-            pb_name(b, local_name(s, p));
+            cfx_name_print(local_name(s, p), b);
         }
     }
     if (n->n_users == 0) {
@@ -445,25 +440,11 @@ static void end_statement(gen *s, const cfx_node *n)
             PB_LIT(b, " = ");
         else
             PB_LIT(b, ";  ");
-        pb_name(b, local_name(s, n));
+        cfx_name_print(local_name(s, n), b);
     }
     if (k)
         PB_LIT(b, " = None");
     PB_LIT(b, "\n    ");
-}
-
-/* Whether local names could differ from node names (see the file comment). */
-static bool needs_namespace(const cfx_graph *g)
-{
-    if (g->names_unchecked)
-        return true;
-    for (uint32_t i = 0; i < g->tinfo_cap; i++)
-        if (g->tinfo[i] && g->tinfo[i]->kind == CFX_TARGET_FN && g->tinfo[i]->magic == FORM_GENERAL)
-            return true;
-    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n))
-        if (cfx_name_key_is_reserved(cfx_node_name(n)))
-            return true;
-    return false;
 }
 
 static const char *const custom_builtins[] = {"inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"};
@@ -489,18 +470,14 @@ int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *
     if (!s.last_user)
         goto oom;
     memset(s.last_user, 0xFF, nseq * sizeof *s.last_user);
-    if (needs_namespace(g)) {
-        s.ns = cfx_names_new(NULL);
-        s.local = calloc(nseq, sizeof *s.local);
-        if (!s.ns || !s.local)
+    s.ns = cfx_names_new(NULL);
+    s.local = calloc(nseq, sizeof *s.local);
+    if (!s.ns || !s.local)
+        goto oom;
+    for (size_t i = 0; i < sizeof custom_builtins / sizeof *custom_builtins; i++) {
+        cfx_name nm;
+        if (cfx_names_create(s.ns, custom_builtins[i], CFX_NAME_FOR_BUILTIN, &nm) != CFX_OK)
             goto oom;
-        for (size_t i = 0; i < sizeof custom_builtins / sizeof *custom_builtins; i++) {
-            cfx_name nm;
-            if (cfx_names_create(s.ns, custom_builtins[i], CFX_NAME_FOR_BUILTIN, &nm) != CFX_OK)
-                goto oom;
-        }
-    } else {
-        s.np.fn = NULL;
     }
     /* last uses: walking backwards, the first user seen of each node is its last */
     for (cfx_node *n = cfx_graph_last(g); n; n = cfx_node_prev(n))
@@ -527,10 +504,10 @@ int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *
     bool self_first = s.n_free && s.fv.len >= 4 && strncmp(s.fv.data, "self", 4) == 0 &&
                       (s.fv.len == 4 || s.fv.data[4] == ',');
     if (!self_first)
-        pb_put(out, "self, ", s.n_free ? 6 : 4);
-    pb_put(out, s.fv.data ? s.fv.data : "", s.fv.len);
+        cfx_buf_putn(out, "self, ", s.n_free ? 6 : 4);
+    cfx_buf_putn(out, s.fv.data ? s.fv.data : "", s.fv.len);
     PB_LIT(out, "):\n");
-    pb_put(out, body.data, body.len);
+    cfx_buf_putn(out, body.data, body.len);
     if (out->oom)
         goto oom;
     goto done;

@@ -2,14 +2,14 @@
  *
  * The registry maps a target's name to flags (side-effectful, nondeterministic_seeded). It is
  * process-wide and rarely written (library set-up, HOP registration), so a mutex guards it
- * and a version counter tells each graph's target cache when its answers went stale: a pass
+ * and a version counter tells each graph's target records when their answers went stale: a pass
  * asking about a million nodes that call a handful of targets takes the lock a handful of
  * times. Operator keys are normalized so "aten::relu.default" and "aten::relu" are one key.
  *
- * The built-in entries are FX 2.x's _side_effectful_functions (torch/fx/node.py, the version
- * with is_impure(impure_random)): the OpOverload and builtin-function members. Its three
- * OpOverloadPacket members (profiler._record_function_enter[_new], _record_function_exit)
- * never match an overload target in FX either, so they are left out. */
+ * The built-in entries are PyTorch 2.13's torch.fx.node._side_effectful_functions as import
+ * torch leaves it (tests/data/ir_side_effects.tsv): its operator overloads and functions. Its
+ * three OpOverloadPacket members never match an overload target in FX either, and its
+ * higher-order operator (call_torchbind) is registered by the layer that defines it. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -20,8 +20,16 @@
 enum { EFFECT_SIDE = 1, EFFECT_NONDET = 2 };
 
 static const char *const builtin_side_effects[] = {
+    "operator.setitem",
+    "torch._C._set_grad_enabled",
     "torch._assert",
     "torch._assert_async",
+    "torch._functorch.predispatch._enter_dual_level",
+    "torch._functorch.predispatch._exit_dual_level",
+    "torch._functorch.predispatch._jvp_decrement_nesting",
+    "torch._functorch.predispatch._jvp_increment_nesting",
+    "torch.amp.autocast_mode._enter_autocast",
+    "torch.amp.autocast_mode._exit_autocast",
     "aten::_assert_async.msg",
     "aten::_assert_scalar",
     "aten::_assert_tensor_metadata",
@@ -29,10 +37,10 @@ static const char *const builtin_side_effects[] = {
     "aten::sym_constrain_range_for_size",
     "inductor::accumulate_grad_",
     "inductor::resize_storage_bytes_",
-    "operator.setitem",
-    "torch._C._set_grad_enabled",
-    "torch.amp._enter_autocast",
-    "torch.amp._exit_autocast",
+    "prims::_sink_tokens",
+    "profiler::_record_function_enter",
+    "profiler::_record_function_enter_new",
+    "profiler::_record_function_exit._RecordFunction",
 };
 
 typedef struct entry {
@@ -170,7 +178,7 @@ bool cfx_node_is_impure_ex(const cfx_node *n, bool impure_random)
     case CFX_NODE_OUTPUT:
         return true;
     case CFX_NODE_CALL_FUNCTION: {
-        /* the cache belongs to the graph, which belongs to this thread */
+        /* the record belongs to the graph, which belongs to this thread */
         cfx_target_info *info = (cfx_target_info *)ir_target_of(n);
         const cfx_op *op = cfx_target_info_op(info);
         if (op && cfx_op_schema(op) && cfx_op_schema(op)->is_mutable)

@@ -1,6 +1,6 @@
 /* side_effects.h - the one answer to "may this node be removed if nobody uses it?".
  *
- * FX 2.x's Node.is_impure(impure_random=True): placeholder and output nodes are impure;
+ * FX's Node.is_impure(impure_random=True) (PyTorch 2.13): placeholder and output nodes are impure;
  * a call_function node is impure if its target's schema is mutable (some argument is written,
  * `Tensor(a!)`: every in-place and out= op), if impure_random and the target is registered
  * nondeterministic_seeded, or if the target is registered side-effectful; a call_module node
@@ -9,7 +9,7 @@
  * The registry is process-wide and keyed by name, so later layers can register targets that
  * do not exist yet: an operator by its name ("aten::_assert_async.msg", "aten::relu" for a
  * default overload), a builtin function by its qualified name ("torch._assert"). It starts
- * with FX 2.x's _side_effectful_functions. A builtin descriptor with side_effect = true is
+ * with 2.13's _side_effectful_functions. A builtin descriptor with side_effect = true is
  * impure without registration. Every pass asks through cfx_node_is_impure (or an override of
  * the cfx_impure_fn type, which DCE and friends accept, as eliminate_dead_code(is_impure_node)). */
 #ifndef CFX_IR_SIDE_EFFECTS_H

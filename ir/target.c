@@ -1,9 +1,10 @@
-/* target.c - node targets: builtin descriptors, operator spellings, the per-graph cache.
+/* target.c - node targets: builtin descriptors, operator spellings, the per-graph table.
  *
- * Each distinct target a graph uses gets one cfx_target_info in the graph's arena, found by
- * pointer hash (operators and functions first through a small direct-mapped cache, inline in
- * internal.h: a tracer alternates a few). It holds what would otherwise be recomputed per node: the printed target
- * (`torch.ops.aten.add.Tensor`), the registry key, and the prepared naming candidate. The
+ * Each distinct target a graph uses gets one cfx_target_info in the graph's arena, found in an
+ * open-addressing table by (kind, pointer); a string target is interned first, so its pointer
+ * names its contents. The record holds what would otherwise be recomputed per node: the
+ * printed target (`torch.ops.aten.add.Tensor`), the registry key, and the prepared naming
+ * candidate. The
  * candidate follows FX: for an operator, make_fx's `_target_to_str(overloadpacket.__name__)`
  * (strip a magic `__x__`, snake_case); for a builtin function its `__name__`, snake_cased; for a
  * string, _target_to_str of the string. */
@@ -12,7 +13,6 @@
 #include <string.h>
 
 #include "ir/internal.h"
-#include "ir/istr.h"
 
 /* ---- builtin functions ------------------------------------------------------------------ */
 
@@ -130,13 +130,7 @@ void cfx_op_print_target(const char *qn, cfx_buf *b)
     }
 }
 
-/* ---- the cache -------------------------------------------------------------------------- */
-
-/* A name record ir_names_next never takes (its fast_num is 0): the fast_base of targets it
- * may not name. */
-static ir_istr never_fast;
-
-cfx_target_info ir_tcache_empty = {.fast_base = never_fast.s}; /* never written; else zero */
+/* ---- the table -------------------------------------------------------------------------- */
 
 static uint32_t tinfo_hash(uint32_t kind, const void *ptr)
 {
@@ -165,7 +159,7 @@ static bool tinfo_grow(cfx_graph *g)
     return true;
 }
 
-void ir_target_cache_free(cfx_graph *g)
+void ir_target_table_free(cfx_graph *g)
 {
     free(g->tinfo);
     free(g->targets);
@@ -233,30 +227,11 @@ static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
     return rc;
 }
 
-static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t);
-
-cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t)
+/* The record of a target the table does not hold yet (ptr: its key), once the target is
+ * checked. */
+static cfx_target_info *add_target(cfx_graph *g, cfx_target t, const void *ptr)
 {
-    cfx_target_info *r = target_info_lookup(g, t);
-    if (r && r->kind != CFX_TARGET_STRING)
-        g->tcache[ir_tcache_slot(r->ptr)] = r;
-    return r;
-}
-
-static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
-{
-    const void *ptr = t.u.str;
-    if (t.kind == CFX_TARGET_STRING) {
-        if (!t.u.str) {
-            cfx_error_set(CFX_ERR, NULL, "target string is NULL");
-            return NULL;
-        }
-        ptr = cfx_names_intern(g->names, t.u.str, strlen(t.u.str));
-        if (!ptr) {
-            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-            return NULL;
-        }
-    } else if (t.kind == CFX_TARGET_OP) {
+    if (t.kind == CFX_TARGET_OP) {
         if (!t.u.op)
             return NULL; /* an earlier lookup failed */
         if (!cfx_op_name(t.u.op)) {
@@ -270,15 +245,9 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
             cfx_error_set(CFX_ERR, NULL, "builtin function descriptor without a name");
             return NULL;
         }
-    } else {
+    } else if (t.kind != CFX_TARGET_STRING) {
         cfx_error_set(CFX_ERR, NULL, "node target has no kind");
         return NULL;
-    }
-    if (g->tinfo_cap) {
-        uint32_t mask = g->tinfo_cap - 1;
-        for (uint32_t j = tinfo_hash(t.kind, ptr) & mask; g->tinfo[j]; j = (j + 1) & mask)
-            if (g->tinfo[j]->ptr == ptr && g->tinfo[j]->kind == t.kind)
-                return g->tinfo[j];
     }
     if ((g->tinfo_count + 1) * 2 > g->tinfo_cap && !tinfo_grow(g)) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -305,7 +274,6 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
                                                         : 1u << CFX_NODE_CALL_FUNCTION);
     if (fill_info(g, r, t) != CFX_OK)
         return NULL;
-    r->fast_base = ir_names_fast_candidate(&r->cand) ? r->cand.base : never_fast.s;
     r->id = g->tinfo_count;
     g->targets[r->id] = r;
     uint32_t mask = g->tinfo_cap - 1, j = tinfo_hash(t.kind, ptr) & mask;
@@ -314,4 +282,28 @@ static cfx_target_info *target_info_lookup(cfx_graph *g, cfx_target t)
     g->tinfo[j] = r;
     g->tinfo_count++;
     return r;
+}
+
+cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+{
+    const void *ptr = t.u.str;
+    if (t.kind == CFX_TARGET_STRING) {
+        if (!t.u.str) {
+            cfx_error_set(CFX_ERR, NULL, "target string is NULL");
+            return NULL;
+        }
+        ptr = cfx_names_intern(g->names, t.u.str, strlen(t.u.str));
+        if (!ptr) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            return NULL;
+        }
+    }
+    /* no record has a NULL pointer or a kind that is not one of the three */
+    if (g->tinfo_cap) {
+        uint32_t mask = g->tinfo_cap - 1;
+        for (uint32_t j = tinfo_hash(t.kind, ptr) & mask; g->tinfo[j]; j = (j + 1) & mask)
+            if (g->tinfo[j]->ptr == ptr && g->tinfo[j]->kind == t.kind)
+                return g->tinfo[j];
+    }
+    return add_target(g, t, ptr);
 }

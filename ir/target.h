@@ -61,9 +61,6 @@ typedef struct cfx_target_info {
     uint8_t magic;            /* python_code form: enum in pycode.c (infix operator, ...) */
     uint8_t op_mask;          /* bit per cfx_node_op a node with this target may have: a
                                  callable for call_function, a string for the others */
-    const char *fast_base;    /* cand.base when cand has no numeric suffix and is not a
-                                 reserved word (the inline create_name case applies, istr.h),
-                                 else a string whose inline case never applies (ir/ only) */
     uint32_t id;              /* index in the graph's records (cfx_node.target_id) */
 } cfx_target_info;
 
@@ -95,7 +92,7 @@ CFX_API const cfx_builtin_fn *cfx_builtin_fn_find(const char *qualified_name);
 /* Builtin functions FX graphs commonly call. Their Python __module__ is `_operator` for the
  * operator.* ones; qualified_name uses `operator.` as format_node prints it. */
 CFX_API extern const cfx_builtin_fn cfx_fn_getitem;      /* operator.getitem */
-CFX_API extern const cfx_builtin_fn cfx_fn_setitem;      /* operator.setitem (side effect in 2.x) */
+CFX_API extern const cfx_builtin_fn cfx_fn_setitem;      /* operator.setitem (side-effectful) */
 CFX_API extern const cfx_builtin_fn cfx_fn_add;          /* operator.add */
 CFX_API extern const cfx_builtin_fn cfx_fn_sub;          /* operator.sub */
 CFX_API extern const cfx_builtin_fn cfx_fn_mul;          /* operator.mul */

@@ -6,10 +6,10 @@
  * already excludes every dead consumer, and a whole dead chain goes in one pass.
  *
  * The backward walk goes over the array of nodes lint collected on its forward walk rather
- * than over the prev links: chasing prev pointers through a million nodes is one dependent
- * cache miss per node, while the array lets the loads overlap (and be prefetched). Nodes
- * erased under the walk (by a callback) are skipped; a callback that inserts nodes does not
- * get them visited.
+ * than over the prev links: chasing prev links through a million nodes is one dependent
+ * cache miss per node, while the array's loads are independent and overlap. Nodes erased
+ * under the walk (by a callback) are skipped; a callback that inserts nodes does not get them
+ * visited.
  *
  * Purity comes from the one shared oracle (side_effects.h) unless the caller passes its own,
  * which is then consulted for every node, as FX calls is_impure_node for every node. */
@@ -17,8 +17,6 @@
 
 #include "ir/internal.h"
 #include "ir/passes/dce.h"
-
-enum { PREFETCH_AHEAD = 8 };
 
 int cfx_pass_eliminate_dead_code(cfx_graph *g, const cfx_dce_options *opts, bool *changed)
 {
@@ -35,8 +33,6 @@ int cfx_pass_eliminate_dead_code(cfx_graph *g, const cfx_dce_options *opts, bool
     void *custom_ctx = opts ? opts->is_impure_ctx : NULL;
     bool any = false;
     for (uint32_t i = count; i-- > 0;) {
-        if (i >= PREFETCH_AHEAD)
-            __builtin_prefetch(order[i - PREFETCH_AHEAD]);
         cfx_node *n = order[i];
         if (cfx_node_is_erased(n))
             continue;

@@ -2,7 +2,7 @@
  *
  * Lint, then walk the nodes in reverse and erase every node that is pure and has no users.
  * Because erasing a node removes it from its producers' users, whole dead chains go in one
- * pass. Purity is cfx_node_is_impure unless the caller supplies its own oracle (FX 2.x's
+ * pass. Purity is cfx_node_is_impure unless the caller supplies its own oracle (FX's
  * is_impure_node argument). Each erased node is reported through on_removed (while it is
  * still readable: its name and target are intact), so a driver can log
  * "The following nodes were dead code eliminated: ..." as FX does. */

@@ -3,15 +3,14 @@
  * Nodes are 64 bytes: graph order is kept as 32-bit seqs (the sentinel's is
  * CFX_NODE_ROOT_SEQ), the target as an id into the graph's record table, the graph in the head
  * of the node's block, n_args in 16 bits, n_kwargs in the flags byte (or in front of the
- * argument block).
- * Node creation stores no zeros because arena memory is zero-filled, and a refused node's
- * slot is zeroed again. Used name suffixes taken in a row are a run, not bits. These tests
- * walk each of those representations through the operations that change it and compare with
- * what the old representation (or a naive model) says. */
+ * argument block). A node's input records are one run of ids inside one block of the use
+ * table. Node creation stores no zeros because arena memory is zero-filled, and a refused
+ * node's record is zeroed again. Used name suffixes are a bitset with an overflow set. These
+ * tests walk each of those representations through the operations that change it and compare
+ * with what a naive model says. */
 #include <criterion/criterion.h>
 
 #include "ir/internal.h"
-#include "ir/istr.h"
 #include "ir/json.h"
 #include "tests/ir/ir_test_util.h"
 
@@ -397,58 +396,111 @@ Test(ir_compact, kwargs_count_in_and_out_of_line)
     cfx_graph_free(g);
 }
 
-/* Flat args of any count (the fast path links them as it copies, up to a block's run) and
- * args that stop being flat after some nodes were linked (the fast path takes its links
- * back): the same graph, users and use ids as when every node is built the general way. */
-static cfx_graph *build_mixed(bool general, cfx_node **keep)
+static cfx_node *call(cfx_graph *g, const char *qn, const cfx_value *args, uint32_t n)
+{
+    return cfx_graph_call_op(g, test_op(qn), args, n, NULL, 0);
+}
+
+/* A graph exercising duplicates, scalars of every flat kind, producers with and without
+ * users, and enough distinct inputs per node that use runs straddle the 512-record blocks. */
+static cfx_graph *build(void)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *y = cfx_graph_placeholder(g, "y");
+    cfx_node *z = cfx_graph_placeholder(g, "z");
+    cfx_node *prev = x;
+    for (int i = 0; i < 2000; i++) {
+        cfx_node *n;
+        switch (i % 5) {
+        case 0:
+            n = call(g, "aten::add.Tensor", VALS(NV(prev), NV(x)), 2);
+            break;
+        case 1: /* duplicates, scalars between them */
+            n = call(g, "aten::foo", VALS(NV(prev), cfx_int(3), NV(prev), cfx_double(0.5), NV(x), NV(prev)), 6);
+            break;
+        case 2: /* three distinct inputs: runs of 3 cross block boundaries */
+            n = call(g, "aten::addcmul", VALS(NV(prev), NV(y), NV(z), cfx_bool(true)), 4);
+            break;
+        case 3:
+            n = call(g, "aten::to",
+                     VALS(NV(prev), cfx_dtype_value(CFX_FLOAT64), cfx_device_value(cfx_device_make(CFX_DEVICE_CPU)),
+                          cfx_memory_format_value(CFX_CONTIGUOUS_FORMAT), cfx_layout_value(0), cfx_none()),
+                     6);
+            break;
+        default: /* no node at all, then the same node as every arg */
+            call(g, "aten::scalar_tensor", VALS(cfx_double(1.0)), 1);
+            n = call(g, "aten::relu", VALS(NV(prev), NV(prev), NV(prev)), 3);
+            break;
+        }
+        cr_assert(n);
+        prev = n;
+    }
+    cfx_graph_output(g, NV(prev));
+    return g;
+}
+
+/* Runs never straddle a block of use records (some skip to the next one); the links are
+ * what the args say. */
+Test(ir_compact, use_runs_within_blocks)
+{
+    cfx_graph *g = build();
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    expect_links_consistent(g);
+    int straddling = 0, at_block_start = 0;
+    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
+        uint32_t low = n->inputs & ((1u << IR_USE_SHIFT) - 1);
+        straddling += n->n_inputs && low + n->n_inputs > (1u << IR_USE_SHIFT);
+        at_block_start += n->n_inputs && low == 0;
+    }
+    cr_expect_eq(straddling, 0);
+    cr_expect_gt(at_block_start, 0);
+    cfx_graph_free(g);
+}
+
+/* Args of any count, up to and beyond a block of use records, with duplicates and a list
+ * among them; set at creation and set again; chains of 5000 nodes of 0 to 6 args through
+ * node blocks, use blocks and arena chunks. */
+Test(ir_compact, args_of_any_count)
 {
     cfx_graph *g = cfx_graph_new();
     static const char *const nm[8] = {"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"};
     cfx_node *ph[8];
     for (int i = 0; i < 8; i++)
         ph[i] = cfx_graph_placeholder(g, nm[i]);
-    const cfx_op *op = test_op("aten::foo");
-    cfx_value v[700], items[2];
+    static cfx_value v[700];
+    cfx_value items[2];
     for (int round = 0; round < 30; round++) {
         uint32_t n = round % 3 == 0 ? 40 : round % 3 == 1 ? 600 : 5;
         for (uint32_t i = 0; i < n; i++)
             v[i] = i % 4 == 3 ? cfx_int(i) : NV(ph[(i * 5 + (uint32_t)round) % 8]);
-        if (round % 5 == 4) { /* node args first, then a list: not flat after all */
+        if (round % 5 == 4) {
             items[0] = NV(ph[round % 8]);
             items[1] = cfx_int(1);
             v[n - 1] = cfx_list(items, 2);
         }
-        cfx_node *node;
-        if (general) {
-            node = cfx_graph_call_op(g, op, NULL, 0, NULL, 0);
-            cr_assert(node);
+        cfx_node *node = call(g, "aten::foo", v, n);
+        cr_assert(node);
+        if (round % 2)
             cr_assert_eq(cfx_node_set_args(node, v, n), CFX_OK);
-        } else {
-            node = cfx_graph_call_op(g, op, v, n, NULL, 0);
-            cr_assert(node);
-        }
         ph[round % 8] = node;
     }
-    *keep = ph[0];
-    return g;
-}
-
-Test(ir_compact, flat_args_any_count_and_undo)
-{
-    cfx_node *kf, *kg;
-    cfx_graph *fast = build_mixed(false, &kf), *general = build_mixed(true, &kg);
-    char *a = graph_links(fast), *b = graph_links(general);
-    cr_expect_str_eq(a, b);
-    cr_expect_eq(fast->n_uses, general->n_uses);
-    char *pa = cfx_graph_to_string(fast), *pb = cfx_graph_to_string(general);
-    cr_expect_str_eq(pa, pb);
-    cr_expect_eq(cfx_graph_lint(fast), CFX_OK);
-    free(a);
-    free(b);
-    free(pa);
-    free(pb);
-    cfx_graph_free(fast);
-    cfx_graph_free(general);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    expect_links_consistent(g);
+    cfx_node *x = cfx_graph_placeholder(g, "x"), *prev = x;
+    for (int i = 0; i < 5000; i++) {
+        uint32_t n = (uint32_t)(i % 7);
+        cfx_value a[7];
+        for (uint32_t j = 0; j < n; j++)
+            a[j] = j % 2 ? NV(x) : cfx_int(j);
+        if (n)
+            a[0] = NV(prev);
+        prev = call(g, i % 2 ? "aten::add.Tensor" : "aten::relu", a, n);
+        cr_assert(prev);
+    }
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    expect_links_consistent(g);
+    cfx_graph_free(g);
 }
 
 /* A refused node (a NULL node reference: CFX_ERR with no new message) was linked in and had
@@ -490,9 +542,9 @@ Test(ir_compact, refused_node_leaves_clean_slot)
     cfx_graph_free(g);
 }
 
-/* Arena memory comes zero-filled, also what unalloc took back; an empty arena's bump pointer
- * is not NULL. */
-Test(ir_compact, arena_zero_filled)
+/* Arena memory comes zero-filled; an empty arena's bump pointer is not NULL; memory handed out
+ * far past the first chunks, and by a dedicated chunk, is writable and keeps its contents. */
+Test(ir_compact, arena)
 {
     cfx_arena a;
     cfx_arena_init(&a);
@@ -505,30 +557,34 @@ Test(ir_compact, arena_zero_filled)
         for (size_t k = 0; k < sz; k++)
             cr_assert_eq(p[k], 0, "alloc %d byte %zu", i, k);
         memset(p, 0xa5, sz);
-        if (i % 3 == 0) { /* the latest comes back zeroed and is handed out again */
-            cfx_arena_unalloc(&a, p, sz);
-            unsigned char *q = cfx_arena_alloc(&a, sz);
-            cr_assert_eq(q, p);
-            for (size_t k = 0; k < sz; k++)
-                cr_assert_eq(q[k], 0);
-            memset(q, 0xa5, sz);
-        }
         total += sz;
     }
-    /* not the latest: nothing happens */
-    unsigned char *p = cfx_arena_alloc(&a, 32), *q = cfx_arena_alloc(&a, 32);
-    memset(p, 1, 32);
-    cfx_arena_unalloc(&a, p, 32);
-    cr_expect_eq(p[0], 1);
-    cr_expect_neq(cfx_arena_alloc(&a, 32), p);
-    (void)q;
+    cfx_arena_free(&a);
+    cfx_arena_init(&a);
+    enum { N = 200000 };
+    uint64_t **p = malloc(N * sizeof *p);
+    cr_assert(p);
+    for (int i = 0; i < N; i++) { /* 200k x 48 bytes: through the 1, 2 and 4 MiB chunks */
+        p[i] = cfx_arena_alloc(&a, 48);
+        cr_assert(p[i]);
+        for (int k = 0; k < 6; k++)
+            p[i][k] = (uint64_t)i * 6 + k;
+    }
+    char *big = cfx_arena_alloc(&a, 3 * 1024 * 1024);
+    cr_assert(big);
+    memset(big, 0x5a, 3 * 1024 * 1024);
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < 6; k++)
+            cr_assert_eq(p[i][k], (uint64_t)i * 6 + k);
+    cr_expect_eq(big[3 * 1024 * 1024 - 1], 0x5a);
+    free(p);
     cfx_arena_free(&a);
 }
 
-/* ---- name runs -------------------------------------------------------------------------- */
+/* ---- used names ------------------------------------------------------------------------- */
 
-/* The used set as plain strings (an open-addressing hash set): what the run / bitset /
- * overflow representation must say. */
+/* The used set as plain strings (an open-addressing hash set): what the bitset / overflow
+ * representation must say. */
 typedef struct name_model {
     char **s;
     int n, cap; /* cap: power of two */
@@ -560,10 +616,10 @@ static void model_add(name_model *m, char *s)
     m->n++;
 }
 
-/* Random candidates, defaults in bursts (runs), explicit suffixes near, inside and far beyond
- * the runs (moves of runs into the bitset, the overflow set): every name made is new, and the
- * name space's used set is exactly the names made. */
-Test(ir_compact, name_runs_match_model)
+/* Random candidates, defaults in bursts, explicit suffixes near, inside and far beyond the
+ * counted ones (the overflow set): every name made is new, and the name space's used set is
+ * exactly the names made. */
+Test(ir_compact, used_names_match_model)
 {
     static const char *pool[] = {"add", "add_1", "add_5", "add_63", "add_64", "add_65", "add_130", "add_200",
                                  "add_900000", "add_900001", "add_0", "add_07", "relu", "relu_3", "sum",
@@ -608,8 +664,8 @@ Test(ir_compact, name_runs_match_model)
     cfx_names_free(ns);
 }
 
-/* The run stops at the largest suffix a name key holds; the loop takes over beyond it. */
-Test(ir_compact, name_run_at_max_suffix)
+/* Beyond the largest suffix a name key holds, names are bases of their own. */
+Test(ir_compact, names_past_max_suffix)
 {
     cfx_names *ns = cfx_names_new(NULL);
     const char *want[] = {"add", "add_999999998", "add_999999999", "add_1000000000", "add_1000000001"};
@@ -621,28 +677,21 @@ Test(ir_compact, name_run_at_max_suffix)
         cr_expect_str_eq(s, want[i]);
         free(s);
         cr_expect(cfx_names_is_used_str(ns, want[i]));
+        cr_expect_eq(nm.suffix >= 0, i == 1 || i == 2);
     }
     cfx_names_free(ns);
 }
 
-/* The inline case and the run: a graph's default names keep the run open, an explicit name
- * beyond it moves the run and opens a new one after it. */
-Test(ir_compact, name_run_in_graph)
+/* A graph's default names and an explicit one beyond them: the counter follows FX, the used
+ * set keeps every name, the bitset grows with the names. */
+Test(ir_compact, names_in_graph)
 {
     cfx_graph *g = cfx_graph_new();
     cfx_node *x = cfx_graph_placeholder(g, "x");
     for (int i = 0; i < 100; i++)
         cr_assert(OP(g, "aten::add.Tensor", NV(x), NV(x)));
-    ir_istr *r = ir_istr_of(cfx_names_find(cfx_graph_names(g), "add", 3));
-    cr_expect(r->run_open);
-    cr_expect_eq(r->run_lo, 1);
-    cr_expect_eq(r->run_hi, 100);
-    cr_expect_eq(r->nwords, 0, "no bitset while names come in a row");
     cfx_node *e = OPN(g, "aten::add.Tensor", "add_150", NV(x), NV(x));
     cr_assert(e);
-    cr_expect(r->run_open);
-    cr_expect_eq(r->run_lo, 150);
-    cr_expect_eq(r->run_hi, 151);
     cfx_node *f = OP(g, "aten::add.Tensor", NV(x), NV(x));
     char *s = nname(f);
     cr_expect_str_eq(s, "add_151");

@@ -1,124 +1,42 @@
-/* test_graph.c - building graphs and keeping users / inputs in sync (ir/graph.h, ir/node.h).
- *
- * The def-use scenario replays tests/data/ir_users.txt, recorded from torch.fx 1.13 (whose
- * _update_args_kwargs rule 2.x keeps): after every args/kwargs change the users lists and
- * input lists must be in FX's exact order. */
+/* test_graph.c - building and editing graphs (ir/graph.h, ir/node.h): node creation of every
+ * kind through the one creation path, args copies, erase, insertion points, moves, copies
+ * between graphs. Error and warning texts are 2.13's (tests/data/ir_errors.tsv); the def-use
+ * links are test_uses.c's. */
 #include <criterion/criterion.h>
 
 #include "ir/meta.h"
 #include "tests/ir/ir_test_util.h"
 
-static void show(cfx_buf *b, const char *tag, const cfx_node *n)
+/* The text of error `key` in ir_errors.tsv (malloc'd, "\\n" turned into newlines). */
+static char *golden_error(const char *key)
 {
-    cfx_buf_printf(b, "%s ", tag);
-    cfx_node_print_name(n, b);
-    cfx_buf_puts(b, " users=[");
-    cfx_user_iter it;
-    for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) {
-        cfx_node_print_name(u, b);
-        if (it.use)
-            cfx_buf_puts(b, ", ");
+    char *text = ir_golden("ir_errors.tsv");
+    size_t klen = strlen(key);
+    char *found = NULL;
+    for (char *line = strtok(text, "\n"); line && !found; line = strtok(NULL, "\n"))
+        if (strncmp(line, key, klen) == 0 && line[klen] == '\t')
+            found = line + klen + 1;
+    cr_assert(found, "no %s in ir_errors.tsv", key);
+    char *out = malloc(strlen(found) + 1), *w = out;
+    for (const char *r = found; *r; r++) {
+        if (r[0] == '\\' && r[1] == 'n') {
+            *w++ = '\n';
+            r++;
+        } else {
+            *w++ = *r;
+        }
     }
-    cfx_buf_puts(b, "] inputs=[");
-    for (uint32_t i = 0; i < cfx_node_num_inputs(n); i++) {
-        if (i)
-            cfx_buf_puts(b, ", ");
-        cfx_node_print_name(cfx_node_input(n, i), b);
-    }
-    cfx_buf_puts(b, "]\n");
+    *w = '\0';
+    free(text);
+    return out;
 }
 
-static bool not_sub(cfx_node *user, void *ctx)
+static void expect_error(const char *key)
 {
-    (void)ctx;
-    return !cfx_node_name_is(user, "sub");
-}
-
-static void show_list(cfx_buf *b, const char *tag, cfx_node **nodes, int64_t n)
-{
-    cfx_buf_printf(b, "%s ", tag);
-    for (int64_t i = 0; i < n; i++) {
-        if (i)
-            cfx_buf_puts(b, ", ");
-        cfx_node_print_name(nodes[i], b);
-    }
-    cfx_buf_putc(b, '\n');
-}
-
-Test(ir_graph, users_scenario_golden)
-{
-    cfx_graph *g = cfx_graph_new();
-    cfx_node *x = cfx_graph_placeholder(g, "x");
-    cfx_node *y = cfx_graph_placeholder(g, "y");
-    cfx_node *a = OP(g, "aten::add.Tensor", NV(x), NV(y));
-    cfx_node *b = OP(g, "aten::mul.Tensor", NV(x), NV(x));
-    cfx_kwarg kw[] = {KW("alpha", NV(a))};
-    cfx_node *c = OPK(g, "aten::sub.Tensor", kw, 1, NV(y), NV(x));
-    cfx_graph_output(g, TUPLE(NV(a), NV(b), NV(c)));
-    cfx_buf out;
-    cfx_buf_init(&out);
-    show(&out, "built", x);
-    show(&out, "built", y);
-    show(&out, "built", a);
-    show(&out, "built", b);
-    show(&out, "built", c);
-    cr_assert_eq(cfx_node_set_args(a, VALS(NV(y), NV(b)), 2), CFX_OK);
-    show(&out, "set_args", x);
-    show(&out, "set_args", y);
-    show(&out, "set_args", a);
-    show(&out, "set_args", b);
-    cr_assert_eq(cfx_node_set_kwargs(c, NULL, 0), CFX_OK);
-    show(&out, "set_kwargs", a);
-    show(&out, "set_kwargs", c);
-    cfx_node **changed;
-    int64_t k = cfx_node_replace_all_uses_with(x, y, not_sub, NULL, &changed);
-    show_list(&out, "rauw", changed, k);
-    free(changed);
-    show(&out, "rauw", x);
-    show(&out, "rauw", y);
-    show(&out, "rauw", b);
-    show(&out, "rauw", c);
-    k = cfx_node_replace_all_uses_with(y, x, NULL, NULL, &changed);
-    show_list(&out, "rauw2", changed, k);
-    free(changed);
-    show(&out, "rauw2", x);
-    show(&out, "rauw2", y);
-    cr_assert_eq(cfx_node_update_arg(c, 0, LIST(NV(b), TUPLE(NV(a), NV(b)))), CFX_OK);
-    show(&out, "update_arg", a);
-    show(&out, "update_arg", b);
-    show(&out, "update_arg", c);
-    cfx_error_clear();
-    cr_assert_eq(cfx_graph_erase_node(g, x), CFX_ERR);
-    cfx_buf_printf(&out, "erase_refused %s\n", cfx_error_message());
-    cfx_error_clear();
-    cfx_buf_puts(&out, "graph\n");
-    cfx_graph_print(g, &out);
-    cfx_buf_putc(&out, '\n');
-    char *want = read_file("tests/data/ir_users.txt");
-    cr_assert(want);
-    cr_expect_str_eq(out.data, want);
+    char *want = golden_error(key);
+    cr_expect_str_eq(cfx_error_message(), want, "%s", key);
     free(want);
-    cfx_buf_free(&out);
-
-    /* insert_arg (2.x only): new inputs are appended; existing uses keep their place */
-    cr_assert_eq(cfx_node_insert_arg(c, 0, NV(y)), CFX_OK);
-    cr_expect_eq(cfx_node_num_args(c), 3);
-    cr_expect_eq(cfx_node_num_inputs(c), 4);
-    cr_expect_eq(cfx_node_input(c, 3), y);
-    cfx_user_iter it;
-    cr_expect_eq(cfx_node_first_user(y, &it), c);
-    cr_expect_eq(cfx_node_input(c, 0), b);
-    cr_assert_eq(cfx_node_insert_arg(c, 3, NV(a)), CFX_OK); /* already an input: nothing moves */
-    cr_expect_eq(cfx_node_num_inputs(c), 4);
-    cr_expect_eq(cfx_node_insert_arg(c, 9, NV(a)), CFX_ERR);
-    cr_expect_str_eq(cfx_error_message(), "insert_args index must be between 0 and len(self.args)");
     cfx_error_clear();
-    /* a.args = (y, b) made add use mul, which comes later: lint says so */
-    cr_expect_eq(cfx_graph_lint(g), CFX_ERR);
-    cr_expect(strncmp(cfx_error_message(), "Argument 'mul' of Node 'add' was used before it has been defined!", 65) == 0,
-              "%s", cfx_error_message());
-    cfx_error_clear();
-    cfx_graph_free(g);
 }
 
 static void capture_warning(const char *message, void *ctx)
@@ -194,8 +112,7 @@ Test(ir_graph, erase)
     cfx_graph_output(g, NV(b));
     cfx_error_clear();
     cr_expect_eq(cfx_graph_erase_node(g, x), CFX_ERR);
-    char *want = read_file("tests/data/ir_lint_erase_refused.txt");
-    cr_assert(want);
+    char *want = ir_golden("ir_lint_erase_refused.txt");
     cr_expect_str_eq(cfx_error_message(), want);
     free(want);
     cfx_error_clear();
@@ -218,7 +135,9 @@ Test(ir_graph, erase)
     cr_expect_eq(cfx_graph_erase_node(g, a), CFX_OK);
     cfx_set_warning_handler(NULL, NULL);
     cr_expect(!cfx_error_occurred());
-    cr_expect_str_eq(warn.data, "erase_node(add) on an already erased node");
+    char *want_warning = golden_error("erase_twice_warning");
+    cr_expect_str_eq(warn.data, want_warning);
+    free(want_warning);
     cfx_buf_free(&warn);
     /* names stay taken after erase (FX never frees a name) */
     cfx_node *a2 = OP(g, "aten::add.Tensor", NV(x), NV(x));
@@ -227,8 +146,13 @@ Test(ir_graph, erase)
     cfx_graph *h = cfx_graph_new();
     cfx_node *z = cfx_graph_placeholder(h, "z");
     cr_expect_eq(cfx_graph_erase_node(g, z), CFX_ERR);
-    cr_expect_str_eq(cfx_error_message(), "Attempting to remove z from wrong graph!");
-    cfx_error_clear();
+    expect_error("erase_from_wrong_graph");
+    /* insert_arg's index check; moving a node of another graph */
+    cfx_node *c = OP(g, "aten::cos", NV(x));
+    cr_expect_eq(cfx_node_insert_arg(c, 9, NV(x)), CFX_ERR);
+    expect_error("insert_arg_out_of_range");
+    cr_expect_eq(cfx_node_prepend(c, z), CFX_ERR);
+    expect_error("prepend_from_other_graph");
     cfx_graph_free(h);
     cfx_graph_free(g);
 }
@@ -313,20 +237,12 @@ Test(ir_graph, bad_targets_and_null_propagation)
     cfx_node *x = cfx_graph_placeholder(g, "x");
     cfx_error_clear();
     cr_expect_null(cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_str("foo"), VALS(NV(x)), 1, NULL, 0, NULL));
-    cr_expect_str_eq(cfx_error_message(), "Node [graph = graph():\n    %x : [num_users=0] = placeholder[target=x], "
-                                          "name = 'foo'] target foo has type str but a Callable is expected");
-    cfx_error_clear();
+    expect_error("target_str_for_call_function");
     cr_expect_null(cfx_graph_create_node(g, CFX_NODE_CALL_METHOD, cfx_target_op(test_op("aten::add.Tensor")),
                                          VALS(NV(x)), 1, NULL, 0, "add_tensor"));
-    cr_expect_str_eq(cfx_error_message(), "Node [graph = graph():\n    %x : [num_users=0] = placeholder[target=x], "
-                                          "name = 'add_tensor'] target aten.add.Tensor has type "
-                                          "torch._ops.aten.aten::add.Tensor but a str is expected");
-    cfx_error_clear();
+    expect_error("target_op_for_call_method");
     cr_expect_null(cfx_graph_create_node(g, CFX_NODE_GET_ATTR, cfx_target_fn(&cfx_fn_getitem), VALS(NV(x)), 1, NULL, 0, NULL));
-    cr_expect_str_eq(cfx_error_message(), "Node [graph = graph():\n    %x : [num_users=0] = placeholder[target=x], "
-                                          "name = 'getitem'] target <built-in function getitem> has type "
-                                          "_operator.getitem but a str is expected");
-    cfx_error_clear();
+    expect_error("target_fn_for_get_attr");
     /* the refused nodes consumed their names, as in FX */
     cr_expect(cfx_names_is_used_str(cfx_graph_names(g), "foo"));
     cr_expect_eq(cfx_graph_num_nodes(g), 1);
@@ -381,91 +297,285 @@ Test(ir_graph, node_copy_between_graphs)
     cfx_graph_free(h);
 }
 
-Test(ir_graph, large_fan_out_and_fan_in)
+/* ---- one creation path, every kind of node -------------------------------------------------- */
+
+static cfx_node *call(cfx_graph *g, const char *qn, const cfx_value *args, uint32_t n)
 {
-    /* one placeholder used by 300k nodes, then one node using all of them, then rewiring */
-    enum { N = 300000 };
+    return cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(test_op(qn)), args, n, NULL, 0, NULL);
+}
+
+/* Strings, lists, tuples, kwargs, many args, and a NULL node (an earlier call failed: no node,
+ * no new message, and the record is the next node's). */
+Test(ir_graph, args_of_every_kind)
+{
     cfx_graph *g = cfx_graph_new();
     cfx_node *x = cfx_graph_placeholder(g, "x");
-    cfx_value *vals = malloc(N * sizeof *vals);
-    for (int i = 0; i < N; i++)
-        vals[i] = NV(OP(g, "aten::relu", NV(x)));
-    cr_expect_eq(cfx_node_num_users(x), N);
-    cfx_node *cat = OP(g, "aten::cat", cfx_list(vals, N));
-    cr_expect_eq(cfx_node_num_inputs(cat), N);
     cfx_node *y = cfx_graph_placeholder(g, "y");
-    int64_t k = cfx_node_replace_all_uses_with(x, y, NULL, NULL, NULL);
-    cr_expect_eq(k, N);
-    cr_expect_eq(cfx_node_num_users(x), 0);
-    cr_expect_eq(cfx_node_num_users(y), N);
-    /* duplicates in a big list are one input each */
-    for (int i = 0; i < N; i++)
-        vals[i] = vals[i % 1000];
-    cr_assert_eq(cfx_node_set_args(cat, VALS(cfx_list(vals, N)), 1), CFX_OK);
-    cr_expect_eq(cfx_node_num_inputs(cat), 1000);
-    cfx_node *first = cfx_node_input(cat, 0);
-    cfx_user_iter it;
-    cr_expect_eq(cfx_node_first_user(first, &it), cat);
-    free(vals);
+    char s[] = "mode";
+    cfx_node *a = OP(g, "aten::foo", NV(x), cfx_string(s), LIST(NV(y), NV(x)), TUPLE(), NV(y));
+    cr_assert(a);
+    s[0] = 'X';
+    cr_expect_str_eq(cfx_node_arg(a, 1).u.s, "mode");
+    cr_expect_eq(cfx_node_num_inputs(a), 2);
+    cr_expect_eq(cfx_node_input(a, 0), x);
+    cr_expect_eq(cfx_node_input(a, 1), y);
+    cfx_kwarg kw[] = {KW("other", NV(y))};
+    cfx_node *b = OPK(g, "aten::foo", kw, 1, NV(x));
+    cr_expect_eq(cfx_node_num_inputs(b), 2);
+    cr_expect_eq(cfx_node_num_kwargs(b), 1);
+    cr_expect_eq(cfx_node_kwarg(b, "other")->u.node, y);
+    cfx_value many[20];
+    for (int i = 0; i < 20; i++)
+        many[i] = i % 3 ? NV(i % 2 ? x : y) : cfx_int(i);
+    cfx_node *c = cfx_graph_call_op(g, test_op("aten::foo"), many, 20, NULL, 0);
+    cr_assert(c);
+    cr_expect_eq(cfx_node_num_args(c), 20);
+    cr_expect_eq(cfx_node_num_inputs(c), 2);
+    cr_expect_eq(cfx_node_input(c, 0), x);
+    cr_expect_eq(cfx_node_input(c, 1), y);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    /* a NULL node: an earlier call failed; no node, no new message, the slot is reused */
+    uint32_t made = cfx_graph_num_created(g);
+    cfx_error_clear();
+    cr_expect_null(OP(g, "aten::foo", NV(x), cfx_node_value(NULL)));
+    cr_expect_null(cfx_error_message());
+    cr_expect_eq(cfx_graph_num_created(g), made);
+    cr_expect_eq(cfx_node_num_users(x), 3);
+    cfx_node *d = OP(g, "aten::foo", NV(x));
+    cr_expect_eq(cfx_graph_num_created(g), made + 1);
+    cr_expect_eq(cfx_node_num_users(x), 4);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    (void)d;
     cfx_graph_free(g);
 }
 
-/* The users list keeps no tail pointer (the head's prev is the tail): removing heads,
- * tails and middles in any order and appending afterwards must keep insertion order. */
-static void expect_users(const cfx_node *p, cfx_node **want, uint32_t n)
+static void tensor(cfx_tensor *t, int64_t rows, int64_t cols, cfx_dtype dt)
 {
-    cr_assert_eq(cfx_node_num_users(p), n);
-    uint32_t i = 0;
-    cfx_user_iter it;
-    for (cfx_node *u = cfx_node_first_user(p, &it); u; u = cfx_node_next_user(&it), i++) {
-        cr_assert_lt(i, n);
-        cr_expect_eq(u, want[i], "user %u", i);
-    }
-    cr_expect_eq(i, n);
+    memset(t, 0, sizeof *t);
+    t->dtype = (int8_t)dt;
+    t->ndim = 2;
+    t->device = cfx_device_make(CFX_DEVICE_CPU);
+    t->sizes = t->dims_inline;
+    t->strides = t->dims_inline + CFX_INLINE_DIMS;
+    t->sizes[0] = rows;
+    t->sizes[1] = cols;
+    t->strides[0] = cols;
+    t->strides[1] = 1;
 }
 
-Test(ir_graph, users_list_order_under_removal)
+/* A tracer's script with every kind of step: calls of 0 to 14 args (nodes, ints, doubles,
+ * None, bools, dtypes, duplicates, a string, a list, a node of another graph, a NULL node),
+ * kwargs, explicit names that take the next default name, a function target, other ops, an
+ * insertion point moved and restored, and meta set on every result. */
+static cfx_graph *script(cfx_graph *other)
 {
-    enum { N = 40 };
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str("x"), NULL, 0, NULL, 0, NULL);
+    cfx_node *y = cfx_graph_create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str("y"), NULL, 0, NULL, 0, NULL);
+    cfx_node *foreign = cfx_graph_placeholder(other, "f");
+    cfx_tensor t2, t3;
+    tensor(&t2, 4, 8, CFX_FLOAT32);
+    tensor(&t3, 2, 3, CFX_FLOAT64);
+    cfx_device meta_dev = cfx_device_make(CFX_DEVICE_META);
+    static const cfx_site s1 = {"model.c", 1, "forward"}, s2 = {"model.c", 2, "forward"};
+    cfx_node *prev = x;
+    for (int i = 0; i < 700; i++) {
+        cfx_node *n = NULL;
+        switch (i % 14) {
+        case 0:
+            n = call(g, "aten::add.Tensor", VALS(NV(prev), NV(x)), 2);
+            break;
+        case 1:
+            n = call(g, "aten::mul.Tensor", VALS(NV(prev), NV(y), cfx_int(2), NV(prev)), 4);
+            break;
+        case 2:
+            n = call(g, "aten::relu", VALS(NV(prev)), 1);
+            break;
+        case 3: /* a string after two nodes */
+            n = call(g, "aten::div.Tensor_mode", VALS(NV(prev), NV(x), cfx_string("floor")), 3);
+            break;
+        case 4: /* a list: its nodes are inputs too */
+            n = call(g, "aten::cat", VALS(NV(prev), LIST(NV(x), NV(y)), cfx_int(0)), 3);
+            break;
+        case 5: /* a node of another graph after one of this one (then replaced: lint refuses it) */
+            n = call(g, "aten::add.Tensor", VALS(NV(prev), NV(foreign)), 2);
+            cr_assert(n);
+            cr_expect_eq(cfx_node_num_users(foreign), 1);
+            cr_assert_eq(cfx_node_set_args(n, VALS(NV(prev), NV(y)), 2), CFX_OK);
+            cr_expect_eq(cfx_node_num_users(foreign), 0);
+            break;
+        case 6: { /* a NULL node: refused, its name consumed, its record the next node's */
+            cfx_node *bad = call(g, "aten::add.Tensor", VALS(NV(prev), NV(x), cfx_node_value(NULL)), 3);
+            cr_assert_null(bad);
+            n = call(g, "aten::scalar_tensor", VALS(cfx_double(0.5), cfx_none(), cfx_bool(true)), 3);
+            break;
+        }
+        case 7: { /* kwargs, then an explicit name that is the next default one */
+            cfx_kwarg kw[] = {KW("alpha", cfx_int(2))};
+            n = cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(test_op("aten::add.Tensor")),
+                   VALS(NV(prev), NV(y)), 2, kw, 1, NULL);
+            char nm[32];
+            snprintf(nm, sizeof nm, "relu_%d", i / 14 * 2 + 3);
+            cr_assert(cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(test_op("aten::relu")), VALS(NV(n)), 1,
+                         NULL, 0, nm));
+            break;
+        }
+        case 8: /* a function target; no args at all */
+            n = cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_fn(&cfx_fn_getitem), VALS(NV(prev), cfx_int(0)),
+                   2, NULL, 0, NULL);
+            cr_assert(call(g, "aten::empty_like_noargs", VALS(cfx_none()), 0));
+            break;
+        case 9: { /* inserted before the last node, then at the end again */
+            cfx_insert_point old = cfx_graph_inserting_before(g, prev);
+            cr_assert(call(g, "aten::neg", VALS(NV(x)), 1));
+            cfx_graph_set_insert_point(g, old);
+            n = call(g, "aten::neg", VALS(NV(prev)), 1);
+            break;
+        }
+        case 10: /* call_method and get_attr: string targets */
+            n = cfx_graph_create_node(g, CFX_NODE_CALL_METHOD, cfx_target_str("view"), VALS(NV(prev), cfx_int(-1)), 2, NULL, 0,
+                   NULL);
+            cr_assert(cfx_graph_create_node(g, CFX_NODE_GET_ATTR, cfx_target_str("weight"), NULL, 0, NULL, 0, NULL));
+            break;
+        case 11: /* the same node four times, scalar kinds between */
+            n = call(g, "aten::where.self",
+                     VALS(NV(prev), cfx_dtype_value(CFX_FLOAT64), NV(prev), cfx_device_value(meta_dev), NV(prev),
+                          cfx_memory_format_value(CFX_CONTIGUOUS_FORMAT), cfx_layout_value(0), NV(prev)),
+                     8);
+            break;
+        case 12: /* many args: runs that need a new block of use records */
+            n = call(g, "aten::stack_many",
+                     VALS(NV(prev), NV(x), NV(y), cfx_int(1), cfx_int(2), cfx_int(3), cfx_int(4), cfx_int(5),
+                          cfx_int(6), cfx_int(7), cfx_int(8), cfx_int(9), cfx_int(10), cfx_int(11)),
+                     14);
+            break;
+        default:
+            n = call(g, "aten::sigmoid", VALS(NV(prev)), 1);
+            break;
+        }
+        cr_assert(n, "step %d: %s", i, cfx_error_message());
+        /* meta as the tracer sets it: two sites, two shapes */
+        cr_assert_eq(cfx_node_set_result_meta(n, i % 2 ? &s1 : &s2, i % 3 ? &t2 : &t3, i % 5 ? &meta_dev : NULL,
+                                              false),
+                     CFX_OK);
+        prev = n;
+    }
+    cr_assert(cfx_graph_create_node(g, CFX_NODE_OUTPUT, cfx_target_str("output"), VALS(NV(prev)), 1, NULL, 0, NULL));
+    return g;
+}
+
+Test(ir_graph, mixed_script)
+{
+    cfx_graph *other = cfx_graph_new();
+    cfx_graph *g = script(other);
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK, "%s", cfx_error_message());
+    expect_links_consistent(g);
+    cr_expect_gt(cfx_graph_num_created(g), 900);
+    /* every node's meta is what was set for it */
+    int with_site = 0;
+    for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
+        const cfx_site *s = cfx_node_stack_trace(n);
+        if (!s)
+            continue;
+        with_site++;
+        cr_expect_str_eq(s->file, "model.c");
+        cr_expect(cfx_node_tensor_meta(n));
+    }
+    cr_expect_geq(with_site, 700);
+    /* names: unique, as lint checks when some were set by hand; here the name space made them */
+    char *text = cfx_graph_to_string(g);
+    cr_expect(strstr(text, "%relu_3 : "), "the explicit name that was the next default one");
+    free(text);
+    cfx_graph_free(g);
+    cfx_graph_free(other);
+}
+
+/* The first node of a graph (nothing to link after) and a graph whose last node was erased. */
+Test(ir_graph, first_node_and_erased_tail)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *a = call(g, "aten::ones", VALS(cfx_int(3)), 1);
+    cfx_node *b = call(g, "aten::relu", VALS(NV(a)), 1);
+    cfx_node *c = call(g, "aten::relu", VALS(NV(b)), 1);
+    cr_assert_eq(cfx_graph_erase_node(g, c), CFX_OK);
+    cfx_node *d = call(g, "aten::relu", VALS(NV(b), NV(a)), 2);
+    cfx_node *e = call(g, "aten::relu", VALS(NV(a)), 1);
+    cr_assert(d && e);
+    cr_expect_eq(cfx_graph_first(g), a);
+    cr_expect_eq(cfx_graph_last(g), e);
+    cr_expect_eq(cfx_node_prev(d), b);
+    cr_expect(cfx_node_name_is(d, "relu_2"));
+    cr_expect(cfx_node_name_is(e, "relu_3"));
+    cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    expect_links_consistent(g);
+    cfx_graph_free(g);
+}
+
+/* A target without a kind is refused with a message, whatever the target table holds; so are
+ * other malformed targets. */
+Test(ir_graph, target_without_kind)
+{
     cfx_graph *g = cfx_graph_new();
     cfx_node *x = cfx_graph_placeholder(g, "x");
-    cfx_node *y = cfx_graph_placeholder(g, "y");
-    cfx_node *live[N + 8];
-    uint32_t n = 0;
-    for (int i = 0; i < N; i++)
-        live[n++] = OP(g, "aten::relu", NV(x));
-    uint32_t seed = 7;
-    for (int step = 0; step < N / 2; step++) {
-        seed = seed * 1103515245u + 12345u;
-        uint32_t k = step % 3 == 0 ? 0 : step % 3 == 1 ? n - 1 : (seed >> 8) % n; /* head, tail, any */
-        cr_assert_eq(cfx_graph_erase_node(g, live[k]), CFX_OK);
-        memmove(&live[k], &live[k + 1], (n - k - 1) * sizeof *live);
-        n--;
-        expect_users(x, live, n);
+    cfx_target none = {CFX_TARGET_NONE, {.op = NULL}};
+    for (int round = 0; round < 2; round++) {
+        cfx_error_clear();
+        cr_expect_null(cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, none, VALS(NV(x)), 1, NULL, 0, NULL));
+        cr_expect_str_eq(cfx_error_message(), "node target has no kind");
+        cfx_error_clear();
+        cr_expect_null(cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, (cfx_target){99, {.op = NULL}}, NULL, 0,
+                                             NULL, 0, NULL));
+        cr_expect_str_eq(cfx_error_message(), "node target has no kind");
+        /* fill the table for the second round */
+        for (int i = 0; i < 40; i++) {
+            char qn[32];
+            snprintf(qn, sizeof qn, "aten::op%d", i);
+            cr_assert(OP(g, qn, NV(x)));
+        }
     }
-    for (int i = 0; i < 4; i++) {
-        live[n++] = OP(g, "aten::cos", NV(x));
-        expect_users(x, live, n);
-    }
-    /* insert_arg moves the user's use records: x's list must still be in order */
-    cfx_node *mid = live[n / 2];
-    cr_assert_eq(cfx_node_insert_arg(mid, 0, NV(y)), CFX_OK);
-    expect_users(x, live, n);
-    cr_assert_eq(cfx_node_num_users(y), 1);
-    cfx_node *last = live[n - 1];
-    cr_assert_eq(cfx_node_insert_arg(last, 0, NV(y)), CFX_OK); /* moves x's tail record */
-    expect_users(x, live, n);
-    live[n++] = OP(g, "aten::sin", NV(x));
-    expect_users(x, live, n);
-    cfx_node *ylist[2] = {mid, last};
-    expect_users(y, ylist, 2);
-    /* remove everything from the head: an emptied list accepts appends again */
-    for (uint32_t i = 0; i < n; i++)
-        cr_assert_eq(cfx_graph_erase_node(g, live[i]), CFX_OK);
-    expect_users(x, live, 0);
-    live[0] = OP(g, "aten::neg", NV(x));
-    live[1] = OP(g, "aten::neg", NV(x));
-    expect_users(x, live, 2);
+    cfx_error_clear();
+    cr_expect_null(cfx_graph_create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_str("relu"), NULL, 0, NULL, 0, NULL));
+    cr_expect(cfx_error_message() && strstr(cfx_error_message(), "but a Callable is expected"));
+    cfx_error_clear();
     cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+    cr_expect_eq(cfx_node_num_users(x), 80);
+    cfx_graph_free(g);
+}
+
+/* Nodes made at the end, before and after other nodes, into a list emptied by erasing and
+ * filled again, across node blocks: order and links as a model says. */
+Test(ir_graph, insertion_points_and_emptied_list)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *nodes[200];
+    for (int round = 0; round < 3; round++) {
+        int n = 0;
+        for (int i = 0; i < 150; i++) {
+            cfx_value a[2] = {n ? NV(nodes[n - 1]) : cfx_int(i), cfx_int(i)};
+            cfx_node *x = call(g, i % 2 ? "aten::add.Tensor" : "aten::relu", a, 2);
+            cr_assert(x);
+            nodes[n++] = x;
+        }
+        cfx_insert_point old = cfx_graph_inserting_before(g, nodes[n / 2]);
+        cfx_node *before = call(g, "aten::relu", VALS(cfx_int(1)), 1);
+        cfx_graph_inserting_after(g, nodes[n / 3]);
+        cfx_node *after = call(g, "aten::relu", VALS(cfx_int(2)), 1);
+        cfx_graph_set_insert_point(g, old);
+        cfx_node *end = call(g, "aten::relu", VALS(NV(before)), 1);
+        cr_expect_eq(cfx_node_next(before), nodes[n / 2]);
+        cr_expect_eq(cfx_node_prev(after), nodes[n / 3]);
+        cr_expect_eq(cfx_graph_last(g), end);
+        cr_expect_eq(cfx_graph_num_nodes(g), 153u);
+        cr_expect_eq(cfx_graph_lint(g), CFX_OK);
+        expect_links_consistent(g);
+        /* empty the list (users first) */
+        for (cfx_node *x = cfx_graph_last(g); x; x = cfx_graph_last(g))
+            cr_assert_eq(cfx_graph_erase_node(g, x), CFX_OK);
+        cr_expect_eq(cfx_graph_num_nodes(g), 0u);
+        cr_expect_null(cfx_graph_first(g));
+    }
+    cfx_node *x = call(g, "aten::relu", VALS(cfx_int(3)), 1);
+    cr_expect_eq(cfx_graph_first(g), x);
+    cr_expect_eq(cfx_graph_last(g), x);
     cfx_graph_free(g);
 }

@@ -5,10 +5,9 @@
 
 static void expect_lint(cfx_graph *g, const char *golden)
 {
-    char path[128];
-    snprintf(path, sizeof path, "tests/data/ir_lint_%s.txt", golden);
-    char *want = read_file(path);
-    cr_assert(want, "missing %s", path);
+    char name[64];
+    snprintf(name, sizeof name, "ir_lint_%s.txt", golden);
+    char *want = ir_golden(name);
     cfx_error_clear();
     cr_expect_eq(cfx_graph_lint(g), CFX_ERR);
     cr_expect_str_eq(cfx_error_message(), want);

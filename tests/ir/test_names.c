@@ -1,8 +1,8 @@
-/* test_names.c - FX's name space (ir/names.h) against PyTorch 2.x's create_name.
+/* test_names.c - FX's name space (ir/names.h) against PyTorch 2.13's _Namespace.create_name.
  *
- * tests/data/ir_names.tsv (tools/interop/dump_fx.py) replays request sequences through a port
- * of torch/fx/graph.py @0031cb7b's _Namespace and through 1.13's; cfx must give the 2.x column
- * everywhere, and the table of spec 1.3 is checked on top. */
+ * tests/data/ir_names.tsv (tools/interop/gen_fx.py) holds the names torch.fx.graph._Namespace
+ * gives for request sequences, each in a fresh name space; the table of spec 1.3 is checked on
+ * top. */
 #include <criterion/criterion.h>
 
 #include "tests/ir/ir_test_util.h"
@@ -25,21 +25,20 @@ static void expect_create(cfx_names *ns, const char *cand, const char *want)
     free(got);
 }
 
-Test(ir_names, golden_table_2x)
+Test(ir_names, golden_table)
 {
-    char *text = read_file("tests/data/ir_names.tsv");
-    cr_assert(text, "missing tests/data/ir_names.tsv");
+    char *text = ir_golden("ir_names.tsv");
     cfx_names *ns = NULL;
-    int seq = -1, rows = 0, differ_113 = 0;
+    int seq = -1, rows = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#')
             continue;
-        char *f[4];
+        char *f[3];
         char *p = line;
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 3; i++) {
             f[i] = p;
             p = strchr(p, '\t');
-            if (i < 3) {
+            if (i < 2) {
                 cr_assert(p, "bad row");
                 *p++ = '\0';
             }
@@ -52,18 +51,16 @@ Test(ir_names, golden_table_2x)
             seq = s;
         }
         expect_create(ns, f[1], f[2]);
-        differ_113 += strcmp(f[2], f[3]) != 0;
         rows++;
     }
     cfx_names_free(ns);
     free(text);
     cr_expect_geq(rows, 90);
-    cr_expect_geq(differ_113, 10, "the table should exercise 2.x-only behaviour");
 }
 
 Test(ir_names, spec_table)
 {
-    /* spec 1.3: the 2.x column */
+    /* spec 1.3's table */
     const char *seqs[][2][6] = {
         {{"add", "add", "add_1", "add_5", "add", NULL}, {"add", "add_1", "add_2", "add_5", "add_6", NULL}},
         {{"sum", "sum", NULL}, {"sum_1", "sum_2", NULL}},
@@ -88,7 +85,7 @@ Test(ir_names, reserved_words)
     for (size_t i = 0; i < sizeof free_ / sizeof *free_; i++)
         cr_expect(!cfx_name_is_reserved(free_[i]), "%s should not be reserved", free_[i]);
 
-    /* obj decides: a node (obj None) may be named None in 2.x; a python_code local may not;
+    /* obj decides: a node (obj None) may be named None; a python_code local may not;
      * a builtin may keep its own name */
     cfx_names *ns = cfx_names_new(NULL);
     cfx_name n;
@@ -113,8 +110,7 @@ Test(ir_names, reserved_words)
 
 Test(ir_names, target_to_str_golden)
 {
-    char *text = read_file("tests/data/ir_target_to_str.tsv");
-    cr_assert(text);
+    char *text = ir_golden("ir_target_to_str.tsv");
     int rows = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
         if (line[0] == '#')
@@ -172,10 +168,11 @@ Test(ir_names, high_water_counter_scales)
     for (int i = 0; i < 1000000; i++)
         cr_assert_eq(cfx_names_create_prepared(ns, &c, CFX_NAME_FOR_NONE, &n), CFX_OK);
     cr_expect_eq(n.suffix, 999999);
-    /* an explicit far suffix goes to the overflow set and is still honoured */
+    /* an explicit far suffix goes to the overflow set and is still honoured; it raises the
+     * base's counter (torch.fx 2.13 gives the same three names) */
     expect_create(ns, "add_5000000", "add_5000000");
-    expect_create(ns, "add_5000000", "add_1000000");
-    expect_create(ns, "add", "add_1000001");
+    expect_create(ns, "add_5000000", "add_5000001");
+    expect_create(ns, "add", "add_5000002");
     cfx_names_free(ns);
 }
 
@@ -190,4 +187,58 @@ Test(ir_names, fmt_integers)
     cr_expect_str_eq(buf, "-9223372036854775808");
     buf[cfx_fmt_i64(-42, buf)] = '\0';
     cr_expect_str_eq(buf, "-42");
+}
+
+/* Names in a graph: default names from targets (a numeric suffix, reserved words) and
+ * explicit ones, interleaved, are create_name's: the golden's sequence 17 for the targets,
+ * and a replay through a name space of their own for the rest. */
+Test(ir_names, graph_names_are_create_names)
+{
+    char *text = ir_golden("ir_names.tsv");
+    const char *want[64];
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+        if (line[0] != '#' && t2 && atoi(line) == 17 && n < 64)
+            want[n++] = t2 + 1;
+    }
+    cr_assert_eq(n, 60);
+    static const char *const qns[] = {"aten::foo_1", "aten::for", "aten::add.Tensor", "aten::bar_0", "aten::print"};
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    for (int i = 0; i < 60; i++) {
+        cfx_node *nd = OP(g, qns[i % 5], NV(x));
+        cr_assert(nd);
+        char *got = nname(nd);
+        cr_expect_str_eq(got, want[i], "node %d: %s, want %s", i, got, want[i]);
+        free(got);
+    }
+    cfx_graph_free(g);
+    free(text);
+
+    g = cfx_graph_new();
+    cfx_names *ref = cfx_names_new(NULL);
+    cfx_name r;
+    cr_assert(cfx_graph_placeholder(g, "x"));
+    cr_assert_eq(cfx_names_create(ref, "x", CFX_NAME_FOR_NONE, &r), CFX_OK);
+    x = cfx_graph_first(g);
+    for (int i = 0; i < 300; i++) {
+        cfx_node *nd = i % 7 == 3 ? cfx_graph_call_op(g, test_op("aten::add.Tensor"), VALS(NV(x), LIST(cfx_int(1))), 2,
+                                                      NULL, 0)
+                                  : OP(g, i % 3 ? "aten::add.Tensor" : "aten::mul.Tensor", NV(x));
+        cr_assert(nd);
+        cr_assert_eq(cfx_names_create(ref, i % 7 == 3 || i % 3 ? "add" : "mul", CFX_NAME_FOR_NONE, &r), CFX_OK);
+        char *got = nname(nd), *exp = cfx_name_to_string(r);
+        cr_expect_str_eq(got, exp, "step %d", i);
+        free(got);
+        free(exp);
+        if (i % 50 == 49) { /* an explicit name among them */
+            char buf[32];
+            snprintf(buf, sizeof buf, "add_%d", i + 3);
+            cr_assert(op_call(g, "aten::add.Tensor", buf, VALS(NV(x)), 1, NULL, 0));
+            cr_assert_eq(cfx_names_create(ref, buf, CFX_NAME_FOR_NONE, &r), CFX_OK);
+        }
+    }
+    cfx_names_free(ref);
+    cfx_graph_free(g);
 }

@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Checks a cfx.graph JSON file (docs/graph-json.md) independently of cfx, against PyTorch.
 
-  /usr/bin/python3 tools/interop/check_graph_json.py FILE.json
+  python3 tools/interop/check_graph_json.py FILE.json   (the default python3, with PyTorch 2.13)
 
 - The file must parse with Python's json module in strict mode (no NaN/Infinity literals).
 - Every value is decoded by the rules of the format document (tags, ints, floats, lists vs
@@ -9,8 +9,8 @@
 - Every embedded "aten::" schema must equal str(op._schema) of torch.ops.aten.<name>.<overload>,
   and every operator target must resolve in torch.ops under its printed name.
 - Attribute data must decode to numel * element_size bytes, which torch.frombuffer reads.
-Exit status 0 on success, 1 on a failed check, 77 when torch cannot be imported (the cfx test
-skips then). Used by tests/ir/test_json.c.
+Exit status 0 on success, 1 on a failed check, 77 when torch cannot be imported (which the
+cfx test reports as a failure: PyTorch is the oracle). Used by tests/ir/test_json.c.
 """
 import base64
 import json

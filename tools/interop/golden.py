@@ -2,7 +2,7 @@
 
 Text goldens start with one header line,
 
-    # golden: PyTorch 2.13.0+cpu, tools/interop/dump_fx.py
+    # golden: PyTorch 2.13.0+cpu, tools/interop/gen_fx.py
 
 which the C tests skip (tests/test_util.h, read_golden); JSON goldens carry the same text
 under the top-level key "golden". Scripts run from the repo root with the default python3

@@ -1,65 +1,33 @@
-#!/usr/bin/python3
-"""Golden files for the graph IR (tests/ir/), from Debian's PyTorch 1.13 torch.fx.
+#!/usr/bin/env python3
+"""Golden files for the graph IR (tests/ir/), from PyTorch 2.13's torch.fx.
 
-Run from the repo root:  /usr/bin/python3 tools/interop/dump_fx.py
+Run from the repo root:  python3 tools/interop/gen_fx.py   (or `make goldens`)
 
 Graphs are built by hand with torch.fx.Graph, naming operator nodes as make_fx does (after
-the overload packet: `add`, `sum` -> `sum_1`), and their str(graph) and python_code('self').src
-are written to tests/data/ir_<case>.graph.txt / .code.txt, byte for byte. cfx follows
-PyTorch 2.x, so the 1.13 text is transformed by the two deltas found between 1.13 and 2.x
-(torch/fx/node.py and torch/fx/graph.py @0031cb7b):
-
-  1. format_node writes `[num_users=N]` where 1.13 wrote `[#users=N]`;
-  2. python_code's delete_unused_values also frees a value nobody uses right after the
-     statement that computes it (`getitem_2 = x[2];  getitem_2 = None`).
-
-Names follow 2.x's _Namespace.create_name, which differs from 1.13's (a per-base high-water
-counter; `None` is a legal node name): a verbatim port of the 2.x class (below) replaces
-torch.fx.graph._Namespace while the graphs are built and printed, so node names and
-python_code's local/global names are 2.x's. ir_names.tsv holds both columns, the 2.x one from
-the port, the 1.13 one from torch's own class.
+the overload packet: `add`, `sum` -> `sum_1`), and what torch.fx makes of them is written to
+tests/data/ir_* through golden.py, byte for byte: str(graph), python_code("self").src, the
+names torch.fx.graph._Namespace gives, users and input orders, lint and erase messages,
+TensorMetadata reprs. Nothing here rewrites PyTorch's text.
 """
-import builtins
-import keyword
+import base64
+import json
 import math
 import operator
 import os
+import random
 import re
 import sys
+import warnings
 
 import torch
-import torch.fx._pytree as fx_pytree
-import torch.utils._pytree as pytree
 from torch.fx import Graph
-from torch.fx.passes.shape_prop import TensorMetadata
+from torch.fx.graph import _Namespace
+from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
-OUT = "tests/data"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import golden  # noqa: E402
+
 aten = torch.ops.aten
-
-
-def write(name, text):
-    with open(os.path.join(OUT, name), "w", newline="") as f:
-        f.write(text)
-
-
-def to_2x_graph(s):
-    return s.replace("[#users=", "[num_users=")
-
-
-def to_2x_code(g, src):
-    lines = src.split("\n")
-    for n in g.nodes:
-        if n.op in ("placeholder", "output") or len(n.users):
-            continue
-        prefix = "    " + n.name + " = "
-        hits = [i for i, l in enumerate(lines) if l.startswith(prefix)]
-        assert len(hits) == 1, (n.name, hits)
-        i = hits[0]
-        if ";  " in lines[i] and lines[i].endswith(" = None"):
-            lines[i] = lines[i][: -len(" = None")] + " = " + n.name + " = None"
-        else:
-            lines[i] = lines[i] + ";  " + n.name + " = None"
-    return "\n".join(lines)
 
 
 def op(g, target, *args, name=None, **kwargs):
@@ -70,8 +38,8 @@ def op(g, target, *args, name=None, **kwargs):
 
 
 def dump_graph(case, g):
-    write(f"ir_{case}.graph.txt", to_2x_graph(str(g)))
-    write(f"ir_{case}.code.txt", to_2x_code(g, g.python_code("self").src))
+    golden.write_text(f"ir_{case}.graph.txt", str(g))
+    golden.write_text(f"ir_{case}.code.txt", g.python_code("self").src)
 
 
 # ---- graphs (mirrored in tests/ir/test_print.c) ------------------------------------------------
@@ -267,6 +235,49 @@ def g_globals():
     return g
 
 
+def g_named_none():
+    # `None` is a legal node name (create_name's obj is None), not a legal python_code local
+    g = Graph()
+    x = g.placeholder("x")
+    n = op(g, aten.relu.default, x, name="None")
+    g.output(n)
+    return g
+
+
+def g_placeholders_only():
+    # no statement at all: the body is empty, not `pass`; FX puts `self` first regardless
+    g = Graph()
+    g.placeholder("x")
+    g.placeholder("self")
+    return g
+
+
+def g_self_first():
+    g = Graph()
+    g.placeholder("self")
+    g.placeholder("x")
+    return g
+
+
+def g_renamed():
+    # a name assigned around the name space: python_code's own name space renames the local
+    g = Graph()
+    x = g.placeholder("x")
+    a = op(g, aten.relu.default, x)
+    b = op(g, aten.cos.default, a)
+    g.output(b)
+    b.name = "relu"
+    return g
+
+
+def g_no_output():
+    g = Graph()
+    x = g.placeholder("x")
+    a = op(g, aten.relu.default, x)
+    op(g, aten.cos.default, a)
+    return g
+
+
 GRAPHS = {
     "basic": g_basic,
     "kwargs": g_kwargs,
@@ -283,14 +294,19 @@ GRAPHS = {
     "inserting": g_inserting,
     "view_inplace": g_view_inplace,
     "globals": g_globals,
+    "named_none": g_named_none,
+    "placeholders_only": g_placeholders_only,
+    "self_first": g_self_first,
+    "renamed": g_renamed,
+    "no_output": g_no_output,
 }
 
 
 # ---- def-use bookkeeping (tests/ir/test_graph.c) -------------------------------------------------
 
 def users_scenario():
-    """Order of users / inputs after args changes, replace_all_uses_with, erase. (insert_arg
-    is 2.x only and is tested against 2.x's source in the C test.)"""
+    """Order of users / inputs after args changes, replace_all_uses_with, update_arg, erase,
+    insert_arg, and lint's message for the result."""
     out = []
 
     def show(tag, *nodes):
@@ -322,7 +338,12 @@ def users_scenario():
         g.erase_node(x)
     except RuntimeError as e:
         out.append("erase_refused " + str(e))
-    out.append("graph\n" + to_2x_graph(str(g)))
+    out.append("graph\n" + str(g))
+    c.insert_arg(0, y)           # a new input goes last; existing uses keep their place
+    show("insert_arg", y, c)
+    c.insert_arg(3, a)           # already an input: nothing moves
+    show("insert_arg2", a, c)
+    out.append("lint " + lint_message(g))   # a now uses b, which comes later
     return "\n".join(out) + "\n"
 
 
@@ -332,7 +353,7 @@ def lint_message(g):
     try:
         g.lint()
     except RuntimeError as e:
-        return to_2x_graph(str(e))
+        return str(e)
     return "OK"
 
 
@@ -381,7 +402,7 @@ def lint_cases():
     except RuntimeError as e:
         cases["erase_refused"] = str(e)
     for k, v in cases.items():
-        write(f"ir_lint_{k}.txt", v)
+        golden.write_text(f"ir_lint_{k}.txt", v)
 
 
 # ---- dead code ------------------------------------------------------------------------------------
@@ -396,68 +417,218 @@ def dce_case():
     op(g, operator.getitem, x, 0)                # dead
     cos = op(g, aten.cos.default, x)
     g.output(cos)
-    write("ir_dce_before.graph.txt", to_2x_graph(str(g)))
+    golden.write_text("ir_dce_before.graph.txt", str(g))
     changed = g.eliminate_dead_code()
     assert changed
-    write("ir_dce_after.graph.txt", to_2x_graph(str(g)))
-    write("ir_dce_after.code.txt", to_2x_code(g, g.python_code("self").src))
+    golden.write_text("ir_dce_after.graph.txt", str(g))
+    golden.write_text("ir_dce_after.code.txt", g.python_code("self").src)
+
+
+def dce_mutable_case():
+    """An unused in-place op and an unused out= op stay: their schemas are mutable."""
+    g = Graph()
+    x = g.placeholder("x")
+    z = g.placeholder("z")
+    op(g, aten.add_.Tensor, x, 1)
+    op(g, aten.add.out, x, x, out=z)
+    op(g, aten.mul.Tensor, x, 2)                 # dead
+    cos = op(g, aten.cos.default, z)
+    g.output(cos)
+    changed = g.eliminate_dead_code()
+    assert changed
+    golden.write_text("ir_dce_mutable.graph.txt", str(g))
+
+
+# ---- error and warning texts (tests/ir/test_graph.c) ------------------------------------------
+
+def error_text(fn):
+    try:
+        fn()
+    except Exception as e:  # the exception's str, whatever its type
+        return str(e)
+    raise AssertionError("no error")
+
+
+def errors_table():
+    rows = ["# case\ttext (\\n for a newline)"]
+    g = Graph()
+    x = g.placeholder("x")
+    rows.append(("target_str_for_call_function",
+                 error_text(lambda: g.create_node("call_function", "foo", (x,), {}))))
+    rows.append(("target_op_for_call_method",
+                 error_text(lambda: g.create_node("call_method", aten.add.Tensor, (x,), {}, name="add_tensor"))))
+    rows.append(("target_fn_for_get_attr",
+                 error_text(lambda: g.create_node("get_attr", operator.getitem, (x,), {}))))
+    h = Graph()
+    z = h.placeholder("z")
+    rows.append(("erase_from_wrong_graph", error_text(lambda: g.erase_node(z))))
+    a = op(g, aten.add.Tensor, x, x)
+    g.erase_node(a)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        g.erase_node(a)
+    rows.append(("erase_twice_warning", str(w[0].message)))
+    c = op(g, aten.cos.default, x)
+    rows.append(("insert_arg_out_of_range", error_text(lambda: c.insert_arg(9, x))))
+    rows.append(("prepend_from_other_graph", error_text(lambda: c.prepend(z))))
+    text = "\n".join(r if isinstance(r, str) else r[0] + "\t" + r[1].replace("\n", "\\n") for r in rows)
+    golden.write_text("ir_errors.tsv", text + "\n")
+
+
+def side_effects_table():
+    """torch.fx.node._side_effectful_functions, the registry cfx's starts from: one row per
+    member, kind and cfx's key. An operator overload's key is its schema name plus the overload
+    (none for `default`); a function's is its format_node spelling. Overload packets and
+    higher-order operators are listed for completeness (cfx's targets are overloads; HOPs
+    register themselves)."""
+    rows = []
+    for f in torch.fx.node._side_effectful_functions:
+        if isinstance(f, torch._ops.OpOverload):
+            name = f._schema.name
+            rows.append(("op", name if f._overloadname == "default" else f"{name}.{f._overloadname}"))
+        elif isinstance(f, torch._ops.OpOverloadPacket):
+            rows.append(("packet", f._qualified_op_name))
+        elif isinstance(f, torch._ops.HigherOrderOperator):
+            rows.append(("hop", f.name()))
+        else:
+            rows.append(("fn", torch.fx.Node._pretty_print_target(f)))
+    text = "".join(f"{k}\t{v}\n" for k, v in sorted(rows))
+    golden.write_text("ir_side_effects.tsv", "# kind\tkey\n" + text)
+
+
+# ---- the documented graph JSON example (tests/ir/test_json.c, docs/graph-json.md) -----------------
+
+MAX_EXACT_INT = 2**53 - 1
+
+
+def json_value(v):
+    """A value in cfx.graph's encoding (docs/graph-json.md, Values)."""
+    if isinstance(v, torch.fx.Node):
+        return {"node": v.name}
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return v if abs(v) <= MAX_EXACT_INT else {"int": str(v)}
+    if isinstance(v, float):
+        if math.isnan(v):
+            return {"float": "NaN"}
+        if math.isinf(v):
+            return {"float": "Infinity" if v > 0 else "-Infinity"}
+        return {"float": v}
+    if isinstance(v, tuple):
+        return {"tuple": [json_value(x) for x in v]}
+    if isinstance(v, list):
+        return [json_value(x) for x in v]
+    raise TypeError(f"no cfx.graph encoding for {v!r}")
+
+
+def json_tensor_fields(t):
+    return {"dtype": str(t.dtype), "device": str(t.device), "shape": list(t.shape),
+            "stride": list(t.stride()), "storage_offset": t.storage_offset()}
+
+
+def json_target(n):
+    if n.op != "call_function":
+        return n.target
+    if isinstance(n.target, torch._ops.OpOverload):
+        return {"op": op_key(n.target)}
+    return {"fn": torch.fx.Node._pretty_print_target(n.target)}
+
+
+def op_key(o):
+    """An overload as the dispatcher names it: aten::relu, aten::add.Tensor."""
+    name = o._schema.name
+    return name if o._overloadname == "default" else f"{name}.{o._overloadname}"
+
+
+def json_meta(n):
+    """node.meta as cfx keeps it: val, tensor_meta, stack_trace (one frame: file, line,
+    function, parsed from FX's traceback text), then the other entries in order."""
+    meta = {}
+    if "val" in n.meta:
+        meta["val"] = {"tensor": json_tensor_fields(n.meta["val"])}
+    if n.stack_trace:
+        m = re.search(r'File "(.*)", line (\d+), in (\w+)', n.stack_trace)
+        meta["stack_trace"] = {"file": m.group(1), "line": int(m.group(2)), "func": m.group(3)}
+    entries = [[k, json_value(v)] for k, v in n.meta.items() if k not in ("val", "tensor_meta", "stack_trace")]
+    if entries:
+        meta["entries"] = entries
+    return meta
+
+
+def json_node(n):
+    out = {"name": n.name, "op": n.op, "target": json_target(n), "args": [json_value(a) for a in n.args],
+           "kwargs": [[k, json_value(v)] for k, v in n.kwargs.items()]}
+    meta = json_meta(n)
+    if meta:
+        out["meta"] = meta
+    return out
+
+
+def json_attribute(gm, name):
+    t = gm.get_buffer(name)
+    raw = bytes(t.contiguous().view(torch.uint8).flatten().tolist())
+    return {"name": name, **json_tensor_fields(t), "data": base64.b64encode(raw).decode()}
+
+
+class GraphDocumentLayout(json.JSONEncoder):
+    """The layout cfx's writer gives a cfx.graph document: top-level members one per line,
+    schemas, nodes and attributes one entry per line, Python's separators."""
+
+    def iterencode(self, o, _one_shot=False):
+        def dumps(v):
+            return json.dumps(v, ensure_ascii=False, separators=(", ", ": "))
+
+        def block(open_, lines, close):
+            return open_ + "\n" + ",\n".join("    " + x for x in lines) + "\n  " + close if lines else open_ + close
+
+        members = []
+        for k, v in o.items():
+            if k == "schemas":
+                text = block("{", [f"{dumps(a)}: {dumps(b)}" for a, b in v.items()], "}")
+            elif k in ("nodes", "attributes"):
+                text = block("[", [dumps(x) for x in v], "]")
+            else:
+                text = dumps(v)
+            members.append(f"  {dumps(k)}: {text}")
+        yield "{\n" + ",\n".join(members) + "\n}"
+
+
+def json_example():
+    """make_fx-style graph of a Linear layer, a max over a dim and a tuple output, in a
+    GraphModule named Net with its two tensors (cfx's documented example)."""
+    g = Graph()
+    x = g.placeholder("x")
+    w = g.get_attr("fc.weight")
+    b = g.get_attr("fc.bias")
+    t = op(g, aten.t.default, w)
+    mm = op(g, aten.mm.default, x, t)
+    add = op(g, aten.add.Tensor, mm, b, alpha=1)
+    relu = op(g, aten.relu.default, add)
+    mx = op(g, aten.max.dim, relu, 1)
+    vals = op(g, operator.getitem, mx, 0)
+    idx = op(g, operator.getitem, mx, 1)
+    g.output((vals, idx, math.nan, 2**63 - 1))
+    x.meta["val"] = torch.empty(2, 3)
+    relu.meta["stack_trace"] = '  File "model.c", line 12, in forward\n'
+    relu.meta["nn_module_stack"] = [("fc", "Linear")]
+
+    root = torch.nn.Module()
+    root.fc = torch.nn.Module()
+    root.fc.register_buffer("weight", torch.tensor([[1.5, -2.0, 0.25], [math.nan, math.inf, -0.0]]))
+    root.fc.register_buffer("bias", torch.tensor([0.5, -1.0]))
+    gm = torch.fx.GraphModule(root, g, "Net")
+    schemas = {}
+    for n in g.nodes:
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload):
+            schemas.setdefault(op_key(n.target), str(n.target._schema))
+    doc = {"format": "cfx.graph", "version": {"major": 1, "minor": 0}, "name": type(gm).__name__,
+           "schemas": schemas, "nodes": [json_node(n) for n in g.nodes],
+           "attributes": [json_attribute(gm, n.target) for n in g.nodes if n.op == "get_attr"]}
+    golden.write_json("graph_json_example.json", doc, cls=GraphDocumentLayout)
 
 
 # ---- names ----------------------------------------------------------------------------------------
-
-# torch/fx/graph.py @0031cb7b, verbatim (the dicts built as that file builds them).
-_illegal_names = {k: object() for k in keyword.kwlist}
-_illegal_names.update(builtins.__dict__)
-for _n, _o in [("inf", math.inf), ("nan", math.nan), ("NoneType", type(None)), ("torch", torch),
-               ("device", torch.device), ("fx_pytree", fx_pytree), ("pytree", pytree)]:
-    _illegal_names[_n] = _o
-_illegal_char_regex = re.compile("[^0-9a-zA-Z_]+")
-_name_regex = re.compile(r"^([a-zA-Z_][0-9a-zA-Z_]*?)(?:_(\d+))?$")
-
-
-class Namespace2x:
-    def __init__(self):
-        self._obj_to_name = {}
-        self._used_names = set()
-        self._base_count = {}
-
-    def create_name(self, candidate, obj):
-        if obj is not None and obj in self._obj_to_name:
-            return self._obj_to_name[obj]
-        match = _name_regex.match(candidate)
-        if match is None:
-            candidate = _illegal_char_regex.sub("_", candidate)
-            if not candidate:
-                candidate = "_unnamed"
-            if candidate[0].isdigit():
-                candidate = f"_{candidate}"
-            match = _name_regex.match(candidate)
-            assert match is not None
-        base, num = match.group(1, 2)
-        if num is None or candidate in self._used_names:
-            num = self._base_count.get(candidate, 0)
-            if _illegal_names.get(candidate, obj) is not obj:
-                num += 1
-                candidate = f"{base}_{num}"
-        else:
-            num = int(num)
-        while candidate in self._used_names:
-            num += 1
-            candidate = f"{base}_{num}"
-        self._used_names.add(candidate)
-        self._base_count[base] = num
-        if obj is not None:
-            self._obj_to_name[obj] = candidate
-        return candidate
-
-    def associate_name_with_obj(self, name, obj):
-        maybe_existing = self._obj_to_name.setdefault(obj, name)
-        assert maybe_existing is name, "obj is already associated"
-
-
-Namespace113 = torch.fx.graph._Namespace
-torch.fx.graph._Namespace = Namespace2x
-
 
 NAME_SEQUENCES = [
     ["add", "add", "add_1", "add_5", "add"],
@@ -475,39 +646,49 @@ NAME_SEQUENCES = [
     ["relu", "relu", "relu", "relu", "relu", "relu_2", "relu"],
     ["getitem", "getitem", "getitem_1", "getitem"],
     ["x_5000", "x", "x", "x_100000", "x"],
+    ["add", "add", "add_5000000", "add_5000000", "add", "add_2", "add_2"],
+    ["add", "add_999999997", "add", "add", "add", "add", "add_5", "add"],
+    ["add", "add_999999998", "add", "add", "add"],
+    ["foo_1", "for", "add", "bar_0", "print"] * 12,
 ]
+
+# A long random script (fixed seed): default candidates in bursts between explicit suffixes
+# near, inside and far beyond the numbers given so far, reserved words and odd spellings.
+NAME_POOL = ["add", "add", "add", "add", "mul", "mul", "relu_", "sum", "add_1", "add_2", "add_7", "add_0",
+             "mul_3", "sum_1", "for", "x", "x_1", "add_40", "mul_200", "_", "add_1_1", "add_63", "add_64",
+             "add_130", "add_900000", "add_07", "relu", "relu_3"]
+
+
+def random_name_script():
+    rng = random.Random(12345)
+    seq = []
+    while len(seq) < 4000:
+        c = rng.choice(NAME_POOL)
+        seq.extend([c] * (rng.randrange(1, 40) if c in ("add", "relu", "mul") else 1))
+    return seq[:4000]
 
 
 def names_table():
-    rows = ["# seq\tcandidate\tpytorch_2x\tpytorch_1_13"]
-    for si, seq in enumerate(NAME_SEQUENCES):
-        ns2 = Namespace2x()
-        ns1 = Namespace113()
+    rows = ["# seq\tcandidate\tname"]
+    for si, seq in enumerate(NAME_SEQUENCES + [random_name_script()]):
+        ns = _Namespace()
         for cand in seq:
-            r2 = ns2.create_name(cand, None)
-            try:
-                r1 = ns1.create_name(cand, None)
-            except Exception as e:  # 1.13 indexes candidate[0] on ""
-                r1 = "<" + type(e).__name__ + ">"
-            rows.append(f"{si}\t{cand}\t{r2}\t{r1}")
-    write("ir_names.tsv", "\n".join(rows) + "\n")
+            rows.append(f"{si}\t{cand}\t{ns.create_name(cand, None)}")
+    golden.write_text("ir_names.tsv", "\n".join(rows) + "\n")
 
     g = Graph()
     rows = ["# string\t_target_to_str"]
     for s in ["camelCaseMethod", "__add__", "ALL_CAPS", "mod.pascalCase", "getHTTPResponse", "__", "___x___",
               "add_", "sum", "_foreach_add", "aB", "Ab", "x__y__", "__init__"]:
         rows.append(f"{s}\t{g._target_to_str(s)}")
-    write("ir_target_to_str.tsv", "\n".join(rows) + "\n")
+    golden.write_text("ir_target_to_str.tsv", "\n".join(rows) + "\n")
 
 
 # ---- TensorMetadata ---------------------------------------------------------------------------------
 
-MEMORY_FORMATS = [torch.contiguous_format, torch.channels_last, torch.channels_last_3d]
-
-
 def tensor_meta_table():
-    """TensorMetadata reprs. memory_format is the first of MEMORY_FORMATS the tensor is
-    contiguous in (1.13 iterates a set, whose order is not fixed; cfx fixes this order)."""
+    """The TensorMetadata ShapeProp (and make_fx) record for tensors of several layouts:
+    torch.fx.passes.shape_prop._extract_tensor_metadata's own repr."""
     base = torch.zeros(2 * 3 * 4 * 5 * 6)
     cases = [
         ([2, 3], None),
@@ -545,26 +726,26 @@ def tensor_meta_table():
             tt = t.to(dtype)
             if tt.dtype != t.dtype:
                 tt = torch.empty_strided(t.size(), t.stride(), dtype=dtype)
-            mf = None
-            for f in MEMORY_FORMATS:
-                if tt.is_contiguous(memory_format=f):
-                    mf = f
-                    break
-            md = TensorMetadata(tt.shape, tt.dtype, rg, tt.stride(), mf, False, {})
+            tt.requires_grad_(rg)
+            md = _extract_tensor_metadata(tt)
             sz = ",".join(str(s) for s in tt.shape)
             st = ",".join(str(s) for s in tt.stride())
             rows.append(f"{sz}\t{st}\t{str(dtype)}\t{int(rg)}\t{md!r}")
-    write("ir_tensor_meta.tsv", "\n".join(rows) + "\n")
+    golden.write_text("ir_tensor_meta.tsv", "\n".join(rows) + "\n")
 
 
 def main():
-    if not os.path.isdir(OUT):
+    if not os.path.isdir(golden.OUT):
         sys.exit("run from the repo root")
     for case, fn in GRAPHS.items():
         dump_graph(case, fn())
-    write("ir_users.txt", users_scenario())
+    golden.write_text("ir_users.txt", users_scenario())
     lint_cases()
     dce_case()
+    dce_mutable_case()
+    errors_table()
+    side_effects_table()
+    json_example()
     names_table()
     tensor_meta_table()
 
