@@ -1,4 +1,4 @@
-/* fake.h - fake tensors and the fake tensor mode (torch._subclasses.fake_tensor, 2.x).
+/* fake.h - fake tensors and the fake tensor mode (torch._subclasses.fake_tensor, 2.13).
  *
  * A fake tensor has a real tensor's metadata (sizes, strides, dtype, storage offset, a shared
  * storage with no data) and no data. Internally it IS a meta tensor (device META, a meta key
@@ -8,6 +8,7 @@
  * cfx_tensor_fake_device(), never t->device.
  *
  * Under a fake mode every operator call goes to the mode (Python key fallback), which
+ *  - lifts a real tensor made by a literal (lift_fresh / lift_fresh_copy) into its fake;
  *  - rejects real tensors (unless allow_non_fake_inputs, then converts them with
  *    cfx_fake_from_tensor) and fake tensors of another fake mode, with PyTorch's messages;
  *  - raises DataDependentOutputException for aten._local_scalar_dense (item) and
@@ -17,7 +18,8 @@
  *    result a fake tensor on the requested device (cpu when none);
  *  - otherwise runs the Meta kernel and turns every output into a fake tensor of this mode on
  *    the common device of the inputs (FakeTensor._find_common_device, with its cpu zero-dim
- *    rule), or on its `device` argument if it has one. Outputs of view ops share their input's
+ *    rule and add_'s keeping its destination's device against meta; two devices otherwise
+ *    raise FakeTensorDeviceMismatchError), or on its `device` argument if it has one. Outputs of view ops share their input's
  *    fake storage. An op with no Meta kernel runs its real kernel on zero-filled inputs when
  *    allow_fallback_kernels is set and its namespace is a built-in one (aten, prims, ...:
  *    run_fallback_kernel), else fails with UnsupportedOperatorException's text (the op).

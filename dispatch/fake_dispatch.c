@@ -1,9 +1,12 @@
 /* fake_dispatch.c - FakeTensorMode.__torch_dispatch__ (torch/_subclasses/fake_tensor.py,
- * fake_impls.py, PyTorch 2.x), i.e. what the fake mode does with every call that reaches it.
+ * fake_impls.py, PyTorch 2.13), i.e. what the fake mode does with every call that reaches it.
  *
  * In the order _dispatch_impl does it:
+ *  0. a lift (lift_fresh, lift_fresh_copy: torch.tensor()) of a real tensor returns the
+ *     converter's fake of it, whatever allow_non_fake_inputs says;
  *  1. validate_and_convert_non_fake_tensors: every tensor argument must be a fake tensor of
- *     this mode. A fake tensor of another mode is "Mixing fake modes NYI"; a real one is "Please
+ *     this mode. A fake tensor of another mode is "Mixing fake modes NYI x.fake_mode=<...> vs
+ *     self=<...>" (the modes by address); a real one is "Please
  *     convert all Tensors to FakeTensors first or instantiate FakeTensorMode with
  *     'allow_non_fake_inputs'. Found in <the call>", unless allow_non_fake_inputs, in which case
  *     it is converted with from_tensor.
@@ -56,6 +59,12 @@ static bool namespace_in(const cfx_schema *s, const char *const *list, int n)
         if (strlen(list[i]) == len && strncmp(s->name, list[i], len) == 0)
             return true;
     return false;
+}
+
+/* The schema is name.overload ("aten::add_", "Tensor"). */
+static bool names_op(const cfx_schema *s, const char *name, const char *overload)
+{
+    return strcmp(s->name, name) == 0 && strcmp(s->overload ? s->overload : "", overload) == 0;
 }
 
 /* The op's name without namespace ("add" of "aten::add") is one of list[0..n). */
@@ -209,7 +218,11 @@ static int validate_one(void *vctx, cfx_tensor *t)
         return 0;
     }
     if (cfx_tensor_is_fake(t))
-        return cfx_error_set(CFX_ERR, cfx_op_name(c->op), "Mixing fake modes NYI");
+        /* str() of a Python object names its class and address; the modes' addresses here */
+        return cfx_error_set(CFX_ERR, cfx_op_name(c->op),
+                             "Mixing fake modes NYI x.fake_mode=<torch._subclasses.fake_tensor.FakeTensorMode "
+                             "object at %p> vs self=<torch._subclasses.fake_tensor.FakeTensorMode object at %p>",
+                             (void *)t->ext.mode, (void *)&c->m->base);
     cfx_buf b;
     cfx_buf_init(&b);
     cfx_buf_puts(&b, "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode "
@@ -240,14 +253,17 @@ static cfx_tensor *convert_one(void *vctx, cfx_tensor *t)
 /* ------------------------------------------------------------------ device logic */
 
 typedef struct device_ctx {
+    bool meta_rhs; /* the op keeps its destination's device against meta (merge_fake_device) */
     bool found, is_cpu_zero_dim;
     cfx_device common, other; /* other: the conflicting device, when conflict */
     bool conflict;
 } device_ctx;
 
 /* FakeTensor._find_common_device's merge_devices, for a fake tensor's device d and ndim.
- * Non-zero: a conflict (recorded in c). */
-static int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
+ * Non-zero: a conflict (recorded in c). meta_rhs: the op is one of meta_rhs_mixed_device_fns
+ * (aten.add_.Tensor), which keeps its destination's device against a meta operand and the
+ * other way round. */
+static int merge_fake_device(device_ctx *c, cfx_device d, int ndim, bool meta_rhs)
 {
     bool zd = d.type == CFX_DEVICE_CPU && ndim == 0;
     if (!c->found) {
@@ -268,6 +284,8 @@ static int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
         c->is_cpu_zero_dim = zd;
         return 0;
     }
+    if (meta_rhs && (d.type == CFX_DEVICE_META || c->common.type == CFX_DEVICE_META))
+        return 0;
     c->conflict = true;
     c->other = d;
     return 1;
@@ -276,7 +294,8 @@ static int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
 /* merge_devices over the tensor arguments: fake ones only. */
 static int merge_device(void *vctx, cfx_tensor *t)
 {
-    return cfx_tensor_is_fake(t) ? merge_fake_device(vctx, t->ext.fake_device, t->ndim) : 0;
+    device_ctx *c = vctx;
+    return cfx_tensor_is_fake(t) ? merge_fake_device(c, t->ext.fake_device, t->ndim, c->meta_rhs) : 0;
 }
 
 /* Computes the common device. On failure returns PyTorch's message (malloc'd) instead, to be
@@ -284,7 +303,7 @@ static int merge_device(void *vctx, cfx_tensor *t)
 static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device *out)
 {
     const cfx_schema *s = cfx_op_schema(op);
-    device_ctx c = {0};
+    device_ctx c = {.meta_rhs = names_op(s, "aten::add_", "Tensor")};
     each_tensor_arg(s, stack, merge_device, &c);
     if (c.found && !c.conflict) {
         *out = c.common;
@@ -296,13 +315,12 @@ static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device 
     }
     cfx_buf b;
     cfx_buf_init(&b);
-    if (c.conflict) {
-        cfx_buf_puts(&b, "Unhandled FakeTensor Device Propagation for ");
-        cfx_fake_put_op_name(op, &b);
-        cfx_buf_puts(&b, ", found two different devices ");
+    if (c.conflict) { /* FakeTensorDeviceMismatchError */
+        cfx_buf_puts(&b, "Expected all tensors to be on the same device, but found at least two devices, ");
         cfx_fake_put_device(c.common, &b);
-        cfx_buf_puts(&b, ", ");
+        cfx_buf_puts(&b, " and ");
         cfx_fake_put_device(c.other, &b);
+        cfx_buf_putc(&b, '!');
     } else {
         cfx_buf_puts(&b, "Could not find common device for ");
         cfx_fake_put_op_name(op, &b);
@@ -501,6 +519,12 @@ static int run_fallback_kernel(cfx_fake_mode *m, const cfx_op *op, cfx_value *st
 
 /* ------------------------------------------------------------------ the handler */
 
+/* FakeTensorMode.lift_fns */
+static bool is_lift(const cfx_schema *s)
+{
+    return names_op(s, "aten::lift_fresh", "") || names_op(s, "aten::lift_fresh_copy", "");
+}
+
 static bool is_tensor_constructor(const cfx_schema *s)
 {
     return s->tensor_arg_mask == 0 && s->n_returns == 1 && s->returns[0].type->kind == CFX_TYPE_TENSOR;
@@ -510,6 +534,17 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
 {
     const cfx_schema *s = cfx_op_schema(op);
     int rc;
+
+    /* torch.tensor() makes a plain tensor and lifts it (lift_fresh; make_fx records
+     * lift_fresh_copy): a real argument of a lift is expected, not refused, and its fake is
+     * the converter's (memoized) fake of it. */
+    if (is_lift(s) && stack[0].kind == CFX_V_TENSOR && stack[0].u.t && !cfx_tensor_is_fake(stack[0].u.t)) {
+        cfx_tensor *f = cfx_fake_from_tensor(m, stack[0].u.t);
+        if (!f)
+            return CFX_ERR;
+        stack[0] = cfx_tensor_value(f);
+        return CFX_OK;
+    }
 
     validate_ctx vc = {m, op, stack, false};
     if ((rc = each_tensor_arg(s, stack, validate_one, &vc)) != 0)
