@@ -35,13 +35,14 @@
  * Constant propagation (proxy_call's, CONSTANT_NUMEL_LIMIT = 1): the result of lift_fresh_copy
  * (a tensor literal) of at most one element carries a real copy of the literal as its
  * `constant`, and an operator whose tracked tensor arguments all carry constants (at least
- * one) computes its constant result for real when every tensor result has at most one
- * element. A data-dependent operator (item()) whose tracked tensor arguments all carry
- * constants returns the value computed for real and records nothing, which is how
- * `x * torch.tensor([2.]).item()` traces as `mul(x, 2.0)`. Otherwise a data-dependent
- * operator on real tensors is refused with proxy_call's text; on fake tensors it is recorded
- * and the fake mode below raises. Constants live in a second binding of the tensor (owner
- * const_owner), holding a reference to the real constant. */
+ * one) computes its results' constants for real when every tensor result has at most one
+ * element (the elements of a tuple or list result each get theirs). A data-dependent
+ * operator (item()) whose tracked tensor arguments all carry constants returns the value
+ * computed for real and records nothing, which is how `x * torch.tensor([2.]).item()` traces
+ * as `mul(x, 2.0)`. Otherwise a data-dependent operator on real tensors is refused with
+ * proxy_call's text; on fake tensors it is recorded and the fake mode below raises. Constants
+ * live in a second binding of the tensor (owner const_owner), holding a reference to the real
+ * constant. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -510,6 +511,9 @@ static const_flags constant_flags(const cfx_proxy_mode *pm, const op_plan *p, co
  * the results. */
 static int run_on_constants(cfx_proxy_mode *pm, const op_plan *p, const cfx_value *args, cfx_value *stack)
 {
+    if (p->n_returns > MAX_ARGS)
+        return cfx_error_set(CFX_ERR, cfx_op_name(p->op), "cannot run %s on constants: %d results",
+                             cfx_op_name(p->op), (int)p->n_returns);
     cfx_value call[MAX_ARGS];
     cfx_value *lists[MAX_ARGS];
     int n_lists = 0, rc = CFX_OK;
@@ -546,35 +550,65 @@ static int run_on_constants(cfx_proxy_mode *pm, const op_plan *p, const cfx_valu
     return rc;
 }
 
-/* The constant of a fresh single-tensor result, computed for real, or NULL: a lift's input
- * copied, else the op run on its arguments' constants when they all have one and the
- * result is small. NULL with an error on failure (*failed set). */
-static cfx_tensor *result_constant(cfx_proxy_mode *pm, const op_plan *p, const cfx_value *args,
-                                   const cfx_tensor *out, const_flags f, bool *failed)
+/* Every tensor among the results (list items included) has at most CONSTANT_NUMEL_LIMIT
+ * elements. */
+static bool small_results(const cfx_value *outs, int n_outs)
 {
-    *failed = false;
-    if (cfx_tensor_numel(out) > CONSTANT_NUMEL_LIMIT)
-        return NULL;
-    cfx_value st[MAX_ARGS];
+    for (int i = 0; i < n_outs; i++) {
+        const cfx_value *v = &outs[i];
+        if (v->kind == CFX_V_TENSOR && v->u.t && cfx_tensor_numel(v->u.t) > CONSTANT_NUMEL_LIMIT)
+            return false;
+        if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE)
+            for (uint32_t j = 0; j < v->len; j++)
+                if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t &&
+                    cfx_tensor_numel(v->u.items[j].u.t) > CONSTANT_NUMEL_LIMIT)
+                    return false;
+    }
+    return true;
+}
+
+/* The constants of a call's results, computed for real into consts[0..n_returns) (shaped as
+ * the results): a lift's input copied, else the op run on its arguments' constants when they
+ * all have one (f) and every tensor result is small. false: no constants (consts untouched);
+ * an error is reported through *rc. */
+static bool result_constants(cfx_proxy_mode *pm, const op_plan *p, const cfx_value *args, const cfx_value *outs,
+                             const_flags f, cfx_value *consts, int *rc)
+{
+    *rc = CFX_OK;
+    if (!small_results(outs, p->n_returns))
+        return false;
     if (p->lift) {
         /* args[0].clone() under unset_fake_temporarily: the literal itself is real */
-        memcpy(st, args, (size_t)p->n_args * sizeof *st);
         if (!args[0].u.t || cfx_tensor_is_fake(args[0].u.t))
-            return NULL;
+            return false;
         cfx_mode *fake = cfx_mode_unset(CFX_MODE_FAKE);
         cfx_tensor *c = cfx_op_clone(NULL, args[0].u.t, cfx_none());
         if (fake)
             cfx_mode_set(fake, CFX_MODE_FAKE);
-        *failed = !c;
-        return c;
+        if (!c) {
+            *rc = CFX_ERR;
+            return false;
+        }
+        consts[0] = cfx_tensor_value(c);
+        return true;
     }
     if (p->seeded || !f.all || !f.any)
-        return NULL;
-    if (run_on_constants(pm, p, args, st) != CFX_OK) {
-        *failed = true;
-        return NULL;
+        return false;
+    *rc = run_on_constants(pm, p, args, consts);
+    return *rc == CFX_OK;
+}
+
+/* Drops the references fresh results carry when no scope owns them (kernels' convention). */
+static void release_results(const cfx_value *outs, int n_outs)
+{
+    for (int i = 0; i < n_outs; i++) {
+        if (outs[i].kind == CFX_V_TENSOR)
+            cfx_tensor_release(outs[i].u.t);
+        else if (outs[i].kind == CFX_V_LIST)
+            for (uint32_t j = 0; j < outs[i].len; j++)
+                if (outs[i].u.items[j].kind == CFX_V_TENSOR)
+                    cfx_tensor_release(outs[i].u.items[j].u.t);
     }
-    return st[0].kind == CFX_V_TENSOR ? st[0].u.t : NULL;
 }
 
 /* ---- results to nodes -------------------------------------------------------------------------- */
@@ -658,14 +692,22 @@ static int set_container_val(cfx_node *n, const cfx_value *outs, int n_outs, boo
     return rc;
 }
 
-/* wrap_with_proxy for one value bound to node proxy: a tensor is tracked; a list gets its
- * val and a getitem per element, its tensors tracked; primitives pass. */
-static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy, const cfx_site *site)
+/* The constant a value's counterpart c (NULL: none) gives a tensor. */
+static cfx_tensor *tensor_constant(const cfx_value *c)
+{
+    return c && c->kind == CFX_V_TENSOR ? c->u.t : NULL;
+}
+
+/* wrap_with_proxy for one value bound to node proxy, with its constant c (NULL: none): a
+ * tensor is tracked; a list gets its val and a getitem per element, its tensors tracked;
+ * primitives pass. */
+static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy, const cfx_site *site, const cfx_value *c)
 {
     if (v.kind == CFX_V_TENSOR)
-        return v.u.t ? track(pm, v.u.t, proxy, NULL, site) : CFX_OK;
+        return v.u.t ? track(pm, v.u.t, proxy, tensor_constant(c), site) : CFX_OK;
     if (v.kind != CFX_V_LIST)
         return CFX_OK;
+    bool list_c = c && c->kind == CFX_V_LIST && c->len == v.len;
     int rc = set_container_val(proxy, v.u.items, (int)v.len, false);
     for (uint32_t j = 0; rc == CFX_OK && j < v.len; j++) {
         cfx_node *gi = getitem(pm, proxy, j, site);
@@ -673,31 +715,32 @@ static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy, const cf
             return CFX_ERR;
         cfx_value e = v.u.items[j];
         if (e.kind == CFX_V_TENSOR && e.u.t)
-            rc = track(pm, e.u.t, gi, NULL, site);
+            rc = track(pm, e.u.t, gi, list_c ? tensor_constant(&c->u.items[j]) : NULL, site);
     }
     return rc;
 }
 
-/* track_tensor_tree of an op's returns outs[0..n_outs) produced by node n: one return as
- * itself, several as a tuple (a val on n, a getitem node for every element, whatever it
- * holds). */
-static int track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs, const cfx_site *site)
+/* track_tensor_tree of an op's returns outs[0..n_outs) produced by node n, with their
+ * constants consts (NULL: none): one return as itself, several as a tuple (a val on n, a
+ * getitem node for every element, whatever it holds). */
+static int track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs, const cfx_site *site,
+                         const cfx_value *consts)
 {
     if (n_outs == 1)
-        return wrap_value(pm, outs[0], n, site);
+        return wrap_value(pm, outs[0], n, site, consts);
     int rc = n_outs > 0 ? set_container_val(n, outs, n_outs, true) : CFX_OK;
     for (int i = 0; rc == CFX_OK && i < n_outs; i++) {
         cfx_node *gi = getitem(pm, n, i, site);
         if (!gi)
             return CFX_ERR;
-        rc = wrap_value(pm, outs[i], gi, site);
+        rc = wrap_value(pm, outs[i], gi, site, consts ? &consts[i] : NULL);
     }
     return rc;
 }
 
 int cfx_proxy_track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs)
 {
-    return pm && n ? track_outputs(pm, n, outs, n_outs, site_to_record(pm)) : CFX_ERR;
+    return pm && n ? track_outputs(pm, n, outs, n_outs, site_to_record(pm), NULL) : CFX_ERR;
 }
 
 /* ---- the handler ----------------------------------------------------------------------------- */
@@ -886,30 +929,30 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     if (!n)
         return CFX_ERR;
 
-    /* the constant is computed from the arguments, which the call overwrites */
+    /* constants are computed from the arguments, which the call overwrites */
     cfx_value in[MAX_ARGS];
-    bool may_be_constant = p->n_returns == 1 && (p->lift || (cf.any && !p->seeded));
+    bool may_be_constant = p->lift || (cf.all && cf.any && !p->seeded);
     if (may_be_constant)
         memcpy(in, stack, (size_t)p->n_args * sizeof *in);
     const cfx_site *site = site_to_record(pm);
     int rc = cfx_mode_redispatch(p->target, stack);
-    if (rc != CFX_OK) {
-        /* the node stays, as in PyTorch; its site tells where the failing call was */
-        if (site)
-            cfx_node_set_stack_trace(n, site);
+    /* a single tensor result's meta carries the site (set with it in one record); any other
+     * node, a failed call's included (it stays, as in PyTorch), gets it now */
+    bool meta_has_site = rc == CFX_OK && p->n_returns == 1 && stack[0].kind == CFX_V_TENSOR && stack[0].u.t;
+    if (site && !meta_has_site) {
+        int rs = cfx_node_set_stack_trace(n, site);
+        if (rc == CFX_OK)
+            rc = rs;
+    }
+    if (rc != CFX_OK)
         return rc;
-    }
-    if (p->n_returns == 1 && stack[0].kind == CFX_V_TENSOR && stack[0].u.t) {
-        cfx_tensor *out = stack[0].u.t, *constant = NULL;
-        if (may_be_constant) {
-            bool failed;
-            constant = result_constant(pm, p, in, out, cf, &failed);
-            if (failed)
-                return CFX_ERR;
-        }
-        return track(pm, out, n, constant, site);
-    }
-    if (site && cfx_node_set_stack_trace(n, site) != CFX_OK)
-        return CFX_ERR;
-    return track_outputs(pm, n, stack, p->n_returns, site);
+    cfx_value consts[MAX_ARGS];
+    bool have_consts = may_be_constant && p->n_returns <= MAX_ARGS &&
+                       result_constants(pm, p, in, stack, cf, consts, &rc);
+    if (rc != CFX_OK)
+        return rc;
+    rc = track_outputs(pm, n, stack, p->n_returns, site, have_consts ? consts : NULL);
+    if (have_consts && cfx_scope_depth() == 0)
+        release_results(consts, p->n_returns); /* the bindings hold their own references */
+    return rc;
 }

@@ -130,6 +130,16 @@ static cfx_tensor2 prog_literal_item(cfx_tensor *x)
     return (cfx_tensor2){a, b};
 }
 
+/* The constants of a tuple result: each getitem of max.dim over a one-element literal has its
+ * own, so item() of one is known too (alpha=3.0). */
+static cfx_tensor *prog_literal_max(cfx_tensor *x)
+{
+    static const double three[1] = {3};
+    cfx_tensor *c = cfx_tensor_literal(three, (const int64_t[]){1, 1}, 2, CFX_FLOAT32);
+    cfx_max_dim_result m = cfx_max_dim(c, 1, false);
+    return cfx_add(x, x, cfx__local_scalar_dense(m.values));
+}
+
 /* An input that is a view with a storage offset (A_OFF). */
 static cfx_tensor *prog_offset_input(cfx_tensor *x) { return cfx_neg(x); }
 
@@ -168,6 +178,7 @@ static const program programs[] = {
     {"passthrough", (cfx_fnptr)prog_passthrough, "(Tensor x, Tensor y) -> (Tensor, Tensor, Tensor)", {A_T23, A_T23},
      false, false},
     {"literal_item", (cfx_fnptr)prog_literal_item, "(Tensor x) -> (Tensor, Tensor)", {A_T23}, false, true},
+    {"literal_max", (cfx_fnptr)prog_literal_max, "(Tensor x) -> Tensor", {A_T23}, false, false},
     {"offset_input", (cfx_fnptr)prog_offset_input, "(Tensor x) -> Tensor", {A_OFF}, false, true},
 };
 

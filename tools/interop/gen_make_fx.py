@@ -143,6 +143,14 @@ def literal_item(x):
     return a, b
 
 
+def literal_max(x):
+    """The constants of a tuple result: each getitem of max.dim over a one-element literal has
+    its own, so item() of one is known too."""
+    c = torch.tensor([[3.0]])
+    m = aten.max.dim(c, 1)
+    return aten.add.Tensor(x, x, alpha=aten._local_scalar_dense.default(m[0]))
+
+
 def offset_input(x):
     """A view input with a storage offset: fake tracing keeps it in val, real tracing's val is
     empty_strided(shape, stride) (offset 0)."""
@@ -209,6 +217,7 @@ CASES = {
     "dup_input": (dup_input, (X23, X23), False),
     "passthrough": (passthrough, (X23, Y23), False),
     "literal_item": (literal_item, (X23,), True),
+    "literal_max": (literal_max, (X23,), False),
     "offset_input": (offset_input, (OFF,), True),
     "custom": (custom, (X23,), True),
 }
