@@ -11,6 +11,9 @@
  *  - lifts a real tensor made by a literal (lift_fresh / lift_fresh_copy) into its fake;
  *  - rejects real tensors (unless allow_non_fake_inputs, then converts them with
  *    cfx_fake_from_tensor) and fake tensors of another fake mode, with PyTorch's messages;
+ *  - keeps constants (FakeTensor.constant): a literal of at most one element carries its
+ *    value, an op whose fake arguments all carry one computes its results for real (item()
+ *    of a constant is its value), and an op writing to one without that clears it;
  *  - raises DataDependentOutputException for aten._local_scalar_dense (item) and
  *    DynamicOutputShapeException for aten.nonzero: str(e) is the op, e.g.
  *    "aten.nonzero.default", which is the whole message, as PyTorch prints it;
@@ -71,6 +74,9 @@ bool cfx_tensor_is_fake(const cfx_tensor *t);
 /* The device users see: the fake device for a fake tensor, else t->device (cpu for NULL). */
 cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
 cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */
+/* FakeTensor.constant: the real value a fake tensor is known to hold (a literal of at most
+ * one element, or what an op computed from such constants), or NULL. Borrowed. */
+cfx_tensor *cfx_fake_tensor_constant(const cfx_tensor *t);
 /* "FakeTensor(..., size=(2, 3))", with ", dtype=torch.int64" when not float32 and
  * ", device='meta'" when the fake device is not cpu: PyTorch 2.x's repr. Plain tensors print
  * through cfx_tensor_print. */

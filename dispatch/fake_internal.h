@@ -35,6 +35,8 @@ struct cfx_fake_mode {
     fake_enter_entry *enters;
     int n_enters, cap_enters;
     cfx_keyset fake_keys; /* a fake tensor's key set: meta's plus Python, PythonTLSSnapshot */
+    uint64_t const_owner; /* bindings: fake tensor -> its real constant (FakeTensor.constant) */
+    bool constants_made;  /* some fake of this mode was given a constant */
 };
 
 /* Python and PythonTLSSnapshot, the keys of a Python tensor subclass (both plain

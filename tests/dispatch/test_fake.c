@@ -461,6 +461,98 @@ Test(fake, mode_beats_fake_tensor_subclass)
     cfx_scope_end(s);
 }
 
+/* ------------------------------------------------------------------ constants */
+
+/* One case of fake_constants.tsv run under mode m (entered); x1 a fake of one element. */
+static cfx_value constant_case(const char *name, cfx_fake_mode *m, cfx_tensor *x1)
+{
+    static const double v25[1] = {2.5}, v7[1] = {7}, v12[2] = {1, 2}, v1[1] = {1}, v2[1] = {2};
+    static const int64_t one[1] = {1}, two[1] = {2};
+#define LIT(v, sizes, dt) cfx_tensor_literal(v, sizes, 1, dt)
+    (void)m;
+    if (!strcmp(name, "item_literal")) return cfx__local_scalar_dense(LIT(v25, one, CFX_FLOAT32));
+    if (!strcmp(name, "item_literal_int")) return cfx__local_scalar_dense(LIT(v7, one, CFX_INT64));
+    if (!strcmp(name, "item_add"))
+        return cfx__local_scalar_dense(cfx_add(LIT(v25, one, CFX_FLOAT32), LIT(v25, one, CFX_FLOAT32)));
+    if (!strcmp(name, "item_big_literal")) return cfx__local_scalar_dense(cfx_sum(LIT(v12, two, CFX_FLOAT32), CFX_NO_INTS));
+    if (!strcmp(name, "item_after_inplace_fake")) {
+        cfx_tensor *c = LIT(v1, one, CFX_FLOAT32);
+        cfx_add_(c, x1);
+        return cfx__local_scalar_dense(c);
+    }
+    if (!strcmp(name, "item_after_inplace_constant")) {
+        cfx_tensor *c = LIT(v1, one, CFX_FLOAT32);
+        cfx_add_(c, LIT(v2, one, CFX_FLOAT32));
+        return cfx__local_scalar_dense(c);
+    }
+    if (!strcmp(name, "item_mixed")) return cfx__local_scalar_dense(cfx_add(LIT(v25, one, CFX_FLOAT32), x1));
+    if (!strcmp(name, "nonzero_literal")) return cfx_tensor_value(cfx_nonzero(LIT(v1, one, CFX_FLOAT32)));
+    if (!strcmp(name, "literal")) return cfx_tensor_value(LIT(v1, one, CFX_FLOAT32));
+    if (!strcmp(name, "literal_big")) return cfx_tensor_value(LIT(v12, two, CFX_FLOAT32));
+    if (!strcmp(name, "add_real_0d"))
+        return cfx_tensor_value(cfx_add(cfx_tensor_scalar_double(3, CFX_FLOAT32), cfx_tensor_scalar_double(4, CFX_FLOAT32)));
+    if (!strcmp(name, "add_real_big")) return cfx_tensor_value(cfx_add(REAL(CFX_FLOAT32, 2), REAL(CFX_FLOAT32, 2)));
+#undef LIT
+    cr_assert_fail("unknown constant case %s", name);
+    return cfx_none();
+}
+
+Test(fake, constants_match_pytorch)
+{
+    char *text = read_golden("tests/data/fake_constants.tsv");
+    cr_assert(text, "tests/data/fake_constants.tsv missing or without its golden header");
+    size_t n;
+    char **lines = split_lines(text, &n);
+    cr_assert(lines);
+    int64_t live0 = cfx_tensor_live_count();
+    cfx_scope s = cfx_scope_begin();
+    cfx_fake_mode *m = cfx_fake_mode_new(NULL);
+    cfx_tensor *x1 = cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 1));
+    cr_expect_eq(n, 12);
+    for (size_t i = 0; i < n; i++) {
+        char *f[4] = {lines[i], NULL, NULL, NULL};
+        for (int k = 1; k < 4 && f[k - 1]; k++) {
+            char *tab = strchr(f[k - 1], '\t');
+            if (tab)
+                *tab = '\0';
+            f[k] = tab ? tab + 1 : NULL;
+        }
+        cfx_error_clear();
+        cr_assert_eq(cfx_fake_mode_enter(m), CFX_OK);
+        cfx_value v = constant_case(f[0], m, x1);
+        cfx_fake_mode_exit(m);
+        if (!strcmp(f[1], "error")) {
+            cr_expect(cfx_error_occurred(), "%s: no error", f[0]);
+            cr_expect_str_eq(cfx_error_message() ? cfx_error_message() : "", f[2], "%s", f[0]);
+        } else if (!strcmp(f[1], "value")) {
+            char *got = cfx_value_to_string(v, CFX_STYLE_PYTHON);
+            cr_expect_str_eq(got, f[2], "%s: %s", f[0], cfx_error_message() ? cfx_error_message() : "");
+            free(got);
+        } else {
+            cr_assert(v.kind == CFX_V_TENSOR && v.u.t, "%s: %s", f[0], cfx_error_message());
+            char *r = str_of_fake(v.u.t);
+            cr_expect_str_eq(r, f[2], "%s", f[0]);
+            free(r);
+            cfx_tensor *c = cfx_fake_tensor_constant(v.u.t);
+            cfx_buf b;
+            cfx_buf_init(&b);
+            if (c)
+                cfx_tensor_print(c, &b);
+            else
+                cfx_buf_puts(&b, "None");
+            char *cs = cfx_buf_take(&b);
+            cr_expect_str_eq(cs, f[3], "%s: constant", f[0]);
+            free(cs);
+        }
+    }
+    cfx_error_clear();
+    cfx_fake_mode_free(m);
+    cfx_scope_end(s);
+    cr_expect_eq(cfx_tensor_live_count(), live0, "constants go with their fakes");
+    free(lines);
+    free(text);
+}
+
 /* ------------------------------------------------------------------ errors */
 
 Test(fake, mixing_fake_modes)

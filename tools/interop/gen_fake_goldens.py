@@ -12,6 +12,8 @@ Writes, through golden.py, tab-separated, one case per line:
       operators without a fake implementation) and the repr of fake tensors. Texts that hold
       object addresses ("Mixing fake modes NYI x.fake_mode=<... object at 0x...>") differ
       from run to run and are left to the C test, which checks their fixed parts.
+  tests/data/fake_constants.tsv  case \t value \t repr(result)  or  case \t fake \t repr \t repr(constant)
+      or  case \t error \t str(exception): FakeTensor.constant at work (literals, item()).
 (tests/data/mode_keys.txt, for test_mode.c, is written by tools/interop/gen_keys.py.)
 """
 import os
@@ -134,12 +136,60 @@ def error_cases():
     return rows
 
 
+def constant_cases():
+    """FakeTensor.constant: literals of one element, what ops compute from them, item()."""
+    rows = []
+    mode = FakeTensorMode()
+    x1 = mode.from_tensor(torch.randn(1))
+    r3, r4 = torch.tensor(3.0), torch.tensor(4.0)
+    r2a, r2b = torch.ones(2), torch.ones(2)
+
+    def record(name, thunk):
+        try:
+            with mode:
+                out = thunk()
+        except Exception as exc:  # noqa: BLE001 - the text is the golden
+            rows.append(f"{name}\terror\t{exc}")
+            return
+        if isinstance(out, torch.Tensor):
+            rows.append(f"{name}\tfake\t{out!r}\t{out.constant!r}")
+        else:
+            rows.append(f"{name}\tvalue\t{out!r}")
+
+    item = aten._local_scalar_dense.default
+    record("item_literal", lambda: item(torch.tensor([2.5])))
+    record("item_literal_int", lambda: item(torch.tensor([7])))
+    record("item_add", lambda: item(aten.add.Tensor(torch.tensor([2.5]), torch.tensor([2.5]))))
+    record("item_big_literal", lambda: item(aten.sum.dim_IntList(torch.tensor([1.0, 2.0]), None)))
+
+    def inplace_fake():
+        c = torch.tensor([1.0])
+        aten.add_.Tensor(c, x1)
+        return item(c)
+
+    def inplace_constant():
+        c = torch.tensor([1.0])
+        aten.add_.Tensor(c, torch.tensor([2.0]))
+        return item(c)
+
+    record("item_after_inplace_fake", inplace_fake)
+    record("item_after_inplace_constant", inplace_constant)
+    record("item_mixed", lambda: item(aten.add.Tensor(torch.tensor([2.5]), x1)))
+    record("nonzero_literal", lambda: aten.nonzero.default(torch.tensor([1.0])))
+    record("literal", lambda: torch.tensor([1.0]))
+    record("literal_big", lambda: torch.tensor([1.0, 2.0]))
+    record("add_real_0d", lambda: aten.add.Tensor(r3, r4))
+    record("add_real_big", lambda: aten.add.Tensor(r2a, r2b))
+    return rows
+
+
 def main():
     if not os.path.isdir(golden.OUT):
         sys.exit("run from the repo root")
     torch.manual_seed(0)
     golden.write_text("fake_ops.txt", "".join("\t".join(row) + "\n" for row in fake_cases()))
     golden.write_text("fake_errors.tsv", "".join(row + "\n" for row in error_cases()))
+    golden.write_text("fake_constants.tsv", "".join(row + "\n" for row in constant_cases()))
 
 
 if __name__ == "__main__":
