@@ -34,7 +34,10 @@
  *    (an Inductor layout hint: the argument nodes' own vals, as (args, kwargs) with a dict),
  *    is not recorded: cfx has no Inductor and a meta value holds no dict;
  *  - the dead-code elimination dispatch_trace runs after tracing only ever removes symbolic
- *    size accessors (sym_size, ...), which cfx never records; it is not run. */
+ *    size accessors (sym_size, ...), which cfx never records; it is not run;
+ *  - make_fx's decomposition_table (and pre_dispatch, record_module_stack) have no
+ *    counterpart: an operator with a CompositeImplicitAutograd kernel decomposes in the
+ *    dispatcher before the proxy mode sees it, which is make_fx's default behaviour. */
 #include <stdlib.h>
 #include <string.h>
 

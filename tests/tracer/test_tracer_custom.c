@@ -56,6 +56,19 @@ static int split2_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *
     return CFX_OK;
 }
 
+/* twice(x) = add(x, x), a CompositeImplicitAutograd kernel: a decomposition */
+static int twice_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx;
+    (void)op;
+    (void)ks;
+    cfx_tensor *r = cfx_add(stack[0].u.t, stack[0].u.t);
+    if (!r)
+        return CFX_ERR;
+    stack[0] = cfx_tensor_value(r);
+    return CFX_OK;
+}
+
 static void setup(void)
 {
     cfx_error_clear();
@@ -70,6 +83,8 @@ static void setup(void)
     cr_assert_eq(CFX_IMPL_BOXED(lib, "scale", cea, scale_kernel, NULL), CFX_OK);
     cr_assert_eq(CFX_IMPL_BOXED(lib, "count", cea, count_kernel, NULL), CFX_OK);
     cr_assert_eq(CFX_IMPL_BOXED(lib, "split2", cea, split2_kernel, NULL), CFX_OK);
+    cr_assert_eq(cfx_library_def(lib, "twice(Tensor x) -> Tensor"), CFX_OK);
+    cr_assert_eq(CFX_IMPL_BOXED(lib, "twice", CFX_KEY_CompositeImplicitAutograd, twice_kernel, NULL), CFX_OK);
 }
 
 static void teardown(void) { cfx_library_free(lib); }
@@ -193,6 +208,35 @@ Test(tracer_custom, list_and_tuple_vals_survive_json)
     cfx_graph_free(back);
     cfx_graph_module_free(gm);
     cfx_tensor_release(x);
+}
+
+static cfx_tensor *prog_composite(cfx_tensor *x)
+{
+    return cfx_relu(call("cfxtest::twice", (cfx_value[]){cfx_tensor_value(x)}, 1).u.t);
+}
+
+Test(tracer_custom, composite_implicit_kernels_decompose)
+{
+    /* what a CompositeImplicitAutograd kernel calls is recorded, not the op itself */
+    char *want = golden("composite", "graph"), *want_code = golden("composite", "code");
+    cr_assert(want && want_code);
+    for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
+        cfx_tensor *x = test_tensor(2, 3, 0);
+        cfx_value a = cfx_tensor_value(x);
+        cfx_make_fx_options o = {(cfx_tracing_mode)mode, NULL, NULL, false};
+        cfx_graph_module *gm = cfx_make_fx((cfx_fnptr)prog_composite, "(Tensor x) -> Tensor", &a, 1, &o);
+        cr_assert(gm, "%s", cfx_error_message());
+        char *graph = cfx_graph_to_string(cfx_graph_module_graph(gm));
+        char *code = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
+        cr_expect_str_eq(graph, want, "mode %d", mode);
+        cr_expect_str_eq(code, want_code, "mode %d", mode);
+        free(graph);
+        free(code);
+        cfx_graph_module_free(gm);
+        cfx_tensor_release(x);
+    }
+    free(want);
+    free(want_code);
 }
 
 static cfx_tensor *enum_as_int(cfx_tensor *x)

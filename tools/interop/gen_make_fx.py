@@ -173,6 +173,9 @@ def _scale(x, a=1, b=2.0, *, mode="sum", dims=(), dtype=None):
 LIB.impl("scale", _scale, "CompositeExplicitAutograd")
 LIB.impl("count", lambda x: x.numel(), "CompositeExplicitAutograd")
 LIB.impl("split2", lambda x: [x.clone(), x.clone()], "CompositeExplicitAutograd")
+# A CompositeImplicitAutograd kernel is a decomposition: make_fx records what it calls.
+LIB.define("twice(Tensor x) -> Tensor")
+LIB.impl("twice", lambda x: aten.add.Tensor(x, x), "CompositeImplicitAutograd")
 
 
 def custom(x):
@@ -187,6 +190,10 @@ def custom(x):
     n = ops.count.default(g)
     s = ops.split2.default(g)
     return s[1], n
+
+
+def composite(x):
+    return aten.relu.default(torch.ops.cfxtest.twice.default(x))
 
 
 def t23(base):
@@ -220,6 +227,7 @@ CASES = {
     "literal_max": (literal_max, (X23,), False),
     "offset_input": (offset_input, (OFF,), True),
     "custom": (custom, (X23,), True),
+    "composite": (composite, (X23,), False),
 }
 
 # Programs whose nodes' stack_trace keys are recorded (record_stack_traces=True).
