@@ -15,12 +15,14 @@ static void setup(void)
 {
     cfx_error_clear();
     C3 = cfx_tensor_from_floats((const float[]){1, 2, 3}, (const int64_t[]){3}, 1);
+    G1 = cfx_tensor_from_floats((const float[]){5}, (const int64_t[]){1}, 1);
 }
 
 static void teardown(void)
 {
     cfx_tensor_release(C3);
-    C3 = NULL;
+    cfx_tensor_release(G1);
+    C3 = G1 = NULL;
 }
 
 TestSuite(make_fx, .init = setup, .fini = teardown);
@@ -81,12 +83,13 @@ GRAPH_TEST(dup_input)
 GRAPH_TEST(passthrough)
 GRAPH_TEST(literal_item)
 GRAPH_TEST(literal_max)
+GRAPH_TEST(global_item)
 GRAPH_TEST(offset_input)
 
 Test(make_fx, every_program_has_a_test)
 {
     /* the list above and the table must not drift apart */
-    cr_expect_eq(N_PROGRAMS, 16);
+    cr_expect_eq(N_PROGRAMS, 17);
 }
 
 /* ---- attributes --------------------------------------------------------------------------------- */

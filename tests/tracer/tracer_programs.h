@@ -140,6 +140,12 @@ static cfx_tensor *prog_literal_max(cfx_tensor *x)
     return cfx_add(x, x, cfx__local_scalar_dense(m.values));
 }
 
+/* G1: a one-element tensor made outside the trace (test setup), as a Python global; item() of
+ * it is computed for real in both modes (the trace does not track it). */
+static cfx_tensor *G1;
+
+static cfx_tensor *prog_global_item(cfx_tensor *x) { return cfx_add(x, x, cfx__local_scalar_dense(G1)); }
+
 /* An input that is a view with a storage offset (A_OFF). */
 static cfx_tensor *prog_offset_input(cfx_tensor *x) { return cfx_neg(x); }
 
@@ -179,6 +185,7 @@ static const program programs[] = {
      false, false},
     {"literal_item", (cfx_fnptr)prog_literal_item, "(Tensor x) -> (Tensor, Tensor)", {A_T23}, false, true},
     {"literal_max", (cfx_fnptr)prog_literal_max, "(Tensor x) -> Tensor", {A_T23}, false, false},
+    {"global_item", (cfx_fnptr)prog_global_item, "(Tensor x) -> Tensor", {A_T23}, false, false},
     {"offset_input", (cfx_fnptr)prog_offset_input, "(Tensor x) -> Tensor", {A_OFF}, false, true},
 };
 

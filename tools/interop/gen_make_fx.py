@@ -151,6 +151,15 @@ def literal_max(x):
     return aten.add.Tensor(x, x, alpha=aten._local_scalar_dense.default(m[0]))
 
 
+G1 = torch.tensor([5.0])
+
+
+def global_item(x):
+    """item() of a tensor the trace does not track (a global): proxy_call's all_constant holds
+    for it, so its value is computed for real and burnt in, in both modes."""
+    return aten.add.Tensor(x, x, alpha=aten._local_scalar_dense.default(G1))
+
+
 def offset_input(x):
     """A view input with a storage offset: fake tracing keeps it in val, real tracing's val is
     empty_strided(shape, stride) (offset 0)."""
@@ -225,6 +234,7 @@ CASES = {
     "passthrough": (passthrough, (X23, Y23), False),
     "literal_item": (literal_item, (X23,), True),
     "literal_max": (literal_max, (X23,), False),
+    "global_item": (global_item, (X23,), False),
     "offset_input": (offset_input, (OFF,), True),
     "custom": (custom, (X23,), True),
     "composite": (composite, (X23,), False),
