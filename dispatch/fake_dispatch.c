@@ -663,7 +663,7 @@ static int lift_real(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack)
 {
     cfx_tensor *arg = stack[0].u.t;
     cfx_scope scope = cfx_scope_begin();
-    cfx_value st[2] = {stack[0], stack[1]};
+    cfx_value st[1] = {stack[0]}; /* a lift: one argument, one result */
     int rc = cfx_mode_redispatch(op, st);
     cfx_tensor *f = NULL;
     if (rc == CFX_OK && st[0].kind == CFX_V_TENSOR && st[0].u.t && may_turn_const(st[0].u.t)) {
