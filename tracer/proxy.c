@@ -466,6 +466,8 @@ static int set_constant(cfx_proxy_mode *pm, cfx_tensor *t, cfx_tensor *c)
             cfx_tensor_binding_clear(t, pm->const_owner);
         return CFX_OK;
     }
+    if (constant_of(pm, t) == c) /* an in-place op on constants updated it where it is */
+        return CFX_OK;
     int rc = cfx_tensor_binding_set(t, pm->const_owner, cfx_tensor_retain(c), release_constant);
     if (rc != CFX_OK)
         cfx_tensor_release(c);
@@ -596,19 +598,6 @@ static bool result_constants(cfx_proxy_mode *pm, const op_plan *p, const cfx_val
         return false;
     *rc = run_on_constants(pm, p, args, consts);
     return *rc == CFX_OK;
-}
-
-/* Drops the references fresh results carry when no scope owns them (kernels' convention). */
-static void release_results(const cfx_value *outs, int n_outs)
-{
-    for (int i = 0; i < n_outs; i++) {
-        if (outs[i].kind == CFX_V_TENSOR)
-            cfx_tensor_release(outs[i].u.t);
-        else if (outs[i].kind == CFX_V_LIST)
-            for (uint32_t j = 0; j < outs[i].len; j++)
-                if (outs[i].u.items[j].kind == CFX_V_TENSOR)
-                    cfx_tensor_release(outs[i].u.items[j].u.t);
-    }
 }
 
 /* ---- results to nodes -------------------------------------------------------------------------- */
@@ -946,13 +935,14 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     }
     if (rc != CFX_OK)
         return rc;
+    if (!may_be_constant)
+        return track_outputs(pm, n, stack, p->n_returns, site, NULL);
+    /* constants are computed in a scope of their own: the bindings keep what they need */
     cfx_value consts[MAX_ARGS];
-    bool have_consts = may_be_constant && p->n_returns <= MAX_ARGS &&
-                       result_constants(pm, p, in, stack, cf, consts, &rc);
-    if (rc != CFX_OK)
-        return rc;
-    rc = track_outputs(pm, n, stack, p->n_returns, site, have_consts ? consts : NULL);
-    if (have_consts && cfx_scope_depth() == 0)
-        release_results(consts, p->n_returns); /* the bindings hold their own references */
+    cfx_scope cs = cfx_scope_begin();
+    bool have_consts = p->n_returns <= MAX_ARGS && result_constants(pm, p, in, stack, cf, consts, &rc);
+    if (rc == CFX_OK)
+        rc = track_outputs(pm, n, stack, p->n_returns, site, have_consts ? consts : NULL);
+    cfx_scope_end(cs);
     return rc;
 }

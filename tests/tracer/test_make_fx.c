@@ -84,12 +84,13 @@ GRAPH_TEST(passthrough)
 GRAPH_TEST(literal_item)
 GRAPH_TEST(literal_max)
 GRAPH_TEST(global_item)
+GRAPH_TEST(literal_inplace)
 GRAPH_TEST(offset_input)
 
 Test(make_fx, every_program_has_a_test)
 {
     /* the list above and the table must not drift apart */
-    cr_expect_eq(N_PROGRAMS, 17);
+    cr_expect_eq(N_PROGRAMS, 18);
 }
 
 /* ---- attributes --------------------------------------------------------------------------------- */

@@ -140,6 +140,15 @@ static cfx_tensor *prog_literal_max(cfx_tensor *x)
     return cfx_add(x, x, cfx__local_scalar_dense(m.values));
 }
 
+/* An in-place op on constants updates the constant: item() after it sees the sum (3.0). */
+static cfx_tensor *prog_literal_inplace(cfx_tensor *x)
+{
+    static const double one[1] = {1}, two[1] = {2};
+    cfx_tensor *c = cfx_tensor_literal(one, (const int64_t[]){1}, 1, CFX_FLOAT32);
+    cfx_add_(c, cfx_tensor_literal(two, (const int64_t[]){1}, 1, CFX_FLOAT32));
+    return cfx_add(x, x, cfx__local_scalar_dense(c));
+}
+
 /* G1: a one-element tensor made outside the trace (test setup), as a Python global; item() of
  * it is computed for real in both modes (the trace does not track it). */
 static cfx_tensor *G1;
@@ -186,6 +195,7 @@ static const program programs[] = {
     {"literal_item", (cfx_fnptr)prog_literal_item, "(Tensor x) -> (Tensor, Tensor)", {A_T23}, false, true},
     {"literal_max", (cfx_fnptr)prog_literal_max, "(Tensor x) -> Tensor", {A_T23}, false, false},
     {"global_item", (cfx_fnptr)prog_global_item, "(Tensor x) -> Tensor", {A_T23}, false, false},
+    {"literal_inplace", (cfx_fnptr)prog_literal_inplace, "(Tensor x) -> Tensor", {A_T23}, false, false},
     {"offset_input", (cfx_fnptr)prog_offset_input, "(Tensor x) -> Tensor", {A_OFF}, false, true},
 };
 

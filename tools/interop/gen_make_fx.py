@@ -151,6 +151,13 @@ def literal_max(x):
     return aten.add.Tensor(x, x, alpha=aten._local_scalar_dense.default(m[0]))
 
 
+def literal_inplace(x):
+    """An in-place op on constants updates the constant: item() after it sees the sum."""
+    c = torch.tensor([1.0])
+    aten.add_.Tensor(c, torch.tensor([2.0]))
+    return aten.add.Tensor(x, x, alpha=aten._local_scalar_dense.default(c))
+
+
 G1 = torch.tensor([5.0])
 
 
@@ -235,6 +242,7 @@ CASES = {
     "literal_item": (literal_item, (X23,), True),
     "literal_max": (literal_max, (X23,), False),
     "global_item": (global_item, (X23,), False),
+    "literal_inplace": (literal_inplace, (X23,), False),
     "offset_input": (offset_input, (OFF,), True),
     "custom": (custom, (X23,), True),
     "composite": (composite, (X23,), False),
