@@ -333,7 +333,8 @@ cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_val
         return NULL;
     }
     if (o.mode != CFX_TRACE_REAL && o.mode != CFX_TRACE_FAKE) {
-        cfx_error_set(CFX_ERR, NULL, "Unexpected tracing type: %d", (int)o.mode);
+        /* make_fx's check (its tracing_mode is a string; cfx's an enum value) */
+        cfx_error_set(CFX_ERR, NULL, "tracing_mode must be real/fake/symbolic, got %d", (int)o.mode);
         return NULL;
     }
     trace tr = {0};

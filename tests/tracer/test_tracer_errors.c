@@ -111,6 +111,19 @@ Test(tracer_errors, argument_count)
     expect_clean(live0);
 }
 
+Test(tracer_errors, tracing_mode)
+{
+    /* the golden asks make_fx for tracing_mode="7"; cfx's mode is an enum, 7 no value of it */
+    char *want = oracle("bad_mode");
+    cfx_tensor *x = test_tensor(2, 3, 0);
+    cfx_value args[2] = {cfx_tensor_value(x), cfx_tensor_value(x)};
+    cfx_make_fx_options o = {(cfx_tracing_mode)7, NULL, NULL, false};
+    cr_expect_null(cfx_make_fx(find_program("basic")->fn, find_program("basic")->signature, args, 2, &o));
+    cr_expect_str_eq(cfx_error_message(), want);
+    free(want);
+    cfx_tensor_release(x);
+}
+
 Test(tracer_errors, argument_kind)
 {
     int64_t live0 = cfx_tensor_live_count();

@@ -322,6 +322,7 @@ def error_rows():
 
     record("too_few", lambda: make_fx(basic)(X23))
     record("too_many", lambda: make_fx(basic)(X23, Y23, X23))
+    record("bad_mode", lambda: make_fx(basic, tracing_mode="7")(X23, Y23))
 
     def item(x):
         return aten._local_scalar_dense.default(aten.sum.dim_IntList(x, None))
