@@ -69,12 +69,6 @@ static bool namespace_in(const cfx_schema *s, const char *const *list, int n)
     return false;
 }
 
-/* The schema is name.overload ("aten::add_", "Tensor"). */
-static bool names_op(const cfx_schema *s, const char *name, const char *overload)
-{
-    return strcmp(s->name, name) == 0 && strcmp(s->overload ? s->overload : "", overload) == 0;
-}
-
 /* The op's name without namespace ("add" of "aten::add") is one of list[0..n). */
 static bool name_in(const cfx_schema *s, const char *const *list, int n)
 {
@@ -213,18 +207,15 @@ typedef struct validate_ctx {
     cfx_fake_mode *m;
     const cfx_op *op;
     const cfx_value *stack;
-    bool needs_conversion;
 } validate_ctx;
 
+/* The error for the first argument that is not a fake tensor of this mode (without
+ * allow_non_fake_inputs). */
 static int validate_one(void *vctx, cfx_tensor *t)
 {
     validate_ctx *c = vctx;
     if (cfx_fake_is_ours(c->m, t))
         return 0;
-    if (c->m->opts.allow_non_fake_inputs) {
-        c->needs_conversion = true;
-        return 0;
-    }
     if (cfx_tensor_is_fake(t))
         /* str() of a Python object names its class and address; the modes' addresses here */
         return cfx_error_set(CFX_ERR, cfx_op_name(c->op),
@@ -308,10 +299,10 @@ static int merge_device(void *vctx, cfx_tensor *t)
 
 /* Computes the common device. On failure returns PyTorch's message (malloc'd) instead, to be
  * raised only if an output is a tensor: PyTorch computes it lazily. */
-static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device *out)
+static char *common_device(const cfx_fake_mode *m, const cfx_op *op, const cfx_value *stack, cfx_device *out)
 {
     const cfx_schema *s = cfx_op_schema(op);
-    device_ctx c = {.meta_rhs = names_op(s, "aten::add_", "Tensor")};
+    device_ctx c = {.meta_rhs = op == m->add_inplace};
     each_tensor_arg(s, stack, merge_device, &c);
     if (c.found && !c.conflict) {
         *out = c.common;
@@ -570,22 +561,28 @@ static cfx_tensor *constant_fake(cfx_fake_mode *m, cfx_tensor *real)
     return f;
 }
 
-typedef struct constant_args {
+/* What dispatch_impl needs to know about the tensor arguments, in one walk. */
+typedef struct arg_survey {
     const cfx_fake_mode *m;
-    int n_fakes;   /* fake arguments of this mode */
-    bool all;      /* every one of them has a constant */
-    bool any;
-} constant_args;
+    int n_ours;    /* fake tensors of this mode */
+    int n_foreign; /* real tensors and fakes of other modes: validation's business */
+    bool any_fake; /* a fake tensor of any mode */
+    bool all_const, any_const; /* over the fakes of this mode (constants) */
+} arg_survey;
 
-static int note_constant(void *vctx, cfx_tensor *t)
+static int survey_one(void *vctx, cfx_tensor *t)
 {
-    constant_args *c = vctx;
-    if (!cfx_fake_is_ours(c->m, t))
+    arg_survey *v = vctx;
+    if (!cfx_fake_is_ours(v->m, t)) {
+        v->n_foreign++;
+        v->any_fake |= cfx_tensor_is_fake(t);
         return 0;
-    bool has = constant_of(c->m, t) != NULL;
-    c->n_fakes++;
-    c->all &= has;
-    c->any |= has;
+    }
+    v->n_ours++;
+    v->any_fake = true;
+    bool has = constant_of(v->m, t) != NULL;
+    v->all_const &= has;
+    v->any_const |= has;
     return 0;
 }
 
@@ -707,24 +704,6 @@ static void invalidate_written(const cfx_fake_mode *m, const cfx_schema *s, cons
 
 /* ------------------------------------------------------------------ the handler */
 
-/* Some tensor argument is a fake tensor (of any mode). */
-static int is_fake_arg(void *ctx, cfx_tensor *t)
-{
-    (void)ctx;
-    return cfx_tensor_is_fake(t);
-}
-
-static bool any_fake_arg(const cfx_schema *s, const cfx_value *stack)
-{
-    return each_tensor_arg(s, stack, is_fake_arg, NULL) != 0;
-}
-
-/* FakeTensorMode.lift_fns */
-static bool is_lift(const cfx_schema *s)
-{
-    return names_op(s, "aten::lift_fresh", "") || names_op(s, "aten::lift_fresh_copy", "");
-}
-
 static bool is_tensor_constructor(const cfx_schema *s)
 {
     return s->tensor_arg_mask == 0 && s->n_returns == 1 && s->returns[0].type->kind == CFX_TYPE_TENSOR;
@@ -737,39 +716,41 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
 
     /* torch.tensor() makes a plain tensor and lifts it (lift_fresh; make_fx records
      * lift_fresh_copy): a real argument of a lift is expected, not refused */
-    if (is_lift(s) && stack[0].kind == CFX_V_TENSOR && stack[0].u.t && !cfx_tensor_is_fake(stack[0].u.t))
+    if ((op == m->lift_fresh || op == m->lift_fresh_copy) && stack[0].kind == CFX_V_TENSOR && stack[0].u.t &&
+        !cfx_tensor_is_fake(stack[0].u.t))
         return lift_real(m, op, stack);
+
+    arg_survey sv = {m, 0, 0, false, true, false};
+    each_tensor_arg(s, stack, survey_one, &sv);
 
     /* ops that take Python numbers as tensors, called on real tensors only: computed for
      * real, and a constant when small (else the call goes on, and is refused below) */
-    constant_args ca = {m, 0, true, false};
-    each_tensor_arg(s, stack, note_constant, &ca);
-    if (ca.n_fakes == 0 && name_in(s, numbers_as_tensors, COUNT(numbers_as_tensors)) && !any_fake_arg(s, stack)) {
+    if (!sv.any_fake && name_in(s, numbers_as_tensors, COUNT(numbers_as_tensors)) && s->n_args <= 64 &&
+        s->n_returns <= 64) {
         cfx_value st[64];
-        if (s->n_args <= 64 && s->n_returns <= 64) {
-            memcpy(st, stack, (size_t)s->n_args * sizeof *st);
-            if (answer_with_constants(m, op, st, stack, &rc)) {
-                if (rc == CFX_OK)
-                    memcpy(stack, st, (size_t)s->n_returns * sizeof *stack);
-                return rc;
-            }
+        memcpy(st, stack, (size_t)s->n_args * sizeof *st);
+        if (answer_with_constants(m, op, st, stack, &rc)) {
+            if (rc == CFX_OK)
+                memcpy(stack, st, (size_t)s->n_returns * sizeof *stack);
+            return rc;
         }
     }
 
-    validate_ctx vc = {m, op, stack, false};
-    if ((rc = each_tensor_arg(s, stack, validate_one, &vc)) != 0)
-        return rc;
-    if (vc.needs_conversion) {
+    if (sv.n_foreign) {
+        if (!m->opts.allow_non_fake_inputs) {
+            /* the first offending argument, with its message */
+            validate_ctx vc = {m, op, stack};
+            return each_tensor_arg(s, stack, validate_one, &vc);
+        }
         convert_ctx cc = {m, w};
         if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
             return rc;
-        ca = (constant_args){m, 0, true, false};
-        each_tensor_arg(s, stack, note_constant, &ca);
+        sv.all_const = false; /* converted tensors carry no constant */
     }
 
     /* every fake argument a constant: the op runs on the constants for real, and its results
      * are constants if they are small (item() of a literal is its value) */
-    if (ca.n_fakes > 0 && ca.all && !cfx_op_has_tag(op, CFX_TAG_nondeterministic_seeded) &&
+    if (sv.n_ours > 0 && sv.all_const && !cfx_op_has_tag(op, CFX_TAG_nondeterministic_seeded) &&
         !cfx_op_has_tag(op, CFX_TAG_inplace_view) && s->n_args <= 64 && s->n_returns <= 64) {
         cfx_value st[64];
         memcpy(st, stack, (size_t)s->n_args * sizeof *st);
@@ -783,7 +764,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
             return rc;
         }
     }
-    if (ca.any)
+    if (sv.any_const)
         invalidate_written(m, s, stack);
 
     if (raises(op))
@@ -820,7 +801,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     /* Computed before the kernel overwrites the arguments; reported only if an output is a
      * tensor, as PyTorch computes it lazily. */
     cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
-    char *dev_err = common_device(op, stack, &common);
+    char *dev_err = common_device(m, op, stack, &common);
     /* The kernel overwrites the arguments with its results: remember the tensor arguments, to
      * tell a fresh result (ours to drop if wrapping fails) from an input returned as is. */
     cfx_tensor *inputs[64];

@@ -36,6 +36,8 @@ struct cfx_fake_mode {
     int n_enters, cap_enters;
     cfx_keyset fake_keys; /* a fake tensor's key set: meta's plus Python, PythonTLSSnapshot */
     uint64_t const_owner; /* bindings: fake tensor -> its real constant (FakeTensor.constant) */
+    /* the operators the mode treats apart, looked up once: lift_fns and add_'s device rule */
+    const cfx_op *lift_fresh, *lift_fresh_copy, *add_inplace;
     bool constants_made;  /* some fake of this mode was given a constant */
 };
 

@@ -354,11 +354,14 @@ static cfx_meta_val tensor_val(const cfx_tensor *t)
 /* set_meta for a tensor: val and tensor_meta, and the stack trace if recorded. */
 static int set_tensor_meta(cfx_node *n, const cfx_tensor *t, const cfx_site *site)
 {
-    cfx_meta_val v = tensor_val(t);
-    int rc = cfx_node_set_result_meta(n, site, t, &v.device, false);
+    bool fake = cfx_tensor_is_fake(t);
+    cfx_device dev = fake ? cfx_tensor_fake_device(t) : t->device;
+    int rc = cfx_node_set_result_meta(n, site, t, &dev, false);
     /* the graph's one-call setter takes the offset from t: a real view's val still has 0 */
-    if (rc == CFX_OK && v.storage_offset != t->storage_offset)
+    if (rc == CFX_OK && !fake && t->storage_offset != 0) {
+        cfx_meta_val v = tensor_val(t);
         rc = cfx_node_set_val(n, &v);
+    }
     return rc;
 }
 
@@ -935,8 +938,9 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     }
     if (rc != CFX_OK)
         return rc;
-    if (!may_be_constant)
-        return track_outputs(pm, n, stack, p->n_returns, site, NULL);
+    if (!may_be_constant) /* a single tensor, the usual result, is tracked as itself */
+        return meta_has_site ? track(pm, stack[0].u.t, n, NULL, site)
+                             : track_outputs(pm, n, stack, p->n_returns, site, NULL);
     /* constants are computed in a scope of their own: the bindings keep what they need */
     cfx_value consts[MAX_ARGS];
     cfx_scope cs = cfx_scope_begin();
