@@ -32,17 +32,10 @@
  * `stack_trace` (the C call site of the op) is recorded on every node the mode creates when
  * the tracer records stack traces (make_fx's record_stack_traces), never on placeholders.
  *
- * Constant propagation (proxy_call's, CONSTANT_NUMEL_LIMIT = 1): the result of lift_fresh_copy
- * (a tensor literal) of at most one element carries a real copy of the literal as its
- * `constant`, and an operator whose tracked tensor arguments all carry constants (at least
- * one) computes its results' constants for real when every tensor result has at most one
- * element (the elements of a tuple or list result each get theirs). A data-dependent
- * operator (item()) whose tracked tensor arguments all carry constants returns the value
- * computed for real and records nothing, which is how `x * torch.tensor([2.]).item()` traces
- * as `mul(x, 2.0)`. Otherwise a data-dependent operator on real tensors is refused with
- * proxy_call's text; on fake tensors it is recorded and the fake mode below raises. Constants
- * live in a second binding of the tensor (owner const_owner), holding a reference to the real
- * constant. */
+ * A data-dependent operator (item()) is answered from constants when its tracked arguments
+ * all carry one (proxy_constants.c: proxy_call's constant propagation of literals); otherwise
+ * it is refused with proxy_call's text on real tensors, and on fake tensors recorded and left
+ * to the fake mode below, which raises (cfx has no ShapeEnv). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,56 +47,9 @@
 #include "dispatch/scope.h"
 #include "dispatch/tensor_ext.h"
 #include "ir/graph.h"
-#include "tracer/proxy.h"
+#include "tracer/proxy_internal.h"
 
-enum { MAX_ARGS = 64, CONSTANT_NUMEL_LIMIT = 1 };
-
-/* What the handler needs to know about one operator, computed once from its schema. */
-typedef struct op_plan {
-    const cfx_op *op;         /* NULL: not computed yet */
-    const cfx_op *target;     /* recorded and run: lift_fresh becomes lift_fresh_copy */
-    uint8_t n_args;           /* at most MAX_ARGS */
-    uint8_t kwarg_start;      /* arguments from here on are kwarg-only */
-    uint8_t trim_from;        /* positional arguments [trim_from, kwarg_start) all have defaults */
-    uint16_t n_returns;
-    bool lift;                /* target is lift_fresh_copy: its small results are constants */
-    bool data_dependent;      /* tagged data_dependent_output */
-    bool seeded;              /* tagged nondeterministic_seeded: never constant */
-    uint64_t lists;           /* bit i: argument i is a list that may hold tensors */
-    uint64_t enums;           /* bit i: argument i is ScalarType / Layout / MemoryFormat (?) */
-    uint64_t enum_dtype;      /* of those, bit i: a ScalarType (an INT there is shown as a dtype) */
-    uint64_t enum_layout;     /* bit i: a Layout; the other enums are MemoryFormats */
-} op_plan;
-
-_Static_assert(MAX_ARGS <= UINT8_MAX, "argument positions fit a byte");
-
-typedef struct const_entry {
-    const cfx_tensor *t; /* NULL = free slot */
-    const char *name;    /* owned by the graph module */
-} const_entry;
-
-/* get_fresh_qualname's per-prefix counters: the two prefixes the tracer interns under. */
-enum { QUAL_PARAM, QUAL_TENSOR, QUAL_COUNT };
 static const char *const qual_prefix[QUAL_COUNT] = {"_param_constant", "_tensor_constant"};
-
-struct cfx_proxy_mode {
-    cfx_mode base;
-    cfx_graph_module *gm;
-    cfx_graph *g;
-    const cfx_module *module;
-    uint64_t owner;       /* bindings: tensor -> node */
-    uint64_t const_owner; /* bindings: tensor -> its real constant (a reference) */
-    bool constants_made;  /* some tensor was given a constant (else no argument has one) */
-    bool record_stack_traces;
-    op_plan *plans;       /* by op id (operator.h), grown on demand */
-    uint32_t plan_cap;
-    const_entry *consts;  /* interned tensors by address */
-    uint32_t const_cap, n_consts;
-    uint32_t qual_next[QUAL_COUNT];
-    cfx_value *scratch;   /* list arguments with tensors substituted */
-    uint32_t scratch_cap;
-    cfx_mode *stashed;    /* the proxy mode this one's enter unset (restored by its exit) */
-};
 
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
@@ -450,159 +396,6 @@ cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
     return pm && t ? node_of(pm, t) : NULL;
 }
 
-/* ---- constants ----------------------------------------------------------------------------- */
-
-static void release_constant(void *t) { cfx_tensor_release(t); }
-
-/* The constant t carries (a real tensor), or NULL. */
-static cfx_tensor *constant_of(const cfx_proxy_mode *pm, const cfx_tensor *t)
-{
-    return pm->constants_made ? cfx_tensor_binding_get(t, pm->const_owner) : NULL;
-}
-
-/* Sets (c non-NULL: takes a new reference) or clears t's constant, as set_proxy_slot replaces
- * the whole _ProxyTensor(proxy, constant) of a tracked tensor. */
-static int set_constant(cfx_proxy_mode *pm, cfx_tensor *t, cfx_tensor *c)
-{
-    if (!c) {
-        if (pm->constants_made)
-            cfx_tensor_binding_clear(t, pm->const_owner);
-        return CFX_OK;
-    }
-    if (constant_of(pm, t) == c) /* an in-place op on constants updated it where it is */
-        return CFX_OK;
-    int rc = cfx_tensor_binding_set(t, pm->const_owner, cfx_tensor_retain(c), release_constant);
-    if (rc != CFX_OK)
-        cfx_tensor_release(c);
-    else
-        pm->constants_made = true;
-    return rc;
-}
-
-/* _fetch_proxies_and_all_constant_flag over the tensor arguments: all_constant when every
- * tracked one carries a constant (untracked tensors do not count: they are their own
- * constant), any_constant when one does. */
-typedef struct const_flags {
-    bool all, any;
-} const_flags;
-
-static void note_constant(const cfx_proxy_mode *pm, const cfx_tensor *t, const_flags *f)
-{
-    if (!t || !cfx_tensor_binding_get(t, pm->owner))
-        return;
-    bool has = constant_of(pm, t) != NULL;
-    f->all &= has;
-    f->any |= has;
-}
-
-static const_flags constant_flags(const cfx_proxy_mode *pm, const op_plan *p, const cfx_value *stack)
-{
-    const_flags f = {true, false};
-    for (int i = 0; i < p->n_args; i++) {
-        const cfx_value *v = &stack[i];
-        if (v->kind == CFX_V_TENSOR)
-            note_constant(pm, v->u.t, &f);
-        else if ((p->lists >> i & 1) && (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE))
-            for (uint32_t j = 0; j < v->len; j++)
-                if (v->u.items[j].kind == CFX_V_TENSOR)
-                    note_constant(pm, v->u.items[j].u.t, &f);
-    }
-    return f;
-}
-
-/* Runs op on the arguments' constants for real, as proxy_call does under
- * unset_fake_temporarily: tracked tensors replaced by their constants, the fake mode unset for
- * the call (the proxy mode is already off the stack while it handles a call). stack receives
- * the results. */
-static int run_on_constants(cfx_proxy_mode *pm, const op_plan *p, const cfx_value *args, cfx_value *stack)
-{
-    if (p->n_returns > MAX_ARGS)
-        return cfx_error_set(CFX_ERR, cfx_op_name(p->op), "cannot run %s on constants: %d results",
-                             cfx_op_name(p->op), (int)p->n_returns);
-    cfx_value call[MAX_ARGS];
-    cfx_value *lists[MAX_ARGS];
-    int n_lists = 0, rc = CFX_OK;
-    for (int i = 0; i < p->n_args; i++) {
-        cfx_value v = args[i];
-        if (v.kind == CFX_V_TENSOR && v.u.t && constant_of(pm, v.u.t)) {
-            v.u.t = constant_of(pm, v.u.t);
-        } else if ((p->lists >> i & 1) && (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE) && v.len) {
-            cfx_value *items = malloc(v.len * sizeof *items);
-            if (!items) {
-                rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-                break;
-            }
-            lists[n_lists++] = items;
-            for (uint32_t j = 0; j < v.len; j++) {
-                items[j] = v.u.items[j];
-                if (items[j].kind == CFX_V_TENSOR && items[j].u.t && constant_of(pm, items[j].u.t))
-                    items[j].u.t = constant_of(pm, items[j].u.t);
-            }
-            v.u.items = items;
-        }
-        call[i] = v;
-    }
-    if (rc == CFX_OK) {
-        cfx_mode *fake = cfx_mode_unset(CFX_MODE_FAKE);
-        rc = cfx_mode_redispatch(p->target, call);
-        if (fake && cfx_mode_set(fake, CFX_MODE_FAKE) != CFX_OK && rc == CFX_OK)
-            rc = CFX_ERR;
-        if (rc == CFX_OK)
-            memcpy(stack, call, (size_t)p->n_returns * sizeof *stack);
-    }
-    for (int i = 0; i < n_lists; i++)
-        free(lists[i]);
-    return rc;
-}
-
-/* Every tensor among the results (list items included) has at most CONSTANT_NUMEL_LIMIT
- * elements. */
-static bool small_results(const cfx_value *outs, int n_outs)
-{
-    for (int i = 0; i < n_outs; i++) {
-        const cfx_value *v = &outs[i];
-        if (v->kind == CFX_V_TENSOR && v->u.t && cfx_tensor_numel(v->u.t) > CONSTANT_NUMEL_LIMIT)
-            return false;
-        if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE)
-            for (uint32_t j = 0; j < v->len; j++)
-                if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t &&
-                    cfx_tensor_numel(v->u.items[j].u.t) > CONSTANT_NUMEL_LIMIT)
-                    return false;
-    }
-    return true;
-}
-
-/* The constants of a call's results, computed for real into consts[0..n_returns) (shaped as
- * the results): a lift's input copied, else the op run on its arguments' constants when they
- * all have one (f) and every tensor result is small. false: no constants (consts untouched);
- * an error is reported through *rc. */
-static bool result_constants(cfx_proxy_mode *pm, const op_plan *p, const cfx_value *args, const cfx_value *outs,
-                             const_flags f, cfx_value *consts, int *rc)
-{
-    *rc = CFX_OK;
-    if (!small_results(outs, p->n_returns))
-        return false;
-    if (p->lift) {
-        /* args[0].clone() under unset_fake_temporarily: the literal itself is real */
-        if (!args[0].u.t || cfx_tensor_is_fake(args[0].u.t))
-            return false;
-        cfx_mode *fake = cfx_mode_unset(CFX_MODE_FAKE);
-        cfx_tensor *c = cfx_op_clone(NULL, args[0].u.t, cfx_none());
-        if (fake)
-            cfx_mode_set(fake, CFX_MODE_FAKE);
-        if (!c) {
-            *rc = CFX_ERR;
-            return false;
-        }
-        consts[0] = cfx_tensor_value(c);
-        return true;
-    }
-    if (p->seeded || !f.all || !f.any)
-        return false;
-    *rc = run_on_constants(pm, p, args, consts);
-    return *rc == CFX_OK;
-}
-
 /* ---- results to nodes -------------------------------------------------------------------------- */
 
 /* track_tensor + set_meta for a non-NULL tensor and node; the constant replaced (NULL clears). */
@@ -610,7 +403,7 @@ static int track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, cfx_tensor *con
 {
     int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
     if (rc == CFX_OK)
-        rc = set_constant(pm, t, constant);
+        rc = cfx_proxy_set_constant(pm, t, constant);
     if (rc == CFX_OK)
         rc = set_tensor_meta(n, t, site);
     return rc;
@@ -879,13 +672,13 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     const op_plan *p = plan_for(pm, op);
     if (!p)
         return CFX_ERR;
-    const_flags cf = {true, false};
+    cfx_proxy_const_flags cf = {true, false};
     if (p->data_dependent || pm->constants_made)
-        cf = constant_flags(pm, p, stack);
+        cf = cfx_proxy_constant_flags(pm, p, stack);
     if (p->data_dependent) {
         /* all tracked arguments constant: the value is known, nothing is recorded */
         if (cf.all)
-            return run_on_constants(pm, p, stack, stack);
+            return cfx_proxy_run_on_constants(pm, p, stack, stack);
         if (!any_fake_arg(p, stack))
             return data_dependent_error(op);
         /* fake tensors: recorded, and the fake mode below raises (cfx has no ShapeEnv) */
@@ -944,7 +737,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     /* constants are computed in a scope of their own: the bindings keep what they need */
     cfx_value consts[MAX_ARGS];
     cfx_scope cs = cfx_scope_begin();
-    bool have_consts = p->n_returns <= MAX_ARGS && result_constants(pm, p, in, stack, cf, consts, &rc);
+    bool have_consts = p->n_returns <= MAX_ARGS && cfx_proxy_result_constants(pm, p, in, stack, cf, consts, &rc);
     if (rc == CFX_OK)
         rc = track_outputs(pm, n, stack, p->n_returns, site, have_consts ? consts : NULL);
     cfx_scope_end(cs);
