@@ -45,7 +45,11 @@ cfx_fake_mode *cfx_fake_mode_new(const cfx_fake_mode_options *opts)
     cfx_mode_init(&m->base, &fake_vtable, CFX_MODE_FAKE);
     m->opts = opts ? *opts : (cfx_fake_mode_options){.allow_non_fake_inputs = false, .allow_fallback_kernels = true};
     m->fake_keys = cfx_keyset_or(cfx_keyset_for_tensor(CFX_BACKEND_META), CFX_FAKE_PYTHON_KEYS);
+    m->const_owner = cfx_binding_owner_new();
     cfx_dispatcher_init();
+    m->lift_fresh = cfx_op_lookup("aten::lift_fresh");
+    m->lift_fresh_copy = cfx_op_lookup("aten::lift_fresh_copy");
+    m->add_inplace = cfx_op_lookup("aten::add_.Tensor");
     return m;
 }
 

@@ -1,4 +1,4 @@
-/* fake.h - fake tensors and the fake tensor mode (torch._subclasses.fake_tensor, 2.x).
+/* fake.h - fake tensors and the fake tensor mode (torch._subclasses.fake_tensor, 2.13).
  *
  * A fake tensor has a real tensor's metadata (sizes, strides, dtype, storage offset, a shared
  * storage with no data) and no data. Internally it IS a meta tensor (device META, a meta key
@@ -8,8 +8,12 @@
  * cfx_tensor_fake_device(), never t->device.
  *
  * Under a fake mode every operator call goes to the mode (Python key fallback), which
+ *  - lifts a real tensor made by a literal (lift_fresh / lift_fresh_copy) into its fake;
  *  - rejects real tensors (unless allow_non_fake_inputs, then converts them with
  *    cfx_fake_from_tensor) and fake tensors of another fake mode, with PyTorch's messages;
+ *  - keeps constants (FakeTensor.constant): a literal of at most one element carries its
+ *    value, an op whose fake arguments all carry one computes its results for real (item()
+ *    of a constant is its value), and an op writing to one without that clears it;
  *  - raises DataDependentOutputException for aten._local_scalar_dense (item) and
  *    DynamicOutputShapeException for aten.nonzero: str(e) is the op, e.g.
  *    "aten.nonzero.default", which is the whole message, as PyTorch prints it;
@@ -17,7 +21,8 @@
  *    result a fake tensor on the requested device (cpu when none);
  *  - otherwise runs the Meta kernel and turns every output into a fake tensor of this mode on
  *    the common device of the inputs (FakeTensor._find_common_device, with its cpu zero-dim
- *    rule), or on its `device` argument if it has one. Outputs of view ops share their input's
+ *    rule and add_'s keeping its destination's device against meta; two devices otherwise
+ *    raise FakeTensorDeviceMismatchError), or on its `device` argument if it has one. Outputs of view ops share their input's
  *    fake storage. An op with no Meta kernel runs its real kernel on zero-filled inputs when
  *    allow_fallback_kernels is set and its namespace is a built-in one (aten, prims, ...:
  *    run_fallback_kernel), else fails with UnsupportedOperatorException's text (the op).
@@ -70,6 +75,9 @@ CFX_API bool cfx_tensor_is_fake(const cfx_tensor *t);
 /* The device users see: the fake device for a fake tensor, else t->device (cpu for NULL). */
 CFX_API cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
 CFX_API cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */
+/* FakeTensor.constant: the real value a fake tensor is known to hold (a literal of at most
+ * one element, or what an op computed from such constants), or NULL. Borrowed. */
+CFX_API cfx_tensor *cfx_fake_tensor_constant(const cfx_tensor *t);
 /* "FakeTensor(..., size=(2, 3))", with ", dtype=torch.int64" when not float32 and
  * ", device='meta'" when the fake device is not cpu: PyTorch 2.x's repr. Plain tensors print
  * through cfx_tensor_print. */

@@ -1,12 +1,23 @@
 /* fake_dispatch.c - FakeTensorMode.__torch_dispatch__ (torch/_subclasses/fake_tensor.py,
- * fake_impls.py, PyTorch 2.x), i.e. what the fake mode does with every call that reaches it.
+ * fake_impls.py, PyTorch 2.13), i.e. what the fake mode does with every call that reaches it.
  *
  * In the order _dispatch_impl does it:
+ *  0. a lift (lift_fresh, lift_fresh_copy: torch.tensor()) of a real tensor is accepted
+ *     whatever allow_non_fake_inputs says: a constant fake when its result is small, else the
+ *     converter's fake of the argument; an op taking Python numbers as tensors (add, mul, ...)
+ *     called on real tensors only is computed for real and answered when its result is small
+ *     (fake_constants.c);
  *  1. validate_and_convert_non_fake_tensors: every tensor argument must be a fake tensor of
- *     this mode. A fake tensor of another mode is "Mixing fake modes NYI"; a real one is "Please
- *     convert all Tensors to FakeTensors first or instantiate FakeTensorMode with
- *     'allow_non_fake_inputs'. Found in <the call>", unless allow_non_fake_inputs, in which case
- *     it is converted with from_tensor.
+ *     this mode. A fake tensor of another mode is "Mixing fake modes NYI x.fake_mode=<...> vs
+ *     self=<...>" (the modes by address); a real one is "Please convert all Tensors to
+ *     FakeTensors first or instantiate FakeTensorMode with 'allow_non_fake_inputs'. Found in
+ *     <the call>", unless allow_non_fake_inputs, in which case it is converted with
+ *     from_tensor. Then, when every fake argument carries a constant, the op runs on the
+ *     constants for real and small results come back as constant fakes (item() of one is its
+ *     value); otherwise an argument the op writes to loses its constant. (2.13 also drops the
+ *     constants of other views of that storage; cfx gives a view of a constant no constant,
+ *     so constants never alias, and item() of a view of a literal is refused where 2.13
+ *     answers it.)
  *  2. op_implementations_checks: data-dependent ops raise DataDependentOutputException or
  *     DynamicOutputShapeException (str(e) is the op); tensor constructors (no tensor arguments,
  *     one Tensor return) run on meta and come back fake on their `device` argument (cpu when
@@ -196,20 +207,21 @@ typedef struct validate_ctx {
     cfx_fake_mode *m;
     const cfx_op *op;
     const cfx_value *stack;
-    bool needs_conversion;
 } validate_ctx;
 
+/* The error for the first argument that is not a fake tensor of this mode (without
+ * allow_non_fake_inputs). */
 static int validate_one(void *vctx, cfx_tensor *t)
 {
     validate_ctx *c = vctx;
     if (cfx_fake_is_ours(c->m, t))
         return 0;
-    if (c->m->opts.allow_non_fake_inputs) {
-        c->needs_conversion = true;
-        return 0;
-    }
     if (cfx_tensor_is_fake(t))
-        return cfx_error_set(CFX_ERR, cfx_op_name(c->op), "Mixing fake modes NYI");
+        /* str() of a Python object names its class and address; the modes' addresses here */
+        return cfx_error_set(CFX_ERR, cfx_op_name(c->op),
+                             "Mixing fake modes NYI x.fake_mode=<torch._subclasses.fake_tensor.FakeTensorMode "
+                             "object at %p> vs self=<torch._subclasses.fake_tensor.FakeTensorMode object at %p>",
+                             (void *)t->ext.mode, (void *)&c->m->base);
     cfx_buf b;
     cfx_buf_init(&b);
     cfx_buf_puts(&b, "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode "
@@ -240,14 +252,17 @@ static cfx_tensor *convert_one(void *vctx, cfx_tensor *t)
 /* ------------------------------------------------------------------ device logic */
 
 typedef struct device_ctx {
+    bool meta_rhs; /* the op keeps its destination's device against meta (merge_fake_device) */
     bool found, is_cpu_zero_dim;
     cfx_device common, other; /* other: the conflicting device, when conflict */
     bool conflict;
 } device_ctx;
 
 /* FakeTensor._find_common_device's merge_devices, for a fake tensor's device d and ndim.
- * Non-zero: a conflict (recorded in c). */
-static int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
+ * Non-zero: a conflict (recorded in c). meta_rhs: the op is one of meta_rhs_mixed_device_fns
+ * (aten.add_.Tensor), which keeps its destination's device against a meta operand and the
+ * other way round. */
+static int merge_fake_device(device_ctx *c, cfx_device d, int ndim, bool meta_rhs)
 {
     bool zd = d.type == CFX_DEVICE_CPU && ndim == 0;
     if (!c->found) {
@@ -268,6 +283,8 @@ static int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
         c->is_cpu_zero_dim = zd;
         return 0;
     }
+    if (meta_rhs && (d.type == CFX_DEVICE_META || c->common.type == CFX_DEVICE_META))
+        return 0;
     c->conflict = true;
     c->other = d;
     return 1;
@@ -276,15 +293,16 @@ static int merge_fake_device(device_ctx *c, cfx_device d, int ndim)
 /* merge_devices over the tensor arguments: fake ones only. */
 static int merge_device(void *vctx, cfx_tensor *t)
 {
-    return cfx_tensor_is_fake(t) ? merge_fake_device(vctx, t->ext.fake_device, t->ndim) : 0;
+    device_ctx *c = vctx;
+    return cfx_tensor_is_fake(t) ? merge_fake_device(c, t->ext.fake_device, t->ndim, c->meta_rhs) : 0;
 }
 
 /* Computes the common device. On failure returns PyTorch's message (malloc'd) instead, to be
  * raised only if an output is a tensor: PyTorch computes it lazily. */
-static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device *out)
+static char *common_device(const cfx_fake_mode *m, const cfx_op *op, const cfx_value *stack, cfx_device *out)
 {
     const cfx_schema *s = cfx_op_schema(op);
-    device_ctx c = {0};
+    device_ctx c = {.meta_rhs = op == m->add_inplace};
     each_tensor_arg(s, stack, merge_device, &c);
     if (c.found && !c.conflict) {
         *out = c.common;
@@ -296,13 +314,12 @@ static char *common_device(const cfx_op *op, const cfx_value *stack, cfx_device 
     }
     cfx_buf b;
     cfx_buf_init(&b);
-    if (c.conflict) {
-        cfx_buf_puts(&b, "Unhandled FakeTensor Device Propagation for ");
-        cfx_fake_put_op_name(op, &b);
-        cfx_buf_puts(&b, ", found two different devices ");
+    if (c.conflict) { /* FakeTensorDeviceMismatchError */
+        cfx_buf_puts(&b, "Expected all tensors to be on the same device, but found at least two devices, ");
         cfx_fake_put_device(c.common, &b);
-        cfx_buf_puts(&b, ", ");
+        cfx_buf_puts(&b, " and ");
         cfx_fake_put_device(c.other, &b);
+        cfx_buf_putc(&b, '!');
     } else {
         cfx_buf_puts(&b, "Could not find common device for ");
         cfx_fake_put_op_name(op, &b);
@@ -500,6 +517,33 @@ static int run_fallback_kernel(cfx_fake_mode *m, const cfx_op *op, cfx_value *st
     return rc;
 }
 
+/* ------------------------------------------------------------------ argument survey */
+
+/* What dispatch_impl needs to know about the tensor arguments, in one walk. */
+typedef struct arg_survey {
+    const cfx_fake_mode *m;
+    int n_ours;    /* fake tensors of this mode */
+    int n_foreign; /* real tensors and fakes of other modes: validation's business */
+    bool any_fake; /* a fake tensor of any mode */
+    bool all_const, any_const; /* over the fakes of this mode (constants) */
+} arg_survey;
+
+static int survey_one(void *vctx, cfx_tensor *t)
+{
+    arg_survey *v = vctx;
+    if (!cfx_fake_is_ours(v->m, t)) {
+        v->n_foreign++;
+        v->any_fake |= cfx_tensor_is_fake(t);
+        return 0;
+    }
+    v->n_ours++;
+    v->any_fake = true;
+    bool has = cfx_fake_constant_of(v->m, t) != NULL;
+    v->all_const &= has;
+    v->any_const |= has;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ the handler */
 
 static bool is_tensor_constructor(const cfx_schema *s)
@@ -512,14 +556,58 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     const cfx_schema *s = cfx_op_schema(op);
     int rc;
 
-    validate_ctx vc = {m, op, stack, false};
-    if ((rc = each_tensor_arg(s, stack, validate_one, &vc)) != 0)
-        return rc;
-    if (vc.needs_conversion) {
+    /* torch.tensor() makes a plain tensor and lifts it (lift_fresh; make_fx records
+     * lift_fresh_copy): a real argument of a lift is expected, not refused */
+    if ((op == m->lift_fresh || op == m->lift_fresh_copy) && stack[0].kind == CFX_V_TENSOR && stack[0].u.t &&
+        !cfx_tensor_is_fake(stack[0].u.t))
+        return cfx_fake_lift_real(m, op, stack);
+
+    arg_survey sv = {m, 0, 0, false, true, false};
+    each_tensor_arg(s, stack, survey_one, &sv);
+
+    /* ops that take Python numbers as tensors, called on real tensors only: computed for
+     * real, and a constant when small (else the call goes on, and is refused below) */
+    if (!sv.any_fake && name_in(s, numbers_as_tensors, COUNT(numbers_as_tensors)) && s->n_args <= 64 &&
+        s->n_returns <= 64) {
+        cfx_value st[64];
+        memcpy(st, stack, (size_t)s->n_args * sizeof *st);
+        if (cfx_fake_answer_with_constants(m, op, st, stack, &rc)) {
+            if (rc == CFX_OK)
+                memcpy(stack, st, (size_t)s->n_returns * sizeof *stack);
+            return rc;
+        }
+    }
+
+    if (sv.n_foreign) {
+        if (!m->opts.allow_non_fake_inputs) {
+            /* the first offending argument, with its message */
+            validate_ctx vc = {m, op, stack};
+            return each_tensor_arg(s, stack, validate_one, &vc);
+        }
         convert_ctx cc = {m, w};
         if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
             return rc;
+        sv.all_const = false; /* converted tensors carry no constant */
     }
+
+    /* every fake argument a constant: the op runs on the constants for real, and its results
+     * are constants if they are small (item() of a literal is its value) */
+    if (sv.n_ours > 0 && sv.all_const && !cfx_op_has_tag(op, CFX_TAG_nondeterministic_seeded) &&
+        !cfx_op_has_tag(op, CFX_TAG_inplace_view) && s->n_args <= 64 && s->n_returns <= 64) {
+        cfx_value st[64];
+        memcpy(st, stack, (size_t)s->n_args * sizeof *st);
+        swap_state cw = {0};
+        rc = map_tensor_args(s, st, &cw, cfx_fake_to_constant, m);
+        bool answered = rc != CFX_OK || cfx_fake_answer_with_constants(m, op, st, stack, &rc);
+        swap_free(&cw);
+        if (answered) {
+            if (rc == CFX_OK)
+                memcpy(stack, st, (size_t)s->n_returns * sizeof *stack);
+            return rc;
+        }
+    }
+    if (sv.any_const)
+        cfx_fake_invalidate_written(m, s, stack);
 
     if (raises(op))
         return op_exception(op);
@@ -555,7 +643,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     /* Computed before the kernel overwrites the arguments; reported only if an output is a
      * tensor, as PyTorch computes it lazily. */
     cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
-    char *dev_err = common_device(op, stack, &common);
+    char *dev_err = common_device(m, op, stack, &common);
     /* The kernel overwrites the arguments with its results: remember the tensor arguments, to
      * tell a fresh result (ours to drop if wrapping fails) from an input returned as is. */
     cfx_tensor *inputs[64];

@@ -1,8 +1,8 @@
 /* fake_internal.h - what fake.c, fake_dispatch.c and fake_render.c share; not public.
  *
  * fake.c owns the mode object and the conversions real -> fake; fake_dispatch.c is the mode's
- * __torch_dispatch__; fake_render.c prints calls and tensors the way PyTorch's error messages
- * do. */
+ * __torch_dispatch__; fake_constants.c its constants (FakeTensor.constant); fake_render.c
+ * prints calls and tensors the way PyTorch's error messages do. */
 #ifndef CFX_FAKE_INTERNAL_H
 #define CFX_FAKE_INTERNAL_H
 
@@ -35,6 +35,10 @@ struct cfx_fake_mode {
     fake_enter_entry *enters;
     int n_enters, cap_enters;
     cfx_keyset fake_keys; /* a fake tensor's key set: meta's plus Python, PythonTLSSnapshot */
+    uint64_t const_owner; /* bindings: fake tensor -> its real constant (FakeTensor.constant) */
+    /* the operators the mode treats apart, looked up once: lift_fns and add_'s device rule */
+    const cfx_op *lift_fresh, *lift_fresh_copy, *add_inplace;
+    bool constants_made;  /* some fake of this mode was given a constant */
 };
 
 /* Python and PythonTLSSnapshot, the keys of a Python tensor subclass (both plain
@@ -51,6 +55,21 @@ int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device);
  * fallback kernels). Returned like a newly made tensor (autoreleased if a scope is open). */
 cfx_tensor *cfx_fake_from_real_unmemoized(cfx_fake_mode *m, cfx_tensor *real);
 bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t);
+
+/* fake_constants.c (FakeTensor.constant) */
+/* The real constant a fake of m carries, or NULL. */
+cfx_tensor *cfx_fake_constant_of(const cfx_fake_mode *m, const cfx_tensor *t);
+/* A map_fn (ctx: the mode) replacing a fake argument by its constant. */
+cfx_tensor *cfx_fake_to_constant(void *vctx, cfx_tensor *t);
+/* Runs op for real on stack (real tensors and constants) and, when every result can be a
+ * constant, replaces the results by constant fakes (an in-place result by its fake argument
+ * among args). true when the call is answered (*rc its status, an error included). */
+bool cfx_fake_answer_with_constants(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, const cfx_value *args,
+                                    int *rc);
+/* A lift of a real tensor: a constant fake when small, else the converter's fake of it. */
+int cfx_fake_lift_real(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack);
+/* invalidate_written_to_constants: the fake arguments op writes lose their constants. */
+void cfx_fake_invalidate_written(const cfx_fake_mode *m, const cfx_schema *s, const cfx_value *stack);
 
 /* fake_dispatch.c */
 int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);

@@ -257,10 +257,22 @@ static bool nbytes_strided(const int64_t *sizes, const int64_t *strides, int ndi
     return !overflow;
 }
 
+/* c10's contiguous stride computation overflows (int64) where a stride does not fit, which
+ * PyTorch 2.13 refuses ("Stride calculation overflowed") even for an empty tensor whose storage
+ * size is 0: [0, 2^40, 2^30] would need the stride 2^70. Size-0 and size-1 dims do not scale. */
+static bool contiguous_strides_overflow(const int64_t *sizes, int ndim)
+{
+    int64_t z = 1;
+    for (int d = ndim - 1; d > 0; d--)
+        if (__builtin_mul_overflow(z, sizes[d] > 1 ? sizes[d] : 1, &z))
+            return true;
+    return false;
+}
+
 void cfx_contiguous_strides(const int64_t *sizes, int ndim, int64_t *strides_out)
 {
-    /* Size-0 and size-1 dims do not scale. The product wraps as in PyTorch 1.13, which
-     * happily gives an empty [0, 2^40, 2^30] tensor the strides (0, 2^30, 1). */
+    /* Size-0 and size-1 dims do not scale. Sizes whose strides would overflow never get
+     * here from make(), which refuses them. */
     uint64_t z = 1;
     for (int d = ndim - 1; d >= 0; d--) {
         strides_out[d] = (int64_t)z;
@@ -406,6 +418,10 @@ static bool checked_nbytes(const int64_t *sizes, const int64_t *strides, int ndi
     if (!strides) {
         if (!nbytes_contiguous(sizes, ndim, itemsize, nbytes)) {
             dims_error("Storage size calculation overflowed with sizes=", sizes, ndim, NULL, NULL);
+            return false;
+        }
+        if (contiguous_strides_overflow(sizes, ndim)) {
+            cfx_error_set(CFX_ERR, NULL, "Stride calculation overflowed");
             return false;
         }
     } else if (!nbytes_strided(sizes, strides, ndim, itemsize, 0, nbytes)) {

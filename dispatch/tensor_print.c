@@ -1,4 +1,4 @@
-/* tensor_print.c - repr() of a tensor, as PyTorch 1.13's torch/_tensor_str.py prints it.
+/* tensor_print.c - repr() of a tensor, as PyTorch 2.13's torch/_tensor_str.py prints it.
  *
  * The printer is a transcription of _tensor_str.py for the dtypes cfx has:
  *

@@ -6,7 +6,8 @@
  *   FX      torch.fx's _format_arg (graph printing): str() of everything, so strings are bare
  *           (`it's`), devices are `cpu`, nodes are `%name`.
  *   PYTHON  what Graph.python_code emits: repr() of everything, so strings are quoted with
- *           Python's rules (`"it's"`), devices are `device(type='cpu')`, nodes are bare names.
+ *           Python's rules (`"it's"`), devices are `device(type='cpu')`, nodes are bare names;
+ *           a tensor is `torch.Tensor(size=[2], dtype=float32)` (2.x's _get_repr), not its repr.
  *   SCHEMA  c10's IValue printing of schema defaults: strings in double quotes with C escapes,
  *           floats as `1.`, and dtypes/memory formats/layouts as their integer codes, because
  *           that is what c10 stores for them.
@@ -422,6 +423,17 @@ static void put_device(cfx_device d, cfx_value_style style, cfx_buf *b)
     }
 }
 
+/* python_code's _get_repr of a tensor (2.x): its size and dtype, never its data, so the code
+ * stays short and the same whatever the values ("torch.Tensor(size=[2, 3], dtype=float32)"). */
+static void put_python_tensor(const cfx_tensor *t, cfx_buf *b)
+{
+    cfx_buf_puts(b, "torch.Tensor(size=[");
+    for (int i = 0; i < t->ndim; i++)
+        cfx_buf_printf(b, i ? ", %" PRId64 : "%" PRId64, t->sizes[i]);
+    const char *dt = cfx_dtype_name((cfx_dtype)t->dtype);
+    cfx_buf_printf(b, "], dtype=%s)", dt ? dt : "unknown");
+}
+
 static void put_scalar(const cfx_value *v, cfx_value_style style, cfx_buf *b)
 {
     switch (v->kind) {
@@ -443,10 +455,12 @@ static void put_scalar(const cfx_value *v, cfx_value_style style, cfx_buf *b)
             cfx_schema_print_string(v->u.s, v->len, b);
         break;
     case CFX_V_TENSOR:
-        if (v->u.t)
-            cfx_tensor_print(v->u.t, b);
-        else
+        if (!v->u.t)
             cfx_buf_puts(b, "None");
+        else if (style == CFX_STYLE_PYTHON)
+            put_python_tensor(v->u.t, b);
+        else
+            cfx_tensor_print(v->u.t, b);
         break;
     case CFX_V_DTYPE: {
         const char *name = cfx_dtype_torch_name(v->u.dtype);

@@ -396,13 +396,26 @@ static int val_one(jreader *r, const cJSON *j, cfx_meta_val *v, const cJSON **fi
         v->u.b = cJSON_IsTrue(j);
         return CFX_OK;
     }
+    if (cJSON_IsArray(j)) {
+        uint32_t n = array_len(j);
+        if (n > INT32_MAX)
+            return jr_err(r, CFX_ERR_PARSE, "val: list too long");
+        cfx_meta_val *items = NULL;
+        if (n && !(items = scratch(r, (size_t)n * sizeof *items)))
+            return CFX_ERR_NOMEM;
+        v->kind = CFX_MVAL_LIST;
+        v->n = (int32_t)n;
+        v->u.items = items;
+        *first = j->child;
+        return CFX_OK;
+    }
     if (cJSON_IsNumber(j)) {
         v->kind = CFX_MVAL_INT;
         return jr_int(r, j, &v->u.i, "val");
     }
     const cJSON *t = jr_tagged(j);
     if (!t)
-        return jr_err(r, CFX_ERR_PARSE, "val: expected null, a bool, an int or a tagged object");
+        return jr_err(r, CFX_ERR_PARSE, "val: expected null, a bool, an int, a list or a tagged object");
     if (strcmp(t->string, "int") == 0) {
         v->kind = CFX_MVAL_INT;
         return jr_int(r, j, &v->u.i, "val");

@@ -383,7 +383,7 @@ int jw_tensor_fields(jwriter *w, int dtype, cfx_device device, const int64_t *si
     return CFX_OK;
 }
 
-/* meta['val']: null, int, {"float"}, bool, {"tuple": [...]}, {"tensor": {...}},
+/* meta['val']: null, int, {"float"}, bool, {"tuple": [...]}, [...] (a list), {"tensor": {...}},
  * {"script_object": class}. */
 static int put_meta_val(jwriter *w, const cfx_meta_val *root, int depth)
 {
@@ -439,6 +439,16 @@ static int put_meta_val(jwriter *w, const cfx_meta_val *root, int depth)
                 return jw_err(w, "a tuple val without items");
             PB_LIT(b, "{\"tuple\": [");
             if (!push(w, &sp, v->u.items, (uint32_t)v->n, true))
+                return jw_err(w, "out of memory");
+            break;
+        case CFX_MVAL_LIST: /* a bare array, as lists are among values */
+            depth += 1;
+            if (depth > CFX_GRAPH_JSON_MAX_DEPTH)
+                return too_deep(w);
+            if (v->n < 0 || (v->n && !v->u.items))
+                return jw_err(w, "a list val without items");
+            cfx_buf_putc(b, '[');
+            if (!push(w, &sp, v->u.items, (uint32_t)v->n, false))
                 return jw_err(w, "out of memory");
             break;
         default:

@@ -181,6 +181,7 @@ static int fix_val(cfx_graph *g, cfx_meta_val *root)
             }
             break;
         case CFX_MVAL_TUPLE:
+        case CFX_MVAL_LIST:
             if (v->n > 0) {
                 cfx_meta_val *items = cfx_arena_alloc(&g->arena, (size_t)v->n * sizeof *items);
                 if (!items)

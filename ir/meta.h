@@ -2,7 +2,8 @@
  *
  * FX keeps a string-keyed dict per node. The entries every layer relies on get typed slots:
  *   val          the fake value: tensor metadata (dtype, shape, stride, device, storage offset),
- *                a scalar (int / double / bool), a tuple of those, or a script object's class;
+ *                a scalar (int / double / bool), a tuple or list of those, or a script
+ *                object's class;
  *   tensor_meta  FX's TensorMetadata (shape, dtype, requires_grad, stride, memory_format,
  *                is_quantized, qparams) as ShapeProp / make_fx compute it;
  *   stack_trace  the C call site (file:line, function) of the model's op call.
@@ -28,20 +29,21 @@ typedef enum cfx_meta_val_kind {
     CFX_MVAL_BOOL,
     CFX_MVAL_TUPLE,
     CFX_MVAL_OBJECT, /* a script object: class name ("__torch__.torch.classes.ns.Cls") */
+    CFX_MVAL_LIST,   /* as TUPLE; what an op returning Tensor[] gives (make_fx keeps the list) */
 } cfx_meta_val_kind;
 
 typedef struct cfx_meta_val {
     uint8_t kind;                  /* cfx_meta_val_kind */
     int8_t dtype;                  /* TENSOR: cfx_dtype */
     cfx_device device;             /* TENSOR */
-    int32_t n;                     /* TENSOR: ndim; TUPLE: item count */
+    int32_t n;                     /* TENSOR: ndim; TUPLE, LIST: item count */
     const int64_t *sizes, *strides; /* TENSOR: n entries each */
     int64_t storage_offset;        /* TENSOR */
     union {
         int64_t i;
         double d;
         bool b;
-        const struct cfx_meta_val *items; /* TUPLE */
+        const struct cfx_meta_val *items; /* TUPLE, LIST */
         const char *class_name;           /* OBJECT */
     } u;
 } cfx_meta_val;

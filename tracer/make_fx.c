@@ -1,15 +1,18 @@
-/* make_fx.c - trace a C function into a graph module (proxy_tensor.make_fx, PyTorch 1.13).
+/* make_fx.c - trace a C function into a graph module (proxy_tensor.make_fx, PyTorch 2.13).
  *
- * The steps are make_fx's, in its order:
+ * The steps are _MakefxTracer.trace's, in its order:
  *  1. the signature is parsed as a schema (a bare "(Tensor x) -> Tensor" gets a name) and
  *     the C function is wrapped in a libffi adapter built from it, with the module as an
  *     extra leading argument when there is one;
- *  2. fake tracing converts every tensor argument with a fresh fake mode's from_tensor;
+ *  2. fake tracing takes the fake mode of a fake argument if there is one (detect_fake_mode:
+ *     a trace inside a fake trace shares its mode), else a fresh one, and converts every real
+ *     tensor argument with its from_tensor;
  *  3. one placeholder per argument, named as make_fx names concrete arguments (`x` ->
- *     `x_1`), tensors bound to theirs (with meta); other arguments get a placeholder too but
- *     are passed to the function as they are, so the graph has their values burnt in;
- *  4. the fake mode and the proxy mode are pushed, the function runs, and everything it
- *     calls is recorded (proxy.c);
+ *     `x_1`), tensors bound to theirs with their meta (val, tensor_meta); other arguments get
+ *     a placeholder too but are passed to the function as they are, so the graph has their
+ *     values burnt in;
+ *  4. the fake mode is entered and the proxy mode pushed (stashing the proxy mode of an
+ *     enclosing trace), the function runs, and everything it calls is recorded (proxy.c);
  *  5. the output node is built from the C return value: a tensor is its node (an untracked
  *     one becomes a get_attr, as Tracer.create_arg does), several returns a tuple, scalars
  *     and None literals.
@@ -18,11 +21,23 @@
  * errors included; the first error recorded is the one reported (an operator failing inside
  * the model carries the model's file:line, set by the op wrapper).
  *
- * Deviations from 1.13, each for a C user's benefit: in fake tracing, real tensors the model
- * uses that are not inputs (parameters, constants) are converted to fake tensors where 1.13
- * raises "Please convert all Tensors to FakeTensors first" (the fake mode is created with
- * allow_non_fake_inputs, as 2.x's export does for parameters); and Tensor[] arguments, which
- * would need FX's pytree codegen, are refused. */
+ * What cfx's make_fx is, in 2.13's terms: make_fx(f, tracing_mode=..., _allow_non_fake_inputs=
+ * True, record_stack_traces=options->record_stack_traces). Deviations, each for a reason:
+ *  - fake tracing converts the real tensors the model uses that are not inputs (its
+ *    parameters, constants) where make_fx's default refuses them: a C model's parameters are
+ *    real tensors its caller holds, and 2.13 has _allow_non_fake_inputs for such callers;
+ *  - Tensor[] arguments, which would need FX's pytree codegen, are refused;
+ *  - cfx has no ShapeEnv (no symbolic sizes): make_fx's fake mode has one, with which item()
+ *    and nonzero produce unbacked symbols; cfx's fake mode raises, as a FakeTensorMode
+ *    without a ShapeEnv does (DataDependentOutputException / DynamicOutputShapeException);
+ *  - meta["eager_input_vals"], which 2.13 records on calls to operators outside aten/prims
+ *    (an Inductor layout hint: the argument nodes' own vals, as (args, kwargs) with a dict),
+ *    is not recorded: cfx has no Inductor and a meta value holds no dict;
+ *  - the dead-code elimination dispatch_trace runs after tracing only ever removes symbolic
+ *    size accessors (sym_size, ...), which cfx never records; it is not run;
+ *  - make_fx's decomposition_table (and pre_dispatch, record_module_stack) have no
+ *    counterpart: an operator with a CompositeImplicitAutograd kernel decomposes in the
+ *    dispatcher before the proxy mode sees it, which is make_fx's default behaviour. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +58,7 @@ typedef struct trace {
     cfx_adapter *adapter;
     cfx_graph_module *gm;
     cfx_fake_mode *fake;
+    bool fake_borrowed; /* the fake mode of a fake argument, not this trace's to free */
     cfx_proxy_mode *pm;
     bool fake_entered, proxy_pushed, scope_open;
     cfx_scope scope;
@@ -283,7 +299,7 @@ static int build_output(trace *tr, const cfx_value *rets)
 static void finish(trace *tr, const cfx_make_fx_options *o)
 {
     if (tr->proxy_pushed)
-        cfx_mode_exit(cfx_proxy_mode_base(tr->pm));
+        cfx_proxy_mode_exit(tr->pm);
     if (tr->fake_entered)
         cfx_fake_mode_exit(tr->fake);
     if (tr->pm) {
@@ -296,7 +312,8 @@ static void finish(trace *tr, const cfx_make_fx_options *o)
     }
     if (tr->scope_open)
         cfx_scope_end(tr->scope);
-    cfx_fake_mode_free(tr->fake);
+    if (!tr->fake_borrowed)
+        cfx_fake_mode_free(tr->fake);
     if (tr->pm)
         cfx_mode_release(cfx_proxy_mode_base(tr->pm));
     cfx_adapter_free(tr->adapter);
@@ -310,13 +327,14 @@ cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_val
     /* the first error of a context wins: a pending one would hide the model's */
     if (cfx_error_occurred())
         return NULL;
-    cfx_make_fx_options o = options ? *options : (cfx_make_fx_options){CFX_TRACE_REAL, NULL, NULL};
+    cfx_make_fx_options o = options ? *options : (cfx_make_fx_options){CFX_TRACE_REAL, NULL, NULL, false};
     if (!fn || !signature || (n_args > 0 && !args)) {
         cfx_error_set(CFX_ERR, NULL, "cfx_make_fx: NULL function, signature or arguments");
         return NULL;
     }
     if (o.mode != CFX_TRACE_REAL && o.mode != CFX_TRACE_FAKE) {
-        cfx_error_set(CFX_ERR, NULL, "Unexpected tracing type: %d", (int)o.mode);
+        /* make_fx's check (its tracing_mode is a string; cfx's an enum value) */
+        cfx_error_set(CFX_ERR, NULL, "tracing_mode must be real/fake/symbolic, got %d", (int)o.mode);
         return NULL;
     }
     trace tr = {0};
@@ -340,14 +358,21 @@ cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_val
         goto fail;
     }
     if (o.mode == CFX_TRACE_FAKE) {
-        cfx_fake_mode_options fo = {.allow_non_fake_inputs = true, .allow_fallback_kernels = true};
-        tr.fake = cfx_fake_mode_new(&fo);
-        if (!tr.fake)
-            goto fail;
+        for (int i = 0; i < n_args && !tr.fake; i++)
+            if (args[i].kind == CFX_V_TENSOR)
+                tr.fake = cfx_tensor_fake_mode(args[i].u.t);
+        tr.fake_borrowed = tr.fake != NULL;
+        if (!tr.fake) {
+            cfx_fake_mode_options fo = {.allow_non_fake_inputs = true, .allow_fallback_kernels = true};
+            tr.fake = cfx_fake_mode_new(&fo);
+            if (!tr.fake)
+                goto fail;
+        }
     }
-    tr.pm = cfx_proxy_mode_new(tr.gm, o.module, o.mode == CFX_TRACE_FAKE);
+    tr.pm = cfx_proxy_mode_new(tr.gm, o.module);
     if (!tr.pm)
         goto fail;
+    cfx_proxy_mode_set_record_stack_traces(tr.pm, o.record_stack_traces);
     tr.scope = cfx_scope_begin();
     tr.scope_open = true;
 
@@ -367,7 +392,7 @@ cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_val
             goto fail;
         tr.fake_entered = true;
     }
-    if (cfx_mode_push(cfx_proxy_mode_base(tr.pm)) != CFX_OK)
+    if (cfx_proxy_mode_enter(tr.pm) != CFX_OK)
         goto fail;
     tr.proxy_pushed = true;
 

@@ -7,9 +7,10 @@
  * While it runs, a proxy mode sits on the dispatch mode stack (above a fake mode in fake
  * tracing) and records one call_function node per operator call; placeholders are named from
  * the schema's argument names as make_fx names them (`x` -> `x_1`); the returned tensors,
- * tuples or scalars become the output node. Tensor parameters of the module become get_attr
- * nodes with their qualified names; any other tensor the function uses without it being an
- * input is interned as `_tensor_constantN` (followed by lift_fresh_copy as PyTorch does).
+ * tuples or scalars become the output node. As in PyTorch 2.13's make_fx, which traces a
+ * function whose root module is empty, the module's tensors (its parameters) are interned as
+ * `_param_constantN` get_attr nodes and any other tensor the function uses without it being
+ * an input as `_tensor_constantN` (a literal is then lift_fresh_copy'd).
  *
  * Tracing is thread-local: two threads may trace at the same time. */
 #ifndef CFX_TRACER_MAKE_FX_H
@@ -25,8 +26,9 @@ typedef enum cfx_tracing_mode { CFX_TRACE_REAL = 0, CFX_TRACE_FAKE = 1 } cfx_tra
 
 typedef struct cfx_make_fx_options {
     cfx_tracing_mode mode;
-    cfx_module *module;     /* passed as the first C argument when non-NULL */
-    const char *name;       /* graph module class name; default: the module's class or "f" */
+    cfx_module *module;       /* passed as the first C argument when non-NULL */
+    const char *name;         /* graph module class name; default: the module's class or "f" */
+    bool record_stack_traces; /* make_fx's flag: meta["stack_trace"] = the op's C call site */
 } cfx_make_fx_options;
 
 /* Traces fn called with args (boxed, in schema order). Returns the graph module or NULL with
@@ -46,7 +48,13 @@ typedef struct cfx_make_fx_options {
  *    already pending when make_fx is called, it returns NULL at once and keeps that error
  *    (call cfx_error_clear() first).
  *  - fake mode: tensors that are not inputs (module parameters, constants) are converted to
- *    fake tensors where 1.13 would refuse them; the graph module keeps the real tensors.
+ *    fake tensors (make_fx's _allow_non_fake_inputs=True); the graph module keeps the real
+ *    tensors. A fake argument's fake mode is the trace's (a trace inside a fake trace).
+ *  - meta: val and tensor_meta as make_fx's set_meta writes them; stack_trace (the op's C
+ *    file:line and function) on every node but placeholders and the output when
+ *    record_stack_traces is set. Errors carry the model's call site either way.
+ *  - a trace inside a traced function records into its own graph (the outer proxy mode is
+ *    stashed meanwhile), as nested make_fx calls do.
  *  - tensors that outlive the trace (inputs, parameters, constants, returned tensors) carry
  *    no binding of the finished tracer. */
 CFX_API cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_value *args, int n_args,

@@ -1,9 +1,10 @@
 /* module.c - a model's named parameters (the state an nn.Module holds).
  *
  * A C model reads its weights by qualified name ("fc1.weight"), and the tracer asks the
- * reverse question for every tensor it cannot place: "is this one of the model's
- * parameters, and under which name?" Both questions are asked on hot paths (once per
- * parameter read by the model, once per parameter use by an op), so the parameters live in a
+ * reverse question the first time it meets a tensor it cannot place: "is this one of the
+ * model's parameters?" (an nn.Parameter, interned as `_param_constantN`, or any other tensor,
+ * `_tensor_constantN`). Both questions are asked on hot paths (once per parameter read by the
+ * model, once per parameter the trace interns), so the parameters live in a
  * tensor table (dispatch/tensor_table.h) hashed both by name and by tensor address. The table
  * holds a reference on each tensor, so an address cannot be reused by another tensor while it
  * is registered.

@@ -2,8 +2,10 @@
  *
  * A C model receives its cfx_module as the first C argument (make_fx passes it) and fetches
  * weights by qualified name. When traced, a parameter used by an op becomes a get_attr node
- * with that qualified name (`%fc1_weight = get_attr[target=fc1.weight]`), not an anonymous
- * constant: the tracer asks the module which tensors are its parameters.
+ * `_param_constantN` (numbered in order of first use), as PyTorch 2.13's make_fx interns the
+ * nn.Parameters a traced function reads (it traces a function, whose root module is empty);
+ * a tensor that is no parameter is a `_tensor_constantN`. The tracer asks the module which
+ * tensors are its parameters; the graph module holds them under the interned names.
  *
  *     static cfx_tensor *forward(cfx_module *m, cfx_tensor *x) {
  *         return cfx_add(cfx_mm(x, cfx_t(cfx_module_get(m, "fc1.weight"))), cfx_module_get(m, "fc1.bias"));

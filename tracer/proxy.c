@@ -1,34 +1,41 @@
-/* proxy.c - the proxy mode: one call_function node per operator call (proxy_call, 1.13).
+/* proxy.c - the proxy mode: one call_function node per operator call (proxy_call, PyTorch 2.13).
  *
  * Every operator the model calls arrives here once, so the handler does no per-call
  * allocation of its own and no formatting. What it needs to know about an operator (where
  * kwarg-only arguments start, which arguments are lists that may hold tensors or enums given
  * as ints, whether it is lift_fresh) is worked out from the schema the first time the
- * operator is seen and kept in the mode's table of plans, indexed by the operator's id; a
- * data-dependent operator is told by its tag (data_dependent_output). Arguments are mapped into arrays on the C
- * stack (list arguments holding tensors into one scratch buffer reused across calls); the
- * graph copies them into its arena when it creates the node. A fresh node's meta (stack_trace,
- * val, tensor_meta) is set in one call, cfx_node_set_result_meta, which shares the records the
- * graph already holds for the same call site and result geometry.
+ * operator is seen and kept in the mode's table of plans, indexed by the operator's id; the
+ * operator's tags say whether it is data-dependent (data_dependent_output) or random
+ * (nondeterministic_seeded). Arguments are mapped into arrays on the C stack (list arguments
+ * holding tensors into one scratch buffer reused across calls); the graph copies them into its
+ * arena when it creates the node.
  *
  * The args/kwargs split reproduces what a Python __torch_dispatch__ receives, which is what
  * make_fx records: torch/csrc's parseIValuesToPyArgsKwargs turns the boxed stack into
  * (args, kwargs) by dropping kwarg-only arguments equal to their default and cutting the
  * positional ones after the last non-default. Equality is IValue's: the tags must agree
- * (an int 1 equals the default 1, a float 1.0 does not: `kwargs = {alpha: 1.0}` in 1.13),
- * and ScalarType / Layout / MemoryFormat are ints to an IValue. Enum arguments passed as
- * plain ints are shown as the enum (torch.float32), as schemaAwareToPyObject does.
+ * (an int 1 equals the default 1, a float 1.0 does not: `kwargs = {alpha: 1.0}`), and
+ * ScalarType / Layout / MemoryFormat are ints to an IValue. Enum arguments passed as plain
+ * ints are shown as the enum (torch.float32), as schemaAwareToPyObject does.
  *
- * Tensors that are not bound to a node are what FX's Tracer.create_arg sees: a module
- * parameter becomes `get_attr[target=fc1.weight]`, anything else an interned constant
- * `_tensor_constantN` (one attribute per tensor, the first N not already an attribute).
- * Like FX, every USE creates its own get_attr node (`_tensor_constant0_1` the second
- * time), placed just before the node that uses it.
+ * Tensors that are not bound to a node are what PythonKeyTracer.create_arg sees. make_fx
+ * traces a function, so its root module is empty: a parameter (a tensor of the cfx_module the
+ * model reads) is interned as `_param_constantN`, any other tensor as `_tensor_constantN` (one
+ * attribute per tensor, named by Tracer.get_fresh_qualname). Like FX, every USE creates its
+ * own get_attr node (`_tensor_constant0_1` the second time), placed just before the node
+ * that uses it, with meta["val"] only.
  *
- * Not carried over from 1.13: constant propagation of small lift_fresh results (so item()
- * on a traced literal fails like any other data-dependent call), decomposition tables, and
- * the getitem nodes the in-place heuristic creates for list-valued first arguments (no cfx
- * operator has one). */
+ * Meta, as set_meta / extract_val write it: a tensor result gets `val` and `tensor_meta`; a
+ * real tensor's val is what empty_strided(shape, stride) makes in a fake mode, so its storage
+ * offset is 0 (a fake one keeps its own); a tuple or list result gets a tuple or list val on
+ * its node and its elements their getitem nodes; int, float and bool results get nothing.
+ * `stack_trace` (the C call site of the op) is recorded on every node the mode creates when
+ * the tracer records stack traces (make_fx's record_stack_traces), never on placeholders.
+ *
+ * A data-dependent operator (item()) is answered from constants when its tracked arguments
+ * all carry one (proxy_constants.c: proxy_call's constant propagation of literals); otherwise
+ * it is refused with proxy_call's text on real tensors, and on fake tensors recorded and left
+ * to the fake mode below, which raises (cfx has no ShapeEnv). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,49 +43,13 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
+#include "dispatch/ops.h"
+#include "dispatch/scope.h"
 #include "dispatch/tensor_ext.h"
 #include "ir/graph.h"
-#include "tracer/proxy.h"
+#include "tracer/proxy_internal.h"
 
-enum { MAX_ARGS = 64 };
-
-/* What the handler needs to know about one operator, computed once from its schema. */
-typedef struct op_plan {
-    const cfx_op *op;         /* NULL: not computed yet */
-    const cfx_op *target;     /* recorded and run: lift_fresh becomes lift_fresh_copy */
-    uint8_t n_args;           /* at most MAX_ARGS */
-    uint8_t kwarg_start;      /* arguments from here on are kwarg-only */
-    uint8_t trim_from;        /* positional arguments [trim_from, kwarg_start) all have defaults */
-    uint16_t n_returns;
-    uint64_t lists;           /* bit i: argument i is a list that may hold tensors */
-    uint64_t enums;           /* bit i: argument i is ScalarType / Layout / MemoryFormat (?) */
-    uint64_t enum_dtype;      /* of those, bit i: a ScalarType (an INT there is shown as a dtype) */
-    uint64_t enum_layout;     /* bit i: a Layout; the other enums are MemoryFormats */
-} op_plan;
-
-_Static_assert(MAX_ARGS <= UINT8_MAX, "argument positions fit a byte");
-
-typedef struct const_entry {
-    const cfx_tensor *t; /* NULL = free slot */
-    const char *name;    /* owned by the graph module */
-} const_entry;
-
-struct cfx_proxy_mode {
-    cfx_mode base;
-    cfx_graph_module *gm;
-    cfx_graph *g;
-    const cfx_module *module;
-    uint64_t owner;
-    bool fake;
-    op_plan *plans;       /* by op id (operator.h), grown on demand */
-    uint32_t plan_cap;
-    const_entry *consts;
-    uint32_t const_cap, n_consts;
-    uint32_t next_const; /* `_tensor_constant<next_const>` is the first name to try */
-    bool params_may_clash; /* some parameter name starts with "_tensor_constant" */
-    cfx_value *scratch;  /* list arguments with tensors substituted */
-    uint32_t scratch_cap;
-};
+static const char *const qual_prefix[QUAL_COUNT] = {"_param_constant", "_tensor_constant"};
 
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
@@ -93,7 +64,7 @@ static void proxy_destroy(cfx_mode *self)
 
 static const cfx_mode_vtable proxy_vtable = {"ProxyTorchDispatchMode", proxy_dispatch, proxy_destroy};
 
-cfx_proxy_mode *cfx_proxy_mode_new(cfx_graph_module *gm, const cfx_module *module, bool fake)
+cfx_proxy_mode *cfx_proxy_mode_new(cfx_graph_module *gm, const cfx_module *module)
 {
     if (!gm) {
         cfx_error_set(CFX_ERR, NULL, "cfx_proxy_mode_new: NULL graph module");
@@ -109,11 +80,14 @@ cfx_proxy_mode *cfx_proxy_mode_new(cfx_graph_module *gm, const cfx_module *modul
     pm->g = cfx_graph_module_graph(gm);
     pm->module = module;
     pm->owner = cfx_binding_owner_new();
-    pm->fake = fake;
-    for (int i = 0; i < cfx_module_count(module); i++)
-        if (strncmp(cfx_module_name_at(module, i), "_tensor_constant", 16) == 0)
-            pm->params_may_clash = true;
+    pm->const_owner = cfx_binding_owner_new();
     return pm;
+}
+
+void cfx_proxy_mode_set_record_stack_traces(cfx_proxy_mode *pm, bool on)
+{
+    if (pm)
+        pm->record_stack_traces = on;
 }
 
 cfx_mode *cfx_proxy_mode_base(cfx_proxy_mode *pm) { return pm ? &pm->base : NULL; }
@@ -125,6 +99,35 @@ cfx_proxy_mode *cfx_proxy_mode_from_base(cfx_mode *m)
 
 cfx_graph *cfx_proxy_mode_graph(const cfx_proxy_mode *pm) { return pm ? pm->g : NULL; }
 uint64_t cfx_proxy_mode_owner(const cfx_proxy_mode *pm) { return pm ? pm->owner : 0; }
+
+/* ProxyTorchDispatchMode.__enter__ / __exit__: a proxy mode already set (an outer make_fx) is
+ * stashed for the duration, so a trace inside a trace records into its own graph only. */
+int cfx_proxy_mode_enter(cfx_proxy_mode *pm)
+{
+    if (!pm)
+        return CFX_ERR;
+    pm->stashed = cfx_mode_unset(CFX_MODE_PROXY);
+    int rc = cfx_mode_set(&pm->base, CFX_MODE_PROXY);
+    if (rc != CFX_OK && pm->stashed) {
+        cfx_mode_set(pm->stashed, CFX_MODE_PROXY);
+        pm->stashed = NULL;
+    }
+    return rc;
+}
+
+int cfx_proxy_mode_exit(cfx_proxy_mode *pm)
+{
+    if (!pm)
+        return CFX_ERR;
+    int rc = cfx_mode_exit(&pm->base);
+    if (pm->stashed) {
+        int rs = cfx_mode_set(pm->stashed, CFX_MODE_PROXY);
+        pm->stashed = NULL;
+        if (rc == CFX_OK)
+            rc = rs;
+    }
+    return rc;
+}
 
 /* ---- operator plans ------------------------------------------------------------------------- */
 
@@ -191,6 +194,9 @@ static int build_plan(const cfx_op *op, op_plan *p)
         if (!p->target)
             return cfx_error_set(CFX_ERR, cfx_op_name(op), "aten::lift_fresh_copy is not defined");
     }
+    p->lift = names_op(cfx_op_schema(p->target), "aten::lift_fresh_copy", "");
+    p->data_dependent = cfx_op_has_tag(op, CFX_TAG_data_dependent_output);
+    p->seeded = cfx_op_has_tag(p->target, CFX_TAG_nondeterministic_seeded);
     return CFX_OK;
 }
 
@@ -266,6 +272,45 @@ static bool equals_default(const cfx_argument *a, cfx_value v)
     return true;
 }
 
+/* ---- meta ------------------------------------------------------------------------------------ */
+
+/* The site stack_trace gets, or NULL (not recording, or a call with no site). */
+static const cfx_site *site_to_record(const cfx_proxy_mode *pm)
+{
+    const cfx_site *site = pm->record_stack_traces ? cfx_current_site() : NULL;
+    return site && site->file ? site : NULL;
+}
+
+/* extract_val of a tensor: a fake tensor as it is, a real one as empty_strided(shape, stride)
+ * on its device in a fake mode makes it, i.e. with storage offset 0. */
+static cfx_meta_val tensor_val(const cfx_tensor *t)
+{
+    bool fake = cfx_tensor_is_fake(t);
+    return (cfx_meta_val){
+        .kind = CFX_MVAL_TENSOR,
+        .dtype = t->dtype,
+        .device = fake ? cfx_tensor_fake_device(t) : t->device,
+        .n = t->ndim,
+        .sizes = t->sizes,
+        .strides = t->strides,
+        .storage_offset = fake ? t->storage_offset : 0,
+    };
+}
+
+/* set_meta for a tensor: val and tensor_meta, and the stack trace if recorded. */
+static int set_tensor_meta(cfx_node *n, const cfx_tensor *t, const cfx_site *site)
+{
+    bool fake = cfx_tensor_is_fake(t);
+    cfx_device dev = fake ? cfx_tensor_fake_device(t) : t->device;
+    int rc = cfx_node_set_result_meta(n, site, t, &dev, false);
+    /* the graph's one-call setter takes the offset from t: a real view's val still has 0 */
+    if (rc == CFX_OK && !fake && t->storage_offset != 0) {
+        cfx_meta_val v = tensor_val(t);
+        rc = cfx_node_set_val(n, &v);
+    }
+    return rc;
+}
+
 /* ---- tensors to nodes ------------------------------------------------------------------------ */
 
 static int grow_consts(cfx_proxy_mode *pm)
@@ -297,62 +342,46 @@ static const_entry *const_slot(const cfx_proxy_mode *pm, const cfx_tensor *t)
     return &pm->consts[i];
 }
 
-/* hasattr(root, name) for a `_tensor_constantN` name, where root holds the graph module's
- * attributes: interned constants (exact names, found by hash) and module parameters, which
- * are scanned only if one of them could clash (so many constants stay linear). */
-static bool root_has(const cfx_proxy_mode *pm, const char *name)
-{
-    if (cfx_graph_module_get_attr(pm->gm, name))
-        return true;
-    if (!pm->params_may_clash)
-        return false;
-    size_t n = strlen(name);
-    for (int i = 0; i < cfx_module_count(pm->module); i++) {
-        const char *a = cfx_module_name_at(pm->module, i);
-        if (strncmp(a, name, n) == 0 && (a[n] == '\0' || a[n] == '.'))
-            return true;
-    }
-    return false;
-}
-
-/* The `_tensor_constantN` attribute name of t, registering t the first time. */
-static const char *constant_name(cfx_proxy_mode *pm, cfx_tensor *t)
+/* The attribute name t is interned under, registering t the first time: the first
+ * `<prefix>N` the graph module does not have, N counting on from the last one given
+ * (Tracer.get_fresh_qualname; the root holds nothing but interned tensors). */
+static const char *interned_name(cfx_proxy_mode *pm, cfx_tensor *t, int kind)
 {
     if (pm->const_cap && const_slot(pm, t)->t)
         return const_slot(pm, t)->name;
     if (2 * (pm->n_consts + 1) > pm->const_cap && grow_consts(pm) != CFX_OK)
         return NULL;
-    static const char prefix[] = "_tensor_constant";
-    char name[sizeof prefix + 20];
-    memcpy(name, prefix, sizeof prefix - 1);
-    for (;; pm->next_const++) {
-        name[sizeof prefix - 1 + cfx_fmt_u64(pm->next_const, name + sizeof prefix - 1)] = '\0';
-        if (!root_has(pm, name))
+    const char *prefix = qual_prefix[kind];
+    size_t plen = strlen(prefix);
+    char name[32];
+    memcpy(name, prefix, plen);
+    for (;; pm->qual_next[kind]++) {
+        name[plen + cfx_fmt_u64(pm->qual_next[kind], name + plen)] = '\0';
+        if (!cfx_graph_module_get_attr(pm->gm, name))
             break;
     }
+    pm->qual_next[kind]++;
     if (cfx_graph_module_set_attr(pm->gm, name, t) != CFX_OK)
         return NULL;
     const char *stored = cfx_graph_module_attr_name(pm->gm, cfx_graph_module_n_attrs(pm->gm) - 1);
     *const_slot(pm, t) = (const_entry){t, stored};
     pm->n_consts++;
-    pm->next_const++;
     return stored;
 }
 
-/* A tensor not bound to a node: a get_attr for the parameter or interned constant it is. */
+/* A tensor not bound to a node: a get_attr node for the parameter or constant it is interned
+ * as, with meta["val"] (PythonKeyTracer.create_node) and the stack trace if recorded. */
 static cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
 {
-    const char *name = cfx_module_name_of(pm->module, t);
-    if (name) {
-        /* a parameter: an attribute under its qualified name, registered on first use */
-        if (!cfx_graph_module_get_attr(pm->gm, name) && cfx_graph_module_set_attr(pm->gm, name, t) != CFX_OK)
-            return NULL;
-    } else {
-        name = constant_name(pm, t);
-        if (!name)
-            return NULL;
-    }
-    return cfx_graph_get_attr(pm->g, name);
+    const char *name = interned_name(pm, t, cfx_module_name_of(pm->module, t) ? QUAL_PARAM : QUAL_TENSOR);
+    cfx_node *n = name ? cfx_graph_get_attr(pm->g, name) : NULL;
+    if (!n)
+        return NULL;
+    cfx_meta_val v = tensor_val(t);
+    const cfx_site *site = site_to_record(pm);
+    if (cfx_node_set_val(n, &v) != CFX_OK || (site && cfx_node_set_stack_trace(n, site) != CFX_OK))
+        return NULL;
+    return n;
 }
 
 /* cfx_proxy_node_of for a non-NULL tensor. */
@@ -369,122 +398,134 @@ cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
 
 /* ---- results to nodes -------------------------------------------------------------------------- */
 
-static int set_site(cfx_node *n)
-{
-    const cfx_site *site = cfx_current_site();
-    return site && site->file ? cfx_node_set_stack_trace(n, site) : CFX_OK;
-}
-
-/* track_tensor + set_meta for a non-NULL tensor and node. */
-static int track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
+/* track_tensor + set_meta for a non-NULL tensor and node; the constant replaced (NULL clears). */
+static int track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, cfx_tensor *constant, const cfx_site *site)
 {
     int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
-    if (rc != CFX_OK)
-        return rc;
-    /* set_meta: a FakeTensor gets val and tensor_meta, a real tensor tensor_meta only */
-    if (cfx_tensor_is_fake(t)) {
-        cfx_meta_val v = {
-            .kind = CFX_MVAL_TENSOR,
-            .dtype = t->dtype,
-            .device = cfx_tensor_fake_device(t),
-            .n = t->ndim,
-            .sizes = t->sizes,
-            .strides = t->strides,
-            .storage_offset = t->storage_offset,
-        };
-        rc = cfx_node_set_val(n, &v);
-        if (rc != CFX_OK)
-            return rc;
-    }
-    return cfx_node_set_tensor_meta_from_tensor(n, t, false);
+    if (rc == CFX_OK)
+        rc = cfx_proxy_set_constant(pm, t, constant);
+    if (rc == CFX_OK)
+        rc = set_tensor_meta(n, t, site);
+    return rc;
 }
 
 int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
 {
-    return pm && t && n ? track(pm, t, n) : CFX_ERR;
+    /* placeholders (wrap_key) and HOP outputs: no stack trace on placeholders */
+    return pm && t && n ? track(pm, t, n, NULL, n->op == CFX_NODE_PLACEHOLDER ? NULL : site_to_record(pm)) : CFX_ERR;
 }
 
 void cfx_proxy_untrack(cfx_proxy_mode *pm, cfx_tensor *t)
 {
-    if (pm && t)
+    if (pm && t) {
         cfx_tensor_binding_clear(t, pm->owner);
+        cfx_tensor_binding_clear(t, pm->const_owner);
+    }
 }
 
-static cfx_node *getitem(cfx_proxy_mode *pm, cfx_node *of, int64_t i)
+static cfx_node *getitem(cfx_proxy_mode *pm, cfx_node *of, int64_t i, const cfx_site *site)
 {
     cfx_value a[2] = {cfx_node_value(of), cfx_int(i)};
     cfx_node *n = cfx_graph_call_fn(pm->g, &cfx_fn_getitem, a, 2, NULL, 0);
-    if (n && set_site(n) != CFX_OK)
+    if (n && site && cfx_node_set_stack_trace(n, site) != CFX_OK)
         return NULL;
     return n;
 }
 
-/* wrap_with_proxy: a tensor is tracked; a list gets a getitem per element, its tensors
- * tracked (lists inside lists are not walked: no schema returns them). */
-static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy)
+/* extract_val of one returned value that is no container. */
+static cfx_meta_val leaf_val(cfx_value v)
+{
+    switch (v.kind) {
+    case CFX_V_TENSOR: return v.u.t ? tensor_val(v.u.t) : (cfx_meta_val){.kind = CFX_MVAL_NONE};
+    case CFX_V_INT: return (cfx_meta_val){.kind = CFX_MVAL_INT, .u.i = v.u.i};
+    case CFX_V_DOUBLE: return (cfx_meta_val){.kind = CFX_MVAL_DOUBLE, .u.d = v.u.d};
+    case CFX_V_BOOL: return (cfx_meta_val){.kind = CFX_MVAL_BOOL, .u.b = v.u.b};
+    default: return (cfx_meta_val){.kind = CFX_MVAL_NONE};
+    }
+}
+
+/* set_meta of a container result on its node: a tuple or list of the elements' vals, a list
+ * element of a tuple as a list of its leaves (no schema returns deeper nesting). */
+static int set_container_val(cfx_node *n, const cfx_value *outs, int n_outs, bool tuple)
+{
+    if (n_outs < 0 || n_outs > INT32_MAX / 2)
+        return cfx_error_set(CFX_ERR, NULL, "set_meta: %d results", n_outs);
+    uint64_t n_items = (uint64_t)n_outs;
+    for (int i = 0; i < n_outs; i++)
+        if (outs[i].kind == CFX_V_LIST || outs[i].kind == CFX_V_TUPLE)
+            n_items += outs[i].len;
+    cfx_meta_val small[16];
+    cfx_meta_val *items = n_items <= 16 ? small : n_items <= UINT32_MAX ? malloc((size_t)n_items * sizeof *items) : NULL;
+    if (!items)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    cfx_meta_val *inner = items + n_outs; /* the nested lists' items, after the top level */
+    for (int i = 0; i < n_outs; i++) {
+        cfx_value v = outs[i];
+        if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE) {
+            items[i] = leaf_val(v);
+            continue;
+        }
+        items[i] = (cfx_meta_val){.kind = v.kind == CFX_V_LIST ? CFX_MVAL_LIST : CFX_MVAL_TUPLE,
+                                  .n = (int32_t)v.len, .u.items = inner};
+        for (uint32_t j = 0; j < v.len; j++)
+            *inner++ = leaf_val(v.u.items[j]);
+    }
+    cfx_meta_val v = {.kind = tuple ? CFX_MVAL_TUPLE : CFX_MVAL_LIST, .n = n_outs, .u.items = items};
+    int rc = cfx_node_set_val(n, &v);
+    if (items != small)
+        free(items);
+    return rc;
+}
+
+/* The constant a value's counterpart c (NULL: none) gives a tensor. */
+static cfx_tensor *tensor_constant(const cfx_value *c)
+{
+    return c && c->kind == CFX_V_TENSOR ? c->u.t : NULL;
+}
+
+/* wrap_with_proxy for one value bound to node proxy, with its constant c (NULL: none): a
+ * tensor is tracked; a list gets its val and a getitem per element, its tensors tracked;
+ * primitives pass. */
+static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy, const cfx_site *site, const cfx_value *c)
 {
     if (v.kind == CFX_V_TENSOR)
-        return v.u.t ? track(pm, v.u.t, proxy) : CFX_OK;
+        return v.u.t ? track(pm, v.u.t, proxy, tensor_constant(c), site) : CFX_OK;
     if (v.kind != CFX_V_LIST)
         return CFX_OK;
-    for (uint32_t j = 0; j < v.len; j++) {
-        cfx_node *gi = getitem(pm, proxy, j);
+    bool list_c = c && c->kind == CFX_V_LIST && c->len == v.len;
+    int rc = set_container_val(proxy, v.u.items, (int)v.len, false);
+    for (uint32_t j = 0; rc == CFX_OK && j < v.len; j++) {
+        cfx_node *gi = getitem(pm, proxy, j, site);
         if (!gi)
             return CFX_ERR;
         cfx_value e = v.u.items[j];
-        if (e.kind == CFX_V_TENSOR && e.u.t) {
-            int rc = track(pm, e.u.t, gi);
-            if (rc != CFX_OK)
-                return rc;
-        }
+        if (e.kind == CFX_V_TENSOR && e.u.t)
+            rc = track(pm, e.u.t, gi, list_c ? tensor_constant(&c->u.items[j]) : NULL, site);
     }
-    return CFX_OK;
+    return rc;
+}
+
+/* track_tensor_tree of an op's returns outs[0..n_outs) produced by node n, with their
+ * constants consts (NULL: none): one return as itself, several as a tuple (a val on n, a
+ * getitem node for every element, whatever it holds). */
+static int track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs, const cfx_site *site,
+                         const cfx_value *consts)
+{
+    if (n_outs == 1)
+        return wrap_value(pm, outs[0], n, site, consts);
+    int rc = n_outs > 0 ? set_container_val(n, outs, n_outs, true) : CFX_OK;
+    for (int i = 0; rc == CFX_OK && i < n_outs; i++) {
+        cfx_node *gi = getitem(pm, n, i, site);
+        if (!gi)
+            return CFX_ERR;
+        rc = wrap_value(pm, outs[i], gi, site, consts ? &consts[i] : NULL);
+    }
+    return rc;
 }
 
 int cfx_proxy_track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs)
 {
-    if (!pm || !n)
-        return CFX_ERR;
-    if (n_outs == 1) {
-        cfx_value v = outs[0];
-        switch (v.kind) {
-        case CFX_V_TENSOR:
-        case CFX_V_LIST:
-            return wrap_value(pm, v, n);
-        case CFX_V_INT:
-            return cfx_node_set_val(n, &(cfx_meta_val){.kind = CFX_MVAL_INT, .u.i = v.u.i});
-        case CFX_V_DOUBLE:
-            return cfx_node_set_val(n, &(cfx_meta_val){.kind = CFX_MVAL_DOUBLE, .u.d = v.u.d});
-        case CFX_V_BOOL:
-            return cfx_node_set_val(n, &(cfx_meta_val){.kind = CFX_MVAL_BOOL, .u.b = v.u.b});
-        default:
-            return CFX_OK;
-        }
-    }
-    /* a tuple: proxy_res[idx] makes a getitem node for every element, whatever it holds */
-    for (int i = 0; i < n_outs; i++) {
-        cfx_node *gi = getitem(pm, n, i);
-        if (!gi)
-            return CFX_ERR;
-        int rc = wrap_value(pm, outs[i], gi);
-        if (rc != CFX_OK)
-            return rc;
-    }
-    return CFX_OK;
-}
-
-/* ---- meta of a fresh node -------------------------------------------------------------------- */
-
-static int track_fresh(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, const cfx_site *site)
-{
-    if (site && !site->file)
-        site = NULL;
-    int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
-    if (rc != CFX_OK)
-        return rc;
-    bool fake = cfx_tensor_is_fake(t);
-    cfx_device dev = fake ? cfx_tensor_fake_device(t) : t->device;
-    return cfx_node_set_result_meta(n, site, t, fake ? &dev : NULL, false);
+    return pm && n ? track_outputs(pm, n, outs, n_outs, site_to_record(pm), NULL) : CFX_ERR;
 }
 
 /* ---- the handler ----------------------------------------------------------------------------- */
@@ -596,6 +637,34 @@ static int map_kwargs(cfx_proxy_mode *pm, const cfx_op *op, const op_plan *p, co
     return n_kw;
 }
 
+static bool any_fake_arg(const op_plan *p, const cfx_value *stack)
+{
+    for (int i = 0; i < p->n_args; i++) {
+        const cfx_value *v = &stack[i];
+        if (v->kind == CFX_V_TENSOR && cfx_tensor_is_fake(v->u.t))
+            return true;
+        if ((p->lists >> i & 1) && (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE))
+            for (uint32_t j = 0; j < v->len; j++)
+                if (v->u.items[j].kind == CFX_V_TENSOR && cfx_tensor_is_fake(v->u.items[j].u.t))
+                    return true;
+    }
+    return false;
+}
+
+/* proxy_call's refusal of a data-dependent op on real tensors. */
+static int data_dependent_error(const cfx_op *op)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    const char *sep = strstr(s->name, "::");
+    int ns = sep ? (int)(sep - s->name) : 0;
+    return cfx_error_set(CFX_ERR, cfx_op_name(op),
+                         "It appears that you're trying to get value out of a tracing tensor with %.*s.%s.%s - "
+                         "erroring out! It's likely that this is caused by data-dependent control flow or similar.  "
+                         "It may be possible to trace this with dynamic shapes; try setting tracing_mode='symbolic' "
+                         "in your make_fx call.",
+                         ns, s->name, sep ? sep + 2 : s->name, s->overload && *s->overload ? s->overload : "default");
+}
+
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ks;
@@ -603,10 +672,17 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     const op_plan *p = plan_for(pm, op);
     if (!p)
         return CFX_ERR;
-    if (cfx_op_has_tag(op, CFX_TAG_data_dependent_output))
-        return cfx_error_set(CFX_ERR, cfx_op_name(op),
-                             "It appears that you're trying to get value out of a tracing tensor - erroring out! "
-                             "It's likely that this is caused by data-dependent control flow or similar.");
+    cfx_proxy_const_flags cf = {true, false};
+    if (p->data_dependent || pm->constants_made)
+        cf = cfx_proxy_constant_flags(pm, p, stack);
+    if (p->data_dependent) {
+        /* all tracked arguments constant: the value is known, nothing is recorded */
+        if (cf.all)
+            return cfx_proxy_run_on_constants(pm, p, stack, stack);
+        if (!any_fake_arg(p, stack))
+            return data_dependent_error(op);
+        /* fake tensors: recorded, and the fake mode below raises (cfx has no ShapeEnv) */
+    }
     if (p->lists && !reserve_scratch(pm, p, stack))
         return CFX_ERR_NOMEM;
     cfx_value *scratch = pm->scratch;
@@ -638,15 +714,32 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     if (!n)
         return CFX_ERR;
 
-    /* the site is set with the rest of the meta once the result is known */
-    const cfx_site *site = cfx_current_site();
+    /* constants are computed from the arguments, which the call overwrites */
+    cfx_value in[MAX_ARGS];
+    bool may_be_constant = p->lift || (cf.all && cf.any && !p->seeded);
+    if (may_be_constant)
+        memcpy(in, stack, (size_t)p->n_args * sizeof *in);
+    const cfx_site *site = site_to_record(pm);
     int rc = cfx_mode_redispatch(p->target, stack);
-    if (rc == CFX_OK && p->n_returns == 1 && stack[0].kind == CFX_V_TENSOR && stack[0].u.t)
-        return track_fresh(pm, stack[0].u.t, n, site);
-    int src = site && site->file ? cfx_node_set_stack_trace(n, site) : CFX_OK;
+    /* a single tensor result's meta carries the site (set with it in one record); any other
+     * node, a failed call's included (it stays, as in PyTorch), gets it now */
+    bool meta_has_site = rc == CFX_OK && p->n_returns == 1 && stack[0].kind == CFX_V_TENSOR && stack[0].u.t;
+    if (site && !meta_has_site) {
+        int rs = cfx_node_set_stack_trace(n, site);
+        if (rc == CFX_OK)
+            rc = rs;
+    }
     if (rc != CFX_OK)
         return rc;
-    if (src != CFX_OK)
-        return src;
-    return cfx_proxy_track_outputs(pm, n, stack, p->n_returns);
+    if (!may_be_constant) /* a single tensor, the usual result, is tracked as itself */
+        return meta_has_site ? track(pm, stack[0].u.t, n, NULL, site)
+                             : track_outputs(pm, n, stack, p->n_returns, site, NULL);
+    /* constants are computed in a scope of their own: the bindings keep what they need */
+    cfx_value consts[MAX_ARGS];
+    cfx_scope cs = cfx_scope_begin();
+    bool have_consts = p->n_returns <= MAX_ARGS && cfx_proxy_result_constants(pm, p, in, stack, cf, consts, &rc);
+    if (rc == CFX_OK)
+        rc = track_outputs(pm, n, stack, p->n_returns, site, have_consts ? consts : NULL);
+    cfx_scope_end(cs);
+    return rc;
 }

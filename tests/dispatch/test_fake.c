@@ -1,9 +1,9 @@
 /* test_fake.c - fake tensors and the fake tensor mode (fake.h).
  *
- * Output metadata is compared with PyTorch 1.13's FakeTensorMode running the same calls
- * (tests/data/fake_ops.txt, tools/interop/gen_fake_goldens.py). Error texts are PyTorch 2.x's
- * (torch/_subclasses/fake_tensor.py): 1.13 lets real tensors through under a mode and
- * misreports mixed modes, so 2.x is the reference for those. */
+ * Output metadata and error texts are compared with PyTorch 2.13's FakeTensorMode running the
+ * same calls (tests/data/fake_ops.txt and fake_errors.tsv, tools/interop/gen_fake_goldens.py).
+ * The one text kept here is "Mixing fake modes NYI ...", which names the two modes by address
+ * and so differs from run to run. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
@@ -42,6 +42,31 @@ static char *str_of_fake(const cfx_tensor *t)
     return cfx_buf_take(&b);
 }
 
+/* PyTorch 2.13's text for case key of fake_errors.tsv (malloc'd). */
+static char *oracle(const char *key)
+{
+    char *text = read_golden("tests/data/fake_errors.tsv");
+    cr_assert(text, "tests/data/fake_errors.tsv missing or without its golden header");
+    size_t n, k = strlen(key);
+    char **lines = split_lines(text, &n);
+    char *out = NULL;
+    for (size_t i = 0; lines && i < n && !out; i++)
+        if (strncmp(lines[i], key, k) == 0 && lines[i][k] == '\t')
+            out = strdup(lines[i] + k + 1);
+    free(lines);
+    free(text);
+    cr_assert(out, "no %s in fake_errors.tsv", key);
+    return out;
+}
+
+/* The current error is PyTorch's text for key. */
+#define EXPECT_ORACLE(key)                                                              \
+    do {                                                                                \
+        char *want_ = oracle(key);                                                      \
+        cr_assert_str_eq(cfx_error_message() ? cfx_error_message() : "(none)", want_, "%s", key); \
+        free(want_);                                                                    \
+    } while (0)
+
 static void join_ints(const int64_t *v, int n, char *out, size_t cap)
 {
     if (n == 0) {
@@ -70,7 +95,7 @@ static void assert_fake_of(cfx_fake_mode *m, const cfx_tensor *t)
 
 typedef struct golden_inputs {
     cfx_fake_mode *m;
-    cfx_tensor *x, *y, *r3, *xi, *xb, *a, *b, *y24, *v;
+    cfx_tensor *x, *y, *r3, *xi, *xb, *a, *b, *y24, *v, *mt, *c0;
 } golden_inputs;
 
 static cfx_tensor *run_case(const char *name, golden_inputs *g, cfx_tensor **input)
@@ -95,6 +120,11 @@ static cfx_tensor *run_case(const char *name, golden_inputs *g, cfx_tensor **inp
     if (!strcmp(name, "add_t_t")) return cfx_add(cfx_t(x), cfx_t(y));
     if (!strcmp(name, "empty")) return cfx_empty(cfx_ints(((int64_t[]){2, 3}), 2), cfx_dtype_value(CFX_FLOAT32), cfx_none(), cfx_device_value(CPU));
     if (!strcmp(name, "from_tensor_offset_view")) return g->v;
+    if (!strcmp(name, "add_cpu0_meta")) return cfx_add(g->c0, g->mt);
+    if (!strcmp(name, "add_meta_cpu0")) return cfx_add(g->mt, g->c0);
+    if (!strcmp(name, "add__meta_rhs")) return cfx_add_(cfx_fake_from_tensor(g->m, REAL(CFX_FLOAT32, 2, 3)), g->mt);
+    if (!strcmp(name, "add__meta_lhs"))
+        return cfx_add_(cfx_fake_from_tensor(g->m, cfx_tensor_new((const int64_t[]){2, 3}, 2, CFX_FLOAT32, META)), x);
     cr_assert_fail("unknown golden case %s", name);
     return NULL;
 }
@@ -115,13 +145,18 @@ Test(fake, ops_match_pytorch_metadata)
     g.y24 = cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 2, 4));
     cfx_tensor *base = REAL(CFX_FLOAT32, 4, 3);
     g.v = cfx_fake_from_tensor(m, cfx_tensor_new_view(base, (int64_t[]){3, 3}, (int64_t[]){3, 1}, 2, 3));
+    g.mt = cfx_fake_from_tensor(m, cfx_tensor_new((const int64_t[]){2, 3}, 2, CFX_FLOAT32, META));
+    g.c0 = cfx_fake_from_tensor(m, cfx_tensor_scalar_double(1, CFX_FLOAT32));
 
-    FILE *f = fopen("tests/data/fake_ops.txt", "r");
-    cr_assert_not_null(f, "tests/data/fake_ops.txt missing (run from the repo root)");
-    char line[512];
+    char *text = read_golden("tests/data/fake_ops.txt");
+    cr_assert_not_null(text, "tests/data/fake_ops.txt missing or without its golden header (run from the repo root)");
+    size_t n_lines;
+    char **lines = split_lines(text, &n_lines);
+    cr_assert_not_null(lines);
     int n = 0;
     cr_assert_eq(cfx_fake_mode_enter(m), CFX_OK);
-    while (fgets(line, sizeof line, f)) {
+    for (size_t li = 0; li < n_lines; li++) {
+        const char *line = lines[li];
         char name[64], sizes[64], strides[64], dtype[32], dev[16], shares[4];
         long long off;
         cr_assert_eq(sscanf(line, "%63[^\t]\t%63[^\t]\t%63[^\t]\t%31[^\t]\t%15[^\t]\t%lld\t%3s", name, sizes,
@@ -142,9 +177,10 @@ Test(fake, ops_match_pytorch_metadata)
             cr_assert_eq(out->storage == in->storage, shares[0] == '1', "%s: storage sharing", name);
         n++;
     }
-    fclose(f);
+    free(lines);
+    free(text);
     cr_assert_eq(cfx_fake_mode_exit(m), CFX_OK);
-    cr_assert_eq(n, 18);
+    cr_assert_eq(n, 22);
     cr_assert_eq(cfx_mode_stack_len(), 0);
     cfx_fake_mode_free(m);
     cfx_scope_end(s);
@@ -155,15 +191,21 @@ Test(fake, fake_tensor_repr)
 {
     cfx_scope s = cfx_scope_begin();
     cfx_fake_mode *m = cfx_fake_mode_new(NULL);
-    char *r = str_of_fake(cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 2, 3)));
-    cr_assert_str_eq(r, "FakeTensor(..., size=(2, 3))");
-    free(r);
-    r = str_of_fake(cfx_fake_from_tensor(m, REAL(CFX_INT64, 3)));
-    cr_assert_str_eq(r, "FakeTensor(..., size=(3,), dtype=torch.int64)");
-    free(r);
-    r = str_of_fake(cfx_fake_from_tensor(m, cfx_tensor_new((int64_t[]){1}, 0, CFX_FLOAT32, META)));
-    cr_assert_str_eq(r, "FakeTensor(..., device='meta', size=())");
-    free(r);
+    const struct {
+        const char *key;
+        cfx_tensor *real;
+    } cases[] = {
+        {"repr_f32", REAL(CFX_FLOAT32, 2, 3)},
+        {"repr_i64", REAL(CFX_INT64, 3)},
+        {"repr_meta_0d", cfx_tensor_new((int64_t[]){1}, 0, CFX_FLOAT32, META)},
+    };
+    for (int i = 0; i < COUNT_OF(cases); i++) {
+        char *r = str_of_fake(cfx_fake_from_tensor(m, cases[i].real));
+        char *want = oracle(cases[i].key);
+        cr_assert_str_eq(r, want, "%s", cases[i].key);
+        free(want);
+        free(r);
+    }
     cfx_fake_mode_free(m);
     cfx_scope_end(s);
 }
@@ -291,6 +333,28 @@ Test(fake, factory_under_mode_is_fake)
     cfx_scope_end(s);
 }
 
+Test(fake, literal_under_mode_is_lifted)
+{
+    /* torch.tensor() under a FakeTensorMode: the plain tensor it makes is lifted, which the
+     * mode accepts without allow_non_fake_inputs, and comes back as the memoized fake of it */
+    cfx_scope s = cfx_scope_begin();
+    cfx_fake_mode *m = cfx_fake_mode_new(NULL);
+    cfx_fake_mode_enter(m);
+    static const double v[2] = {1, 2};
+    cfx_tensor *c = cfx_tensor_literal(v, (const int64_t[]){2}, 1, CFX_FLOAT32);
+    cfx_value st[1] = {cfx_tensor_value(REAL(CFX_FLOAT32, 3))};
+    cfx_tensor *real = st[0].u.t;
+    cr_assert_eq(cfx_op_call(cfx_op_find("aten::lift_fresh_copy"), st, 1, COUNT_OF(st)), CFX_OK, "%s",
+                 cfx_error_message());
+    cfx_fake_mode_exit(m);
+    assert_fake_of(m, c);
+    cr_assert_eq(c->sizes[0], 2);
+    assert_fake_of(m, st[0].u.t);
+    cr_assert_eq(st[0].u.t, cfx_fake_from_tensor(m, real), "the converter's fake of the argument");
+    cfx_fake_mode_free(m);
+    cfx_scope_end(s);
+}
+
 Test(fake, never_allocates)
 {
     /* 4 TiB per tensor: any real allocation on the way would fail */
@@ -397,6 +461,98 @@ Test(fake, mode_beats_fake_tensor_subclass)
     cfx_scope_end(s);
 }
 
+/* ------------------------------------------------------------------ constants */
+
+/* One case of fake_constants.tsv run under mode m (entered); x1 a fake of one element. */
+static cfx_value constant_case(const char *name, cfx_fake_mode *m, cfx_tensor *x1)
+{
+    static const double v25[1] = {2.5}, v7[1] = {7}, v12[2] = {1, 2}, v1[1] = {1}, v2[1] = {2};
+    static const int64_t one[1] = {1}, two[1] = {2};
+#define LIT(v, sizes, dt) cfx_tensor_literal(v, sizes, 1, dt)
+    (void)m;
+    if (!strcmp(name, "item_literal")) return cfx__local_scalar_dense(LIT(v25, one, CFX_FLOAT32));
+    if (!strcmp(name, "item_literal_int")) return cfx__local_scalar_dense(LIT(v7, one, CFX_INT64));
+    if (!strcmp(name, "item_add"))
+        return cfx__local_scalar_dense(cfx_add(LIT(v25, one, CFX_FLOAT32), LIT(v25, one, CFX_FLOAT32)));
+    if (!strcmp(name, "item_big_literal")) return cfx__local_scalar_dense(cfx_sum(LIT(v12, two, CFX_FLOAT32), CFX_NO_INTS));
+    if (!strcmp(name, "item_after_inplace_fake")) {
+        cfx_tensor *c = LIT(v1, one, CFX_FLOAT32);
+        cfx_add_(c, x1);
+        return cfx__local_scalar_dense(c);
+    }
+    if (!strcmp(name, "item_after_inplace_constant")) {
+        cfx_tensor *c = LIT(v1, one, CFX_FLOAT32);
+        cfx_add_(c, LIT(v2, one, CFX_FLOAT32));
+        return cfx__local_scalar_dense(c);
+    }
+    if (!strcmp(name, "item_mixed")) return cfx__local_scalar_dense(cfx_add(LIT(v25, one, CFX_FLOAT32), x1));
+    if (!strcmp(name, "nonzero_literal")) return cfx_tensor_value(cfx_nonzero(LIT(v1, one, CFX_FLOAT32)));
+    if (!strcmp(name, "literal")) return cfx_tensor_value(LIT(v1, one, CFX_FLOAT32));
+    if (!strcmp(name, "literal_big")) return cfx_tensor_value(LIT(v12, two, CFX_FLOAT32));
+    if (!strcmp(name, "add_real_0d"))
+        return cfx_tensor_value(cfx_add(cfx_tensor_scalar_double(3, CFX_FLOAT32), cfx_tensor_scalar_double(4, CFX_FLOAT32)));
+    if (!strcmp(name, "add_real_big")) return cfx_tensor_value(cfx_add(REAL(CFX_FLOAT32, 2), REAL(CFX_FLOAT32, 2)));
+#undef LIT
+    cr_assert_fail("unknown constant case %s", name);
+    return cfx_none();
+}
+
+Test(fake, constants_match_pytorch)
+{
+    char *text = read_golden("tests/data/fake_constants.tsv");
+    cr_assert(text, "tests/data/fake_constants.tsv missing or without its golden header");
+    size_t n;
+    char **lines = split_lines(text, &n);
+    cr_assert(lines);
+    int64_t live0 = cfx_tensor_live_count();
+    cfx_scope s = cfx_scope_begin();
+    cfx_fake_mode *m = cfx_fake_mode_new(NULL);
+    cfx_tensor *x1 = cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 1));
+    cr_expect_eq(n, 12);
+    for (size_t i = 0; i < n; i++) {
+        char *f[4] = {lines[i], NULL, NULL, NULL};
+        for (int k = 1; k < 4 && f[k - 1]; k++) {
+            char *tab = strchr(f[k - 1], '\t');
+            if (tab)
+                *tab = '\0';
+            f[k] = tab ? tab + 1 : NULL;
+        }
+        cfx_error_clear();
+        cr_assert_eq(cfx_fake_mode_enter(m), CFX_OK);
+        cfx_value v = constant_case(f[0], m, x1);
+        cfx_fake_mode_exit(m);
+        if (!strcmp(f[1], "error")) {
+            cr_expect(cfx_error_occurred(), "%s: no error", f[0]);
+            cr_expect_str_eq(cfx_error_message() ? cfx_error_message() : "", f[2], "%s", f[0]);
+        } else if (!strcmp(f[1], "value")) {
+            char *got = cfx_value_to_string(v, CFX_STYLE_PYTHON);
+            cr_expect_str_eq(got, f[2], "%s: %s", f[0], cfx_error_message() ? cfx_error_message() : "");
+            free(got);
+        } else {
+            cr_assert(v.kind == CFX_V_TENSOR && v.u.t, "%s: %s", f[0], cfx_error_message());
+            char *r = str_of_fake(v.u.t);
+            cr_expect_str_eq(r, f[2], "%s", f[0]);
+            free(r);
+            cfx_tensor *c = cfx_fake_tensor_constant(v.u.t);
+            cfx_buf b;
+            cfx_buf_init(&b);
+            if (c)
+                cfx_tensor_print(c, &b);
+            else
+                cfx_buf_puts(&b, "None");
+            char *cs = cfx_buf_take(&b);
+            cr_expect_str_eq(cs, f[3], "%s: constant", f[0]);
+            free(cs);
+        }
+    }
+    cfx_error_clear();
+    cfx_fake_mode_free(m);
+    cfx_scope_end(s);
+    cr_expect_eq(cfx_tensor_live_count(), live0, "constants go with their fakes");
+    free(lines);
+    free(text);
+}
+
 /* ------------------------------------------------------------------ errors */
 
 Test(fake, mixing_fake_modes)
@@ -405,14 +561,22 @@ Test(fake, mixing_fake_modes)
     cfx_fake_mode *m1 = cfx_fake_mode_new(NULL), *m2 = cfx_fake_mode_new(NULL);
     cfx_tensor *x = cfx_fake_from_tensor(m1, REAL(CFX_FLOAT32, 3));
     cfx_tensor *y = cfx_fake_from_tensor(m2, REAL(CFX_FLOAT32, 3));
+    /* f"Mixing fake modes NYI x.fake_mode={x.fake_mode} vs self={self}": the modes' str() is
+     * their class and address */
+    char want[256];
+    const char *cls = "torch._subclasses.fake_tensor.FakeTensorMode object at";
     cfx_fake_mode_enter(m1);
     cr_assert_null(cfx_add(x, y));
     cfx_fake_mode_exit(m1);
-    cr_assert_str_eq(cfx_error_message(), "Mixing fake modes NYI");
+    snprintf(want, sizeof want, "Mixing fake modes NYI x.fake_mode=<%s %p> vs self=<%s %p>", cls,
+             (void *)cfx_fake_mode_base(m2), cls, (void *)cfx_fake_mode_base(m1));
+    cr_assert_str_eq(cfx_error_message(), want);
     cr_assert_eq(cfx_mode_stack_len(), 0);
     cfx_error_clear();
     cr_assert_null(cfx_add(y, x), "no mode: y's mode handles it and rejects x");
-    cr_assert_str_eq(cfx_error_message(), "Mixing fake modes NYI");
+    snprintf(want, sizeof want, "Mixing fake modes NYI x.fake_mode=<%s %p> vs self=<%s %p>", cls,
+             (void *)cfx_fake_mode_base(m1), cls, (void *)cfx_fake_mode_base(m2));
+    cr_assert_str_eq(cfx_error_message(), want);
     cr_assert_eq(cfx_mode_stack_len(), 0);
     cfx_fake_mode_free(m1);
     cfx_fake_mode_free(m2);
@@ -425,32 +589,23 @@ Test(fake, real_inputs_rejected)
     cfx_fake_mode *m = cfx_fake_mode_new(NULL);
     cfx_tensor *x = cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 2, 3));
     cfx_tensor *r = REAL(CFX_FLOAT32, 2, 3);
-    const char *pre = "Please convert all Tensors to FakeTensors first or instantiate FakeTensorMode with "
-                      "'allow_non_fake_inputs'. Found in ";
-    char want[512];
     cfx_fake_mode_enter(m);
     cr_assert_null(cfx_add(x, r));
-    snprintf(want, sizeof want, "%saten.add.Tensor(FakeTensor(..., size=(2, 3)), tensor([...], size=(2, 3)))", pre);
-    cr_assert_str_eq(cfx_error_message(), want);
+    EXPECT_ORACLE("real_add");
     cfx_error_clear();
     cr_assert_null(cfx_add(x, cfx_tensor_scalar_double(2, CFX_FLOAT64), cfx_int(2)));
-    snprintf(want, sizeof want,
-             "%saten.add.Tensor(FakeTensor(..., size=(2, 3)), tensor(2., size=(), dtype=torch.float64), alpha=2)", pre);
-    cr_assert_str_eq(cfx_error_message(), want);
+    EXPECT_ORACLE("real_add_alpha");
     cfx_error_clear();
     cr_assert_null(cfx_mm(REAL(CFX_INT64, 0, 2), x));
-    snprintf(want, sizeof want, "%saten.mm.default(tensor([], size=(0, 2), dtype=torch.int64), FakeTensor(..., size=(2, 3)))", pre);
-    cr_assert_str_eq(cfx_error_message(), want);
+    EXPECT_ORACLE("real_mm");
     cfx_error_clear();
     cr_assert_null(cfx_sum(r, CFX_INTS(1), false));
-    snprintf(want, sizeof want, "%saten.sum.dim_IntList(tensor([...], size=(2, 3)), [1])", pre);
-    cr_assert_str_eq(cfx_error_message(), want);
+    EXPECT_ORACLE("real_sum");
     cfx_fake_mode_exit(m);
     /* without an active mode, the fake argument's mode rejects the real one the same way */
     cfx_error_clear();
     cr_assert_null(cfx_mul(r, x));
-    snprintf(want, sizeof want, "%saten.mul.Tensor(tensor([...], size=(2, 3)), FakeTensor(..., size=(2, 3)))", pre);
-    cr_assert_str_eq(cfx_error_message(), want);
+    EXPECT_ORACLE("real_mul_nomode");
     cr_assert_eq(cfx_mode_stack_len(), 0);
     cfx_fake_mode_free(m);
     cfx_scope_end(s);
@@ -492,15 +647,15 @@ Test(fake, data_dependent_ops)
     cfx_tensor *f = cfx_fake_from_tensor(m, one);
     cfx_fake_mode_enter(m);
     cr_assert(isnan(cfx_item(f)));
-    cr_assert_str_eq(cfx_error_message(), "aten._local_scalar_dense.default");
+    EXPECT_ORACLE("item");
     cfx_error_clear();
     cr_assert_null(cfx_nonzero(f));
-    cr_assert_str_eq(cfx_error_message(), "aten.nonzero.default");
+    EXPECT_ORACLE("nonzero");
     cfx_fake_mode_exit(m);
     /* without a mode, through the tensor's mode */
     cfx_error_clear();
     cr_assert_null(cfx_nonzero(f));
-    cr_assert_str_eq(cfx_error_message(), "aten.nonzero.default");
+    EXPECT_ORACLE("nonzero_nomode");
     /* real tensors compute */
     cfx_error_clear();
     cr_assert_float_eq(cfx_item(one), 3.5, 0);
@@ -556,8 +711,15 @@ Test(fake, device_propagation)
     cr_assert_eq(cfx_tensor_fake_device(a).type, CFX_DEVICE_META);
     cr_assert_eq(cfx_tensor_fake_device(b).type, CFX_DEVICE_META);
     cr_assert_null(bad);
-    cr_assert_str_eq(cfx_error_message(),
-                     "Unhandled FakeTensor Device Propagation for aten.add.Tensor, found two different devices cpu, meta");
+    EXPECT_ORACLE("device_cpu_meta");
+    cfx_error_clear();
+    cfx_fake_mode_enter(m);
+    cr_assert_null(cfx_mm(cfx_t(mt), c));
+    EXPECT_ORACLE("device_meta_cpu");
+    cfx_error_clear();
+    cr_assert_null(cfx_mul(cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 3)), mt));
+    EXPECT_ORACLE("device_mul");
+    cfx_fake_mode_exit(m);
     cfx_fake_mode_free(m);
     cfx_scope_end(s);
 }
@@ -674,7 +836,7 @@ Test(fake, custom_namespace_is_unsupported_without_meta)
     cfx_fake_mode *m = cfx_fake_mode_new(NULL);
     cfx_tensor *x = cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 2));
     cr_assert_null(call1("faketest::twice", x));
-    cr_assert_str_eq(cfx_error_message(), "faketest.twice.default");
+    EXPECT_ORACLE("unsupported_namespace");
     cfx_fake_mode_free(m);
     cfx_scope_end(s);
     cfx_library_free(lib);
@@ -775,8 +937,7 @@ Test(fake, device_propagation_failure_leaks_nothing_without_scope)
     cfx_tensor *bad = cfx_add(c, mt);
     cfx_fake_mode_exit(m);
     cr_assert_null(bad);
-    cr_assert_str_eq(cfx_error_message(),
-                     "Unhandled FakeTensor Device Propagation for aten.add.Tensor, found two different devices cpu, meta");
+    EXPECT_ORACLE("device_cpu_meta");
     cr_assert_eq(cfx_tensor_live_count(), live);
     cfx_tensor_release(c);
     cfx_tensor_release(mt);

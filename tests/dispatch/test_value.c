@@ -1,6 +1,6 @@
 /* test_value.c - dtypes, devices, cfx_value equality and the three printing styles.
  *
- * Expected texts come from PyTorch 1.13 / Python 3.11 via tools/interop/gen_value_goldens.py:
+ * Expected texts come from PyTorch 2.13 / Python 3.11 via tools/interop/gen_value_goldens.py:
  * repr(float) for 2620 doubles (every power of two among them), torch.promote_types for all 25 pairs, repr(str) for 31 strings,
  * FX format_node and python_code text for 44 values, c10 schema defaults for 23 values. */
 #include <criterion/criterion.h>

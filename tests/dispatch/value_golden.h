@@ -1,7 +1,8 @@
 /* value_golden.h - reading the tab-separated golden files of tools/interop/gen_value_goldens.py.
  *
  * Each line is one case; fields are separated by tabs; "\n", "\t" and "\\" inside a field are
- * escaped. golden_open() loads a whole file, golden_next() yields the fields of one line. */
+ * escaped. golden_open() loads a whole file without its golden header (read_golden: a file
+ * without one is refused), golden_next() yields the fields of one line. */
 #ifndef CFX_TESTS_VALUE_GOLDEN_H
 #define CFX_TESTS_VALUE_GOLDEN_H
 
@@ -22,7 +23,7 @@ typedef struct golden {
 static inline bool golden_open(golden *g, const char *path)
 {
     memset(g, 0, sizeof *g);
-    g->text = read_file(path);
+    g->text = read_golden(path);
     g->cur = g->text;
     return g->text != NULL;
 }

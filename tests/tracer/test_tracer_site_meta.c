@@ -7,7 +7,7 @@
  * contiguous one: same sizes, strides (1, 6) vs (4, 1), memory_format None vs contiguous) and
  * the call site (two lines, same shapes). Every result the model gets is recorded as it comes
  * back, and each call_function node's val, tensor_meta and stack_trace must describe exactly
- * that result, in fake and in real tracing. */
+ * that result, in fake and in real tracing (stack traces recorded: record_stack_traces). */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -85,7 +85,7 @@ static void check(cfx_tracing_mode mode)
     int64_t shape[2] = {4, 6};
     cfx_tensor *x = cfx_tensor_new(shape, 2, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
     cfx_value arg = cfx_tensor_value(x);
-    cfx_make_fx_options opts = {mode, NULL, "model"};
+    cfx_make_fx_options opts = {mode, NULL, "model", true};
     cfx_graph_module *gm = cfx_make_fx((cfx_fnptr)model, "(Tensor x) -> Tensor", &arg, 1, &opts);
     cr_assert_not_null(gm, "%s", cfx_error_message());
     cr_assert_lt(n_recs, MAX_REC);
@@ -103,17 +103,14 @@ static void check(cfx_tracing_mode mode)
         cr_assert_eq(memcmp(tm->shape, r->sizes, (size_t)r->ndim * 8), 0, "node %d: shape", k);
         cr_assert_eq(memcmp(tm->stride, r->strides, (size_t)r->ndim * 8), 0, "node %d: stride", k);
         cr_assert_eq(tm->memory_format, row_major(r) ? CFX_CONTIGUOUS_FORMAT : -1, "node %d: memory_format", k);
+        /* 2.13: real tracing sets val too (a fake tensor with the real one's metadata) */
         const cfx_meta_val *v = cfx_node_val(n);
-        if (mode == CFX_TRACE_FAKE) {
-            cr_assert_not_null(v, "node %d: no val", k);
-            cr_assert_eq(v->kind, CFX_MVAL_TENSOR);
-            cr_assert_eq(v->n, r->ndim, "node %d", k);
-            cr_assert_eq(memcmp(v->sizes, r->sizes, (size_t)r->ndim * 8), 0, "node %d: val sizes", k);
-            cr_assert_eq(memcmp(v->strides, r->strides, (size_t)r->ndim * 8), 0, "node %d: val strides", k);
-            cr_assert_eq(v->device.type, CFX_DEVICE_CPU);
-        } else {
-            cr_assert_null(v, "node %d: real tracing sets no val", k);
-        }
+        cr_assert_not_null(v, "node %d: no val", k);
+        cr_assert_eq(v->kind, CFX_MVAL_TENSOR);
+        cr_assert_eq(v->n, r->ndim, "node %d", k);
+        cr_assert_eq(memcmp(v->sizes, r->sizes, (size_t)r->ndim * 8), 0, "node %d: val sizes", k);
+        cr_assert_eq(memcmp(v->strides, r->strides, (size_t)r->ndim * 8), 0, "node %d: val strides", k);
+        cr_assert_eq(v->device.type, CFX_DEVICE_CPU);
         const cfx_site *st = cfx_node_stack_trace(n);
         cr_assert_not_null(st, "node %d: no stack_trace", k);
         cr_assert_eq(st->line, r->line, "node %d: line %d, expected %d", k, st->line, r->line);

@@ -18,7 +18,7 @@ typedef struct job {
     cfx_tracing_mode mode;
     pthread_barrier_t *barrier;
     int ok, failed;
-    char first_failure[512];
+    char first_failure[4096];
 } job;
 
 static void *run(void *arg)

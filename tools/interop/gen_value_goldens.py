@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Generates the golden data for tests/dispatch/test_value.c and test_tensor.c from PyTorch 1.13.
+"""Golden data for tests/dispatch/test_value.c and test_tensor.c from PyTorch 2.13.
 
-Run from the repo root:  /usr/bin/python3 tools/interop/gen_value_goldens.py
-Writes tests/data/value_*.txt. Every file is plain text, one case per line, tab-separated, so the
-C tests need no JSON parser. Floats travel as float.hex() (exact; C's strtod reads it back).
+Run from the repo root:  python3 tools/interop/gen_value_goldens.py   (or `make goldens`)
+Writes tests/data/value_*.txt through golden.py (a header line naming PyTorch and this script,
+which the C tests' read_golden strips). Every file is plain text, one case per line,
+tab-separated, so the C tests need no JSON parser. Floats travel as float.hex() (exact; C's
+strtod reads it back). Runs are deterministic: the random cases come from fixed seeds.
 
   value_float_repr.txt   hex \t repr(float)                       (Python's repr of a double)
   value_promote.txt      code_a \t code_b \t code_result          (torch.promote_types, 5x5)
@@ -12,17 +14,36 @@ C tests need no JSON parser. Floats travel as float.hex() (exact; C's strtod rea
   value_print.txt        case \t fx \t python                     (format_node / python_code text)
   value_tensor_repr.txt  device \t dtype \t sizes \t strides \t offset \t storage \t repr
   value_schema.txt       case \t text                            (c10's printing of schema defaults)
+  value_tensor_errors.txt case \t message or "-"                 (tensor creation and as_strided checks)
 """
+import io
 import math
+import os
 import random
 import struct
+import sys
 
 import torch
 import torch.fx as fx
 
-OUT = "tests/data/"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import golden  # noqa: E402
+
 random.seed(1234)
 torch.manual_seed(1234)
+
+
+class Golden(io.StringIO):
+    """`with Golden(name) as f:` collects the lines and writes tests/data/name through golden.py."""
+
+    def __init__(self, name):
+        super().__init__()
+        self.name = name
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            golden.write_text(self.name, self.getvalue())
+        return super().__exit__(*exc)
 
 
 def esc(s):
@@ -64,7 +85,7 @@ def float_cases():
         vals.append(f)
     for _ in range(40):
         vals.append(round(random.uniform(-1e6, 1e6), random.randint(0, 6)))
-    with open(OUT + "value_float_repr.txt", "w") as f:
+    with Golden("value_float_repr.txt") as f:
         for v in vals:
             f.write("%s\t%r\n" % (v.hex() if math.isfinite(v) else repr(v), v))
     return len(vals)
@@ -77,7 +98,7 @@ DTNAME = {torch.int32: "int32", torch.int64: "int64", torch.float32: "float32",
 
 
 def promote_cases():
-    with open(OUT + "value_promote.txt", "w") as f:
+    with Golden("value_promote.txt") as f:
         for a, ca in DTYPES.items():
             for b, cb in DTYPES.items():
                 f.write("%d\t%d\t%d\n" % (ca, cb, DTYPES[torch.promote_types(a, b)]))
@@ -91,7 +112,7 @@ def stride_cases():
                ([2, 3], [4, 1]), ([3, 1, 2], [2, 1, 1]), ([2, 0], [5, 2]), ([3], [2]),
                ([1], [5]), ([2, 2], [0, 1]), ([2, 3, 4], [12, 1, 3]), ([4, 1, 1], [1, 1, 1]),
                ([2, 1, 3], [3, 100, 1]), ([1, 1], [0, 0])]
-    with open(OUT + "value_strides.txt", "w") as f:
+    with Golden("value_strides.txt") as f:
         for s in shapes:
             t = torch.empty(s)
             f.write("%s\t%s\t%d\n" % (dims(s), dims(t.stride()), t.is_contiguous()))
@@ -108,7 +129,7 @@ def string_cases():
             "\u3000", "\ufeff", "\ue000", "\U0001f600", "\u4e2d\u6587", "tab\there", "'", '"',
             "''\"\"", "\\'", "mixed 'single' and \"double\"", "\x1b[0m", "\u0394x", "\U000f0000",
             "\u180e", "\u2060", "\U000e0001"]
-    with open(OUT + "value_strings.txt", "w") as f:
+    with Golden("value_strings.txt") as f:
         for s in strs:
             f.write("%s\t%s\n" % (s.encode("utf-8").hex() or "-", esc(repr(s))))
     return len(strs)
@@ -135,7 +156,7 @@ def print_cases():
         ("list_strs", ["a", "b"]), ("mixed", [1, 2.5, True, None, "x"]),
         ("tensor", torch.tensor([1.0, 2.5])),
     ]
-    with open(OUT + "value_print.txt", "w") as f:
+    with Golden("value_print.txt") as f:
         for name, v in cases:
             g = fx.Graph()
             n = g.call_function(torch.add, (), {"v": v})
@@ -144,8 +165,9 @@ def print_cases():
             start = text.index("kwargs = {v: ") + len("kwargs = {v: ")
             fx_text = text[start:text.rindex("})\n    return None")]
             code = g.python_code("self").src
-            py_line = [l for l in code.split("\n") if "torch.add(" in l][0]
-            py_text = py_line[py_line.index("torch.add(v = ") + len("torch.add(v = "):-1]
+            # `add = torch.add(v = <repr>);  add = None`: 2.x frees the unused value at once
+            start = code.index("torch.add(v = ") + len("torch.add(v = ")
+            py_text = code[start:code.index(");  add = None\n", start)]
             assert n is not None
             f.write("%s\t%s\t%s\n" % (name, esc(fx_text), esc(py_text)))
     return len(cases)
@@ -202,7 +224,7 @@ def tensor_cases():
         torch.randn(12, 12), torch.randn(1, 15),
     ]
     n = 0
-    with open(OUT + "value_tensor_repr.txt", "w") as f:
+    with Golden("value_tensor_repr.txt") as f:
         for t in ts:
             f.write(tensor_line(t))
             n += 1
@@ -223,6 +245,37 @@ def tensor_cases():
     return n
 
 
+# ---------------------------------------------------------------- tensor creation errors
+def tensor_error_cases():
+    """What PyTorch says about bad shapes, strides and views ("-": no error). The C test makes
+    the same tensors with cfx_tensor_new / _new_strided / _new_view over a 6-float storage."""
+    base = torch.empty(6)
+    cases = [
+        ("negative_dim", lambda: torch.empty(-1, 2)),
+        ("storage_overflow", lambda: torch.empty(1 << 40, 1 << 30, 0, device="meta")),
+        ("stride_overflow", lambda: torch.empty(0, 1 << 40, 1 << 30, device="meta")),
+        ("stride_overflow_4d", lambda: torch.empty(0, 1 << 31, 1 << 31, 2, device="meta")),
+        ("no_stride_overflow", lambda: torch.empty(0, 1 << 31, 1 << 30, 2, device="meta")),
+        ("storage_overflow_big", lambda: torch.empty(1 << 60, 2, device="meta")),
+        ("strided_negative_cpu", lambda: torch.empty_strided([2], [-1])),
+        ("strided_negative_meta", lambda: torch.empty_strided([2, 3], [-1, 1], device="meta")),
+        ("view_out_of_bounds", lambda: base.as_strided([10], [1], 0)),
+        ("view_offset_out_of_bounds", lambda: base.as_strided([2], [1], 5)),
+        ("view_negative_stride", lambda: base.as_strided([2], [-1], 0)),
+        ("view_negative_offset", lambda: base.as_strided([2], [1], -1)),
+        ("view_empty_anywhere", lambda: base.as_strided([2, 0], [100, 1], 7)),
+    ]
+    with Golden("value_tensor_errors.txt") as f:
+        for name, make in cases:
+            try:
+                make()
+                msg = "-"
+            except RuntimeError as e:
+                msg = str(e).split("\n")[0]
+            f.write("%s\t%s\n" % (name, esc(msg)))
+    return len(cases)
+
+
 # ---------------------------------------------------------------- schema defaults
 def schema_default(decl):
     text = str(torch._C.parse_schema("f(%s) -> ()" % decl))
@@ -238,7 +291,7 @@ def schema_cases():
              ("layout", "Layout x=strided")]
     strs = ["", "abc", "a'b", 'q"z', "back\\slash", "x\ny\tz\a\b\f\v\r", "\x01\x1f\x7f",
             "caf\u00e9", "\u4e2d", "~ !", "\U0001f600"]
-    with open(OUT + "value_schema.txt", "w") as f:
+    with Golden("value_schema.txt") as f:
         for name, decl in named:
             f.write("%s\t%s\n" % (name, esc(schema_default(decl))))
         for st in strs:
@@ -255,3 +308,4 @@ if __name__ == "__main__":
     print("strings", string_cases())
     print("print", print_cases())
     print("tensors", tensor_cases())
+    print("tensor errors", tensor_error_cases())

@@ -1,7 +1,8 @@
 /* mlp.c - two linear layers with a relu between, written with mm / t / add as make_fx
  * records nn.Linear after decomposition: y = relu(x @ W1^T + b1) @ W2^T + b2.
- * The weights live in the model's module under nn.Module-style names (fc1.weight, ...), so
- * the traced graph reads them with get_attr nodes. */
+ * The weights live in the model's module under nn.Module-style names (fc1.weight, ...); the
+ * traced graph reads them with get_attr nodes named as make_fx interns the parameters a
+ * function reads (_param_constant0 for fc1.weight, in order of first use). */
 #include "cfx.h"
 #include "tools/models/models.h"
 
@@ -38,6 +39,6 @@ static int mlp_setup(cfx_module **module, cfx_value *args)
 }
 
 const cfx_model cfx_model_mlp = {
-    "mlp", "two linear layers (mm, t, add) with relu; weights as get_attr fc1.weight ...",
+    "mlp", "two linear layers (mm, t, add) with relu; weights as get_attr _param_constant0 ...",
     "(Tensor x) -> Tensor", (cfx_fnptr)mlp_forward, mlp_setup,
 };

@@ -2,8 +2,8 @@
  *
  * A model is a plain C function over cfx operators, its signature as a schema string (what
  * make_fx needs to call it through libffi), and a setup function that makes its parameters
- * and example inputs. Each model here has a PyTorch twin in tools/interop/models_oracle.py, so
- * tests can compare cfx's traced graphs with PyTorch make_fx's. */
+ * and example inputs. Each model here has a PyTorch twin in tools/interop/gen_models.py, so
+ * tests can compare cfx's traced graphs with PyTorch 2.13 make_fx's. */
 #ifndef CFX_MODELS_H
 #define CFX_MODELS_H
 

@@ -41,7 +41,7 @@ int main(void)
     cfx_tensor *x = cfx_tensor_new(shape, 2, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
     cfx_tensor *y = cfx_tensor_new(shape, 2, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
     cfx_value args[2] = {cfx_tensor_value(x), cfx_tensor_value(y)};
-    cfx_make_fx_options opts = {CFX_TRACE_FAKE, NULL, NULL};
+    cfx_make_fx_options opts = {.mode = CFX_TRACE_FAKE};
     cfx_graph_module *gm = cfx_make_fx((cfx_fnptr)f, "(Tensor x, Tensor y) -> Tensor", args, 2, &opts);
     CHECK(gm);
     char *text = cfx_graph_to_string(cfx_graph_module_graph(gm));
