@@ -290,20 +290,13 @@ static int merge_fake_device(device_ctx *c, cfx_device d, int ndim, bool meta_rh
     return 1;
 }
 
-/* merge_devices over the tensor arguments: fake ones only. */
-static int merge_device(void *vctx, cfx_tensor *t)
-{
-    device_ctx *c = vctx;
-    return cfx_tensor_is_fake(t) ? merge_fake_device(c, t->ext.fake_device, t->ndim, c->meta_rhs) : 0;
-}
 
 /* Computes the common device. On failure returns PyTorch's message (malloc'd) instead, to be
  * raised only if an output is a tensor: PyTorch computes it lazily. */
-static char *common_device(const cfx_fake_mode *m, const cfx_op *op, const cfx_value *stack, cfx_device *out)
+static char *common_device(const cfx_op *op, const device_ctx *dc, cfx_device *out)
 {
     const cfx_schema *s = cfx_op_schema(op);
-    device_ctx c = {.meta_rhs = op == m->add_inplace};
-    each_tensor_arg(s, stack, merge_device, &c);
+    device_ctx c = *dc;
     if (c.found && !c.conflict) {
         *out = c.common;
         return NULL;
@@ -519,29 +512,61 @@ static int run_fallback_kernel(cfx_fake_mode *m, const cfx_op *op, cfx_value *st
 
 /* ------------------------------------------------------------------ argument survey */
 
-/* What dispatch_impl needs to know about the tensor arguments, in one walk. */
+/* What dispatch_impl needs to know about the arguments, in one walk: which tensors are this
+ * mode's fakes and whether those carry constants, merge_devices over every fake tensor (as
+ * FakeTensor._find_common_device, to its first conflict), the plain tensor arguments (to tell
+ * a kernel's fresh result from an input it returns), and whether a device is passed. */
 typedef struct arg_survey {
-    const cfx_fake_mode *m;
     int n_ours;    /* fake tensors of this mode */
     int n_foreign; /* real tensors and fakes of other modes: validation's business */
     bool any_fake; /* a fake tensor of any mode */
     bool all_const, any_const; /* over the fakes of this mode (constants) */
+    bool passes_device;        /* a Device value among the arguments */
+    device_ctx dev;
+    int n_inputs;
+    bool all_inputs_known;     /* else a result cannot be told from an input: keep it */
+    cfx_tensor *inputs[64];
 } arg_survey;
 
-static int survey_one(void *vctx, cfx_tensor *t)
+static void survey_tensor(const cfx_fake_mode *m, arg_survey *v, const cfx_tensor *t)
 {
-    arg_survey *v = vctx;
-    if (!cfx_fake_is_ours(v->m, t)) {
+    if (cfx_fake_is_ours(m, t)) {
+        v->n_ours++;
+        v->any_fake = true;
+        bool has = cfx_fake_constant_of(m, t) != NULL;
+        v->all_const &= has;
+        v->any_const |= has;
+    } else {
         v->n_foreign++;
         v->any_fake |= cfx_tensor_is_fake(t);
-        return 0;
     }
-    v->n_ours++;
-    v->any_fake = true;
-    bool has = cfx_fake_constant_of(v->m, t) != NULL;
-    v->all_const &= has;
-    v->any_const |= has;
-    return 0;
+    if (!v->dev.conflict && cfx_tensor_is_fake(t))
+        merge_fake_device(&v->dev, t->ext.fake_device, t->ndim, v->dev.meta_rhs);
+}
+
+static void survey(const cfx_fake_mode *m, const cfx_op *op, const cfx_schema *s, const cfx_value *stack,
+                   arg_survey *v)
+{
+    v->n_ours = v->n_foreign = v->n_inputs = 0;
+    v->any_fake = v->any_const = v->passes_device = false;
+    v->all_const = v->all_inputs_known = true;
+    v->dev = (device_ctx){.meta_rhs = op == m->add_inplace};
+    for (int i = 0; i < s->n_args; i++) {
+        const cfx_value *x = &stack[i];
+        if (x->kind == CFX_V_TENSOR && x->u.t) {
+            survey_tensor(m, v, x->u.t);
+            if (v->n_inputs == COUNT(v->inputs))
+                v->all_inputs_known = false;
+            else
+                v->inputs[v->n_inputs++] = x->u.t;
+        } else if (x->kind == CFX_V_LIST || x->kind == CFX_V_TUPLE) {
+            for (uint32_t j = 0; j < x->len; j++)
+                if (x->u.items[j].kind == CFX_V_TENSOR && x->u.items[j].u.t)
+                    survey_tensor(m, v, x->u.items[j].u.t);
+        } else if (x->kind == CFX_V_DEVICE) {
+            v->passes_device = true;
+        }
+    }
 }
 
 /* ------------------------------------------------------------------ the handler */
@@ -562,8 +587,8 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
         !cfx_tensor_is_fake(stack[0].u.t))
         return cfx_fake_lift_real(m, op, stack);
 
-    arg_survey sv = {m, 0, 0, false, true, false};
-    each_tensor_arg(s, stack, survey_one, &sv);
+    arg_survey sv;
+    survey(m, op, s, stack, &sv);
 
     /* ops that take Python numbers as tensors, called on real tensors only: computed for
      * real, and a constant when small (else the call goes on, and is refused below) */
@@ -587,7 +612,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
         convert_ctx cc = {m, w};
         if ((rc = map_tensor_args(s, stack, w, convert_one, &cc)) != CFX_OK)
             return rc;
-        sv.all_const = false; /* converted tensors carry no constant */
+        survey(m, op, s, stack, &sv); /* the converted fakes (which carry no constant) */
     }
 
     /* every fake argument a constant: the op runs on the constants for real, and its results
@@ -615,12 +640,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     /* The `device` argument, replaced by meta for the kernel (the meta kernel must not
      * allocate); the output is faked onto the device asked for. Only a call passing a device
      * can have one, which spares most calls the name search. */
-    int dev_idx = -1;
-    for (int i = 0; i < s->n_args; i++)
-        if (stack[i].kind == CFX_V_DEVICE) {
-            dev_idx = cfx_schema_find_arg(s, "device");
-            break;
-        }
+    int dev_idx = sv.passes_device ? cfx_schema_find_arg(s, "device") : -1;
     bool has_dev_arg = dev_idx >= 0 && stack[dev_idx].kind == CFX_V_DEVICE;
     cfx_device dev_arg = has_dev_arg ? stack[dev_idx].u.device : cfx_device_make(CFX_DEVICE_CPU);
     if (has_dev_arg)
@@ -643,24 +663,14 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
     /* Computed before the kernel overwrites the arguments; reported only if an output is a
      * tensor, as PyTorch computes it lazily. */
     cfx_device common = cfx_device_make(CFX_DEVICE_CPU);
-    char *dev_err = common_device(m, op, stack, &common);
-    /* The kernel overwrites the arguments with its results: remember the tensor arguments, to
-     * tell a fresh result (ours to drop if wrapping fails) from an input returned as is. */
-    cfx_tensor *inputs[64];
-    int n_inputs = 0;
-    bool all_inputs_known = true; /* else a result cannot be told from an input: keep it */
-    for (int i = 0; i < s->n_args; i++)
-        if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t) {
-            if (n_inputs == 64)
-                all_inputs_known = false;
-            else
-                inputs[n_inputs++] = stack[i].u.t;
-        }
+    char *dev_err = common_device(op, &sv.dev, &common);
+    /* The kernel overwrites the arguments with its results: sv.inputs tells a fresh result
+     * (ours to drop if wrapping fails) from an input returned as is. */
     rc = call_below_python(op, stack);
     if (rc == CFX_OK) {
         rc = wrap_outputs(m, op, stack, s->n_returns, dev_err, has_dev_arg ? dev_arg : common);
-        if (rc != CFX_OK && all_inputs_known)
-            drop_fresh_results(stack, s->n_returns, inputs, n_inputs);
+        if (rc != CFX_OK && sv.all_inputs_known)
+            drop_fresh_results(stack, s->n_returns, sv.inputs, sv.n_inputs);
     }
     free(dev_err);
     return rc;
