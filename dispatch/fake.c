@@ -119,13 +119,6 @@ int cfx_fake_mode_exit(cfx_fake_mode *m)
 
 /* ------------------------------------------------------------------ queries */
 
-bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t)
-{
-    return t && t->ext.is_fake && t->ext.mode == &m->base;
-}
-
-bool cfx_tensor_is_fake(const cfx_tensor *t) { return t && t->ext.is_fake; }
-
 cfx_device cfx_tensor_fake_device(const cfx_tensor *t)
 {
     return t && t->ext.is_fake ? t->ext.fake_device : t ? t->device : cfx_device_make(CFX_DEVICE_CPU);

@@ -71,7 +71,7 @@ CFX_API int cfx_fake_mode_exit(cfx_fake_mode *m);
 CFX_API cfx_tensor *cfx_fake_from_tensor(cfx_fake_mode *m, cfx_tensor *real);
 
 /* Queries (all NULL-safe). */
-CFX_API bool cfx_tensor_is_fake(const cfx_tensor *t);
+static inline bool cfx_tensor_is_fake(const cfx_tensor *t) { return t && t->ext.is_fake; }
 /* The device users see: the fake device for a fake tensor, else t->device (cpu for NULL). */
 CFX_API cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
 CFX_API cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */

@@ -23,11 +23,6 @@
 
 enum { CONSTANT_NUMEL_LIMIT = 1 };
 
-cfx_tensor *cfx_fake_constant_of(const cfx_fake_mode *m, const cfx_tensor *t)
-{
-    return m->constants_made && t ? cfx_tensor_binding_get(t, m->const_owner) : NULL;
-}
-
 static void release_constant(void *t) { cfx_tensor_release(t); }
 
 cfx_tensor *cfx_fake_tensor_constant(const cfx_tensor *t)

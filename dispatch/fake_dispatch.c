@@ -129,14 +129,24 @@ static int each_tensor_arg(const cfx_schema *s, const cfx_value *stack, tensor_f
 /* Stand-ins for tensor arguments, for the duration of one call: replaced list arrays and the
  * references this file owns. */
 typedef struct swap_state {
-    cfx_value *lists[8]; /* copies of list item arrays put on the stack */
     int n_lists;
+    cfx_value *lists[8]; /* copies of list item arrays put on the stack */
     cfx_tensor **owned;  /* references to drop at the end */
     int n_owned, cap_owned;
 } swap_state;
 
+/* Empty. Not an initializer, which would clear the list slots too: they are read only below
+ * n_lists, and this runs on every call. */
+static void swap_init(swap_state *w)
+{
+    w->n_lists = w->n_owned = w->cap_owned = 0;
+    w->owned = NULL;
+}
+
 static void swap_free(swap_state *w)
 {
+    if (!w->n_lists && !w->owned)
+        return;
     for (int i = 0; i < w->n_lists; i++)
         free(w->lists[i]);
     for (int i = 0; i < w->n_owned; i++)
@@ -463,7 +473,8 @@ static cfx_tensor *to_real(void *vctx, cfx_tensor *t)
 static int run_fallback_kernel(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack)
 {
     const cfx_schema *s = cfx_op_schema(op);
-    swap_state w = {0};
+    swap_state w;
+    swap_init(&w);
     fallback_ctx c = {m, &w, NULL, NULL, 0, 0};
     int rc = map_tensor_args(s, stack, &w, to_real, &c);
     if (rc == CFX_OK)
@@ -621,7 +632,8 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
         !cfx_op_has_tag(op, CFX_TAG_inplace_view) && s->n_args <= 64 && s->n_returns <= 64) {
         cfx_value st[64];
         memcpy(st, stack, (size_t)s->n_args * sizeof *st);
-        swap_state cw = {0};
+        swap_state cw;
+        swap_init(&cw);
         rc = map_tensor_args(s, st, &cw, cfx_fake_to_constant, m);
         bool answered = rc != CFX_OK || cfx_fake_answer_with_constants(m, op, st, stack, &rc);
         swap_free(&cw);
@@ -682,7 +694,8 @@ int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value
     cfx_fake_mode *m = (cfx_fake_mode *)self;
     if (!cfx_op_schema(op))
         return cfx_error_set(CFX_ERR, cfx_op_name(op), "fake tensor mode: operator has no schema");
-    swap_state w = {0};
+    swap_state w;
+    swap_init(&w);
     int rc = dispatch_impl(m, op, stack, &w);
     swap_free(&w);
     return rc;

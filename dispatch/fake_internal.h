@@ -54,11 +54,17 @@ int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device);
 /* A new fake tensor with real's metadata on a fresh fake storage, not memoized (outputs of
  * fallback kernels). Returned like a newly made tensor (autoreleased if a scope is open). */
 cfx_tensor *cfx_fake_from_real_unmemoized(cfx_fake_mode *m, cfx_tensor *real);
-bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t);
+static inline bool cfx_fake_is_ours(const cfx_fake_mode *m, const cfx_tensor *t)
+{
+    return t && t->ext.is_fake && t->ext.mode == &m->base;
+}
 
 /* fake_constants.c (FakeTensor.constant) */
-/* The real constant a fake of m carries, or NULL. */
-cfx_tensor *cfx_fake_constant_of(const cfx_fake_mode *m, const cfx_tensor *t);
+/* The real constant a fake of m carries, or NULL (no lookup while m has made none). */
+static inline cfx_tensor *cfx_fake_constant_of(const cfx_fake_mode *m, const cfx_tensor *t)
+{
+    return m->constants_made && t ? cfx_tensor_binding_get(t, m->const_owner) : NULL;
+}
 /* A map_fn (ctx: the mode) replacing a fake argument by its constant. */
 cfx_tensor *cfx_fake_to_constant(void *vctx, cfx_tensor *t);
 /* Runs op for real on stack (real tensors and constants) and, when every result can be a
