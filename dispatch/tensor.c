@@ -608,12 +608,15 @@ bool cfx_tensor_pointer_is_live(const void *p)
 {
     if (!p || (uintptr_t)p % _Alignof(cfx_tensor))
         return false;
-    /* The header is copied through a pipe, which fails with EFAULT instead of faulting when
-     * the memory is not readable; only the copy is looked at. */
+    /* The header's first fields (magic, refcount) are copied through a pipe, which fails with
+     * EFAULT instead of faulting when the memory is not readable; only the copy is looked at.
+     * Copying no further keeps the padding after them (never written) out of the syscall. */
     int fds[2];
     if (pipe(fds) != 0)
         return false;
-    cfx_tensor copy;
+    struct { uint32_t magic; int32_t refcount; } copy;
+    _Static_assert(offsetof(cfx_tensor, magic) == 0 && offsetof(cfx_tensor, refcount) == 4,
+                   "magic and refcount lead the tensor header");
     bool ok = write(fds[1], p, sizeof copy) == (ssize_t)sizeof copy &&
               read(fds[0], &copy, sizeof copy) == (ssize_t)sizeof copy;
     close(fds[0]);
