@@ -267,8 +267,9 @@ cfx_tensor *cfx_meta_empty_like(cfx_tensor *self, cfx_value dtype, cfx_value lay
     }
     cfx_tmeta out;
     if (o.has_memory_format && o.memory_format != CFX_PRESERVE_FORMAT) {
-        if (!cfx_geom_memory_format_strides(self->sizes, self->ndim, o.memory_format, out.strides, op))
+        if (!cfx_geom_memory_format_strides(self->sizes, self->ndim, o.memory_format, out.own_strides, op))
             return NULL;
+        out.strides = out.own_strides;
     } else {
         cfx_tmeta a;
         cfx_tmeta_of(&a, self);

@@ -74,21 +74,6 @@ bool cfx_geom_memory_format_strides(const int64_t *sizes, int n, cfx_memory_form
     return false;
 }
 
-/* TensorImpl::compute_contiguous */
-bool cfx_geom_is_contiguous(const int64_t *sizes, const int64_t *strides, int n)
-{
-    int64_t z = 1;
-    bool ok = true, empty = false;
-    for (int d = n - 1; d >= 0; d--) {
-        empty |= sizes[d] == 0; /* an empty tensor is contiguous whatever its strides */
-        if (sizes[d] != 1) {
-            ok &= strides[d] == z;
-            z *= sizes[d];
-        }
-    }
-    return ok || empty;
-}
-
 static bool channels_last_contiguous_order(const int64_t *sizes, const int64_t *strides,
                                            const int *order, int n)
 {

@@ -27,7 +27,28 @@ bool cfx_geom_memory_format_strides(const int64_t *sizes, int n, cfx_memory_form
                                     int64_t *out, const char *op);
 
 /* TensorImpl's layout predicates. */
-bool cfx_geom_is_contiguous(const int64_t *sizes, const int64_t *strides, int n);
+/* TensorImpl::compute_contiguous, inline: it is asked of every operand of every traced
+ * elementwise op. An empty tensor is contiguous whatever its strides, so a stride that breaks
+ * the run is final only once no dim is 0 (z == 0 says a dim already passed was; the dims not
+ * yet passed are looked at then). */
+static inline bool cfx_geom_is_contiguous(const int64_t *sizes, const int64_t *strides, int n)
+{
+    int64_t z = 1;
+    for (int d = n - 1; d >= 0; d--) {
+        if (sizes[d] == 1)
+            continue;
+        if (strides[d] != z) {
+            if (z == 0)
+                return true;
+            for (; d >= 0; d--)
+                if (sizes[d] == 0)
+                    return true;
+            return false;
+        }
+        z *= sizes[d];
+    }
+    return true;
+}
 bool cfx_geom_is_channels_last_contiguous(const int64_t *sizes, const int64_t *strides, int n);
 bool cfx_geom_is_non_overlapping_and_dense(const int64_t *sizes, const int64_t *strides, int n);
 /* TensorBase::suggest_memory_format (channels_last / channels_last_3d / contiguous). */

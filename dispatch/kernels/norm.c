@@ -79,8 +79,11 @@ static bool check_shapes(const cfx_tensor *input, const int64_t *ns, int nn, con
 /* out = prim(a, b) through an elementwise binary reference without alpha (sub, mul, add):
  * promotion, broadcasting, then the prim (whose device check is where a parameter on another
  * device fails). */
-static bool binary(cfx_tmeta *out, cfx_tmeta a, cfx_tmeta b)
+static bool binary(cfx_tmeta *out, const cfx_tmeta *a_in, const cfx_tmeta *b_in)
 {
+    cfx_tmeta a, b; /* the operands as the reference sees them: out may be a_in */
+    cfx_tmeta_copy(&a, a_in);
+    cfx_tmeta_copy(&b, b_in);
     cfx_tmeta *ab[2] = {&a, &b};
     cfx_dtype compute, result;
     cfx_prims_elementwise_dtypes((const cfx_tmeta *const *)ab, 2, NULL, 0, CFX_PROMOTE_DEFAULT, &compute, &result);
@@ -138,11 +141,11 @@ cfx_native_layer_norm_result cfx_meta_native_layer_norm(cfx_tensor *input, cfx_i
     unary(&mean, &sum); /* true_divide(sum, nelem) */
     unary(&t, &var);    /* var + eps */
     unary(&rstd, &t);   /* rsqrt */
-    if (!binary(&t, x, mean) || !binary(&out, t, rstd))
+    if (!binary(&t, &x, &mean) || !binary(&out, &t, &rstd))
         return none;
-    if (weight && !binary(&out, out, w))
+    if (weight && !binary(&out, &out, &w))
         return none;
-    if (bias && !binary(&out, out, b))
+    if (bias && !binary(&out, &out, &b))
         return none;
     cfx_prims_to(&out, x.dtype);
     /* mean and rstd are converted to the input's dtype on CPU only: they have it already */

@@ -70,15 +70,16 @@ static cfx_tensor *reference(const cfx_pointwise *p, const cfx_tensor *a, const 
     bool scale = false;
     if (p->ref_check && !p->ref_check(p->name, compute, python_alpha(p, alpha), &scale))
         return NULL;
+    cfx_tmeta scaled;
     if (scale) {
-        /* prims.mul(b, alpha): a new tensor laid out by b alone (the number takes no part) */
+        /* prims.mul(b, alpha): a new tensor laid out by b alone (the number takes no part),
+         * which takes b's place */
         const cfx_tmeta *just_b[1] = {&B};
-        cfx_tmeta scaled;
         if (!cfx_prims_elementwise(p->name, &scaled, just_b, 1, 0, CFX_PROMOTE_DEFAULT))
             return NULL;
         if (cfx_tmeta_is_cpu_scalar(&B))
             scaled.dtype = cpu_scalar_times(B.dtype, alpha);
-        cfx_tmeta_copy(&B, &scaled);
+        ops[1] = &scaled;
     }
     cfx_tmeta out;
     if (!cfx_prims_elementwise(p->name, &out, (const cfx_tmeta *const *)ops, n, 0, CFX_PROMOTE_DEFAULT))
@@ -235,8 +236,8 @@ bool cfx_pointwise_ref_neg(const char *op, cfx_dtype computation, cfx_value alph
 cfx_tensor *cfx_meta_relu(cfx_tensor *self)
 {
     const char *op = "aten::relu";
-    cfx_tmeta A, L, P;
-    cfx_tmeta_of(&A, self);
+    cfx_dtype a_dtype = (cfx_dtype)self->dtype;
+    cfx_tmeta L, P;
     cfx_tmeta_of(&L, self);
     const cfx_tmeta *just_l[1] = {&L};
     cfx_pytype zero = CFX_PY_INT;
@@ -246,17 +247,19 @@ cfx_tensor *cfx_meta_relu(cfx_tensor *self)
     if (!cfx_prims_elementwise(op, &P, just_l, 1, 0, CFX_PROMOTE_ALWAYS_BOOL))
         return NULL;
     /* c10 result_type(a, 0): an int scalar lifts only bool */
-    cfx_dtype rt = A.dtype == CFX_BOOL ? CFX_INT64 : A.dtype;
+    cfx_dtype rt = a_dtype == CFX_BOOL ? CFX_INT64 : a_dtype;
     cfx_tmeta O, S, out;
     cfx_tmeta_of(&O, self);
     cfx_prims_to(&O, rt);
     S.ndim = 0;
     S.dtype = rt;
-    S.device = A.device;
+    S.device = self->device;
+    S.sizes = S.own_sizes;
+    S.strides = S.own_strides;
     cfx_tmeta *where[3] = {&P, &S, &O};
     if (!cfx_prims_maybe_broadcast(op, where, 3) ||
         !cfx_prims_elementwise(op, &out, (const cfx_tmeta *const *)where, 3, 1, CFX_PROMOTE_DEFAULT))
         return NULL;
-    cfx_prims_to(&out, A.dtype);
+    cfx_prims_to(&out, a_dtype);
     return cfx_tmeta_new_tensor(&out);
 }

@@ -21,22 +21,21 @@ static void copy_dims(int64_t *dst, const int64_t *src, int n)
         dst[i] = src[i];
 }
 
-void cfx_tmeta_of(cfx_tmeta *m, const cfx_tensor *t)
-{
-    m->ndim = t->ndim;
-    m->dtype = (cfx_dtype)t->dtype;
-    m->device = t->device;
-    copy_dims(m->sizes, t->sizes, t->ndim);
-    copy_dims(m->strides, t->strides, t->ndim);
-}
-
 void cfx_tmeta_copy(cfx_tmeta *dst, const cfx_tmeta *src)
 {
     dst->ndim = src->ndim;
     dst->dtype = src->dtype;
     dst->device = src->device;
-    copy_dims(dst->sizes, src->sizes, src->ndim);
-    copy_dims(dst->strides, src->strides, src->ndim);
+    dst->sizes = src->sizes;
+    dst->strides = src->strides;
+    if (src->sizes == src->own_sizes) {
+        copy_dims(dst->own_sizes, src->sizes, src->ndim);
+        dst->sizes = dst->own_sizes;
+    }
+    if (src->strides == src->own_strides) {
+        copy_dims(dst->own_strides, src->strides, src->ndim);
+        dst->strides = dst->own_strides;
+    }
 }
 
 cfx_tensor *cfx_tmeta_new_tensor(const cfx_tmeta *m)
@@ -45,13 +44,6 @@ cfx_tensor *cfx_tmeta_new_tensor(const cfx_tmeta *m)
 }
 
 /* ---- Python number types ------------------------------------------------------------------- */
-
-cfx_pytype cfx_pytype_of_dtype(cfx_dtype t)
-{
-    if (t == CFX_BOOL)
-        return CFX_PY_BOOL;
-    return cfx_dtype_is_floating(t) ? CFX_PY_FLOAT : CFX_PY_INT;
-}
 
 bool cfx_pytype_of_value(cfx_value v, cfx_pytype *out)
 {
@@ -82,7 +74,8 @@ void cfx_prims_elementwise_dtypes(const cfx_tmeta *const *ts, int n, const cfx_p
         cfx_dtype dt = ts[i]->dtype;
         cfx_pytype t = cfx_pytype_of_dtype(dt);
         int *slot = &best[t][ts[i]->ndim == 0];
-        *slot = *slot < 0 ? (int)dt : (int)cfx_dtype_promote((cfx_dtype)*slot, dt);
+        if (*slot != (int)dt) /* promote_types(d, d) is d */
+            *slot = *slot < 0 ? (int)dt : (int)cfx_dtype_promote((cfx_dtype)*slot, dt);
         highest = t > highest ? t : highest;
     }
     for (int i = 0; i < nn; i++)
@@ -93,27 +86,28 @@ void cfx_prims_elementwise_dtypes(const cfx_tmeta *const *ts, int n, const cfx_p
         /* no tensor of that type: the default dtype of the number's type */
         r = h >= 0 ? (cfx_dtype)h : highest == CFX_PY_FLOAT ? CFX_FLOAT32 : CFX_INT64;
     }
-    if (kind == CFX_PROMOTE_INT_TO_FLOAT && !cfx_dtype_is_floating(r))
+    if (kind == CFX_PROMOTE_INT_TO_FLOAT && cfx_pytype_of_dtype(r) != CFX_PY_FLOAT)
         r = CFX_FLOAT32; /* torch.get_default_dtype() */
     *compute = r;        /* get_computation_dtype is the identity without low-precision floats */
     *result = kind == CFX_PROMOTE_ALWAYS_BOOL ? CFX_BOOL : r;
 }
 
-void cfx_prims_to(cfx_tmeta *t, cfx_dtype dt)
+void cfx_prims_to_copy(cfx_tmeta *t, cfx_dtype dt)
 {
-    if (t->dtype == dt)
-        return; /* to_will_alias: the tensor itself */
     int64_t st[CFX_MAX_DIMS];
     cfx_geom_preserve_strides(t->sizes, t->strides, t->ndim, st);
-    copy_dims(t->strides, st, t->ndim);
+    copy_dims(t->own_strides, st, t->ndim);
+    t->strides = t->own_strides;
     t->dtype = dt;
 }
 
 void cfx_prims_contiguous(cfx_tmeta *t)
 {
     /* _prims_common.is_contiguous is TensorImpl's compute_contiguous */
-    if (!cfx_geom_is_contiguous(t->sizes, t->strides, t->ndim))
-        cfx_geom_contiguous_strides(t->sizes, t->ndim, t->strides);
+    if (!cfx_geom_is_contiguous(t->sizes, t->strides, t->ndim)) {
+        cfx_geom_contiguous_strides(t->sizes, t->ndim, t->own_strides);
+        t->strides = t->own_strides;
+    }
 }
 
 /* ---- broadcasting ---------------------------------------------------------------------------- */
@@ -148,8 +142,10 @@ static void broadcast_error(const char *op, int64_t len, int idx, int arg, const
     free(msg);
 }
 
-bool cfx_prims_broadcast_shapes(const char *op, const int64_t *const *shapes, const int *ndims, int n,
-                                int64_t *common, int *ndim)
+/* _broadcast_shapes; shared by the public entry and _maybe_broadcast (same file, so the
+ * compiler may fold it into each) */
+static bool broadcast_shapes(const char *op, const int64_t *const *shapes, const int *ndims, int n, int64_t *common,
+                             int *ndim)
 {
     int nc = 0;
     for (int i = 0; i < n; i++)
@@ -184,26 +180,35 @@ bool cfx_prims_broadcast_shapes(const char *op, const int64_t *const *shapes, co
     return true;
 }
 
+bool cfx_prims_broadcast_shapes(const char *op, const int64_t *const *shapes, const int *ndims, int n,
+                                int64_t *common, int *ndim)
+{
+    return broadcast_shapes(op, shapes, ndims, n, common, ndim);
+}
+
 void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim)
 {
-    int64_t sizes[CFX_MAX_DIMS], strides[CFX_MAX_DIMS];
+    /* Written into t's own arrays back to front: dim i reads t's dim i - (ndim - tdim) <= i,
+     * not yet written, so this is right also when t points at its own arrays already. */
+    const int64_t *sizes = t->sizes, *strides = t->strides;
+    int64_t *os = t->own_sizes, *ost = t->own_strides;
     int tdim = t->ndim;
     for (int i = ndim - 1; i >= 0; i--) {
-        int dim = tdim - 1 - (ndim - 1 - i);
-        int64_t size = dim >= 0 ? t->sizes[dim] : 1;
+        int dim = i - (ndim - tdim);
+        int64_t size = dim >= 0 ? sizes[dim] : 1;
         /* a new leading dim of size 1 gets the stride of the dims inside it; a 0-dim tensor
          * (tdim == 0) gets zeros throughout */
-        int64_t stride = dim >= 0 ? t->strides[dim] : (tdim == 0 ? 0 : sizes[i + 1] * strides[i + 1]);
+        int64_t stride = dim >= 0 ? strides[dim] : (tdim == 0 ? 0 : os[i + 1] * ost[i + 1]);
         if (size != shape[i]) {
             size = shape[i];
             stride = 0;
         }
-        sizes[i] = size;
-        strides[i] = stride;
+        os[i] = size;
+        ost[i] = stride;
     }
     t->ndim = ndim;
-    copy_dims(t->sizes, sizes, ndim);
-    copy_dims(t->strides, strides, ndim);
+    t->sizes = os;
+    t->strides = ost;
 }
 
 bool cfx_prims_maybe_broadcast(const char *op, cfx_tmeta *const *ts, int n)
@@ -216,7 +221,7 @@ bool cfx_prims_maybe_broadcast(const char *op, cfx_tmeta *const *ts, int n)
     }
     int64_t common[CFX_MAX_DIMS];
     int nc;
-    if (!cfx_prims_broadcast_shapes(op, shapes, ndims, n, common, &nc))
+    if (!broadcast_shapes(op, shapes, ndims, n, common, &nc))
         return false;
     for (int i = 0; i < n; i++) {
         cfx_tmeta *t = ts[i];
@@ -227,25 +232,6 @@ bool cfx_prims_maybe_broadcast(const char *op, cfx_tmeta *const *ts, int n)
             expand = t->sizes[d] != common[d];
         if (expand)
             cfx_prims_expand(t, common, nc);
-    }
-    return true;
-}
-
-bool cfx_prims_check_same_device(const char *op, const cfx_tmeta *const *ts, int n, bool allow_cpu_scalars)
-{
-    const cfx_tmeta *first = NULL;
-    for (int i = 0; i < n; i++) {
-        if (allow_cpu_scalars && cfx_tmeta_is_cpu_scalar(ts[i]))
-            continue;
-        if (!first)
-            first = ts[i];
-        if (!cfx_device_eq(first->device, ts[i]->device)) {
-            char a[24], b[24];
-            cfx_error_set(CFX_ERR, op, "Tensor on device %s is not on the expected device %s!",
-                          cfx_device_format(ts[i]->device, a, sizeof a),
-                          cfx_device_format(first->device, b, sizeof b));
-            return false;
-        }
     }
     return true;
 }
@@ -288,13 +274,10 @@ static int should_swap(int ia, int ib, const int64_t *shape, const cfx_tmeta *co
     return 0;
 }
 
-int cfx_prims_l2p_perm(const cfx_tmeta *const *all, int n_all, int *perm)
+/* compute_elementwise_output_logical_to_physical_perm once the CPU scalars are filtered out:
+ * ts[0..n) are the tensors left, all of one shape. */
+static int l2p_perm(const cfx_tmeta *const *ts, int n, int *perm)
 {
-    const cfx_tmeta *ts[CFX_PRIMS_MAX_ARGS];
-    int n = 0;
-    for (int i = 0; i < n_all; i++)
-        if (!cfx_tmeta_is_cpu_scalar(all[i]))
-            ts[n++] = all[i];
     if (n == 0)
         return 0;
     int ndim = ts[0]->ndim;
@@ -302,8 +285,9 @@ int cfx_prims_l2p_perm(const cfx_tmeta *const *all, int n_all, int *perm)
         perm[0] = 0;
     if (ndim <= 1)
         return ndim;
-    /* the fake fast path: all contiguous (and not all channels-last) or the reverse */
-    bool contig = true, cl = true;
+    /* the fake fast path: all contiguous (and not all channels-last) or the reverse; only a
+     * 4-dim tensor can be channels-last contiguous */
+    bool contig = true, cl = ndim == 4;
     for (int i = 0; i < n; i++) {
         contig = contig && cfx_geom_is_contiguous(ts[i]->sizes, ts[i]->strides, ndim);
         cl = cl && cfx_geom_is_channels_last_contiguous(ts[i]->sizes, ts[i]->strides, ndim);
@@ -342,18 +326,32 @@ int cfx_prims_l2p_perm(const cfx_tmeta *const *all, int n_all, int *perm)
     return ndim;
 }
 
+int cfx_prims_l2p_perm(const cfx_tmeta *const *all, int n_all, int *perm)
+{
+    const cfx_tmeta *ts[CFX_PRIMS_MAX_ARGS];
+    int n = 0;
+    for (int i = 0; i < n_all; i++)
+        if (!cfx_tmeta_is_cpu_scalar(all[i]))
+            ts[n++] = all[i];
+    return l2p_perm(ts, n, perm);
+}
+
 void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, const int *perm, cfx_dtype dtype,
                               cfx_device device)
 {
     /* the physical tensor is empty(permuted shape), contiguous; its strides go back to the
-     * logical dims */
+     * logical dims (the sizes are copied in the same pass, into out's own array: shape may be
+     * out's sizes) */
     int64_t z = 1;
     for (int i = ndim - 1; i >= 0; i--) {
-        out->strides[perm[i]] = z;
-        z *= shape[perm[i]] > 1 ? shape[perm[i]] : 1;
+        int d = perm[i];
+        int64_t size = shape[d];
+        out->own_strides[d] = z;
+        out->own_sizes[d] = size;
+        z *= size > 1 ? size : 1;
     }
-    if (out->sizes != shape)
-        copy_dims(out->sizes, shape, ndim);
+    out->sizes = out->own_sizes;
+    out->strides = out->own_strides;
     out->ndim = ndim;
     out->dtype = dtype;
     out->device = device;
@@ -362,38 +360,52 @@ void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, co
 bool cfx_prims_elementwise(const char *op, cfx_tmeta *out, const cfx_tmeta *const *args, int n, int nfixed,
                            cfx_promotion kind)
 {
-    /* check_same_dtype over the non-fixed arguments: the references promote their operands
-     * first, but a prim run on a CPU scalar executes ATen, whose promotion can differ (add's
-     * prims.mul(b, alpha) of a bool b and an int alpha is int64) */
-    for (int i = nfixed + 1; i < n; i++)
-        if (args[i]->dtype != args[nfixed]->dtype) {
-            cfx_error_set(CFX_ERR, op, "Tensor with dtype %s is not the expected dtype of %s!",
-                          cfx_dtype_torch_name(args[i]->dtype), cfx_dtype_torch_name(args[nfixed]->dtype));
-            return false;
-        }
-    /* check_same_shape cannot fail: the references broadcast before calling a prim */
-    if (!cfx_prims_check_same_device(op, args, n, true))
-        return false;
-    int perm[CFX_MAX_DIMS];
-    cfx_prims_l2p_perm(args, n, perm);
-    const cfx_tmeta *shaped = NULL, *dev = NULL, *typed = NULL;
+    /* One pass over the arguments gathers what the prim's steps look at, each as Python finds
+     * it: the first dtype mismatch among the non-fixed arguments (check_same_dtype: the
+     * references promote their operands first, but a prim run on a CPU scalar executes ATen,
+     * whose promotion can differ: add's prims.mul(b, alpha) of a bool b and an int alpha is
+     * int64), the first device mismatch among the tensors that are not CPU scalars
+     * (check_same_device), those tensors (the permutation's operands; the first of them gives
+     * extract_shape's shape and the device, else the first CPU scalar does), and the dtype: the
+     * first non-fixed argument that is not a CPU scalar, else the last CPU scalar among them.
+     * check_same_shape cannot fail: the references broadcast before calling a prim. */
+    const cfx_tmeta *ts[CFX_PRIMS_MAX_ARGS] = {NULL}; /* (zeroed: -O1's uninitialized-use warning) */
+    const cfx_tmeta *bad_dtype = NULL, *bad_device = NULL, *typed = NULL;
+    int nt = 0;
     for (int i = 0; i < n; i++) {
-        bool scalar = cfx_tmeta_is_cpu_scalar(args[i]);
-        if (!shaped || (!scalar && cfx_tmeta_is_cpu_scalar(shaped)))
-            shaped = args[i]; /* extract_shape (a CPU scalar's shape is ()) */
-        if (!dev || (!scalar && cfx_tmeta_is_cpu_scalar(dev)))
-            dev = args[i];
-        /* the dtype: the first non-fixed argument that is not a CPU scalar, else the last
-         * CPU scalar among them */
+        const cfx_tmeta *a = args[i];
+        bool scalar = cfx_tmeta_is_cpu_scalar(a);
+        if (i > nfixed && !bad_dtype && a->dtype != args[nfixed]->dtype)
+            bad_dtype = a;
+        if (!scalar) {
+            if (nt > 0 && !bad_device && !cfx_device_eq(a->device, ts[0]->device))
+                bad_device = a;
+            ts[nt++] = a;
+        }
         if (i >= nfixed && (!typed || cfx_tmeta_is_cpu_scalar(typed)))
-            typed = args[i];
+            typed = a;
     }
+    if (bad_dtype) {
+        cfx_error_set(CFX_ERR, op, "Tensor with dtype %s is not the expected dtype of %s!",
+                      cfx_dtype_torch_name(bad_dtype->dtype), cfx_dtype_torch_name(args[nfixed]->dtype));
+        return false;
+    }
+    if (bad_device) {
+        char a[24], b[24];
+        cfx_error_set(CFX_ERR, op, "Tensor on device %s is not on the expected device %s!",
+                      cfx_device_format(bad_device->device, a, sizeof a),
+                      cfx_device_format(ts[0]->device, b, sizeof b));
+        return false;
+    }
+    int perm[CFX_MAX_DIMS];
+    l2p_perm(ts, nt, perm);
+    const cfx_tmeta *shaped = nt > 0 ? ts[0] : args[0];
     cfx_dtype dt = typed->dtype;
     if (kind == CFX_PROMOTE_ALWAYS_BOOL)
         dt = CFX_BOOL;
-    else if (kind == CFX_PROMOTE_INT_TO_FLOAT && !cfx_dtype_is_floating(dt))
+    else if (kind == CFX_PROMOTE_INT_TO_FLOAT && cfx_pytype_of_dtype(dt) != CFX_PY_FLOAT)
         dt = CFX_FLOAT32;
-    cfx_prims_empty_permuted(out, shaped->sizes, shaped->ndim, perm, dt, dev->device);
+    cfx_prims_empty_permuted(out, shaped->sizes, shaped->ndim, perm, dt, shaped->device);
     return true;
 }
 
@@ -431,10 +443,12 @@ void cfx_prims_reduction(cfx_tmeta *out, const cfx_tmeta *in, const bool *reduce
     cfx_geom_contiguous_strides(sizes, n, strides); /* make_contiguous_strides_for */
     out->dtype = in->dtype;
     out->device = in->device;
+    out->sizes = out->own_sizes;
+    out->strides = out->own_strides;
     if (!keepdim) {
         out->ndim = n;
-        copy_dims(out->sizes, sizes, n);
-        copy_dims(out->strides, strides, n);
+        copy_dims(out->own_sizes, sizes, n);
+        copy_dims(out->own_strides, strides, n);
         return;
     }
     /* broadcast_in_dim(r, kept shape, the kept dims): a kept dim keeps its stride, a
@@ -443,12 +457,12 @@ void cfx_prims_reduction(cfx_tmeta *out, const cfx_tmeta *in, const bool *reduce
     int orig = 0;
     for (int d = 0; d < in->ndim; d++) {
         if (!reduced[d]) {
-            out->sizes[d] = sizes[orig];
-            out->strides[d] = strides[orig];
+            out->own_sizes[d] = sizes[orig];
+            out->own_strides[d] = strides[orig];
             orig++;
         } else {
-            out->sizes[d] = 1;
-            out->strides[d] = orig == n ? 1 : strides[orig] * sizes[orig];
+            out->own_sizes[d] = 1;
+            out->own_strides[d] = orig == n ? 1 : strides[orig] * sizes[orig];
         }
     }
 }

@@ -25,16 +25,29 @@
 /* The most operands a prim takes here (where: pred, a, b). */
 enum { CFX_PRIMS_MAX_ARGS = 3 };
 
+/* A tensor's metadata. sizes and strides point at the described tensor's own arrays (which a
+ * kernel does not change) until a step computes new ones: a step writes only into the tmeta's
+ * own_sizes / own_strides and then points there. So describing a tensor copies no dims, and a
+ * tmeta never points into another tmeta (copy one with cfx_tmeta_copy, never by assignment). */
 typedef struct cfx_tmeta {
     int ndim;
     cfx_dtype dtype;
     cfx_device device;
-    int64_t sizes[CFX_MAX_DIMS];
-    int64_t strides[CFX_MAX_DIMS];
+    const int64_t *sizes;
+    const int64_t *strides;
+    int64_t own_sizes[CFX_MAX_DIMS];
+    int64_t own_strides[CFX_MAX_DIMS];
 } cfx_tmeta;
 
-void cfx_tmeta_of(cfx_tmeta *m, const cfx_tensor *t);
-/* *dst = *src, copying only the ndim entries in use (the struct has room for CFX_MAX_DIMS). */
+static inline void cfx_tmeta_of(cfx_tmeta *m, const cfx_tensor *t)
+{
+    m->ndim = t->ndim;
+    m->dtype = (cfx_dtype)t->dtype;
+    m->device = t->device;
+    m->sizes = t->sizes;
+    m->strides = t->strides;
+}
+/* *dst = *src: the dims src owns are copied into dst's own arrays (ndim entries). */
 void cfx_tmeta_copy(cfx_tmeta *dst, const cfx_tmeta *src);
 /* A new tensor with m's metadata (storage offset 0), as the reference's result. */
 cfx_tensor *cfx_tmeta_new_tensor(const cfx_tmeta *m);
@@ -47,7 +60,17 @@ static inline bool cfx_tmeta_is_cpu_scalar(const cfx_tmeta *m)
 /* Python's number types in _prims_common's order (bool < int < float); what a Scalar
  * argument is once it reaches a Python kernel. */
 typedef enum cfx_pytype { CFX_PY_BOOL, CFX_PY_INT, CFX_PY_FLOAT } cfx_pytype;
-cfx_pytype cfx_pytype_of_dtype(cfx_dtype t);           /* dtype_to_type */
+/* dtype_to_type, which _prims_common spells out by dtype lists (bool, the integer dtypes, the
+ * floating ones): a switch without default, so that -Wswitch asks for a new dtype's place. */
+static inline cfx_pytype cfx_pytype_of_dtype(cfx_dtype t)
+{
+    switch (t) {
+    case CFX_BOOL: return CFX_PY_BOOL;
+    case CFX_INT32: case CFX_INT64: return CFX_PY_INT;
+    case CFX_FLOAT32: case CFX_FLOAT64: return CFX_PY_FLOAT;
+    }
+    return CFX_PY_INT; /* not a dtype code */
+}
 bool cfx_pytype_of_value(cfx_value v, cfx_pytype *out); /* false: not a number */
 const char *cfx_pytype_repr(cfx_pytype t);             /* "<class 'int'>" */
 /* is_weakly_lesser_type(a, b) */
@@ -62,9 +85,15 @@ typedef enum cfx_promotion { CFX_PROMOTE_DEFAULT, CFX_PROMOTE_INT_TO_FLOAT, CFX_
 void cfx_prims_elementwise_dtypes(const cfx_tmeta *const *ts, int n, const cfx_pytype *nums, int nn,
                                   cfx_promotion kind, cfx_dtype *compute, cfx_dtype *result);
 
-/* t = t.to(dt): C++ _to_copy with MemoryFormat::Preserve (dense strides kept, others made
- * dense in the same order); nothing when the dtype is already dt. */
-void cfx_prims_to(cfx_tmeta *t, cfx_dtype dt);
+/* t = t.to(dt): the tensor itself when its dtype is dt already (_to_will_alias), else C++
+ * _to_copy with MemoryFormat::Preserve (dense strides kept, others made dense in the same
+ * order). */
+void cfx_prims_to_copy(cfx_tmeta *t, cfx_dtype dt);
+static inline void cfx_prims_to(cfx_tmeta *t, cfx_dtype dt)
+{
+    if (t->dtype != dt)
+        cfx_prims_to_copy(t, dt);
+}
 /* t = torch._refs.contiguous(t): kept when contiguous, else clone(contiguous_format). */
 void cfx_prims_contiguous(cfx_tmeta *t);
 
@@ -77,8 +106,6 @@ void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim);
 /* _maybe_broadcast(*ts), n <= CFX_PRIMS_MAX_ARGS: every tensor but a CPU scalar expanded to
  * the common shape. */
 bool cfx_prims_maybe_broadcast(const char *op, cfx_tmeta *const *ts, int n);
-/* check_same_device(*ts, allow_cpu_scalar_tensors) */
-bool cfx_prims_check_same_device(const char *op, const cfx_tmeta *const *ts, int n, bool allow_cpu_scalars);
 
 /* compute_elementwise_output_logical_to_physical_perm(*ts), n <= CFX_PRIMS_MAX_ARGS: the
  * tensors other than CPU scalars, all of one shape, ordered into perm (their ndim entries;
