@@ -110,7 +110,7 @@ static const char *python_class(cfx_value v)
 /* The argument-binding error of torch.ops, with PyTorch 2.13's text: the expected annotation,
  * the value, the schema, then why the cast failed: "Unable to cast x to Tensor" for a Tensor
  * (optional or not), "Cannot cast x to number" for a Scalar, and pybind's generic message
- * naming the Python class of the offending value (a list's first wrong item) otherwise. */
+ * naming the Python class of the offending value otherwise (see below for lists). */
 int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cfx_value v)
 {
     if (cfx_error_occurred())
@@ -127,6 +127,10 @@ int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cf
     cfx_schema_print(s, &b);
     if (t->kind == CFX_TYPE_OPTIONAL && t->n_elems > 0)
         t = t->elems[0];
+    const cfx_type *elem = t->kind == CFX_TYPE_LIST ? t->elems[0] : NULL;
+    bool is_seq = v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE;
+    bool optional_tensors = elem && elem->kind == CFX_TYPE_OPTIONAL && elem->n_elems > 0 &&
+                            elem->elems[0]->kind == CFX_TYPE_TENSOR;
     if (t->kind == CFX_TYPE_SCALAR || t->kind == CFX_TYPE_TENSOR) {
         cfx_buf_puts(&b, t->kind == CFX_TYPE_SCALAR ? "\nCast error details: Cannot cast "
                                                     : "\nCast error details: Unable to cast ");
@@ -135,13 +139,39 @@ int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cf
         else
             cfx_value_print(v, CFX_STYLE_PYTHON, &b);
         cfx_buf_puts(&b, t->kind == CFX_TYPE_SCALAR ? " to number" : " to Tensor");
-    } else {
-        cfx_value culprit = v;
-        if (t->kind == CFX_TYPE_LIST && (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE)) {
-            cfx_box_conv want = cfx_box_conv_of(t->elems[0]->kind);
+    } else if (optional_tensors && !is_seq && v.kind != CFX_V_STRING) {
+        /* Tensor?[] is read by iterating the value: a non-iterable fails in Python. */
+        cfx_buf_printf(&b, "\n Python error details: TypeError: '%s' object is not iterable",
+                       found_type_name(v));
+    } else if (optional_tensors) {
+        /* ... and each item is cast to a Tensor: the first that is none names itself (a str
+         * iterates over its characters). */
+        cfx_buf_puts(&b, "\nCast error details: Unable to cast ");
+        if (v.kind == CFX_V_STRING) {
+            cfx_buf_putn(&b, v.u.s, v.u.s[0] ? 1 : 0);
+        } else {
             for (uint32_t j = 0; j < v.len; j++) {
                 cfx_value item = v.u.items[j];
-                if (!cfx_box_normalize(want, t->elems[0]->kind == CFX_TYPE_OPTIONAL, &item)) {
+                if (!cfx_box_normalize(CFX_CONV_TENSOR, true, &item)) {
+                    if (v.u.items[j].kind == CFX_V_STRING)
+                        cfx_buf_puts(&b, v.u.items[j].u.s);
+                    else
+                        cfx_value_print(v.u.items[j], CFX_STYLE_PYTHON, &b);
+                    break;
+                }
+            }
+        }
+        cfx_buf_puts(&b, " to Tensor");
+    } else {
+        /* pybind's generic message names a Python class: a SymInt[]'s items are cast one by
+         * one, so the first wrong item's class; any other list type is cast whole, so the
+         * list's (or tuple's) own class. */
+        cfx_value culprit = v;
+        if (elem && elem->kind == CFX_TYPE_SYMINT && is_seq) {
+            cfx_box_conv want = cfx_box_conv_of(elem->kind);
+            for (uint32_t j = 0; j < v.len; j++) {
+                cfx_value item = v.u.items[j];
+                if (!cfx_box_normalize(want, false, &item)) {
                     culprit = v.u.items[j];
                     break;
                 }

@@ -99,3 +99,28 @@ Test(op_call, string_for_a_tensor)
                      "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #0 'self'");
     cfx_scope_end(s);
 }
+
+/* A SymInt[] is cast item by item, so pybind names the first wrong item's class; an int[] is
+ * cast whole and names the list's. torch.ops.aten.view(x, [1, 0.5]) and
+ * torch.ops.aten.sum.dim_IntList(x, [0, 1.5]) in PyTorch 2.13. */
+Test(op_call, wrong_item_in_an_int_list)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_value bad[] = {cfx_int(1), cfx_double(0.5)};
+    cfx_value stack[2] = {cfx_tensor_value(ones(2)), cfx_list(bad, 2)};
+    cr_expect_eq(cfx_op_call(cfx_op_find("aten::view"), stack, 2, 2), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(),
+                     "aten::view() Expected a value of type 'List[int]' for argument 'size' but instead found "
+                     "type 'list'.\nPosition: 1\nValue: [1, 0.5]\nDeclaration: aten::view(Tensor(a) self, "
+                     "SymInt[] size) -> Tensor(a)\nCast error details: Unable to cast Python instance of type "
+                     "<class 'float'> to C++ type '?' (#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in "
+                     "debug mode for details)");
+    cfx_error_clear();
+    cfx_value bad2[] = {cfx_int(0), cfx_double(1.5)};
+    cfx_value st2[4] = {cfx_tensor_value(ones(2)), cfx_list(bad2, 2)};
+    cr_expect_eq(cfx_op_call(cfx_op_find("aten::sum.dim_IntList"), st2, 2, 4), CFX_ERR);
+    cr_expect(strstr(cfx_error_message(), "Cast error details: Unable to cast Python instance of type "
+                                          "<class 'list'> to C++ type '?'") != NULL,
+              "%s", cfx_error_message());
+    cfx_scope_end(s);
+}
