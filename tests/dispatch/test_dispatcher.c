@@ -209,7 +209,7 @@ Test(dispatcher, defaults_can_be_dropped_and_init_is_idempotent)
 
 /* ---- masks, fallthrough, redispatch ---------------------------------------------------------- */
 
-/* A fallthrough on AutogradCPU only (1.13's layout for CPU and Meta). The op's per-backend
+/* A fallthrough on AutogradCPU only (a made-up layout: CPU and Meta then differ). The op's per-backend
  * masks then differ, a CPU call skips AutogradCPU and a Meta call stops at AutogradMeta (spec
  * 2.4). */
 Test(dispatcher, per_backend_fallthrough_masks)
