@@ -149,19 +149,22 @@ static inline void ir_put_dims(int64_t *d, const int64_t *sizes, const int64_t *
     }
 }
 
-/* The graph's shared meta records (meta_intern.c). ir_intern_meta returns the one record whose
- * slots say what k's say (made on first use; NULL + error on OOM): k's parts may be the
- * caller's structs, dims and site (all copied into a new record); val is a tensor val; when
- * tm_derived_format is set, tm's memory_format is ignored and the record computes it from the
- * dims. ir_meta_key_of gives a shared record's key (all NULL for NULL). */
+/* The graph's shared meta records (meta_intern.c). A key names the slots of a record: k's
+ * parts may be the caller's structs, dims and site (all copied into a new record); val is a
+ * tensor val; when tm_derived_format is set, tm's memory_format is ignored and the record
+ * computes it from the dims. */
 typedef struct ir_meta_key {
     const cfx_site *site;      /* or NULL */
     const cfx_meta_val *val;   /* a tensor val, or NULL */
     const cfx_tensor_meta *tm; /* or NULL */
     bool tm_derived_format;
 } ir_meta_key;
-cfx_meta *ir_intern_meta(cfx_graph *g, const ir_meta_key *k);
-ir_meta_key ir_meta_key_of(const cfx_meta *shared);
+/* The meta record a node whose record is m (NULL for none) has after change c, where each
+ * non-NULL part of c replaces its slot (NULL + error on OOM): m itself, changed in place, if it
+ * is private (ir_meta_set_private, meta.c); else the one shared record with m's slots so
+ * changed, found in the table or made on first use. */
+cfx_meta *ir_meta_change(cfx_graph *g, cfx_meta *m, const ir_meta_key *c);
+cfx_meta *ir_meta_set_private(cfx_graph *g, cfx_meta *m, const ir_meta_key *c);
 /* Frees the record table (records live in the arena). */
 void ir_meta_free(cfx_graph *g);
 
