@@ -233,8 +233,20 @@ static inline bool ir_walk_refs(cfx_node *n, ir_ref_fn fn, void *ctx)
 
 /* Reserves count consecutive use ids (their records not initialized); 0 on OOM, error set.
  * A run of at most a block's records lies in one block, so ir_use_at(g, first) + i addresses
- * its records (the ids skipped to get there are never used). */
-uint32_t ir_use_alloc(cfx_graph *g, uint32_t count);
+ * its records (the ids skipped to get there are never used). Most runs are a node's few
+ * inputs and fit in the current block, whose records exist once any block does (the block of
+ * n_uses - 1 was allocated with it): those are a bump of n_uses, here; a run that needs a new
+ * block (or the graph's first) goes to ir_use_alloc_run (uses.c). */
+uint32_t ir_use_alloc_run(cfx_graph *g, uint32_t count);
+static inline uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
+{
+    uint32_t first = g->n_uses, off = first & ((1u << IR_USE_SHIFT) - 1);
+    if (g->ublock_cap && off && count < (1u << IR_USE_SHIFT) - off) {
+        g->n_uses = first + count;
+        return first;
+    }
+    return ir_use_alloc_run(g, count);
+}
 
 /* uses.c. Recomputes n's input nodes from its args and kwargs: n leaves all old producers'
  * users and is appended to each new producer's users (FX's _update_args_kwargs).
