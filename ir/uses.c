@@ -213,10 +213,8 @@ static bool has_input(const linker *l, cfx_node *p, cfx_graph *h)
     return false;
 }
 
-/* The walk's step: the producer in *slot becomes n's next input unless it is one already.
- * Inline, as it is most of linking a node's inputs: the walk over a node's flat args calls it
- * directly. */
-static inline bool link_ref(cfx_value *slot, void *ctx)
+/* The walk's step: the producer in *slot becomes n's next input unless it is one already. */
+static bool link_ref(cfx_value *slot, void *ctx)
 {
     linker *l = ctx;
     cfx_graph *g = l->g;
