@@ -128,7 +128,8 @@ oom:
     return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
 }
 
-cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc)
+/* ir_args_block, inline here: every node's args are set through it (ir_node_set_args). */
+static inline cfx_value *args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc)
 {
     *rc = CFX_OK;
     if (!n_args && !n_kwargs)
@@ -158,6 +159,25 @@ cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *
     return dst;
 }
 
+/* One argument value into a node's block: the copy, and what more it needs (ir_fixup_values);
+ * its node references are counted in *refs. A node reference, the commonest argument of a
+ * traced node, is tested for first. */
+static inline int copy_value(cfx_graph *g, cfx_value *dst, cfx_value v, cfx_node_map_fn map, void *ctx,
+                             uint32_t *refs)
+{
+    *dst = v;
+    if (v.kind == CFX_V_NODE && v.u.node && !map) {
+        ++*refs;
+        return CFX_OK;
+    }
+    return needs_fixup(dst, map) ? ir_fixup_values(g, dst, 1, map, ctx, refs) : CFX_OK;
+}
+
+cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc)
+{
+    return args_block(g, n_args, n_kwargs, rc);
+}
+
 int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
                      uint32_t n_kwargs, cfx_node_map_fn map, void *ctx)
 {
@@ -167,20 +187,14 @@ int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const 
         return cfx_error_set(CFX_ERR, NULL, "kwargs is NULL but its count is %u", n_kwargs);
     cfx_graph *g = cfx_node_graph(n);
     int rc;
-    cfx_value *dst = ir_args_block(g, n_args, n_kwargs, &rc);
+    cfx_value *dst = args_block(g, n_args, n_kwargs, &rc);
     if (rc != CFX_OK)
         return rc;
     /* the node references are counted as they are copied: they bound the inputs */
     uint32_t refs = 0;
-    for (uint32_t i = 0; i < n_args; i++) {
-        dst[i] = args[i];
-        if (needs_fixup(&dst[i], map)) {
-            if ((rc = ir_fixup_values(g, &dst[i], 1, map, ctx, &refs)) != CFX_OK)
-                return rc;
-        } else {
-            refs += dst[i].kind == CFX_V_NODE;
-        }
-    }
+    for (uint32_t i = 0; i < n_args; i++)
+        if ((rc = copy_value(g, &dst[i], args[i], map, ctx, &refs)) != CFX_OK)
+            return rc;
     cfx_kwarg *k = (cfx_kwarg *)(void *)(dst + n_args);
     for (uint32_t i = 0; i < n_kwargs; i++) {
         if (!kwargs[i].name)
@@ -188,13 +202,8 @@ int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const 
         k[i].name = cfx_names_intern(g->names, kwargs[i].name, strlen(kwargs[i].name));
         if (!k[i].name)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        k[i].value = kwargs[i].value;
-        if (needs_fixup(&k[i].value, map)) {
-            if ((rc = ir_fixup_values(g, &k[i].value, 1, map, ctx, &refs)) != CFX_OK)
-                return rc;
-        } else {
-            refs += k[i].value.kind == CFX_V_NODE;
-        }
+        if ((rc = copy_value(g, &k[i].value, kwargs[i].value, map, ctx, &refs)) != CFX_OK)
+            return rc;
     }
     ir_set_args(n, dst, n_args, n_kwargs); /* counts checked by ir_args_block */
     return ir_link_inputs(n, refs);

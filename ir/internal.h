@@ -149,19 +149,22 @@ static inline void ir_put_dims(int64_t *d, const int64_t *sizes, const int64_t *
     }
 }
 
-/* The graph's shared meta records (meta_intern.c). ir_intern_meta returns the one record whose
- * slots say what k's say (made on first use; NULL + error on OOM): k's parts may be the
- * caller's structs, dims and site (all copied into a new record); val is a tensor val; when
- * tm_derived_format is set, tm's memory_format is ignored and the record computes it from the
- * dims. ir_meta_key_of gives a shared record's key (all NULL for NULL). */
+/* The graph's shared meta records (meta_intern.c). A key names the slots of a record: k's
+ * parts may be the caller's structs, dims and site (all copied into a new record); val is a
+ * tensor val; when tm_derived_format is set, tm's memory_format is ignored and the record
+ * computes it from the dims. */
 typedef struct ir_meta_key {
     const cfx_site *site;      /* or NULL */
     const cfx_meta_val *val;   /* a tensor val, or NULL */
     const cfx_tensor_meta *tm; /* or NULL */
     bool tm_derived_format;
 } ir_meta_key;
-cfx_meta *ir_intern_meta(cfx_graph *g, const ir_meta_key *k);
-ir_meta_key ir_meta_key_of(const cfx_meta *shared);
+/* The meta record a node whose record is m (NULL for none) has after change c, where each
+ * non-NULL part of c replaces its slot (NULL + error on OOM): m itself, changed in place, if it
+ * is private (ir_meta_set_private, meta.c); else the one shared record with m's slots so
+ * changed, found in the table or made on first use. */
+cfx_meta *ir_meta_change(cfx_graph *g, cfx_meta *m, const ir_meta_key *c);
+cfx_meta *ir_meta_set_private(cfx_graph *g, cfx_meta *m, const ir_meta_key *c);
 /* Frees the record table (records live in the arena). */
 void ir_meta_free(cfx_graph *g);
 
@@ -230,8 +233,20 @@ static inline bool ir_walk_refs(cfx_node *n, ir_ref_fn fn, void *ctx)
 
 /* Reserves count consecutive use ids (their records not initialized); 0 on OOM, error set.
  * A run of at most a block's records lies in one block, so ir_use_at(g, first) + i addresses
- * its records (the ids skipped to get there are never used). */
-uint32_t ir_use_alloc(cfx_graph *g, uint32_t count);
+ * its records (the ids skipped to get there are never used). Most runs are a node's few
+ * inputs and fit in the current block, whose records exist once any block does (the block of
+ * n_uses - 1 was allocated with it): those are a bump of n_uses, here; a run that needs a new
+ * block (or the graph's first) goes to ir_use_alloc_run (uses.c). */
+uint32_t ir_use_alloc_run(cfx_graph *g, uint32_t count);
+static inline uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
+{
+    uint32_t first = g->n_uses, off = first & ((1u << IR_USE_SHIFT) - 1);
+    if (g->ublock_cap && off && count < (1u << IR_USE_SHIFT) - off) {
+        g->n_uses = first + count;
+        return first;
+    }
+    return ir_use_alloc_run(g, count);
+}
 
 /* uses.c. Recomputes n's input nodes from its args and kwargs: n leaves all old producers'
  * users and is appended to each new producer's users (FX's _update_args_kwargs).

@@ -50,14 +50,13 @@ static int64_t *copy_dims(cfx_graph *g, const int64_t *sizes, const int64_t *str
  * caller's (copied where they are kept). */
 typedef ir_meta_key slot_change;
 
-/* Private copies of a change's parts, for a node's private record. false on OOM. */
-static bool own_parts(cfx_graph *g, const slot_change *c, cfx_meta *m)
+cfx_meta *ir_meta_set_private(cfx_graph *g, cfx_meta *m, const ir_meta_key *c)
 {
     if (c->val) {
         cfx_meta_val *v = cfx_arena_alloc(&g->arena, sizeof *v);
         int64_t *d = v ? copy_dims(g, c->val->sizes, c->val->strides, c->val->n) : NULL;
         if (!d)
-            return false;
+            goto oom;
         *v = *c->val;
         v->sizes = d;
         v->strides = d + v->n;
@@ -67,7 +66,7 @@ static bool own_parts(cfx_graph *g, const slot_change *c, cfx_meta *m)
         cfx_tensor_meta *t = cfx_arena_alloc(&g->arena, sizeof *t);
         int64_t *d = t ? copy_dims(g, c->tm->shape, c->tm->stride, c->tm->ndim) : NULL;
         if (!d)
-            return false;
+            goto oom;
         *t = *c->tm;
         t->shape = d;
         t->stride = d + t->ndim;
@@ -80,32 +79,22 @@ static bool own_parts(cfx_graph *g, const slot_change *c, cfx_meta *m)
         const char *file = c->site->file ? c->site->file : "", *func = c->site->func;
         if (!s || !(s->file = cfx_names_intern(g->names, file, strlen(file))) ||
             (func && !(func = cfx_names_intern(g->names, func, strlen(func)))))
-            return false;
+            goto oom;
         s->line = c->site->line;
         s->func = func;
         m->stack_trace = s;
     }
-    return true;
+    return m;
+oom:
+    cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    return NULL;
 }
 
-/* Gives n the slots c changes, its free-form entries untouched: in place in a private record,
- * else by moving it to the shared record that has them. */
-static int change_slots(cfx_node *n, const slot_change *c)
+/* Gives n (of g) the slots c changes, its free-form entries untouched (ir_meta_change: in place
+ * in a private record, else by moving n to the shared record that has them). */
+static int change_slots(cfx_graph *g, cfx_node *n, const slot_change *c)
 {
-    cfx_meta *m = n->meta;
-    cfx_graph *g = cfx_node_graph(n);
-    if (m && m->cap_entries != SHARED)
-        return own_parts(g, c, m) ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    ir_meta_key k = ir_meta_key_of(m);
-    if (c->val)
-        k.val = c->val;
-    if (c->tm) {
-        k.tm = c->tm;
-        k.tm_derived_format = c->tm_derived_format;
-    }
-    if (c->site)
-        k.site = c->site;
-    cfx_meta *r = ir_intern_meta(g, &k);
+    cfx_meta *r = ir_meta_change(g, n->meta, c);
     if (!r)
         return CFX_ERR_NOMEM;
     n->meta = r;
@@ -226,7 +215,7 @@ int cfx_node_set_val(cfx_node *n, const cfx_meta_val *v)
         if (v->n < 0 || v->n > CFX_MAX_DIMS)
             return cfx_error_set(CFX_ERR, NULL, "val: bad tensor rank %d", (int)v->n);
         slot_change c = {.val = v};
-        return change_slots(n, &c);
+        return change_slots(g, n, &c);
     }
     cfx_meta_val *c = cfx_arena_alloc(&g->arena, sizeof *c);
     if (!c)
@@ -267,7 +256,7 @@ int cfx_node_set_tensor_meta(cfx_node *n, const cfx_tensor_meta *tm)
     if (tm->ndim < 0 || tm->ndim > CFX_MAX_DIMS)
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)tm->ndim);
     slot_change c = {.tm = tm};
-    return change_slots(n, &c);
+    return change_slots(cfx_node_graph(n), n, &c);
 }
 
 /* TensorMetadata of t (its memory format is left for the record to derive). */
@@ -292,7 +281,7 @@ int cfx_node_set_tensor_meta_from_tensor(cfx_node *n, const cfx_tensor *t, bool 
         return cfx_error_set(CFX_ERR, NULL, "tensor_meta: bad rank %d", (int)t->ndim);
     cfx_tensor_meta tm = tensor_meta_of(t, requires_grad);
     slot_change c = {.tm = &tm, .tm_derived_format = true};
-    return change_slots(n, &c);
+    return change_slots(cfx_node_graph(n), n, &c);
 }
 
 static void put_dims(cfx_buf *b, const int64_t *d, int n, bool tuple)
@@ -333,7 +322,7 @@ int cfx_node_set_stack_trace(cfx_node *n, const cfx_site *site)
     if (!n || !site)
         return CFX_ERR;
     slot_change c = {.site = site};
-    return change_slots(n, &c);
+    return change_slots(cfx_node_graph(n), n, &c);
 }
 
 /* ---- set_meta of a traced result ----------------------------------------------------------- */
@@ -358,7 +347,7 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
     };
     cfx_tensor_meta tm = tensor_meta_of(t, requires_grad);
     slot_change c = {.site = site, .val = val_device ? &v : NULL, .tm = &tm, .tm_derived_format = true};
-    return change_slots(n, &c);
+    return change_slots(cfx_node_graph(n), n, &c);
 }
 
 /* ---- free-form entries ------------------------------------------------------------------------ */

@@ -25,88 +25,111 @@ static inline uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 29) ^ (h >
 
 typedef struct meta_rec {
     cfx_meta m;                      /* slots point at the copies below */
-    cfx_site site;                   /* the site's copy, strings interned */
+    uint64_t word[3];                /* what key_words says of the slots */
     const char *key_file, *key_func; /* the site pointers the record was found by */
-    uint64_t val_word, tm_word;      /* what key_words says of the slots */
+    cfx_site site;                   /* the site's copy, strings interned */
     cfx_meta_val val;
     cfx_tensor_meta tm;
     int64_t d[];                     /* val's sizes and strides, then tm's unless they are val's */
 } meta_rec;
 
-/* The small fields of a key's val and tensor_meta, one word each (0: no such slot). */
-enum { TM_DERIVED_FORMAT = 1 << 1, TM_SHARED_DIMS = 1 << 2, TM_REQUIRES_GRAD = 1 << 3, TM_QUANTIZED = 1 << 4 };
+/* The small fields of a key in three words, read as they lie in memory: val's and
+ * tensor_meta's first eight bytes hold all of theirs (kind, dtype, device, rank; rank, dtype,
+ * memory format, requires_grad, is_quantized) without padding. word[0] is val's (0 without a
+ * val: a val's kind is never 0), word[1] tensor_meta's (0 without), its memory format's byte
+ * cleared when the format is derived from the dims; word[2] has the flags below and the site's
+ * line. */
+_Static_assert(offsetof(cfx_meta_val, device) == 2 && sizeof(cfx_device) == 2 && offsetof(cfx_meta_val, n) == 4 &&
+                   offsetof(cfx_meta_val, sizes) >= 8,
+               "a val's small fields are its first eight bytes");
+_Static_assert(offsetof(cfx_tensor_meta, is_quantized) + sizeof(bool) == 8 && offsetof(cfx_tensor_meta, shape) >= 8,
+               "a tensor_meta's small fields are its first eight bytes");
+enum { KEY_TM = 1, KEY_DERIVED_FORMAT = 2, KEY_SITE = 4, KEY_SHARED_DIMS = 8 };
 
-static uint64_t val_word(const cfx_meta_val *v)
+static inline uint64_t head_word(const void *p)
 {
-    return v ? 1 | (uint64_t)(uint8_t)v->dtype << 8 | (uint64_t)(uint8_t)v->device.type << 16 |
-                   (uint64_t)(uint8_t)v->device.index << 24 | (uint64_t)(uint32_t)v->n << 32
-             : 0;
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
 }
 
-static uint64_t tm_word(const ir_meta_key *k)
+/* The bits of memory_format in a tensor_meta's head word. */
+static inline uint64_t format_bits(void)
 {
-    const cfx_tensor_meta *t = k->tm;
-    if (!t)
-        return 0;
+    unsigned char b[8] = {0};
+    b[offsetof(cfx_tensor_meta, memory_format)] = 0xff;
+    return head_word(b);
+}
+
+static inline void key_words(const ir_meta_key *k, uint64_t w[3])
+{
     const cfx_meta_val *v = k->val;
-    bool shared = v && v->n == t->ndim && v->sizes == t->shape && v->strides == t->stride;
-    return 1 | (k->tm_derived_format ? TM_DERIVED_FORMAT : (uint64_t)(uint8_t)t->memory_format << 16) |
-           (shared ? TM_SHARED_DIMS : 0) | (t->requires_grad ? TM_REQUIRES_GRAD : 0) |
-           (t->is_quantized ? TM_QUANTIZED : 0) | (uint64_t)(uint8_t)t->dtype << 8 | (uint64_t)(uint32_t)t->ndim << 32;
+    const cfx_tensor_meta *t = k->tm;
+    w[0] = v ? head_word(v) : 0;
+    w[1] = 0;
+    w[2] = k->site ? KEY_SITE | (uint64_t)(uint32_t)k->site->line << 32 : 0;
+    if (t) {
+        w[1] = head_word(t);
+        w[2] |= KEY_TM;
+        if (k->tm_derived_format) {
+            w[1] &= ~format_bits();
+            w[2] |= KEY_DERIVED_FORMAT;
+        }
+        if (v && v->n == t->ndim && v->sizes == t->shape && v->strides == t->stride)
+            w[2] |= KEY_SHARED_DIMS;
+    }
 }
 
-static bool dims_equal(const int64_t *a, const int64_t *b, int32_t n)
+static inline bool dims_equal(const int64_t *a, const int64_t *sizes, const int64_t *strides, int32_t n)
 {
     for (int32_t i = 0; i < n; i++)
-        if (a[i] != b[i])
+        if (a[i] != sizes[i] || a[n + i] != strides[i])
             return false;
     return true;
 }
 
-static bool same_text(const char *copy, const char *s) { return copy == s || (copy && s && strcmp(copy, s) == 0); }
-
-/* A lookup's key with its words computed once. */
+/* A lookup: the key and its words, computed once. */
 typedef struct lookup {
     const ir_meta_key *k;
-    uint64_t val_word, tm_word;
+    uint64_t word[3];
 } lookup;
 
+/* Whether record r says what the lookup's key says. The words and the site's pointers go first
+ * (one compare each); the site's strings are compared last, by content, since a caller may
+ * have written other text at the same pointers. */
 static bool meta_eq(const meta_rec *r, const lookup *l)
 {
     const ir_meta_key *k = l->k;
-    const cfx_site *s = k->site;
-    if (r->val_word != l->val_word || r->tm_word != l->tm_word || (r->m.stack_trace != NULL) != (s != NULL))
-        return false;
-    if (s && (r->key_file != s->file || r->key_func != s->func || r->site.line != s->line ||
-              !same_text(r->site.file, s->file ? s->file : "") || !same_text(r->site.func, s->func)))
+    if (r->word[0] != l->word[0] || r->word[1] != l->word[1] || r->word[2] != l->word[2])
         return false;
     const cfx_meta_val *v = k->val;
-    if (v && (r->val.storage_offset != v->storage_offset || !dims_equal(r->val.sizes, v->sizes, v->n) ||
-              !dims_equal(r->val.strides, v->strides, v->n)))
+    if (v && (r->val.storage_offset != v->storage_offset || !dims_equal(r->val.sizes, v->sizes, v->strides, v->n)))
         return false;
     const cfx_tensor_meta *t = k->tm;
-    return !t || (l->tm_word & TM_SHARED_DIMS) ||
-           (dims_equal(r->tm.shape, t->shape, t->ndim) && dims_equal(r->tm.stride, t->stride, t->ndim));
+    if (t && !(l->word[2] & KEY_SHARED_DIMS) && !dims_equal(r->tm.shape, t->shape, t->stride, t->ndim))
+        return false;
+    const cfx_site *s = k->site;
+    if (!s)
+        return true; /* KEY_SITE agreed: neither has a site */
+    if (r->key_file != s->file || r->key_func != s->func)
+        return false;
+    /* the copies are never NULL but func's may be (then so is key_func, the same pointer) */
+    return strcmp(r->site.file, s->file ? s->file : "") == 0 && (!s->func || strcmp(r->site.func, s->func) == 0);
 }
 
-static uint64_t hash_dims(uint64_t h, const int64_t *sizes, const int64_t *strides, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++)
-        h = mix(mix(h, (uint64_t)sizes[i]), (uint64_t)strides[i]);
-    return h;
-}
-
-static uint32_t hash_key(const lookup *l)
+/* The hash of the words, the site's file pointer (which stands for its contents) and the
+ * sizes; what else meta_eq compares (function, storage offset, strides) nearly always follows
+ * from these, and a key that differs only there takes a probe more. */
+static inline uint32_t hash_key(const lookup *l)
 {
     const ir_meta_key *k = l->k;
-    uint64_t h = mix(l->val_word, l->tm_word);
-    if (k->site)
-        h = mix(mix(mix(h, (uint64_t)(uintptr_t)k->site->file), (uint64_t)(uintptr_t)k->site->func),
-                (uint64_t)k->site->line);
+    uint64_t h = mix(mix(l->word[0], l->word[1]), l->word[2] ^ (k->site ? (uint64_t)(uintptr_t)k->site->file : 0));
     if (k->val)
-        h = hash_dims(mix(h, (uint64_t)k->val->storage_offset), k->val->sizes, k->val->strides, k->val->n);
-    if (k->tm && !(l->tm_word & TM_SHARED_DIMS))
-        h = hash_dims(h, k->tm->shape, k->tm->stride, k->tm->ndim);
+        for (int32_t i = 0; i < k->val->n; i++)
+            h = mix(h, (uint64_t)k->val->sizes[i]);
+    if (k->tm && !(l->word[2] & KEY_SHARED_DIMS))
+        for (int32_t i = 0; i < k->tm->ndim; i++)
+            h = mix(h, (uint64_t)k->tm->shape[i]);
     return fold(h);
 }
 
@@ -135,27 +158,30 @@ void ir_meta_free(cfx_graph *g)
     g->hc_meta = (ir_hcons){0};
 }
 
-/* A new record for the lookup's key, copying what it says; NULL on OOM. */
-static meta_rec *make_record(cfx_graph *g, const lookup *l)
+/* A new record for the lookup's key, copying what it says, entered into the table; NULL + error
+ * on OOM. Only the first lookup of each distinct key comes here. */
+static meta_rec *add_record(cfx_graph *g, const lookup *l, uint32_t hash)
 {
+    ir_hcons *h = &g->hc_meta;
+    if ((h->count + 1) * 2 > h->cap && !grow(h))
+        goto oom;
     const ir_meta_key *k = l->k;
     const cfx_meta_val *v = k->val;
     const cfx_tensor_meta *t = k->tm;
-    bool shared = l->tm_word & TM_SHARED_DIMS;
+    bool shared = l->word[2] & KEY_SHARED_DIMS;
     size_t nd = (v ? 2 * (size_t)v->n : 0) + (t && !shared ? 2 * (size_t)t->ndim : 0);
     meta_rec *r = cfx_arena_alloc(&g->arena, sizeof *r + nd * sizeof(int64_t));
     if (!r)
-        return NULL;
+        goto oom;
     r->m = (cfx_meta){NULL, NULL, NULL, NULL, 0, CFX_META_SHARED};
-    r->val_word = l->val_word;
-    r->tm_word = l->tm_word;
+    memcpy(r->word, l->word, sizeof r->word);
     if (k->site) {
         const cfx_site *s = k->site;
         cfx_names *ns = g->names;
         r->site = (cfx_site){cfx_names_intern(ns, s->file ? s->file : "", s->file ? strlen(s->file) : 0), s->line,
                              s->func ? cfx_names_intern(ns, s->func, strlen(s->func)) : NULL};
         if (!r->site.file || (s->func && !r->site.func))
-            return NULL;
+            goto oom;
         r->key_file = s->file;
         r->key_func = s->func;
         r->m.stack_trace = &r->site;
@@ -184,36 +210,45 @@ static meta_rec *make_record(cfx_graph *g, const lookup *l)
             r->tm.memory_format = (int8_t)cfx_memory_format_of(r->tm.shape, r->tm.stride, t->ndim);
         r->m.tensor_meta = &r->tm;
     }
-    return r;
-}
-
-cfx_meta *ir_intern_meta(cfx_graph *g, const ir_meta_key *k)
-{
-    lookup l = {k, val_word(k->val), tm_word(k)};
-    uint32_t hash = hash_key(&l);
-    ir_hcons *h = &g->hc_meta;
-    if ((h->count + 1) * 2 > h->cap && !grow(h)) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
     uint32_t mask = h->cap - 1, j = hash & mask;
-    for (; h->slots[j].rec; j = (j + 1) & mask)
-        if (h->slots[j].hash == hash && meta_eq(h->slots[j].rec, &l))
-            return &((meta_rec *)h->slots[j].rec)->m;
-    meta_rec *r = make_record(g, &l);
-    if (!r) {
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
+    while (h->slots[j].rec)
+        j = (j + 1) & mask;
     h->slots[j] = (struct ir_hcons_slot){hash, r};
     h->count++;
-    return &r->m;
+    return r;
+oom:
+    cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    return NULL;
 }
 
-ir_meta_key ir_meta_key_of(const cfx_meta *shared)
+cfx_meta *ir_meta_change(cfx_graph *g, cfx_meta *m, const ir_meta_key *c)
 {
-    if (!shared)
-        return (ir_meta_key){0};
-    const meta_rec *r = (const meta_rec *)(const void *)shared;
-    return (ir_meta_key){shared->stack_trace, shared->val, shared->tensor_meta, (r->tm_word & TM_DERIVED_FORMAT) != 0};
+    if (m && m->cap_entries != CFX_META_SHARED)
+        return ir_meta_set_private(g, m, c);
+    const cfx_meta *shared = m;
+    /* the key: the record's slots with the change's parts in their place */
+    ir_meta_key k = *c;
+    if (shared) {
+        const meta_rec *old = (const meta_rec *)(const void *)shared;
+        if (!c->site)
+            k.site = shared->stack_trace;
+        if (!c->val)
+            k.val = shared->val;
+        if (!c->tm) {
+            k.tm = shared->tensor_meta;
+            k.tm_derived_format = (old->word[2] & KEY_DERIVED_FORMAT) != 0;
+        }
+    }
+    lookup l = {&k, {0, 0, 0}};
+    key_words(&k, l.word);
+    uint32_t hash = hash_key(&l);
+    const ir_hcons *h = &g->hc_meta;
+    if (h->cap) {
+        uint32_t mask = h->cap - 1;
+        for (uint32_t j = hash & mask; h->slots[j].rec; j = (j + 1) & mask)
+            if (h->slots[j].hash == hash && meta_eq(h->slots[j].rec, &l))
+                return &((meta_rec *)h->slots[j].rec)->m;
+    }
+    meta_rec *r = add_record(g, &l, hash);
+    return r ? &r->m : NULL;
 }

@@ -40,7 +40,7 @@ static bool grow_use_table(cfx_graph *g, uint32_t first, uint32_t last)
     return true;
 }
 
-uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
+uint32_t ir_use_alloc_run(cfx_graph *g, uint32_t count)
 {
     const uint32_t block = 1u << IR_USE_SHIFT;
     uint32_t first = g->n_uses; /* from 1: id 0 means "none" */
@@ -194,22 +194,34 @@ typedef struct linker {
     int rc;
 } linker;
 
+/* Whether p, a node of graph h, is among the inputs the linker has given n so far. While n's
+ * inputs are linked it is in no users list but those it joins in this pass, at the tail
+ * (nothing else links meanwhile): p met earlier in the pass has n as last user, and in n's
+ * own graph that tail is one of n's records, ids [n->inputs, n->inputs + n->n_inputs). An
+ * old input (insert_arg) may have other users after n, so those are searched. */
+static bool has_input(const linker *l, cfx_node *p, cfx_graph *h)
+{
+    cfx_node *n = l->n;
+    if (p->users_head) {
+        uint32_t tail = ir_use_at(h, p->users_head)->prev;
+        if (h == l->g ? tail - n->inputs < n->n_inputs : ir_ref(h, ir_use_at(h, tail)->user) == n)
+            return true;
+    }
+    for (uint32_t j = 0; j < l->old; j++)
+        if (ir_input(n, j) == p)
+            return true;
+    return false;
+}
+
+/* The walk's step: the producer in *slot becomes n's next input unless it is one already. */
 static bool link_ref(cfx_value *slot, void *ctx)
 {
     linker *l = ctx;
     cfx_graph *g = l->g;
     cfx_node *n = l->n, *p = slot->u.node;
     cfx_graph *h = cfx_node_graph(p);
-    /* While n's inputs are linked it is in no users list but those it joins in this pass, at
-     * the tail (nothing else links meanwhile): p met earlier in the pass has n as last user. */
-    if (p->users_head) {
-        const ir_use *tail = ir_use_at(h, ir_use_at(h, p->users_head)->prev);
-        if (ir_ref(h, tail->user) == n)
-            return true;
-    }
-    for (uint32_t j = 0; j < l->old; j++)
-        if (ir_input(n, j) == p)
-            return true;
+    if (has_input(l, p, h))
+        return true;
     uint32_t id = n->inputs + n->n_inputs;
     if (h != g) {
         if ((l->rc = add_use_across(g, n, id, p, h)) != CFX_OK)

@@ -203,9 +203,10 @@ static int build_plan(const cfx_op *op, op_plan *p)
 /* The plan of op, computed on its first call in this mode. */
 static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
 {
-    if (cfx_op_id(op) >= pm->plan_cap) {
+    uint32_t id = cfx_op_id(op);
+    if (id >= pm->plan_cap) {
         uint32_t cap = pm->plan_cap ? pm->plan_cap : 64;
-        while (cap <= cfx_op_id(op))
+        while (cap <= id)
             cap *= 2;
         op_plan *np = realloc(pm->plans, cap * sizeof *np);
         if (!np) {
@@ -216,7 +217,7 @@ static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
         pm->plans = np;
         pm->plan_cap = cap;
     }
-    op_plan *p = &pm->plans[cfx_op_id(op)];
+    op_plan *p = &pm->plans[id];
     if (!p->op && build_plan(op, p) != CFX_OK) {
         p->op = NULL;
         return NULL;
