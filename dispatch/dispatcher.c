@@ -335,50 +335,11 @@ void cfx_registry_deregister_fallback(cfx_dispatch_key key)
 
 /* ---- the call path ------------------------------------------------------------------------- */
 
-/* The union of the tensor arguments' key sets (tensor lists included). *missing is set when a
- * required (plain) Tensor is NULL or None: a failure upstream, or a binding error. */
-static uint64_t arg_keys(const cfx_op *op, const cfx_value *stack, bool *missing)
-{
-    uint64_t ks = 0, m = op->dispatch_arg_mask, req = op->required_tensor_mask;
-    *missing = false;
-    while (m) {
-        int i = __builtin_ctzll(m);
-        m &= m - 1;
-        const cfx_value *v = &stack[i];
-        if (v->kind == CFX_V_TENSOR && v->u.t) {
-            ks |= v->u.t->keys.repr;
-        } else if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
-            for (uint32_t j = 0; j < v->len; j++)
-                if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t)
-                    ks |= v->u.items[j].u.t->keys.repr;
-        } else if (req >> i & 1) {
-            *missing = true;
-        }
-    }
-    return ks;
-}
-
 cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack)
 {
     bool missing;
-    uint64_t args = arg_keys(op, stack, &missing); /* a missing Tensor contributes nothing */
+    uint64_t args = cfx_op_arg_keys(op, stack, &missing); /* a missing Tensor contributes nothing */
     return cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
-}
-
-const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks)
-{
-    bool missing;
-    uint64_t args = arg_keys(op, stack, &missing);
-    if (missing)
-        return NULL;
-    cfx_keyset s = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
-    const cfx_kernel *k = cfx_op_kernel_for(op, s);
-    if (!cfx_kernel_is_valid(k)) {
-        cfx_dispatch_missing_kernel_error(op, s);
-        return NULL;
-    }
-    *ks = s;
-    return k;
 }
 
 /* PyTorch's argument-binding errors: "ns::name() <what>. Declaration: <schema>". */
@@ -427,7 +388,7 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
     if (rc != CFX_OK)
         return rc;
     bool missing;
-    uint64_t args = arg_keys(op, stack, &missing);
+    uint64_t args = cfx_op_arg_keys(op, stack, &missing);
     if (missing) {
         for (int i = 0; i < s->n_args; i++)
             if ((op->required_tensor_mask >> i & 1) && !(stack[i].kind == CFX_V_TENSOR && stack[i].u.t))

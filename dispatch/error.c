@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/error_internal.h"
 #include "dispatch/value.h"
 
 typedef struct error_state {
@@ -20,19 +21,14 @@ typedef struct error_state {
 } error_state;
 
 static _Thread_local error_state err;
-static _Thread_local const cfx_site *current_site;
+_Thread_local const cfx_site *cfx_current_site_tls; /* error_internal.h */
 
 bool cfx_error_occurred(void) { return err.status != CFX_OK; }
 cfx_status cfx_error_status(void) { return err.status; }
 
-const cfx_site *cfx_current_site(void) { return current_site; }
+const cfx_site *cfx_current_site(void) { return cfx_current_site_tls; }
 
-const cfx_site *cfx_set_current_site(const cfx_site *site)
-{
-    const cfx_site *old = current_site;
-    current_site = site;
-    return old;
-}
+const cfx_site *cfx_set_current_site(const cfx_site *site) { return cfx_error_swap_site(site); }
 
 int cfx_error_set_text(cfx_status status, const char *op, const char *text)
 {
@@ -43,10 +39,10 @@ int cfx_error_set_text(cfx_status status, const char *op, const char *text)
     err.status = status;
     err.message = cfx_strdup(text ? text : "unknown error");
     err.op = cfx_strdup(op);
-    if (current_site) {
-        err.site_file = cfx_strdup(current_site->file);
-        err.site_func = cfx_strdup(current_site->func);
-        err.site = (cfx_site){err.site_file, current_site->line, err.site_func};
+    if (cfx_current_site_tls) {
+        err.site_file = cfx_strdup(cfx_current_site_tls->file);
+        err.site_func = cfx_strdup(cfx_current_site_tls->func);
+        err.site = (cfx_site){err.site_file, cfx_current_site_tls->line, err.site_func};
     }
     return status;
 }

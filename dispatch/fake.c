@@ -135,26 +135,6 @@ cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t)
  * makes when a scope is open). */
 static cfx_tensor *own(cfx_tensor *t) { return t && cfx_scope_depth() > 0 ? cfx_tensor_retain(t) : t; }
 
-int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
-{
-    if (!cfx_tensor_is_meta(t))
-        return cfx_error_set(CFX_ERR, NULL, "a fake tensor must be a meta tensor inside, got device %s",
-                             cfx_device_type_name((cfx_device_type)t->device.type));
-    struct cfx_tensor_ext *e = &t->ext;
-    if (e->mode != &m->base) {
-        /* m's reference first: the old one may be the last holding m */
-        cfx_mode *old = e->mode;
-        e->mode = cfx_mode_retain(&m->base);
-        cfx_mode_release(old);
-    }
-    e->is_fake = true;
-    e->fake_device = device;
-    /* A meta tensor's keys, plus those of a Python tensor subclass (the dispatcher is
-     * initialised: cfx_fake_mode_new did it). */
-    t->keys = m->fake_keys;
-    return CFX_OK;
-}
-
 static int grow(void **arr, int *cap, size_t elem)
 {
     int nc = *cap ? 2 * *cap : 8;

@@ -84,7 +84,7 @@ static bool name_in(const cfx_schema *s, const char *const *list, int n)
  * tagged data_dependent_output or dynamic_output_shape. */
 static bool raises(const cfx_op *op)
 {
-    return cfx_op_has_tag(op, CFX_TAG_data_dependent_output) || cfx_op_has_tag(op, CFX_TAG_dynamic_output_shape);
+    return (op->tags & (cfx_tag_bit(CFX_TAG_data_dependent_output) | cfx_tag_bit(CFX_TAG_dynamic_output_shape))) != 0;
 }
 
 /* Raises the error whose message is str(OpOverload), as the three fake exceptions print. */
@@ -305,7 +305,7 @@ static int merge_fake_device(device_ctx *c, cfx_device d, int ndim, bool meta_rh
  * raised only if an output is a tensor: PyTorch computes it lazily. */
 static char *common_device(const cfx_op *op, const device_ctx *dc, cfx_device *out)
 {
-    const cfx_schema *s = cfx_op_schema(op);
+    const cfx_schema *s = op->schema;
     device_ctx c = *dc;
     if (c.found && !c.conflict) {
         *out = c.common;
@@ -472,7 +472,7 @@ static cfx_tensor *to_real(void *vctx, cfx_tensor *t)
 /* run_fallback_kernel: the real kernel on zero-filled inputs, outputs made fake. */
 static int run_fallback_kernel(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack)
 {
-    const cfx_schema *s = cfx_op_schema(op);
+    const cfx_schema *s = op->schema;
     swap_state w;
     swap_init(&w);
     fallback_ctx c = {m, &w, NULL, NULL, 0, 0};
@@ -539,7 +539,7 @@ typedef struct arg_survey {
     cfx_tensor *inputs[64];
 } arg_survey;
 
-static void survey_tensor(const cfx_fake_mode *m, arg_survey *v, const cfx_tensor *t)
+static inline void survey_tensor(const cfx_fake_mode *m, arg_survey *v, const cfx_tensor *t)
 {
     if (cfx_fake_is_ours(m, t)) {
         v->n_ours++;
@@ -589,7 +589,7 @@ static bool is_tensor_constructor(const cfx_schema *s)
 
 static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, swap_state *w)
 {
-    const cfx_schema *s = cfx_op_schema(op);
+    const cfx_schema *s = op->schema;
     int rc;
 
     /* torch.tensor() makes a plain tensor and lifts it (lift_fresh; make_fx records
@@ -692,7 +692,7 @@ int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value
 {
     (void)ks;
     cfx_fake_mode *m = (cfx_fake_mode *)self;
-    if (!cfx_op_schema(op))
+    if (!op->schema)
         return cfx_error_set(CFX_ERR, cfx_op_name(op), "fake tensor mode: operator has no schema");
     swap_state w;
     swap_init(&w);

@@ -49,8 +49,27 @@ struct cfx_fake_mode {
 
 /* fake.c */
 /* Makes t (a meta tensor nobody else holds) a fake tensor of m on device, in place: the tensor
- * takes a reference to m. */
-int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device);
+ * takes a reference to m. Inline: every output of every call under the fake mode goes
+ * through it, and it is a handful of stores. */
+static inline int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device device)
+{
+    if (!cfx_tensor_is_meta(t))
+        return cfx_error_set(CFX_ERR, NULL, "a fake tensor must be a meta tensor inside, got device %s",
+                             cfx_device_type_name((cfx_device_type)t->device.type));
+    struct cfx_tensor_ext *e = &t->ext;
+    if (e->mode != &m->base) {
+        /* m's reference first: the old one may be the last holding m */
+        cfx_mode *old = e->mode;
+        e->mode = cfx_mode_retain(&m->base);
+        cfx_mode_release(old);
+    }
+    e->is_fake = true;
+    e->fake_device = device;
+    /* A meta tensor's keys, plus those of a Python tensor subclass (the dispatcher is
+     * initialised: cfx_fake_mode_new did it). */
+    t->keys = m->fake_keys;
+    return CFX_OK;
+}
 /* A new fake tensor with real's metadata on a fresh fake storage, not memoized (outputs of
  * fallback kernels). Returned like a newly made tensor (autoreleased if a scope is open). */
 cfx_tensor *cfx_fake_from_real_unmemoized(cfx_fake_mode *m, cfx_tensor *real);

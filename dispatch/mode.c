@@ -25,6 +25,8 @@
 
 typedef struct mode_state {
     cfx_mode *infra[CFX_MODE_NUM_KEYS]; /* NULL = empty slot */
+    unsigned infra_set; /* bit i: infra[i] is occupied, so the top slot is one bit scan (every
+                           call through the Python key pops and puts back the top mode) */
     cfx_mode *user[CFX_MODE_STACK_MAX];
     int n_user;
     int n_set; /* occupied infra slots + n_user: the logical stack's length */
@@ -95,6 +97,7 @@ static int put_mode(cfx_mode *m, int slot)
             return cfx_error_set(CFX_ERR, NULL, "trying to set the current %s, but one already exists",
                                  cfx_mode_key_name((cfx_mode_key)slot));
         st.infra[slot] = m;
+        st.infra_set |= 1u << slot;
     } else {
         if (st.n_user >= CFX_MODE_STACK_MAX)
             return cfx_error_set(CFX_ERR, NULL, "mode stack overflow: more than %d user modes pushed",
@@ -113,13 +116,12 @@ static cfx_mode *take_top(int *slot)
     cfx_mode *m = NULL;
     if (st.n_user > 0) {
         m = st.user[--st.n_user];
-    } else {
-        for (int i = CFX_MODE_NUM_KEYS - 1; i >= 0 && !m; i--)
-            if (st.infra[i]) {
-                m = st.infra[i];
-                st.infra[i] = NULL;
-                *slot = i;
-            }
+    } else if (st.infra_set) {
+        int i = 31 - __builtin_clz(st.infra_set); /* the highest occupied slot */
+        m = st.infra[i];
+        st.infra[i] = NULL;
+        st.infra_set &= ~(1u << i);
+        *slot = i;
     }
     if (m)
         st.n_set--;
@@ -159,6 +161,7 @@ cfx_mode *cfx_mode_unset(cfx_mode_key key)
         return NULL;
     cfx_mode *m = st.infra[key];
     st.infra[key] = NULL;
+    st.infra_set &= ~(1u << key);
     if (--st.n_set == 0)
         set_python_included(false);
     return m;

@@ -11,6 +11,7 @@
 #include "dispatch/kernel.h"
 #include "dispatch/keys_internal.h"
 #include "dispatch/operator.h"
+#include "dispatch/tensor.h"
 
 /* A kernel as the dispatch table holds it. A fallthrough kernel is only a marker: the
  * dispatcher masks its key out and never calls it. */
@@ -86,12 +87,6 @@ static inline const cfx_kernel *cfx_op_kernel_for(const cfx_op *op, cfx_keyset k
     return &op->table[(unsigned)cfx_keys_table_index(ks)]; /* never negative: no sign extension */
 }
 
-/* The kernel a call of op with stack (all n_args, defaults included) dispatches to, with the
- * key set in *ks: c10's KernelFunction lookup, for the typed entry points (ops_table.h), which
- * then call it unboxed when it has a C function and boxed otherwise. NULL if a required
- * (plain) Tensor argument is NULL (a failure upstream: no new error) or if the slot has no
- * kernel (the missing-kernel error is recorded). */
-const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks);
 
 /* The dispatcher-wide backend fallback for a table slot (an invalid kernel if none; NULL for
  * an index out of range). Its debug is "registered at FILE:LINE". */
@@ -102,6 +97,53 @@ const cfx_kernel *cfx_dispatcher_backend_fallback(int table_index);
  * Undefined), followed by the computed table. Like c10 it checks the op's invariants first
  * and reports a violation instead (CFX_ERR). */
 int cfx_dispatch_missing_kernel_error(const cfx_op *op, cfx_keyset ks);
+
+/* The union of the tensor arguments' key sets (tensor lists included). *missing is set when a
+ * required (plain) Tensor is NULL or None: a failure upstream, or a binding error. Inline: every
+ * call computes it (up to three times per traced node), and a call per use cost more than the
+ * walk over two or three arguments. */
+static inline uint64_t cfx_op_arg_keys(const cfx_op *op, const cfx_value *stack, bool *missing)
+{
+    uint64_t ks = 0, m = op->dispatch_arg_mask, req = op->required_tensor_mask;
+    *missing = false;
+    while (m) {
+        int i = __builtin_ctzll(m);
+        m &= m - 1;
+        const cfx_value *v = &stack[i];
+        if (v->kind == CFX_V_TENSOR && v->u.t) {
+            ks |= v->u.t->keys.repr;
+        } else if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
+            for (uint32_t j = 0; j < v->len; j++)
+                if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t)
+                    ks |= v->u.items[j].u.t->keys.repr;
+        } else if (req >> i & 1) {
+            *missing = true;
+        }
+    }
+    return ks;
+}
+
+/* The kernel a call of op with stack (all n_args, defaults included) dispatches to, with the
+ * key set in *ks: c10's KernelFunction lookup, for the typed entry points (ops_table.h), which
+ * then call it unboxed when it has a C function and boxed otherwise. NULL if a required
+ * (plain) Tensor argument is NULL (a failure upstream: no new error) or if the slot has no
+ * kernel (the missing-kernel error is recorded). Inline, so that an entry point's whole
+ * selection is one function; the error path is not. */
+static inline const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_value *stack, cfx_keyset *ks)
+{
+    bool missing;
+    uint64_t args = cfx_op_arg_keys(op, stack, &missing);
+    if (missing)
+        return NULL;
+    cfx_keyset s = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
+    const cfx_kernel *k = cfx_op_kernel_for(op, s);
+    if (!cfx_kernel_is_valid(k)) {
+        cfx_dispatch_missing_kernel_error(op, s);
+        return NULL;
+    }
+    *ks = s;
+    return k;
+}
 
 /* Deregisters cfx's default fallbacks (fallbacks.c). For tests that install PyTorch's own set
  * of fallbacks to compare dispatch tables with PyTorch's text. */

@@ -6,8 +6,9 @@
  * The libraries live as long as the process (in the table's state), like PyTorch's static
  * registrations.
  *
- * Calls: cfx_call_select is the dispatcher's cfx_dispatch_select with the entry point's
- * housekeeping around it (the handle on first use, the call site, list storage). */
+ * Calls: cfx_call_select (inline, ops_table.h) is the dispatcher's cfx_dispatch_select with
+ * the entry point's housekeeping around it (the handle on first use, the call site, list
+ * storage); what is here is their slow paths and the redispatch and boxed variants. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,13 +96,10 @@ int cfx_op_table_register(const cfx_op_table *t)
     return t->state->status;
 }
 
-cfx_op *cfx_op_table_op(const cfx_op_table *t, int i)
+cfx_op *cfx_op_table_op_slow(const cfx_op_table *t, int i)
 {
-    cfx_op *op = __atomic_load_n(&t->handles[i], __ATOMIC_ACQUIRE);
-    if (op)
-        return op;
     cfx_op_table_register(t);
-    op = __atomic_load_n(&t->handles[i], __ATOMIC_ACQUIRE);
+    cfx_op *op = __atomic_load_n(&t->handles[i], __ATOMIC_ACQUIRE);
     if (!op)
         cfx_error_set(CFX_ERR, t->rows[i].name, "the operator %s could not be registered", t->rows[i].name);
     return op;
@@ -172,17 +170,6 @@ cfx_value cfx_call_string(cfx_call *c, const char *s)
 
 /* ---- selecting and calling ---------------------------------------------------------------- */
 
-const cfx_kernel *cfx_call_select(cfx_call *c, const cfx_op_table *t, int i, const cfx_site *site, cfx_value *stack)
-{
-    if (site) {
-        c->prev_site = cfx_set_current_site(site);
-        c->site_set = true;
-    }
-    if (c->failed || !(c->op = cfx_op_table_op(t, i)))
-        return NULL;
-    return cfx_dispatch_select(c->op, stack, &c->ks);
-}
-
 const cfx_kernel *cfx_call_redispatch(cfx_call *c, const cfx_op_table *t, int i, cfx_keyset ks, cfx_value *stack)
 {
     (void)stack;
@@ -205,10 +192,8 @@ int cfx_call_boxed(cfx_call *c, const cfx_kernel *k, cfx_value *stack)
     return k->boxed(k->ctx, c->op, c->ks, stack);
 }
 
-void cfx_call_end(cfx_call *c)
+void cfx_call_free_heap(cfx_call *c)
 {
-    if (c->site_set)
-        cfx_set_current_site(c->prev_site);
     for (uint32_t i = 0; i < c->n_heap; i++)
         free(c->heap[i]);
 }

@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include "dispatch/boxing_internal.h"
+#include "dispatch/error_internal.h"
 #include "dispatch/operator_internal.h"
 #include "dispatch/library.h"
 #include "dispatch/op_api.h"
@@ -61,8 +62,16 @@ typedef struct cfx_op_table {
 
 /* Registers t once (later calls return the first call's status). */
 int cfx_op_table_register(const cfx_op_table *t);
-/* The handle of t's op i, registering t on first use; NULL (error recorded) if that failed. */
-cfx_op *cfx_op_table_op(const cfx_op_table *t, int i);
+/* cfx_op_table_op once the handle is not there yet: registers t, NULL (error recorded) if that
+ * failed. */
+cfx_op *cfx_op_table_op_slow(const cfx_op_table *t, int i);
+/* The handle of t's op i, registering t on first use; NULL (error recorded) if that failed.
+ * Inline: after the first call it is one load, on every operator call. */
+static inline cfx_op *cfx_op_table_op(const cfx_op_table *t, int i)
+{
+    cfx_op *op = __atomic_load_n(&t->handles[i], __ATOMIC_ACQUIRE);
+    return op ? op : cfx_op_table_op_slow(t, i);
+}
 
 /* ---- the entry points' runtime ---- */
 
@@ -93,9 +102,19 @@ cfx_value cfx_call_string(cfx_call *c, const char *s); /* NULL boxes as None */
 /* The kernel for a fresh call of t's op i on stack (all arguments), with site as the thread's
  * current call site until cfx_call_end. NULL when the op failed to register, a plain Tensor
  * argument is NULL (a failure upstream: no new error), boxing failed, or no kernel exists
- * (PyTorch's NotImplementedError recorded). */
-const cfx_kernel *cfx_call_select(cfx_call *c, const cfx_op_table *t, int i, const cfx_site *site,
-                                  cfx_value *stack);
+ * (PyTorch's NotImplementedError recorded). Inline, as cfx_call_end: with the dispatcher's
+ * selection (operator_internal.h) an entry point makes no call before its kernel's. */
+static inline const cfx_kernel *cfx_call_select(cfx_call *c, const cfx_op_table *t, int i, const cfx_site *site,
+                                                cfx_value *stack)
+{
+    if (site) {
+        c->prev_site = cfx_error_swap_site(site);
+        c->site_set = true;
+    }
+    if (c->failed || !(c->op = cfx_op_table_op(t, i)))
+        return NULL;
+    return cfx_dispatch_select(c->op, stack, &c->ks);
+}
 /* The same for an explicit key set (a kernel redispatching below itself). */
 const cfx_kernel *cfx_call_redispatch(cfx_call *c, const cfx_op_table *t, int i, cfx_keyset ks, cfx_value *stack);
 /* Runs k boxed on stack. */
@@ -109,8 +128,16 @@ const char *cfx_call_ret_string(cfx_call *c, const cfx_value *stack, int i);
 cfx_dtype cfx_call_ret_dtype(cfx_call *c, const cfx_value *stack, int i);
 cfx_device cfx_call_ret_device(cfx_call *c, const cfx_value *stack, int i);
 cfx_tensor_list cfx_call_ret_tensors(cfx_call *c, const cfx_value *stack, int i); /* array scope-owned */
+/* Frees the list storage of c (cfx_call_end when there is some). */
+void cfx_call_free_heap(cfx_call *c);
 /* Restores the call site and frees list storage. */
-void cfx_call_end(cfx_call *c);
+static inline void cfx_call_end(cfx_call *c)
+{
+    if (c->site_set)
+        cfx_error_swap_site(c->prev_site);
+    if (c->n_heap)
+        cfx_call_free_heap(c);
+}
 
 /* For generated kernels: whether a tensor (NULL: no) / any tensor of a list is a meta tensor. */
 static inline bool cfx_tensor_is_meta_or_null(const cfx_tensor *t) { return t && cfx_tensor_is_meta(t); }

@@ -322,6 +322,20 @@ static cfx_keyset keys_for(cfx_device d)
     return (cfx_keyset){r};
 }
 
+/* dst[0..n) = src[0..n). Headers mostly hold up to 4 dims: those are copied by plain stores,
+ * which cost less than a call to memcpy for 8 to 32 bytes (twice per tensor made). */
+static inline void copy_dims(int64_t *dst, const int64_t *src, int n)
+{
+    switch (n) {
+    case 4: dst[3] = src[3]; /* fall through */
+    case 3: dst[2] = src[2]; /* fall through */
+    case 2: dst[1] = src[1]; /* fall through */
+    case 1: dst[0] = src[0]; /* fall through */
+    case 0: return;
+    default: memcpy(dst, src, (size_t)n * sizeof *src);
+    }
+}
+
 /* A header with sizes/strides copied in (strides NULL: contiguous), no storage, not yet
  * autoreleased. Dims of up to 4 dimensions live in the header. */
 static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int ndim,
@@ -350,11 +364,9 @@ static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int 
     t->storage = NULL;
     t->keys = keys_for(device);
     cfx_tensor_ext_init(&t->ext);
-    if (ndim > 0)
-        memcpy(t->sizes, sizes, (size_t)ndim * sizeof *sizes);
+    copy_dims(t->sizes, sizes, ndim);
     if (strides) {
-        if (ndim > 0)
-            memcpy(t->strides, strides, (size_t)ndim * sizeof *strides);
+        copy_dims(t->strides, strides, ndim);
     } else {
         cfx_contiguous_strides(sizes, ndim, t->strides);
     }
@@ -408,13 +420,47 @@ static bool check_dtype_device(cfx_dtype dtype, cfx_device device)
     return true;
 }
 
+/* checked_nbytes for the tensors model code makes all the time: up to 4 dims, every size and
+ * stride in [0, 2^28). Then no check can fail (no negative size; each stride * (size - 1) term
+ * is below 2^56, so neither the sum nor the product with an itemsize of at most 8 can overflow
+ * or pass storage_max, and no contiguous stride overflows), and the overflow-checked
+ * arithmetic below is not needed. false: not such a tensor, take the checked path. */
+static inline bool small_nbytes(const int64_t *sizes, const int64_t *strides, int ndim, size_t itemsize,
+                                uint64_t *nbytes)
+{
+    if (ndim > 4)
+        return false;
+    uint64_t any = 0, n = 1;
+    for (int i = 0; i < ndim; i++)
+        any |= (uint64_t)sizes[i] | (strides ? (uint64_t)strides[i] : 0);
+    if (any >= (UINT64_C(1) << 28) || (!strides && any >= (UINT64_C(1) << 14)))
+        return false; /* contiguous: the product of 4 sizes below 2^14 is below 2^56 */
+    for (int i = 0; i < ndim; i++) {
+        if (strides) {
+            if (sizes[i] == 0) {
+                *nbytes = 0;
+                return true;
+            }
+            n += (uint64_t)strides[i] * (uint64_t)(sizes[i] - 1);
+        } else {
+            n *= (uint64_t)sizes[i];
+        }
+    }
+    *nbytes = n * itemsize;
+    return true;
+}
+
 /* The storage size of a new tensor, with every check and PyTorch's error texts. */
 static bool checked_nbytes(const int64_t *sizes, const int64_t *strides, int ndim, cfx_dtype dtype,
                            cfx_device device, uint64_t *nbytes)
 {
-    if (!check_ndim(ndim, sizes) || !check_dtype_device(dtype, device) || !check_sizes(sizes, ndim))
+    if (!check_ndim(ndim, sizes) || !check_dtype_device(dtype, device))
         return false;
     size_t itemsize = cfx_dtype_size(dtype);
+    if (small_nbytes(sizes, strides, ndim, itemsize, nbytes))
+        return true;
+    if (!check_sizes(sizes, ndim))
+        return false;
     if (!strides) {
         if (!nbytes_contiguous(sizes, ndim, itemsize, nbytes)) {
             dims_error("Storage size calculation overflowed with sizes=", sizes, ndim, NULL, NULL);
