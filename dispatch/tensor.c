@@ -420,36 +420,6 @@ static bool check_dtype_device(cfx_dtype dtype, cfx_device device)
     return true;
 }
 
-/* checked_nbytes for the tensors model code makes all the time: up to 4 dims, every size and
- * stride in [0, 2^28). Then no check can fail (no negative size; each stride * (size - 1) term
- * is below 2^56, so neither the sum nor the product with an itemsize of at most 8 can overflow
- * or pass storage_max, and no contiguous stride overflows), and the overflow-checked
- * arithmetic below is not needed. false: not such a tensor, take the checked path. */
-static inline bool small_nbytes(const int64_t *sizes, const int64_t *strides, int ndim, size_t itemsize,
-                                uint64_t *nbytes)
-{
-    if (ndim > 4)
-        return false;
-    uint64_t any = 0, n = 1;
-    for (int i = 0; i < ndim; i++)
-        any |= (uint64_t)sizes[i] | (strides ? (uint64_t)strides[i] : 0);
-    if (any >= (UINT64_C(1) << 28) || (!strides && any >= (UINT64_C(1) << 14)))
-        return false; /* contiguous: the product of 4 sizes below 2^14 is below 2^56 */
-    for (int i = 0; i < ndim; i++) {
-        if (strides) {
-            if (sizes[i] == 0) {
-                *nbytes = 0;
-                return true;
-            }
-            n += (uint64_t)strides[i] * (uint64_t)(sizes[i] - 1);
-        } else {
-            n *= (uint64_t)sizes[i];
-        }
-    }
-    *nbytes = n * itemsize;
-    return true;
-}
-
 /* The storage size of a new tensor, with every check and PyTorch's error texts. */
 static bool checked_nbytes(const int64_t *sizes, const int64_t *strides, int ndim, cfx_dtype dtype,
                            cfx_device device, uint64_t *nbytes)
@@ -457,8 +427,6 @@ static bool checked_nbytes(const int64_t *sizes, const int64_t *strides, int ndi
     if (!check_ndim(ndim, sizes) || !check_dtype_device(dtype, device))
         return false;
     size_t itemsize = cfx_dtype_size(dtype);
-    if (small_nbytes(sizes, strides, ndim, itemsize, nbytes))
-        return true;
     if (!check_sizes(sizes, ndim))
         return false;
     if (!strides) {
