@@ -187,16 +187,15 @@ static bool broadcast_shapes(const char *op, const cfx_tmeta *const *ts, int n, 
             }
         }
         /* idx runs -1, -2, ... as in Python; the common shape is updated as it goes, and an
-         * error shows it as far as it got */
+         * error shows it as far as it got (the errors are raised after the loops, which keeps
+         * the loops' own work small) */
         for (int idx = -1; idx >= -sn; idx--) {
             int64_t s = shape[sn + idx], cv = c[nc + idx];
             if (s == cv)
                 continue;
             if (cv == 1) {
-                if (s < 0) {
-                    cfx_error_set(CFX_ERR, op, "Attempting to broadcast a dimension with negative length!");
-                    return false;
-                }
+                if (s < 0)
+                    goto negative;
                 if (c != buf) {
                     copy_dims(buf, c, nc);
                     c = buf;
@@ -205,14 +204,13 @@ static bool broadcast_shapes(const char *op, const cfx_tmeta *const *ts, int n, 
                 last_write = arg;
                 continue;
             }
-            if (s == 1) {
-                diff |= 1u << arg;
-                continue;
+            if (s != 1) {
+                if (c != buf)
+                    copy_dims(buf, c, nc);
+                broadcast_error(op, s, idx, arg, shape, sn, buf, nc);
+                return false;
             }
-            if (c != buf)
-                copy_dims(buf, c, nc);
-            broadcast_error(op, s, idx, arg, shape, sn, buf, nc);
-            return false;
+            diff |= 1u << arg;
         }
     }
     if (last_write > 0)
@@ -223,6 +221,9 @@ static bool broadcast_shapes(const char *op, const cfx_tmeta *const *ts, int n, 
     *ndim = nc;
     *differs = diff;
     return true;
+negative:
+    cfx_error_set(CFX_ERR, op, "Attempting to broadcast a dimension with negative length!");
+    return false;
 }
 
 /* (broadcast_shapes is shared by this entry and _maybe_broadcast, in the same file so that the
@@ -235,23 +236,22 @@ bool cfx_prims_broadcast_shapes(const char *op, const cfx_tmeta *const *ts, int 
 
 void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim)
 {
-    /* Written into t's own arrays back to front: dim i reads t's dim i - (ndim - tdim) <= i,
-     * not yet written, so this is right also when t points at its own arrays already. */
+    /* Written into t's own arrays back to front: dim i reads t's dim i - lead <= i, not yet
+     * written, so this is right also when t points at its own arrays already. A length that
+     * changes (a 1 broadcast) gets stride 0. */
     const int64_t *sizes = t->sizes, *strides = t->strides;
     int64_t *os = t->own_sizes, *ost = t->own_strides;
-    int tdim = t->ndim;
-    for (int i = ndim - 1; i >= 0; i--) {
-        int dim = i - (ndim - tdim);
-        int64_t size = dim >= 0 ? sizes[dim] : 1;
-        /* a new leading dim of size 1 gets the stride of the dims inside it; a 0-dim tensor
-         * (tdim == 0) gets zeros throughout */
-        int64_t stride = dim >= 0 ? strides[dim] : (tdim == 0 ? 0 : os[i + 1] * ost[i + 1]);
-        if (size != shape[i]) {
-            size = shape[i];
-            stride = 0;
-        }
-        os[i] = size;
-        ost[i] = stride;
+    int tdim = t->ndim, lead = ndim - tdim;
+    for (int i = ndim - 1; i >= lead; i--) {
+        int64_t size = sizes[i - lead], stride = strides[i - lead];
+        os[i] = shape[i];
+        ost[i] = size == shape[i] ? stride : 0;
+    }
+    /* a new leading dim of length 1 gets the stride of the dims inside it, a 0-dim tensor's
+     * (tdim == 0) gets 0 throughout; one of another length gets 0 */
+    for (int i = lead - 1; i >= 0; i--) {
+        os[i] = shape[i];
+        ost[i] = shape[i] != 1 || tdim == 0 ? 0 : os[i + 1] * ost[i + 1];
     }
     t->ndim = ndim;
     t->sizes = os;
@@ -314,29 +314,29 @@ static int should_swap(int ia, int ib, const int64_t *shape, const cfx_tmeta *co
 }
 
 /* The permutation's insertion sort, for operands neither all contiguous nor all
- * channels-last: back to front, with ambiguous comparisons; then reversed. */
+ * channels-last: Python sorts reversed(range(ndim)) back to front and returns it reversed;
+ * here the list is perm read from its end (Python's perm[k] is perm[ndim - 1 - k]), which
+ * starts as range(ndim) and needs no reversing at the end. */
 static void sort_perm(const cfx_tmeta *const *ts, int n, int ndim, int *perm)
 {
     const int64_t *shape = ts[0]->sizes;
-    int back[CFX_MAX_DIMS];
+    int *back = perm + ndim - 1; /* back[-k] is Python's perm[k] */
     for (int i = 0; i < ndim; i++)
-        back[i] = ndim - 1 - i;
+        perm[i] = i;
     for (int i = 1; i < ndim; i++) {
         int dim1 = i;
         for (int dim0 = i - 1; dim0 >= 0; dim0--) {
-            int c = should_swap(back[dim0], back[dim1], shape, ts, n);
+            int c = should_swap(back[-dim0], back[-dim1], shape, ts, n);
             if (c > 0) {
-                int t = back[dim0];
-                back[dim0] = back[dim1];
-                back[dim1] = t;
+                int t = back[-dim0];
+                back[-dim0] = back[-dim1];
+                back[-dim1] = t;
                 dim1 = dim0;
             } else if (c < 0) {
                 break;
             }
         }
     }
-    for (int i = 0; i < ndim; i++)
-        perm[i] = back[ndim - 1 - i];
 }
 
 /* The fake fast path's two questions, asked of each operand in turn and, like Python's `and`,
