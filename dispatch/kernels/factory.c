@@ -274,9 +274,8 @@ cfx_tensor *cfx_meta_empty_like(cfx_tensor *self, cfx_value dtype, cfx_value lay
         cfx_tmeta a;
         cfx_tmeta_of(&a, self);
         const cfx_tmeta *just_a[1] = {&a};
-        int perm[CFX_MAX_DIMS];
-        cfx_prims_l2p_perm(just_a, 1, perm);
-        cfx_prims_empty_permuted(&out, self->sizes, self->ndim, perm, dt, dev);
+        int buf[CFX_MAX_DIMS];
+        cfx_prims_empty_permuted(&out, self->sizes, self->ndim, cfx_prims_l2p_perm(just_a, 1, buf), dt, dev);
     }
     return cfx_tensor_new_strided(self->sizes, out.strides, self->ndim, dt, dev);
 }

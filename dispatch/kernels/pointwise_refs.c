@@ -101,16 +101,17 @@ cfx_tensor *cfx_pointwise_meta(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor
 /* check_inplace_broadcast(self.shape, other.shape) */
 static bool inplace_broadcast(const char *op, const cfx_tensor *self, const cfx_tensor *other)
 {
-    const int64_t *shapes[2] = {self->sizes, other->sizes};
-    int ndims[2] = {self->ndim, other->ndim};
-    int64_t common[CFX_MAX_DIMS];
+    cfx_tmeta s, o;
+    cfx_tmeta_of(&s, self);
+    cfx_tmeta_of(&o, other);
+    const cfx_tmeta *so[2] = {&s, &o};
+    const int64_t *common;
+    int64_t buf[CFX_MAX_DIMS];
     int nc;
-    if (!cfx_prims_broadcast_shapes(op, shapes, ndims, 2, common, &nc))
+    unsigned differs;
+    if (!cfx_prims_broadcast_shapes(op, so, 2, buf, &common, &nc, &differs))
         return false;
-    bool same = nc == self->ndim;
-    for (int d = 0; d < nc && same; d++)
-        same = common[d] == self->sizes[d];
-    if (same)
+    if (!(differs & 1))
         return true;
     cfx_buf m;
     cfx_buf_init(&m);

@@ -66,23 +66,31 @@ const char *cfx_pytype_repr(cfx_pytype t)
 void cfx_prims_elementwise_dtypes(const cfx_tmeta *const *ts, int n, const cfx_pytype *nums, int nn,
                                   cfx_promotion kind, cfx_dtype *compute, cfx_dtype *result)
 {
-    /* one pass: the highest Python type, and per type the highest dtype among tensors with
-     * dimensions and among 0-dim ones (_find_highest_dtype_filtered prefers the former) */
+    /* One pass: the highest Python type among the tensors, and for that type alone the highest
+     * dtype among tensors with dimensions and among 0-dim ones (_find_highest_dtype_filtered
+     * looks only at the highest type's dtypes, and prefers the former); a tensor of a higher
+     * type starts both over. -1: none yet. */
     cfx_pytype highest = CFX_PY_BOOL;
-    int best[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}; /* [type][0-dim?] */
+    int dims_best = -1, zero_best = -1;
     for (int i = 0; i < n; i++) {
         cfx_dtype dt = ts[i]->dtype;
         cfx_pytype t = cfx_pytype_of_dtype(dt);
-        int *slot = &best[t][ts[i]->ndim == 0];
+        if (t < highest)
+            continue;
+        if (t > highest) {
+            highest = t;
+            dims_best = zero_best = -1;
+        }
+        int *slot = ts[i]->ndim ? &dims_best : &zero_best;
         if (*slot != (int)dt) /* promote_types(d, d) is d */
             *slot = *slot < 0 ? (int)dt : (int)cfx_dtype_promote((cfx_dtype)*slot, dt);
-        highest = t > highest ? t : highest;
     }
+    cfx_pytype tensors_highest = highest;
     for (int i = 0; i < nn; i++)
         highest = nums[i] > highest ? nums[i] : highest;
     cfx_dtype r = CFX_BOOL;
     if (highest != CFX_PY_BOOL) {
-        int h = best[highest][0] >= 0 ? best[highest][0] : best[highest][1];
+        int h = highest != tensors_highest ? -1 : dims_best >= 0 ? dims_best : zero_best;
         /* no tensor of that type: the default dtype of the number's type */
         r = h >= 0 ? (cfx_dtype)h : highest == CFX_PY_FLOAT ? CFX_FLOAT32 : CFX_INT64;
     }
@@ -142,69 +150,108 @@ static void broadcast_error(const char *op, int64_t len, int idx, int arg, const
     free(msg);
 }
 
-/* _broadcast_shapes; shared by the public entry and _maybe_broadcast (same file, so the
- * compiler may fold it into each) */
-static bool broadcast_shapes(const char *op, const int64_t *const *shapes, const int *ndims, int n, int64_t *common,
-                             int *ndim)
+/* The common shape is kept by reference, so that the usual case copies no dims: NULL while it
+ * is still the all-ones start, one of the shapes while no turn has had to write into it, buf
+ * once one has. Two turns need no loop: the first full-length shape's turn on the all-ones
+ * start leaves exactly that shape (the check for a negative length cannot fire: the shapes are
+ * tensors'), and a shape that is the common array itself changes nothing. A write only ever
+ * turns a 1 of the common shape into a length, so a shape that is the common one after its
+ * turn stays so unless a later turn writes: bit i of differs is set when shape i is shorter,
+ * has a 1 against a length, or comes before the last turn that wrote. */
+static bool broadcast_shapes(const char *op, const cfx_tmeta *const *ts, int n, int64_t *buf,
+                             const int64_t **common, int *ndim, unsigned *differs)
 {
     int nc = 0;
     for (int i = 0; i < n; i++)
-        nc = ndims[i] > nc ? ndims[i] : nc;
-    for (int d = 0; d < nc; d++)
-        common[d] = 1;
+        nc = ts[i]->ndim > nc ? ts[i]->ndim : nc;
+    const int64_t *c = NULL;
+    unsigned diff = 0;
+    int last_write = -1;
     for (int arg = 0; arg < n; arg++) {
-        const int64_t *shape = shapes[arg];
-        int sn = ndims[arg];
-        /* idx runs -1, -2, ... as in Python; the common shape is updated as it goes, and an
-         * error shows it as far as it got */
-        for (int idx = -1; idx >= -sn; idx--) {
-            int64_t s = shape[sn + idx], *c = &common[nc + idx];
-            if (s == *c)
+        const int64_t *shape = ts[arg]->sizes;
+        int sn = ts[arg]->ndim;
+        if (sn == nc) {
+            if (!c) {
+                c = shape;
+                last_write = arg;
                 continue;
-            if (*c == 1) {
-                if (s < 0) {
-                    cfx_error_set(CFX_ERR, op, "Attempting to broadcast a dimension with negative length!");
-                    return false;
-                }
-                *c = s;
             }
-            if (s == 1)
+            if (c == shape)
                 continue;
-            if (*c != s) {
-                broadcast_error(op, s, idx, arg, shape, sn, common, nc);
-                return false;
+        } else {
+            diff |= 1u << arg;
+            if (!c) { /* a shorter shape before any full-length one: the start written out */
+                for (int d = 0; d < nc; d++)
+                    buf[d] = 1;
+                c = buf;
             }
         }
+        /* idx runs -1, -2, ... as in Python; the common shape is updated as it goes, and an
+         * error shows it as far as it got (the errors are raised after the loops, which keeps
+         * the loops' own work small) */
+        for (int idx = -1; idx >= -sn; idx--) {
+            int64_t s = shape[sn + idx], cv = c[nc + idx];
+            if (s == cv)
+                continue;
+            if (cv == 1) {
+                if (s < 0)
+                    goto negative;
+                if (c != buf) {
+                    copy_dims(buf, c, nc);
+                    c = buf;
+                }
+                buf[nc + idx] = s;
+                last_write = arg;
+                continue;
+            }
+            if (s != 1) {
+                if (c != buf)
+                    copy_dims(buf, c, nc);
+                broadcast_error(op, s, idx, arg, shape, sn, buf, nc);
+                return false;
+            }
+            diff |= 1u << arg;
+        }
     }
+    if (last_write > 0)
+        diff |= (1u << last_write) - 1;
+    if (!c) /* no shapes (n == 0): () */
+        c = buf;
+    *common = c;
     *ndim = nc;
+    *differs = diff;
     return true;
+negative:
+    cfx_error_set(CFX_ERR, op, "Attempting to broadcast a dimension with negative length!");
+    return false;
 }
 
-bool cfx_prims_broadcast_shapes(const char *op, const int64_t *const *shapes, const int *ndims, int n,
-                                int64_t *common, int *ndim)
+/* (broadcast_shapes is shared by this entry and _maybe_broadcast, in the same file so that the
+ * compiler may fold it into each) */
+bool cfx_prims_broadcast_shapes(const char *op, const cfx_tmeta *const *ts, int n, int64_t *buf,
+                                const int64_t **common, int *ndim, unsigned *differs)
 {
-    return broadcast_shapes(op, shapes, ndims, n, common, ndim);
+    return broadcast_shapes(op, ts, n, buf, common, ndim, differs);
 }
 
 void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim)
 {
-    /* Written into t's own arrays back to front: dim i reads t's dim i - (ndim - tdim) <= i,
-     * not yet written, so this is right also when t points at its own arrays already. */
+    /* Written into t's own arrays back to front: dim i reads t's dim i - lead <= i, not yet
+     * written, so this is right also when t points at its own arrays already. A length that
+     * changes (a 1 broadcast) gets stride 0. */
     const int64_t *sizes = t->sizes, *strides = t->strides;
     int64_t *os = t->own_sizes, *ost = t->own_strides;
-    int tdim = t->ndim;
-    for (int i = ndim - 1; i >= 0; i--) {
-        int dim = i - (ndim - tdim);
-        int64_t size = dim >= 0 ? sizes[dim] : 1;
-        /* a new leading dim of size 1 gets the stride of the dims inside it; a 0-dim tensor
-         * (tdim == 0) gets zeros throughout */
-        int64_t stride = dim >= 0 ? strides[dim] : (tdim == 0 ? 0 : os[i + 1] * ost[i + 1]);
-        if (size != shape[i]) {
-            size = shape[i];
-            stride = 0;
-        }
-        os[i] = size;
-        ost[i] = stride;
+    int tdim = t->ndim, lead = ndim - tdim;
+    for (int i = ndim - 1; i >= lead; i--) {
+        int64_t size = sizes[i - lead], stride = strides[i - lead];
+        os[i] = shape[i];
+        ost[i] = size == shape[i] ? stride : 0;
+    }
+    /* a new leading dim of length 1 gets the stride of the dims inside it, a 0-dim tensor's
+     * (tdim == 0) gets 0 throughout; one of another length gets 0 */
+    for (int i = lead - 1; i >= 0; i--) {
+        os[i] = shape[i];
+        ost[i] = shape[i] != 1 || tdim == 0 ? 0 : os[i + 1] * ost[i + 1];
     }
     t->ndim = ndim;
     t->sizes = os;
@@ -213,26 +260,18 @@ void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim)
 
 bool cfx_prims_maybe_broadcast(const char *op, cfx_tmeta *const *ts, int n)
 {
-    const int64_t *shapes[CFX_PRIMS_MAX_ARGS] = {NULL};
-    int ndims[CFX_PRIMS_MAX_ARGS] = {0};
-    for (int i = 0; i < n; i++) {
-        shapes[i] = ts[i]->sizes;
-        ndims[i] = ts[i]->ndim;
-    }
-    int64_t common[CFX_MAX_DIMS];
+    int64_t buf[CFX_MAX_DIMS];
+    const int64_t *common;
     int nc;
-    if (!broadcast_shapes(op, shapes, ndims, n, common, &nc))
+    unsigned differs;
+    if (!broadcast_shapes(op, (const cfx_tmeta *const *)ts, n, buf, &common, &nc, &differs))
         return false;
-    for (int i = 0; i < n; i++) {
-        cfx_tmeta *t = ts[i];
-        if (cfx_tmeta_is_cpu_scalar(t))
-            continue; /* preserve_cpu_scalar_tensors */
-        bool expand = t->ndim != nc; /* should_expand */
-        for (int d = 0; d < nc && !expand; d++)
-            expand = t->sizes[d] != common[d];
-        if (expand)
-            cfx_prims_expand(t, common, nc);
-    }
+    /* should_expand is "differs"; a CPU scalar is kept as it is (preserve_cpu_scalar_tensors).
+     * common may be one of the operands' sizes: expand writes only the expanded tmeta's own
+     * arrays, and an operand that differs is not the one common points at. */
+    for (int i = 0; differs; i++, differs >>= 1)
+        if ((differs & 1) && !cfx_tmeta_is_cpu_scalar(ts[i]))
+            cfx_prims_expand(ts[i], common, nc);
     return true;
 }
 
@@ -274,66 +313,88 @@ static int should_swap(int ia, int ib, const int64_t *shape, const cfx_tmeta *co
     return 0;
 }
 
-/* compute_elementwise_output_logical_to_physical_perm once the CPU scalars are filtered out:
- * ts[0..n) are the tensors left, all of one shape. */
-static int l2p_perm(const cfx_tmeta *const *ts, int n, int *perm)
+/* The permutation's insertion sort, for operands neither all contiguous nor all
+ * channels-last: Python sorts reversed(range(ndim)) back to front and returns it reversed;
+ * here the list is perm read from its end (Python's perm[k] is perm[ndim - 1 - k]), which
+ * starts as range(ndim) and needs no reversing at the end. */
+static void sort_perm(const cfx_tmeta *const *ts, int n, int ndim, int *perm)
 {
-    if (n == 0)
-        return 0;
-    int ndim = ts[0]->ndim;
-    if (ndim == 1)
-        perm[0] = 0;
-    if (ndim <= 1)
-        return ndim;
-    /* the fake fast path: all contiguous (and not all channels-last) or the reverse; only a
-     * 4-dim tensor can be channels-last contiguous */
-    bool contig = true, cl = ndim == 4;
-    for (int i = 0; i < n; i++) {
-        contig = contig && cfx_geom_is_contiguous(ts[i]->sizes, ts[i]->strides, ndim);
-        cl = cl && cfx_geom_is_channels_last_contiguous(ts[i]->sizes, ts[i]->strides, ndim);
-    }
-    if (contig != cl) {
-        for (int d = 0; d < ndim; d++)
-            perm[d] = d;
-        if (cl) { /* [0, 2, ..., ndim-1, 1] */
-            for (int d = 1; d + 1 < ndim; d++)
-                perm[d] = d + 1;
-            perm[ndim - 1] = 1;
-        }
-        return ndim;
-    }
-    /* insertion sort, back to front, with ambiguous comparisons; then reversed */
     const int64_t *shape = ts[0]->sizes;
-    int back[CFX_MAX_DIMS];
+    int *back = perm + ndim - 1; /* back[-k] is Python's perm[k] */
     for (int i = 0; i < ndim; i++)
-        back[i] = ndim - 1 - i;
+        perm[i] = i;
     for (int i = 1; i < ndim; i++) {
         int dim1 = i;
         for (int dim0 = i - 1; dim0 >= 0; dim0--) {
-            int c = should_swap(back[dim0], back[dim1], shape, ts, n);
+            int c = should_swap(back[-dim0], back[-dim1], shape, ts, n);
             if (c > 0) {
-                int t = back[dim0];
-                back[dim0] = back[dim1];
-                back[dim1] = t;
+                int t = back[-dim0];
+                back[-dim0] = back[-dim1];
+                back[-dim1] = t;
                 dim1 = dim0;
             } else if (c < 0) {
                 break;
             }
         }
     }
-    for (int i = 0; i < ndim; i++)
-        perm[i] = back[ndim - 1 - i];
-    return ndim;
 }
 
-int cfx_prims_l2p_perm(const cfx_tmeta *const *all, int n_all, int *perm)
+/* The fake fast path's two questions, asked of each operand in turn and, like Python's `and`,
+ * not asked again once answered no: is every operand contiguous, is every one channels-last
+ * contiguous (which only a 4-dim tensor can be). A caller keeps the answers in a word that
+ * starts as LAYOUT_BOTH and is passed through layout_of once per operand, so that the prim can
+ * ask them in its one pass over its arguments. */
+enum { LAYOUT_CONTIGUOUS = 1, LAYOUT_CHANNELS_LAST = 2, LAYOUT_BOTH = 3 };
+
+static inline unsigned layout_of(const cfx_tmeta *t, unsigned still)
+{
+    if ((still & LAYOUT_CONTIGUOUS) && !cfx_geom_is_contiguous(t->sizes, t->strides, t->ndim))
+        still &= ~(unsigned)LAYOUT_CONTIGUOUS;
+    if ((still & LAYOUT_CHANNELS_LAST) &&
+        !(t->ndim == 4 && cfx_geom_is_channels_last_contiguous(t->sizes, t->strides, 4)))
+        still &= ~(unsigned)LAYOUT_CHANNELS_LAST;
+    return still;
+}
+
+/* The permutation when the fast path has not given the identity: channels-last's
+ * [0, 2, ..., ndim-1, 1], or the sort's. */
+static const int *ordered_perm(const cfx_tmeta *const *ts, int n, unsigned layout, int *perm)
+{
+    int ndim = ts[0]->ndim;
+    if (layout != LAYOUT_CHANNELS_LAST) {
+        sort_perm(ts, n, ndim, perm);
+        return perm;
+    }
+    perm[0] = 0;
+    for (int d = 1; d + 1 < ndim; d++)
+        perm[d] = d + 1;
+    perm[ndim - 1] = 1;
+    return perm;
+}
+
+/* compute_elementwise_output_logical_to_physical_perm once the CPU scalars are filtered out:
+ * ts[0..n) are the tensors left, all of one shape, and layout is their layout_of answers.
+ * NULL stands for the identity, which is what the short-circuits for no tensors, for 0 and 1
+ * dims and for all contiguous (and not all channels-last) give: [], [0], range(ndim); else
+ * the permutation is written into perm (ndim entries). */
+static inline const int *l2p_perm(const cfx_tmeta *const *ts, int n, unsigned layout, int *perm)
+{
+    if (n == 0 || ts[0]->ndim <= 1 || layout == LAYOUT_CONTIGUOUS)
+        return NULL;
+    return ordered_perm(ts, n, layout, perm);
+}
+
+const int *cfx_prims_l2p_perm(const cfx_tmeta *const *all, int n_all, int *perm)
 {
     const cfx_tmeta *ts[CFX_PRIMS_MAX_ARGS];
+    unsigned layout = LAYOUT_BOTH;
     int n = 0;
     for (int i = 0; i < n_all; i++)
-        if (!cfx_tmeta_is_cpu_scalar(all[i]))
+        if (!cfx_tmeta_is_cpu_scalar(all[i])) {
+            layout = layout_of(all[i], layout);
             ts[n++] = all[i];
-    return l2p_perm(ts, n, perm);
+        }
+    return l2p_perm(ts, n, layout, perm);
 }
 
 void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, const int *perm, cfx_dtype dtype,
@@ -344,7 +405,7 @@ void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, co
      * out's sizes) */
     int64_t z = 1;
     for (int i = ndim - 1; i >= 0; i--) {
-        int d = perm[i];
+        int d = perm ? perm[i] : i;
         int64_t size = shape[d];
         out->own_strides[d] = z;
         out->own_sizes[d] = size;
@@ -365,30 +426,36 @@ bool cfx_prims_elementwise(const char *op, cfx_tmeta *out, const cfx_tmeta *cons
      * references promote their operands first, but a prim run on a CPU scalar executes ATen,
      * whose promotion can differ: add's prims.mul(b, alpha) of a bool b and an int alpha is
      * int64), the first device mismatch among the tensors that are not CPU scalars
-     * (check_same_device), those tensors (the permutation's operands; the first of them gives
-     * extract_shape's shape and the device, else the first CPU scalar does), and the dtype: the
-     * first non-fixed argument that is not a CPU scalar, else the last CPU scalar among them.
-     * check_same_shape cannot fail: the references broadcast before calling a prim. */
+     * (check_same_device), those tensors (the permutation's operands, with the fast path's
+     * layout answers; the first of them gives extract_shape's shape and the device, else the
+     * first CPU scalar does), and the dtype: the first non-fixed argument that is not a CPU
+     * scalar, else the last CPU scalar among them. check_same_shape cannot fail: the
+     * references broadcast before calling a prim. The dtype check comes first in Python, so
+     * its mismatch returns at once; a device mismatch waits for the end of the pass. */
     const cfx_tmeta *ts[CFX_PRIMS_MAX_ARGS] = {NULL}; /* (zeroed: -O1's uninitialized-use warning) */
-    const cfx_tmeta *bad_dtype = NULL, *bad_device = NULL, *typed = NULL;
+    const cfx_tmeta *bad_device = NULL, *typed = NULL;
+    cfx_dtype want = args[nfixed]->dtype;
+    bool typed_final = false; /* typed is not a CPU scalar */
+    unsigned layout = LAYOUT_BOTH;
     int nt = 0;
     for (int i = 0; i < n; i++) {
         const cfx_tmeta *a = args[i];
+        if (i > nfixed && a->dtype != want) {
+            cfx_error_set(CFX_ERR, op, "Tensor with dtype %s is not the expected dtype of %s!",
+                          cfx_dtype_torch_name(a->dtype), cfx_dtype_torch_name(want));
+            return false;
+        }
         bool scalar = cfx_tmeta_is_cpu_scalar(a);
-        if (i > nfixed && !bad_dtype && a->dtype != args[nfixed]->dtype)
-            bad_dtype = a;
         if (!scalar) {
             if (nt > 0 && !bad_device && !cfx_device_eq(a->device, ts[0]->device))
                 bad_device = a;
+            layout = layout_of(a, layout);
             ts[nt++] = a;
         }
-        if (i >= nfixed && (!typed || cfx_tmeta_is_cpu_scalar(typed)))
+        if (i >= nfixed && !typed_final) {
             typed = a;
-    }
-    if (bad_dtype) {
-        cfx_error_set(CFX_ERR, op, "Tensor with dtype %s is not the expected dtype of %s!",
-                      cfx_dtype_torch_name(bad_dtype->dtype), cfx_dtype_torch_name(args[nfixed]->dtype));
-        return false;
+            typed_final = !scalar;
+        }
     }
     if (bad_device) {
         char a[24], b[24];
@@ -397,8 +464,8 @@ bool cfx_prims_elementwise(const char *op, cfx_tmeta *out, const cfx_tmeta *cons
                       cfx_device_format(ts[0]->device, b, sizeof b));
         return false;
     }
-    int perm[CFX_MAX_DIMS];
-    l2p_perm(ts, nt, perm);
+    int buf[CFX_MAX_DIMS];
+    const int *perm = l2p_perm(ts, nt, layout, buf);
     const cfx_tmeta *shaped = nt > 0 ? ts[0] : args[0];
     cfx_dtype dt = typed->dtype;
     if (kind == CFX_PROMOTE_ALWAYS_BOOL)

@@ -97,10 +97,12 @@ static inline void cfx_prims_to(cfx_tmeta *t, cfx_dtype dt)
 /* t = torch._refs.contiguous(t): kept when contiguous, else clone(contiguous_format). */
 void cfx_prims_contiguous(cfx_tmeta *t);
 
-/* _broadcast_shapes over the shapes of ts[0..n) into shape (room for CFX_MAX_DIMS), with its
- * "Attempting to broadcast a dimension of length ..." text. */
-bool cfx_prims_broadcast_shapes(const char *op, const int64_t *const *shapes, const int *ndims, int n,
-                                int64_t *shape, int *ndim);
+/* _broadcast_shapes over the shapes of ts[0..n) (n <= CFX_PRIMS_MAX_ARGS), with its
+ * "Attempting to broadcast a dimension of length ..." text: *common points at the common shape
+ * (*ndim entries), which is one of the operands' sizes when it is one of them, else buf (room
+ * for CFX_MAX_DIMS); bit i of *differs is set when ts[i]'s shape is not the common one. */
+bool cfx_prims_broadcast_shapes(const char *op, const cfx_tmeta *const *ts, int n, int64_t *buf,
+                                const int64_t **common, int *ndim, unsigned *differs);
 /* t = t.expand(shape) (C++ inferExpandGeometry; shape is a broadcast of t's). */
 void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim);
 /* _maybe_broadcast(*ts), n <= CFX_PRIMS_MAX_ARGS: every tensor but a CPU scalar expanded to
@@ -108,10 +110,12 @@ void cfx_prims_expand(cfx_tmeta *t, const int64_t *shape, int ndim);
 bool cfx_prims_maybe_broadcast(const char *op, cfx_tmeta *const *ts, int n);
 
 /* compute_elementwise_output_logical_to_physical_perm(*ts), n <= CFX_PRIMS_MAX_ARGS: the
- * tensors other than CPU scalars, all of one shape, ordered into perm (their ndim entries;
- * none if all are CPU scalars). Returns the ndim of perm. */
-int cfx_prims_l2p_perm(const cfx_tmeta *const *ts, int n, int *perm);
-/* torch.empty_permuted(shape, perm): contiguous in the physical order perm. */
+ * tensors other than CPU scalars, all of one shape, ordered. NULL stands for the identity (its
+ * short-circuits: no tensors, 0 or 1 dims, all contiguous); else the permutation is written
+ * into perm (ndim entries) and perm returned. */
+const int *cfx_prims_l2p_perm(const cfx_tmeta *const *ts, int n, int *perm);
+/* torch.empty_permuted(shape, perm): contiguous in the physical order perm (NULL: the
+ * identity, as cfx_prims_l2p_perm gives it). */
 void cfx_prims_empty_permuted(cfx_tmeta *out, const int64_t *shape, int ndim, const int *perm, cfx_dtype dtype,
                               cfx_device device);
 /* _prim_elementwise_meta(*args[nfixed..n), args_with_fixed_dtypes=args[0..nfixed)) of a prim
