@@ -389,9 +389,66 @@ static void reader_free(jreader *r)
     free(r->pending);
     free(r->stack);
     cfx_arena_free(&r->scratch);
+    cfx_safetensors_free(r->weights);
+    free(r->weights_used);
 }
 
-static int load(const char *text, size_t len, bool module, cfx_graph **gout, cfx_graph_module **mout)
+/* The "weights" file, read from the document's directory. */
+static int open_weights(jreader *r, const jr_doc *d)
+{
+    const char *name = d->weights->valuestring;
+    r->weights_name = name;
+    r->rec_offset = d->weights_at;
+    r->rec_kind = NULL;
+    if (!r->dir)
+        return jr_err(r, CFX_ERR, "$.weights: the attributes' data is in '%s', which only a loader given "
+                      "the document's path can find (cfx_graph_module_load)", name);
+    cfx_buf p;
+    cfx_buf_init(&p);
+    if (r->dir[0] && name[0] != '/')
+        cfx_buf_printf(&p, "%s/", r->dir);
+    cfx_buf_puts(&p, name);
+    if (p.oom) {
+        cfx_buf_free(&p);
+        return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+    }
+    bool had_error = cfx_error_occurred();
+    r->weights = cfx_safetensors_read_file(p.data);
+    cfx_buf_free(&p);
+    if (!r->weights) {
+        if (had_error)
+            return CFX_ERR;
+        /* the safetensors reader's message, said as the document's problem */
+        int status = (int)cfx_error_status();
+        char *m = strdup(cfx_error_message() ? cfx_error_message() : "?");
+        cfx_error_clear();
+        int rc = jr_err(r, status, "$.weights: %s", m ? m : "cannot read the weights file");
+        free(m);
+        return rc;
+    }
+    int n = cfx_safetensors_count(r->weights);
+    if (!(r->weights_used = calloc((size_t)n + 1, 1)))
+        return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+    r->rec_offset = SIZE_MAX;
+    return CFX_OK;
+}
+
+/* Every tensor of the weights file went to an attribute. */
+static int check_weights_used(jreader *r, const jr_doc *d)
+{
+    for (int k = 0; k < cfx_safetensors_count(r->weights); k++)
+        if (!r->weights_used[k]) {
+            r->rec_offset = d->weights_at;
+            r->rec_kind = NULL;
+            return jr_err(r, CFX_ERR_PARSE, "$.weights: the weights file '%s' has a tensor '%s' that no "
+                          "attribute without inline data names", r->weights_name,
+                          cfx_safetensors_name(r->weights, k));
+        }
+    return CFX_OK;
+}
+
+static int load(const char *text, size_t len, bool module, const char *dir, cfx_graph **gout,
+                cfx_graph_module **mout)
 {
     *gout = NULL;
     if (mout)
@@ -399,7 +456,7 @@ static int load(const char *text, size_t len, bool module, cfx_graph **gout, cfx
     if (!text)
         return cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: no text");
     cfx_dispatcher_init();
-    jreader r = {.text = text, .len = len, .strict = true, .rec_offset = SIZE_MAX};
+    jreader r = {.text = text, .len = len, .strict = true, .rec_offset = SIZE_MAX, .dir = dir};
     cfx_arena_init(&r.scratch);
     jr_doc d = {0};
     cfx_graph_module *gm = NULL;
@@ -421,8 +478,12 @@ static int load(const char *text, size_t len, bool module, cfx_graph **gout, cfx
             goto out;
         }
         r.g = NULL; /* the module owns it */
+        if (d.weights && (rc = open_weights(&r, &d)) != CFX_OK)
+            goto out;
         if (d.attributes.start &&
             (rc = jr_read_records(&r, d.attributes, "an attribute record", attribute_record, gm)) != CFX_OK)
+            goto out;
+        if (r.weights && (rc = check_weights_used(&r, &d)) != CFX_OK)
             goto out;
         *mout = gm;
         gm = NULL;
@@ -441,7 +502,7 @@ out:
 cfx_graph *cfx_graph_from_json(const char *text, size_t len)
 {
     cfx_graph *g;
-    load(text, len, false, &g, NULL);
+    load(text, len, false, NULL, &g, NULL);
     return g;
 }
 
@@ -449,7 +510,7 @@ cfx_graph_module *cfx_graph_module_from_json(const char *text, size_t len)
 {
     cfx_graph *g;
     cfx_graph_module *gm;
-    load(text, len, true, &g, &gm);
+    load(text, len, true, NULL, &g, &gm);
     return gm;
 }
 
@@ -510,7 +571,27 @@ cfx_graph_module *cfx_graph_module_from_json_file(const char *path)
 {
     size_t len;
     char *text = read_whole_file(path, &len);
-    cfx_graph_module *gm = text ? cfx_graph_module_from_json(text, len) : NULL;
+    if (!text)
+        return NULL;
+    /* the directory a "weights" file name is relative to: "" for the current one */
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + (slash == path) : 0;
+    char *dir = malloc(dl + 1);
+    cfx_graph *g;
+    cfx_graph_module *gm = NULL;
+    if (dir) {
+        memcpy(dir, path, dl);
+        dir[dl] = '\0';
+        load(text, len, true, dir, &g, &gm);
+    } else {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    }
+    free(dir);
     free(text);
     return gm;
+}
+
+cfx_graph_module *cfx_graph_module_load(const char *path)
+{
+    return cfx_graph_module_from_json_file(path);
 }

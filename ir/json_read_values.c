@@ -660,11 +660,12 @@ static bool host_is_little_endian(void)
     return *(const unsigned char *)&one == 1;
 }
 
-/* Scatters row-major little-endian elements into t through its strides. */
-static void fill_tensor(cfx_tensor *t, const unsigned char *src, int64_t numel, size_t item)
+/* Scatters row-major elements into t through its strides: little-endian ones (base64 data)
+ * when from_le, else in the host's order (a tensor of the weights file). */
+static void fill_tensor(cfx_tensor *t, const unsigned char *src, int64_t numel, size_t item, bool from_le)
 {
     unsigned char *base = cfx_tensor_data(t);
-    bool le = host_is_little_endian();
+    bool le = !from_le || host_is_little_endian();
     int64_t idx[CFX_MAX_DIMS] = {0};
     int64_t off = 0;
     for (int64_t k = 0; k < numel; k++) {
@@ -760,6 +761,32 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
         numel *= sizes[i];
     }
     unsigned char *bytes = NULL;
+    cfx_tensor *given = NULL; /* the attribute's tensor in the weights file */
+    if (!data && r->weights && dev.type == CFX_DEVICE_CPU) {
+        int k = cfx_safetensors_find(r->weights, nm->valuestring);
+        if (k < 0)
+            return jr_err(r, CFX_ERR_PARSE, "the weights file '%s' has no tensor of this name (and the "
+                          "record has no \"data\")", r->weights_name);
+        given = cfx_safetensors_tensor(r->weights, k);
+        bool same = given->dtype == dtype && given->ndim == ndim;
+        for (int i = 0; same && i < ndim; i++)
+            same = given->sizes[i] == sizes[i];
+        if (!same) {
+            cfx_buf b;
+            cfx_buf_init(&b);
+            cfx_tensor_print_sizes(given, &b);
+            int rc = jr_err(r, CFX_ERR_PARSE, "the weights file '%s' has it as %s of shape %s, which is not "
+                            "the attribute's dtype and shape", r->weights_name,
+                            cfx_safetensors_dtype_name((cfx_dtype)given->dtype), b.data ? b.data : "?");
+            cfx_buf_free(&b);
+            return rc;
+        }
+        r->weights_used[k] = 1;
+        int64_t contig[CFX_MAX_DIMS];
+        cfx_contiguous_strides(sizes, ndim, contig);
+        if (offset == 0 && (ndim == 0 || memcmp(contig, strides, (size_t)ndim * sizeof *strides) == 0))
+            return cfx_graph_module_set_attr(gm, nm->valuestring, given); /* the loaded tensor itself */
+    }
     if (data) {
         if (!cJSON_IsString(data))
             return jr_err(r, CFX_ERR_PARSE, "\"data\" must be a base64 string");
@@ -785,7 +812,9 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
     cfx_tensor *t = make_tensor(r, dtype, dev, sizes, strides, ndim, offset);
     int rc = t ? CFX_OK : CFX_ERR;
     if (t && bytes)
-        fill_tensor(t, bytes, numel, item);
+        fill_tensor(t, bytes, numel, item, true);
+    else if (t && given && numel)
+        fill_tensor(t, cfx_tensor_data(given), numel, item, false);
     if (t)
         rc = cfx_graph_module_set_attr(gm, nm->valuestring, t);
     cfx_scope_end(s); /* drops our references; the module holds its own */
