@@ -92,6 +92,8 @@ typedef struct jr_pending {
     char *key;
     cJSON *value;
     size_t offset;
+    uint32_t index; /* of the node record */
+    int32_t entry;  /* of the pair in meta.entries */
 } jr_pending;
 
 typedef struct jr_frame {
@@ -120,6 +122,11 @@ typedef struct jreader {
     unsigned char *weights_used; /* per weights tensor: some attribute took it */
     /* context for messages */
     size_t rec_offset;      /* byte offset of the record being read, or SIZE_MAX */
+    const char *rec_array;  /* "nodes" / "attributes" while their records are read, else NULL */
+    uint32_t rec_index;     /* the record's index in it */
+    const cJSON *rec_root;  /* the record's tree, or NULL */
+    const cJSON *at;        /* the item being converted (within rec_root): the JSON path's end */
+    int32_t pending_entry;  /* >= 0: rec_root is the value of that meta entry, read late */
     const char *rec_kind;   /* "node" / "attribute" */
     const char *rec_name;
     const char *what;       /* "args", "kwargs", "meta", ... */

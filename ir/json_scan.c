@@ -273,18 +273,23 @@ int jr_read_records(jreader *r, jr_span sp, const char *what, jr_record_fn fn, v
 {
     size_t i = sp.start + 1;
     skip_ws(r, &i);
+    r->rec_index = 0;
     if (i < r->len && r->text[i] == ']')
         return CFX_OK;
-    for (;;) {
+    for (;; r->rec_index++) {
         skip_ws(r, &i);
         r->rec_offset = i;
         r->rec_kind = NULL;
+        r->rec_root = NULL;
+        r->at = NULL;
         if (i >= sp.end || r->text[i] != '{')
             return jr_err_at(r, i, "%s must be an object", what);
         cJSON *j = parse_at(r, &i, what);
         if (!j)
             return CFX_ERR_PARSE;
+        r->rec_root = r->at = j;
         int rc = fn(r, j, ctx);
+        r->rec_root = r->at = NULL;
         cJSON_Delete(j);
         if (rc != CFX_OK)
             return rc;

@@ -303,7 +303,7 @@ Test(ir_json_weights, disagreements_are_refused)
 {
     expect_weights_error(no_file, "cannot load graph JSON: line 25: $.weights: cannot read safetensors '");
     expect_weights_error(no_file, "net.safetensors': cannot open it: No such file or directory");
-    expect_weights_error(missing_tensor, "line 27: attribute 'fc.weight': the weights file 'net.safetensors' has no "
+    expect_weights_error(missing_tensor, "line 27: $.attributes[0].name: attribute 'fc.weight': the weights file 'net.safetensors' has no "
                                          "tensor of this name");
     expect_weights_error(wrong_shape, "attribute 'fc.weight': the weights file 'net.safetensors' has it as F32 of "
                                       "shape [3, 2], which is not the attribute's dtype and shape");
