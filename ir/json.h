@@ -33,6 +33,7 @@
 #include <stddef.h>
 
 #include "dispatch/export.h"
+#include "dispatch/library.h"
 #include "dispatch/value.h"
 #include "ir/graph.h"
 #include "ir/graph_module.h"
@@ -75,6 +76,20 @@ CFX_API cfx_graph *cfx_graph_from_json(const char *text, size_t len);
 CFX_API cfx_graph_module *cfx_graph_module_from_json(const char *text, size_t len);
 CFX_API cfx_graph *cfx_graph_from_json_file(const char *path);
 CFX_API cfx_graph_module *cfx_graph_module_from_json_file(const char *path);
+
+/* Loading options. */
+typedef struct cfx_graph_load_options {
+    /* NULL, or a DEF / FRAGMENT library: an operator nobody registered whose schema the
+     * document embeds is defined in it from that schema (when the schema's namespace is the
+     * library's), so the graph loads; calling it fails for want of a kernel until an IMPL
+     * library provides one. The library must outlive the graphs loaded with it. */
+    cfx_library *declare;
+} cfx_graph_load_options;
+
+/* The loaders above with options (opts may be NULL: the defaults). */
+CFX_API cfx_graph_module *cfx_graph_module_from_json_opts(const char *text, size_t len,
+                                                          const cfx_graph_load_options *opts);
+CFX_API cfx_graph_module *cfx_graph_module_load_opts(const char *path, const cfx_graph_load_options *opts);
 
 /* ---- a graph module with its weights ------------------------------------------------------- */
 

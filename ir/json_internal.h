@@ -117,6 +117,7 @@ typedef struct jreader {
     uint32_t stack_cap;
     cfx_arena scratch;      /* argument arrays of the record being read */
     const char *dir;        /* the document's directory (file loaders), or NULL (text) */
+    cfx_library *declare;   /* cfx_graph_load_options.declare */
     cfx_safetensors *weights; /* the "weights" file, when the document names one */
     const char *weights_name;
     unsigned char *weights_used; /* per weights tensor: some attribute took it */

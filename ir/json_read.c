@@ -238,6 +238,25 @@ static const void *resolve_op(jreader *r, const char *qn)
     const cJSON *sj = r->schemas ? cJSON_GetObjectItemCaseSensitive(r->schemas, qn) : NULL;
     const char *file_schema = cJSON_IsString(sj) ? sj->valuestring : NULL;
     cfx_op *op = cfx_op_lookup(qn);
+    if (!op && file_schema && r->declare) {
+        /* declared from the file's schema; a schema text of another operator is refused below */
+        bool had_error = cfx_error_occurred();
+        if (cfx_library_def(r->declare, file_schema) != CFX_OK) {
+            if (had_error)
+                return NULL;
+            char *m = strdup(cfx_error_message() ? cfx_error_message() : "?");
+            cfx_error_clear();
+            jr_err(r, CFX_ERR, "unknown operator '%s' cannot be declared from the file's schema '%s': %s",
+                   qn, file_schema, m ? m : "out of memory");
+            free(m);
+            return NULL;
+        }
+        if (!(op = cfx_op_lookup(qn))) {
+            jr_err(r, CFX_ERR, "the file's schema for operator '%s' defines another operator: '%s'", qn,
+                   file_schema);
+            return NULL;
+        }
+    }
     if (!op) {
         const char *colons = strstr(qn, "::");
         int nslen = colons ? (int)(colons - qn) : 0;
@@ -515,8 +534,8 @@ static int check_weights_used(jreader *r, const jr_doc *d)
     return CFX_OK;
 }
 
-static int load(const char *text, size_t len, bool module, const char *dir, cfx_graph **gout,
-                cfx_graph_module **mout)
+static int load(const char *text, size_t len, bool module, const char *dir, const cfx_graph_load_options *opts,
+                cfx_graph **gout, cfx_graph_module **mout)
 {
     *gout = NULL;
     if (mout)
@@ -524,7 +543,8 @@ static int load(const char *text, size_t len, bool module, const char *dir, cfx_
     if (!text)
         return cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: no text");
     cfx_dispatcher_init();
-    jreader r = {.text = text, .len = len, .strict = true, .rec_offset = SIZE_MAX, .dir = dir, .pending_entry = -1};
+    jreader r = {.text = text, .len = len, .strict = true, .rec_offset = SIZE_MAX, .dir = dir,
+                 .declare = opts ? opts->declare : NULL, .pending_entry = -1};
     cfx_arena_init(&r.scratch);
     jr_doc d = {0};
     cfx_graph_module *gm = NULL;
@@ -573,16 +593,21 @@ out:
 cfx_graph *cfx_graph_from_json(const char *text, size_t len)
 {
     cfx_graph *g;
-    load(text, len, false, NULL, &g, NULL);
+    load(text, len, false, NULL, NULL, &g, NULL);
     return g;
+}
+
+cfx_graph_module *cfx_graph_module_from_json_opts(const char *text, size_t len, const cfx_graph_load_options *opts)
+{
+    cfx_graph *g;
+    cfx_graph_module *gm;
+    load(text, len, true, NULL, opts, &g, &gm);
+    return gm;
 }
 
 cfx_graph_module *cfx_graph_module_from_json(const char *text, size_t len)
 {
-    cfx_graph *g;
-    cfx_graph_module *gm;
-    load(text, len, true, NULL, &g, &gm);
-    return gm;
+    return cfx_graph_module_from_json_opts(text, len, NULL);
 }
 
 static char *read_whole_file(const char *path, size_t *len)
@@ -638,7 +663,7 @@ cfx_graph *cfx_graph_from_json_file(const char *path)
     return g;
 }
 
-cfx_graph_module *cfx_graph_module_from_json_file(const char *path)
+cfx_graph_module *cfx_graph_module_load_opts(const char *path, const cfx_graph_load_options *opts)
 {
     size_t len;
     char *text = read_whole_file(path, &len);
@@ -653,7 +678,7 @@ cfx_graph_module *cfx_graph_module_from_json_file(const char *path)
     if (dir) {
         memcpy(dir, path, dl);
         dir[dl] = '\0';
-        load(text, len, true, dir, &g, &gm);
+        load(text, len, true, dir, opts, &g, &gm);
     } else {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
@@ -662,7 +687,12 @@ cfx_graph_module *cfx_graph_module_from_json_file(const char *path)
     return gm;
 }
 
+cfx_graph_module *cfx_graph_module_from_json_file(const char *path)
+{
+    return cfx_graph_module_load_opts(path, NULL);
+}
+
 cfx_graph_module *cfx_graph_module_load(const char *path)
 {
-    return cfx_graph_module_from_json_file(path);
+    return cfx_graph_module_load_opts(path, NULL);
 }

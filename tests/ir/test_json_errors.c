@@ -295,6 +295,52 @@ Test(ir_json_errors, unknown_library_after_unload)
     expect_load_error(j, "unknown operator 'cfxjt::custom': nothing registered defines it; register its library "
                          "(namespace 'cfxjt') before loading the graph (schema in the file: "
                          "cfxjt::custom(Tensor x, *, int k=1, str mode=\"a\") -> Tensor)");
+    /* with a library to declare it in, the embedded schema defines it: the graph loads and dumps
+     * to the same bytes; the operator has no kernel */
+    cfx_library *decl = CFX_LIBRARY(CFX_LIB_FRAGMENT, "cfxjt");
+    cr_assert(decl);
+    cfx_graph_load_options opts = {.declare = decl};
+    cfx_error_clear();
+    cfx_graph_module *gm = cfx_graph_module_from_json_opts(j, strlen(j), &opts);
+    cr_assert(gm, "%s", cfx_error_message());
+    cfx_node *n = cfx_graph_find_node(cfx_graph_module_graph(gm), "custom");
+    cr_expect_eq(cfx_node_operator(n), cfx_op_lookup("cfxjt::custom"));
+    char *j2 = dump_graph(cfx_graph_module_graph(gm));
+    cr_expect_str_eq(j2, j);
+    free(j2);
+    cfx_graph_module_free(gm);
+    /* now registered: a second load needs no declaring */
+    gm = load_gm(j, strlen(j));
+    cr_expect(gm, "%s", cfx_error_message());
+    cfx_graph_module_free(gm);
+    cfx_library_free(decl);
+    /* a library of another namespace cannot declare it */
+    decl = CFX_LIBRARY(CFX_LIB_FRAGMENT, "other");
+    opts.declare = decl;
+    cfx_error_clear();
+    gm = cfx_graph_module_from_json_opts(j, strlen(j), &opts);
+    cr_expect_null(gm);
+    cr_expect(strstr(cfx_error_message(), "$.nodes[1].target: node 'custom', target: unknown operator 'cfxjt::custom' "
+                                          "cannot be declared from the file's schema"), "%s", cfx_error_message());
+    cr_expect(strstr(cfx_error_message(), "does not match namespace"), "%s", cfx_error_message());
+    cfx_library_free(decl);
+    /* an embedded schema that does not parse */
+    char *bad = replace(j, "cfxjt::custom(Tensor x, *,", "cfxjt::custom(Tensor x, ((,");
+    decl = CFX_LIBRARY(CFX_LIB_FRAGMENT, "cfxjt");
+    opts.declare = decl;
+    cfx_error_clear();
+    gm = cfx_graph_module_from_json_opts(bad, strlen(bad), &opts);
+    cr_expect_null(gm);
+    cr_expect(strstr(cfx_error_message(), "cannot be declared from the file's schema"), "%s", cfx_error_message());
+    free(bad);
+    /* one that parses but prints otherwise: declared, then refused as a disagreeing schema */
+    bad = replace(j, "cfxjt::custom(Tensor x, *,", "cfxjt::custom(Tensor  x, *,");
+    cfx_error_clear();
+    gm = cfx_graph_module_from_json_opts(bad, strlen(bad), &opts);
+    cr_expect_null(gm);
+    cr_expect(strstr(cfx_error_message(), "operator 'cfxjt::custom' is registered with schema"), "%s", cfx_error_message());
+    cfx_library_free(decl);
+    free(bad);
     free(j);
 }
 
