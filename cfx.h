@@ -25,6 +25,7 @@
 #include "ir/graph.h"
 #include "ir/graph_module.h"
 #include "ir/json.h"
+#include "ir/safetensors.h"
 #include "ir/passes/dce.h"
 #include "tracer/module.h"
 #include "tracer/make_fx.h"

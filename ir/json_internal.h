@@ -11,6 +11,7 @@
 
 #include "ir/arena.h"
 #include "ir/json.h"
+#include "ir/safetensors.h"
 
 /* ---- writer ----------------------------------------------------------------------------------- */
 
@@ -32,6 +33,7 @@ typedef struct jwriter {
     unsigned flags;
     FILE *sink;          /* flushed to when non-NULL */
     const char *path;
+    const char *weights; /* the "weights" member: attribute data is in that file, not inline */
     uint64_t *defined;   /* bit per node seq: the node's record is written */
     const cfx_node *cur; /* record being written, for messages */
     const char *what;    /* part of it ("args", "kwargs", "meta") */
@@ -57,6 +59,9 @@ int jw_value(jwriter *w, const cfx_value *v, int depth, int ref_mode);
 bool jw_has_meta(const cfx_node *n);
 /* ', "meta": {...}' of a node. */
 int jw_meta(jwriter *w, const cfx_node *n);
+
+/* The document to a file (streamed), naming weights (or NULL); a failed write removes it. */
+int jw_to_file(const cfx_graph *g, const cfx_graph_module *gm, const char *path, unsigned flags, const char *weights);
 
 /* ---- reader ----------------------------------------------------------------------------------- */
 
@@ -87,6 +92,8 @@ typedef struct jr_pending {
     char *key;
     cJSON *value;
     size_t offset;
+    uint32_t index; /* of the node record */
+    int32_t entry;  /* of the pair in meta.entries */
 } jr_pending;
 
 typedef struct jr_frame {
@@ -109,8 +116,18 @@ typedef struct jreader {
     jr_frame *stack;        /* value conversion */
     uint32_t stack_cap;
     cfx_arena scratch;      /* argument arrays of the record being read */
+    const char *dir;        /* the document's directory (file loaders), or NULL (text) */
+    cfx_library *declare;   /* cfx_graph_load_options.declare */
+    cfx_safetensors *weights; /* the "weights" file, when the document names one */
+    const char *weights_name;
+    unsigned char *weights_used; /* per weights tensor: some attribute took it */
     /* context for messages */
     size_t rec_offset;      /* byte offset of the record being read, or SIZE_MAX */
+    const char *rec_array;  /* "nodes" / "attributes" while their records are read, else NULL */
+    uint32_t rec_index;     /* the record's index in it */
+    const cJSON *rec_root;  /* the record's tree, or NULL */
+    const cJSON *at;        /* the item being converted (within rec_root): the JSON path's end */
+    int32_t pending_entry;  /* >= 0: rec_root is the value of that meta entry, read late */
     const char *rec_kind;   /* "node" / "attribute" */
     const char *rec_name;
     const char *what;       /* "args", "kwargs", "meta", ... */
@@ -123,8 +140,8 @@ typedef struct jr_span {
     size_t start, end; /* the array's '[' and one past its ']'; start 0 = absent */
 } jr_span;
 typedef struct jr_doc {
-    cJSON *format, *version, *name, *schemas;
-    size_t schemas_at;
+    cJSON *format, *version, *name, *schemas, *weights;
+    size_t schemas_at, weights_at;
     jr_span nodes, attributes;
     char *unknown; /* first member this reader does not know */
     size_t unknown_at;

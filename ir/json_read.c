@@ -33,6 +33,59 @@ static int line_of(const jreader *r, size_t offset)
     return line;
 }
 
+/* The JSON path from the record's root to r->at ("[1].tuple[0]"), if r->at is in it: a
+ * depth-first walk, without recursion, done only when an error is reported. */
+static void print_path_in_record(const jreader *r, cfx_buf *m)
+{
+    const cJSON *stack[CJSON_NESTING_LIMIT + 2];
+    int sp = 0;
+    const cJSON *cur = r->rec_root;
+    if (!cur || !r->at)
+        return;
+    stack[sp++] = cur;
+    while (cur != r->at) {
+        if (cur->child && sp < (int)(sizeof stack / sizeof *stack)) {
+            cur = cur->child;
+            stack[sp++] = cur;
+            continue;
+        }
+        while (sp > 1 && !cur->next) {
+            sp--;
+            cur = stack[sp - 1];
+        }
+        if (sp <= 1)
+            return; /* not in this record */
+        cur = cur->next;
+        stack[sp - 1] = cur;
+    }
+    for (int k = 1; k < sp; k++) {
+        const cJSON *parent = stack[k - 1];
+        if (cJSON_IsObject(parent) && stack[k]->string) {
+            bool plain = stack[k]->string[0] != '\0';
+            for (const char *p = stack[k]->string; *p && plain; p++)
+                plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                        (p != stack[k]->string && *p >= '0' && *p <= '9');
+            cfx_buf_printf(m, plain ? ".%s" : "[\"%s\"]", stack[k]->string);
+        } else {
+            int i = 0;
+            for (const cJSON *c = parent->child; c && c != stack[k]; c = c->next)
+                i++;
+            cfx_buf_printf(m, "[%d]", i);
+        }
+    }
+}
+
+static void print_path(const jreader *r, cfx_buf *m)
+{
+    if (!r->rec_array)
+        return;
+    cfx_buf_printf(m, "$.%s[%u]", r->rec_array, r->rec_index);
+    if (r->pending_entry >= 0)
+        cfx_buf_printf(m, ".meta.entries[%d][1]", (int)r->pending_entry);
+    print_path_in_record(r, m);
+    cfx_buf_puts(m, ": ");
+}
+
 static int verr(jreader *r, int status, size_t offset, bool exact, const char *fmt, va_list ap)
 {
     cfx_buf m;
@@ -46,6 +99,7 @@ static int verr(jreader *r, int status, size_t offset, bool exact, const char *f
     } else if (offset != SIZE_MAX) {
         cfx_buf_printf(&m, "line %d: ", line_of(r, offset));
     }
+    print_path(r, &m);
     if (!exact && r->rec_kind) {
         if (r->rec_name)
             cfx_buf_printf(&m, "%s '%s'", r->rec_kind, r->rec_name);
@@ -184,6 +238,25 @@ static const void *resolve_op(jreader *r, const char *qn)
     const cJSON *sj = r->schemas ? cJSON_GetObjectItemCaseSensitive(r->schemas, qn) : NULL;
     const char *file_schema = cJSON_IsString(sj) ? sj->valuestring : NULL;
     cfx_op *op = cfx_op_lookup(qn);
+    if (!op && file_schema && r->declare) {
+        /* declared from the file's schema; a schema text of another operator is refused below */
+        bool had_error = cfx_error_occurred();
+        if (cfx_library_def(r->declare, file_schema) != CFX_OK) {
+            if (had_error)
+                return NULL;
+            char *m = strdup(cfx_error_message() ? cfx_error_message() : "?");
+            cfx_error_clear();
+            jr_err(r, CFX_ERR, "unknown operator '%s' cannot be declared from the file's schema '%s': %s",
+                   qn, file_schema, m ? m : "out of memory");
+            free(m);
+            return NULL;
+        }
+        if (!(op = cfx_op_lookup(qn))) {
+            jr_err(r, CFX_ERR, "the file's schema for operator '%s' defines another operator: '%s'", qn,
+                   file_schema);
+            return NULL;
+        }
+    }
     if (!op) {
         const char *colons = strstr(qn, "::");
         int nslen = colons ? (int)(colons - qn) : 0;
@@ -263,6 +336,7 @@ static int read_node(jreader *r, cJSON *j)
     r->rec_name = NULL;
     r->what = NULL;
     r->key = NULL;
+    r->at = j;
     if (!cJSON_IsObject(j))
         return jr_err(r, CFX_ERR_PARSE, "a node record must be an object");
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(j, "name");
@@ -273,6 +347,7 @@ static int read_node(jreader *r, cJSON *j)
     cJSON *m[6];
     if (jr_members(r, j, node_members, m, "node") != CFX_OK)
         return CFX_ERR_PARSE;
+    r->at = m[1] ? m[1] : j;
     int op = cJSON_IsString(m[1]) ? cfx_node_op_from_name(m[1]->valuestring) : -1;
     if (op < 0)
         return jr_err(r, CFX_ERR_PARSE, "\"op\" must be one of placeholder, get_attr, call_function, "
@@ -280,14 +355,17 @@ static int read_node(jreader *r, cJSON *j)
     cfx_target target;
     if (!m[2])
         return jr_err(r, CFX_ERR_PARSE, "no \"target\"");
+    r->at = m[2];
     if (read_target(r, (cfx_node_op)op, m[2], &target) != CFX_OK)
         return CFX_ERR;
 
     const cJSON *aj = m[3], *kj = m[4];
     r->what = "args";
+    r->at = aj ? aj : j;
     if (!cJSON_IsArray(aj))
         return jr_err(r, CFX_ERR_PARSE, "\"args\" must be an array");
     r->what = "kwargs";
+    r->at = kj ? kj : j;
     if (!cJSON_IsArray(kj))
         return jr_err(r, CFX_ERR_PARSE, "\"kwargs\" must be an array of [name, value] pairs");
     uint32_t na = 0, nk = 0;
@@ -308,6 +386,7 @@ static int read_node(jreader *r, cJSON *j)
     i = 0;
     for (const cJSON *c = kj->child; c; c = c->next, i++) {
         r->key = NULL;
+        r->at = c;
         if (!cJSON_IsArray(c) || !cJSON_IsString(c->child) || !c->child->next || c->child->next->next)
             return jr_err(r, CFX_ERR_PARSE, "\"kwargs\" must be an array of [name, value] pairs");
         const char *k = c->child->valuestring;
@@ -322,6 +401,7 @@ static int read_node(jreader *r, cJSON *j)
     r->what = NULL;
     r->key = NULL;
 
+    r->at = nm;
     cfx_node *n = cfx_graph_create_node(r->g, (cfx_node_op)op, target, args, na, kwargs, nk, name);
     if (!n)
         return CFX_ERR;
@@ -360,6 +440,10 @@ static int read_pending(jreader *r)
         jr_pending *p = &r->pending[k];
         char *name = cfx_node_name_string(p->node);
         r->rec_offset = p->offset;
+        r->rec_array = "nodes";
+        r->rec_index = p->index;
+        r->rec_root = r->at = p->value; /* detached from its record: the path is rebuilt from here */
+        r->pending_entry = p->entry;
         r->rec_kind = "node";
         r->rec_name = name;
         r->what = "meta";
@@ -373,6 +457,9 @@ static int read_pending(jreader *r)
             return rc;
     }
     r->rec_kind = NULL;
+    r->rec_array = NULL;
+    r->rec_root = r->at = NULL;
+    r->pending_entry = -1;
     return CFX_OK;
 }
 
@@ -389,9 +476,66 @@ static void reader_free(jreader *r)
     free(r->pending);
     free(r->stack);
     cfx_arena_free(&r->scratch);
+    cfx_safetensors_free(r->weights);
+    free(r->weights_used);
 }
 
-static int load(const char *text, size_t len, bool module, cfx_graph **gout, cfx_graph_module **mout)
+/* The "weights" file, read from the document's directory. */
+static int open_weights(jreader *r, const jr_doc *d)
+{
+    const char *name = d->weights->valuestring;
+    r->weights_name = name;
+    r->rec_offset = d->weights_at;
+    r->rec_kind = NULL;
+    if (!r->dir)
+        return jr_err(r, CFX_ERR, "$.weights: the attributes' data is in '%s', which only a loader given "
+                      "the document's path can find (cfx_graph_module_load)", name);
+    cfx_buf p;
+    cfx_buf_init(&p);
+    if (r->dir[0] && name[0] != '/')
+        cfx_buf_printf(&p, "%s/", r->dir);
+    cfx_buf_puts(&p, name);
+    if (p.oom) {
+        cfx_buf_free(&p);
+        return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+    }
+    bool had_error = cfx_error_occurred();
+    r->weights = cfx_safetensors_read_file(p.data);
+    cfx_buf_free(&p);
+    if (!r->weights) {
+        if (had_error)
+            return CFX_ERR;
+        /* the safetensors reader's message, said as the document's problem */
+        int status = (int)cfx_error_status();
+        char *m = strdup(cfx_error_message() ? cfx_error_message() : "?");
+        cfx_error_clear();
+        int rc = jr_err(r, status, "$.weights: %s", m ? m : "cannot read the weights file");
+        free(m);
+        return rc;
+    }
+    int n = cfx_safetensors_count(r->weights);
+    if (!(r->weights_used = calloc((size_t)n + 1, 1)))
+        return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+    r->rec_offset = SIZE_MAX;
+    return CFX_OK;
+}
+
+/* Every tensor of the weights file went to an attribute. */
+static int check_weights_used(jreader *r, const jr_doc *d)
+{
+    for (int k = 0; k < cfx_safetensors_count(r->weights); k++)
+        if (!r->weights_used[k]) {
+            r->rec_offset = d->weights_at;
+            r->rec_kind = NULL;
+            return jr_err(r, CFX_ERR_PARSE, "$.weights: the weights file '%s' has a tensor '%s' that no "
+                          "attribute without inline data names", r->weights_name,
+                          cfx_safetensors_name(r->weights, k));
+        }
+    return CFX_OK;
+}
+
+static int load(const char *text, size_t len, bool module, const char *dir, const cfx_graph_load_options *opts,
+                cfx_graph **gout, cfx_graph_module **mout)
 {
     *gout = NULL;
     if (mout)
@@ -399,7 +543,8 @@ static int load(const char *text, size_t len, bool module, cfx_graph **gout, cfx
     if (!text)
         return cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: no text");
     cfx_dispatcher_init();
-    jreader r = {.text = text, .len = len, .strict = true, .rec_offset = SIZE_MAX};
+    jreader r = {.text = text, .len = len, .strict = true, .rec_offset = SIZE_MAX, .dir = dir,
+                 .declare = opts ? opts->declare : NULL, .pending_entry = -1};
     cfx_arena_init(&r.scratch);
     jr_doc d = {0};
     cfx_graph_module *gm = NULL;
@@ -411,6 +556,7 @@ static int load(const char *text, size_t len, bool module, cfx_graph **gout, cfx
         rc = CFX_ERR_NOMEM;
         goto out;
     }
+    r.rec_array = "nodes";
     if ((rc = jr_read_records(&r, d.nodes, "a node record", node_record, NULL)) != CFX_OK ||
         (rc = read_pending(&r)) != CFX_OK)
         goto out;
@@ -421,8 +567,14 @@ static int load(const char *text, size_t len, bool module, cfx_graph **gout, cfx
             goto out;
         }
         r.g = NULL; /* the module owns it */
+        if (d.weights && (rc = open_weights(&r, &d)) != CFX_OK)
+            goto out;
+        r.rec_array = "attributes";
         if (d.attributes.start &&
             (rc = jr_read_records(&r, d.attributes, "an attribute record", attribute_record, gm)) != CFX_OK)
+            goto out;
+        r.rec_array = NULL;
+        if (r.weights && (rc = check_weights_used(&r, &d)) != CFX_OK)
             goto out;
         *mout = gm;
         gm = NULL;
@@ -441,16 +593,21 @@ out:
 cfx_graph *cfx_graph_from_json(const char *text, size_t len)
 {
     cfx_graph *g;
-    load(text, len, false, &g, NULL);
+    load(text, len, false, NULL, NULL, &g, NULL);
     return g;
+}
+
+cfx_graph_module *cfx_graph_module_from_json_opts(const char *text, size_t len, const cfx_graph_load_options *opts)
+{
+    cfx_graph *g;
+    cfx_graph_module *gm;
+    load(text, len, true, NULL, opts, &g, &gm);
+    return gm;
 }
 
 cfx_graph_module *cfx_graph_module_from_json(const char *text, size_t len)
 {
-    cfx_graph *g;
-    cfx_graph_module *gm;
-    load(text, len, true, &g, &gm);
-    return gm;
+    return cfx_graph_module_from_json_opts(text, len, NULL);
 }
 
 static char *read_whole_file(const char *path, size_t *len)
@@ -506,11 +663,36 @@ cfx_graph *cfx_graph_from_json_file(const char *path)
     return g;
 }
 
-cfx_graph_module *cfx_graph_module_from_json_file(const char *path)
+cfx_graph_module *cfx_graph_module_load_opts(const char *path, const cfx_graph_load_options *opts)
 {
     size_t len;
     char *text = read_whole_file(path, &len);
-    cfx_graph_module *gm = text ? cfx_graph_module_from_json(text, len) : NULL;
+    if (!text)
+        return NULL;
+    /* the directory a "weights" file name is relative to: "" for the current one */
+    const char *slash = strrchr(path, '/');
+    size_t dl = slash ? (size_t)(slash - path) + (slash == path) : 0;
+    char *dir = malloc(dl + 1);
+    cfx_graph *g;
+    cfx_graph_module *gm = NULL;
+    if (dir) {
+        memcpy(dir, path, dl);
+        dir[dl] = '\0';
+        load(text, len, true, dir, opts, &g, &gm);
+    } else {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    }
+    free(dir);
     free(text);
     return gm;
+}
+
+cfx_graph_module *cfx_graph_module_from_json_file(const char *path)
+{
+    return cfx_graph_module_load_opts(path, NULL);
+}
+
+cfx_graph_module *cfx_graph_module_load(const char *path)
+{
+    return cfx_graph_module_load_opts(path, NULL);
 }

@@ -26,6 +26,7 @@ int jr_members(jreader *r, const cJSON *obj, const char *const *allowed, cJSON *
     if (n)
         memset(out, 0, n * sizeof *out);
     for (cJSON *c = obj->child; c; c = c->next) {
+        r->at = c;
         if (!c->string)
             return jr_err(r, CFX_ERR_PARSE, "%s: a member without a name", what);
         size_t k = 0;
@@ -43,6 +44,7 @@ int jr_members(jreader *r, const cJSON *obj, const char *const *allowed, cJSON *
             if (strcmp(d->string, c->string) == 0)
                 return jr_err(r, CFX_ERR_PARSE, "%s: member \"%s\" appears twice", what, c->string);
     }
+    r->at = obj;
     return CFX_OK;
 }
 
@@ -76,6 +78,7 @@ static bool parse_decimal(const char *s, int64_t *out)
 
 int jr_int(jreader *r, const cJSON *j, int64_t *out, const char *what)
 {
+    r->at = j;
     if (cJSON_IsNumber(j)) {
         double d = j->valuedouble;
         if (d >= -JR_MAX_EXACT_INT && d <= JR_MAX_EXACT_INT && d == floor(d)) {
@@ -107,6 +110,7 @@ static int int_in(jreader *r, const cJSON *j, int64_t lo, int64_t hi, int64_t *o
 /* A dtype: its torch name, or (within lo..hi) the code of a dtype cfx has no name for. */
 static int read_dtype(jreader *r, const cJSON *j, int64_t lo, int64_t hi, int *out, const char *what)
 {
+    r->at = j;
     if (cJSON_IsString(j)) {
         cfx_dtype d;
         const char *name;
@@ -126,6 +130,7 @@ static int read_dtype(jreader *r, const cJSON *j, int64_t lo, int64_t hi, int *o
 
 static int read_device(jreader *r, const cJSON *j, cfx_device *out, const char *what)
 {
+    r->at = j;
     char tmp[32];
     if (cJSON_IsString(j) && cfx_device_parse(j->valuestring, out) &&
         strcmp(cfx_device_format(*out, tmp, sizeof tmp), j->valuestring) == 0)
@@ -137,6 +142,7 @@ static int read_device(jreader *r, const cJSON *j, cfx_device *out, const char *
 static int read_memory_format(jreader *r, const cJSON *j, bool allow_null, int64_t lo, int64_t hi,
                               int64_t *out, const char *what)
 {
+    r->at = j;
     if (allow_null && cJSON_IsNull(j)) {
         *out = -1;
         return CFX_OK;
@@ -156,6 +162,7 @@ static int read_memory_format(jreader *r, const cJSON *j, bool allow_null, int64
 
 static int read_float(jreader *r, const cJSON *j, double *out, const char *what)
 {
+    r->at = j;
     if (cJSON_IsNumber(j)) {
         *out = j->valuedouble;
         return CFX_OK;
@@ -218,6 +225,7 @@ static int read_tree(jreader *r, const cJSON *j, void *out, size_t size, int ref
     while (j) {
         const cJSON *first;
         void *items;
+        r->at = j;
         int rc = one(r, j, o, ref_mode, &first, &items);
         if (rc != CFX_OK)
             return rc;
@@ -348,6 +356,7 @@ int jr_value(jreader *r, const cJSON *j, cfx_value *out, int ref_mode)
 
 static int read_dims(jreader *r, const cJSON *a, int64_t **out, int *n, const char *what)
 {
+    r->at = a;
     if (!cJSON_IsArray(a))
         return jr_err(r, CFX_ERR_PARSE, "%s: expected an array of integers", what);
     uint32_t len = array_len(a);
@@ -378,6 +387,7 @@ static int read_tensor_fields(jreader *r, cJSON *const *m, int *dtype, cfx_devic
         read_dims(r, m[2], sizes, ndim, "shape") != CFX_OK || read_dims(r, m[3], strides, &n2, "stride") != CFX_OK ||
         jr_int(r, m[4], offset, "storage_offset") != CFX_OK)
         return CFX_ERR_PARSE;
+    r->at = m[3];
     if (n2 != *ndim)
         return jr_err(r, CFX_ERR_PARSE, "shape has %d dimensions but stride has %d", *ndim, n2);
     return CFX_OK;
@@ -486,6 +496,7 @@ static int read_tensor_meta(jreader *r, const cJSON *o, cfx_tensor_meta *tm)
 {
     static const char *const members[] = {"shape", "dtype", "requires_grad", "stride", "memory_format",
                                           "is_quantized", NULL};
+    r->at = o;
     if (!cJSON_IsObject(o))
         return jr_err(r, CFX_ERR_PARSE, "expected an object");
     cJSON *mb[6];
@@ -501,6 +512,7 @@ static int read_tensor_meta(jreader *r, const cJSON *o, cfx_tensor_meta *tm)
         read_dtype(r, dt, INT8_MIN, INT8_MAX, &dtype, "dtype") != CFX_OK ||
         read_memory_format(r, mf, true, INT8_MIN, INT8_MAX, &m, "memory_format") != CFX_OK)
         return CFX_ERR_PARSE;
+    r->at = st;
     if (n != n2)
         return jr_err(r, CFX_ERR_PARSE, "shape has %d dimensions but stride has %d", n, n2);
     *tm = (cfx_tensor_meta){.ndim = n, .dtype = (int8_t)dtype, .memory_format = (int8_t)m,
@@ -512,6 +524,7 @@ static int read_tensor_meta(jreader *r, const cJSON *o, cfx_tensor_meta *tm)
 static int read_stack_trace(jreader *r, const cJSON *o, cfx_site *site)
 {
     static const char *const members[] = {"file", "line", "func", NULL};
+    r->at = o;
     if (!cJSON_IsObject(o))
         return jr_err(r, CFX_ERR_PARSE, "expected an object");
     cJSON *m[3];
@@ -527,7 +540,7 @@ static int read_stack_trace(jreader *r, const cJSON *o, cfx_site *site)
     return CFX_OK;
 }
 
-static int defer(jreader *r, cfx_node *n, const char *key, cJSON *pair, cJSON *value)
+static int defer(jreader *r, cfx_node *n, const char *key, cJSON *pair, cJSON *value, int32_t entry)
 {
     if (r->n_pending == r->pending_cap) {
         uint32_t cap = r->pending_cap ? r->pending_cap * 2 : 8;
@@ -545,16 +558,20 @@ static int defer(jreader *r, cfx_node *n, const char *key, cJSON *pair, cJSON *v
         free(k);
         return CFX_ERR;
     }
-    r->pending[r->n_pending++] = (jr_pending){n, k, cJSON_DetachItemViaPointer(pair, value), r->rec_offset};
+    r->pending[r->n_pending++] = (jr_pending){n, k, cJSON_DetachItemViaPointer(pair, value), r->rec_offset,
+                                             r->rec_index, entry};
     return CFX_OK;
 }
 
 static int read_entries(jreader *r, cfx_node *n, cJSON *a)
 {
+    r->at = a;
     if (!cJSON_IsArray(a))
         return jr_err(r, CFX_ERR_PARSE, "expected an array of [key, value] pairs");
-    for (cJSON *p = a->child; p; p = p->next) {
+    int32_t entry = 0;
+    for (cJSON *p = a->child; p; p = p->next, entry++) {
         r->key = NULL;
+        r->at = p;
         if (!cJSON_IsArray(p) || array_len(p) != 2 || !cJSON_IsString(p->child))
             return jr_err(r, CFX_ERR_PARSE, "expected an array of [key, value] pairs");
         const char *key = p->child->valuestring;
@@ -565,7 +582,7 @@ static int read_entries(jreader *r, cfx_node *n, cJSON *a)
         cfx_value v;
         int rc = jr_value(r, p->child->next, &v, JR_REF_META_FIRST);
         if (rc == JR_DEFER)
-            rc = defer(r, n, key, p, p->child->next);
+            rc = defer(r, n, key, p, p->child->next, entry);
         else if (rc == CFX_OK)
             rc = cfx_node_meta_set(n, key, v);
         if (rc != CFX_OK)
@@ -580,6 +597,7 @@ int jr_meta(jreader *r, cfx_node *n, cJSON *m)
     static const char *const members[] = {"val", "tensor_meta", "stack_trace", "entries", NULL};
     r->what = "meta";
     r->key = NULL;
+    r->at = m;
     if (!cJSON_IsObject(m))
         return jr_err(r, CFX_ERR_PARSE, "expected an object");
     cJSON *mm[4];
@@ -588,6 +606,7 @@ int jr_meta(jreader *r, cfx_node *n, cJSON *m)
     const cJSON *j;
     if ((j = mm[0])) {
         r->key = "val";
+        r->at = j;
         cfx_meta_val v;
         if (read_val(r, j, &v) != CFX_OK || cfx_node_set_val(n, &v) != CFX_OK)
             return CFX_ERR;
@@ -600,6 +619,7 @@ int jr_meta(jreader *r, cfx_node *n, cJSON *m)
     }
     if ((j = mm[2])) {
         r->key = "stack_trace";
+        r->at = j;
         cfx_site site;
         if (read_stack_trace(r, j, &site) != CFX_OK || cfx_node_set_stack_trace(n, &site) != CFX_OK)
             return CFX_ERR;
@@ -660,11 +680,12 @@ static bool host_is_little_endian(void)
     return *(const unsigned char *)&one == 1;
 }
 
-/* Scatters row-major little-endian elements into t through its strides. */
-static void fill_tensor(cfx_tensor *t, const unsigned char *src, int64_t numel, size_t item)
+/* Scatters row-major elements into t through its strides: little-endian ones (base64 data)
+ * when from_le, else in the host's order (a tensor of the weights file). */
+static void fill_tensor(cfx_tensor *t, const unsigned char *src, int64_t numel, size_t item, bool from_le)
 {
     unsigned char *base = cfx_tensor_data(t);
-    bool le = host_is_little_endian();
+    bool le = !from_le || host_is_little_endian();
     int64_t idx[CFX_MAX_DIMS] = {0};
     int64_t off = 0;
     for (int64_t k = 0; k < numel; k++) {
@@ -730,6 +751,7 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
     r->rec_name = NULL;
     r->what = NULL;
     r->key = NULL;
+    r->at = a;
     static const char *const members[] = {TENSOR_MEMBERS, "data", "name", NULL};
     cJSON *m[7];
     if (!cJSON_IsObject(a))
@@ -747,8 +769,10 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
     int64_t *sizes, *strides, offset;
     if (read_tensor_fields(r, m, &dtype, &dev, &sizes, &strides, &ndim, &offset) != CFX_OK)
         return CFX_ERR_PARSE;
+    r->at = m[0];
     if (!cfx_dtype_valid(dtype))
         return jr_err(r, CFX_ERR_PARSE, "dtype code %d is not one cfx has tensors of", dtype);
+    r->at = m[2];
     const cJSON *data = m[5];
     size_t item = cfx_dtype_size((cfx_dtype)dtype);
     int64_t numel = 1;
@@ -760,7 +784,35 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
         numel *= sizes[i];
     }
     unsigned char *bytes = NULL;
+    cfx_tensor *given = NULL; /* the attribute's tensor in the weights file */
+    if (!data && r->weights && dev.type == CFX_DEVICE_CPU) {
+        r->at = nm;
+        int k = cfx_safetensors_find(r->weights, nm->valuestring);
+        if (k < 0)
+            return jr_err(r, CFX_ERR_PARSE, "the weights file '%s' has no tensor of this name (and the "
+                          "record has no \"data\")", r->weights_name);
+        given = cfx_safetensors_tensor(r->weights, k);
+        bool same = given->dtype == dtype && given->ndim == ndim;
+        for (int i = 0; same && i < ndim; i++)
+            same = given->sizes[i] == sizes[i];
+        if (!same) {
+            cfx_buf b;
+            cfx_buf_init(&b);
+            cfx_tensor_print_sizes(given, &b);
+            int rc = jr_err(r, CFX_ERR_PARSE, "the weights file '%s' has it as %s of shape %s, which is not "
+                            "the attribute's dtype and shape", r->weights_name,
+                            cfx_safetensors_dtype_name((cfx_dtype)given->dtype), b.data ? b.data : "?");
+            cfx_buf_free(&b);
+            return rc;
+        }
+        r->weights_used[k] = 1;
+        int64_t contig[CFX_MAX_DIMS];
+        cfx_contiguous_strides(sizes, ndim, contig);
+        if (offset == 0 && (ndim == 0 || memcmp(contig, strides, (size_t)ndim * sizeof *strides) == 0))
+            return cfx_graph_module_set_attr(gm, nm->valuestring, given); /* the loaded tensor itself */
+    }
     if (data) {
+        r->at = data;
         if (!cJSON_IsString(data))
             return jr_err(r, CFX_ERR_PARSE, "\"data\" must be a base64 string");
         if (dev.type != CFX_DEVICE_CPU)
@@ -785,7 +837,9 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
     cfx_tensor *t = make_tensor(r, dtype, dev, sizes, strides, ndim, offset);
     int rc = t ? CFX_OK : CFX_ERR;
     if (t && bytes)
-        fill_tensor(t, bytes, numel, item);
+        fill_tensor(t, bytes, numel, item, true);
+    else if (t && given && numel)
+        fill_tensor(t, cfx_tensor_data(given), numel, item, false);
     if (t)
         rc = cfx_graph_module_set_attr(gm, nm->valuestring, t);
     cfx_scope_end(s); /* drops our references; the module holds its own */

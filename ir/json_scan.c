@@ -105,6 +105,7 @@ void jr_doc_free(jr_doc *d)
     cJSON_Delete(d->version);
     cJSON_Delete(d->name);
     cJSON_Delete(d->schemas);
+    cJSON_Delete(d->weights);
     free(d->unknown);
 }
 
@@ -161,7 +162,8 @@ static int scan_member(jreader *r, jr_doc *d, const char *key, size_t key_at, si
     cJSON **slot = strcmp(key, "format") == 0    ? &d->format
                    : strcmp(key, "version") == 0 ? &d->version
                    : strcmp(key, "name") == 0    ? &d->name
-                   : strcmp(key, "schemas") == 0 ? &d->schemas : NULL;
+                   : strcmp(key, "schemas") == 0 ? &d->schemas
+                   : strcmp(key, "weights") == 0 ? &d->weights : NULL;
     if (slot && *slot)
         return jr_err_at(r, key_at, "member \"%s\" appears twice", key);
     size_t val_at = *i;
@@ -184,6 +186,11 @@ static int scan_member(jreader *r, jr_doc *d, const char *key, size_t key_at, si
         return check_version(r, v, val_at);
     if (slot == &d->schemas)
         d->schemas_at = val_at;
+    if (slot == &d->weights) {
+        d->weights_at = val_at;
+        if (!cJSON_IsString(v) || !v->valuestring[0])
+            return jr_err_at(r, val_at, "\"weights\" must be the file name of a safetensors file");
+    }
     return CFX_OK;
 }
 
@@ -266,18 +273,23 @@ int jr_read_records(jreader *r, jr_span sp, const char *what, jr_record_fn fn, v
 {
     size_t i = sp.start + 1;
     skip_ws(r, &i);
+    r->rec_index = 0;
     if (i < r->len && r->text[i] == ']')
         return CFX_OK;
-    for (;;) {
+    for (;; r->rec_index++) {
         skip_ws(r, &i);
         r->rec_offset = i;
         r->rec_kind = NULL;
+        r->rec_root = NULL;
+        r->at = NULL;
         if (i >= sp.end || r->text[i] != '{')
             return jr_err_at(r, i, "%s must be an object", what);
         cJSON *j = parse_at(r, &i, what);
         if (!j)
             return CFX_ERR_PARSE;
+        r->rec_root = r->at = j;
         int rc = fn(r, j, ctx);
+        r->rec_root = r->at = NULL;
         cJSON_Delete(j);
         if (rc != CFX_OK)
             return rc;

@@ -327,7 +327,7 @@ static int put_attr(jwriter *w, const char *name, const cfx_tensor *t)
     PB_LIT(b, ", ");
     if (jw_tensor_fields(w, t->dtype, t->device, t->sizes, t->strides, t->ndim, t->storage_offset) != CFX_OK)
         return CFX_ERR;
-    if (!(w->flags & CFX_JSON_NO_DATA) && t->device.type == CFX_DEVICE_CPU && cfx_tensor_data(t)) {
+    if (!(w->flags & CFX_JSON_NO_DATA) && !w->weights && t->device.type == CFX_DEVICE_CPU && cfx_tensor_data(t)) {
         PB_LIT(b, ", \"data\": ");
         if (put_tensor_data(w, t) != CFX_OK)
             return CFX_ERR;
@@ -351,11 +351,11 @@ static int flush(jwriter *w, bool force)
 }
 
 static int write_doc(const cfx_graph *g, const cfx_graph_module *gm, unsigned flags, cfx_buf *b,
-                     FILE *sink, const char *path)
+                     FILE *sink, const char *path, const char *weights)
 {
     if (!g || !b)
         return CFX_ERR;
-    jwriter w = {.g = g, .b = b, .flags = flags, .sink = sink, .path = path};
+    jwriter w = {.g = g, .b = b, .flags = flags, .sink = sink, .path = path, .weights = weights};
     w.defined = calloc(((size_t)g->n_created + 63) / 64 + 1, sizeof *w.defined);
     if (!w.defined)
         return jw_err(&w, "out of memory");
@@ -383,6 +383,13 @@ static int write_doc(const cfx_graph *g, const cfx_graph_module *gm, unsigned fl
         PB_LIT(b, "\n  ],\n");
     else
         PB_LIT(b, "],\n");
+    if (weights) {
+        w.cur = NULL;
+        PB_LIT(b, "  \"weights\": ");
+        if ((rc = jw_cstr(&w, weights)) != CFX_OK)
+            goto out;
+        PB_LIT(b, ",\n");
+    }
     PB_LIT(b, "  \"attributes\": [");
     int na = gm ? cfx_graph_module_n_attrs(gm) : 0;
     for (int i = 0; i < na; i++) {
@@ -409,14 +416,14 @@ out:
 
 int cfx_graph_write_json(const cfx_graph *g, unsigned flags, cfx_buf *b)
 {
-    return write_doc(g, NULL, flags, b, NULL, NULL);
+    return write_doc(g, NULL, flags, b, NULL, NULL, NULL);
 }
 
 int cfx_graph_module_write_json(const cfx_graph_module *gm, unsigned flags, cfx_buf *b)
 {
     if (!gm)
         return CFX_ERR;
-    return write_doc(cfx_graph_module_graph(gm), gm, flags, b, NULL, NULL);
+    return write_doc(cfx_graph_module_graph(gm), gm, flags, b, NULL, NULL, NULL);
 }
 
 static int to_string(const cfx_graph *g, const cfx_graph_module *gm, unsigned flags, char **out)
@@ -426,7 +433,7 @@ static int to_string(const cfx_graph *g, const cfx_graph_module *gm, unsigned fl
     *out = NULL;
     cfx_buf b;
     cfx_buf_init(&b);
-    int rc = write_doc(g, gm, flags, &b, NULL, NULL);
+    int rc = write_doc(g, gm, flags, &b, NULL, NULL, NULL);
     if (rc == CFX_OK) {
         *out = cfx_buf_take(&b);
         if (!*out)
@@ -451,7 +458,7 @@ int cfx_graph_module_to_json(const cfx_graph_module *gm, unsigned flags, char **
     return to_string(cfx_graph_module_graph(gm), gm, flags, out);
 }
 
-static int to_file(const cfx_graph *g, const cfx_graph_module *gm, const char *path, unsigned flags)
+int jw_to_file(const cfx_graph *g, const cfx_graph_module *gm, const char *path, unsigned flags, const char *weights)
 {
     if (!g || !path)
         return CFX_ERR;
@@ -461,7 +468,7 @@ static int to_file(const cfx_graph *g, const cfx_graph_module *gm, const char *p
                              strerror(errno));
     cfx_buf b;
     cfx_buf_init(&b);
-    int rc = write_doc(g, gm, flags, &b, f, path);
+    int rc = write_doc(g, gm, flags, &b, f, path, weights);
     cfx_buf_free(&b);
     if (fclose(f) != 0 && rc == CFX_OK)
         rc = cfx_error_set(CFX_ERR, NULL, "cannot write graph JSON: closing '%s' failed: %s", path,
@@ -473,12 +480,12 @@ static int to_file(const cfx_graph *g, const cfx_graph_module *gm, const char *p
 
 int cfx_graph_to_json_file(const cfx_graph *g, const char *path, unsigned flags)
 {
-    return to_file(g, NULL, path, flags);
+    return jw_to_file(g, NULL, path, flags, NULL);
 }
 
 int cfx_graph_module_to_json_file(const cfx_graph_module *gm, const char *path, unsigned flags)
 {
     if (!gm)
         return CFX_ERR;
-    return to_file(cfx_graph_module_graph(gm), gm, path, flags);
+    return jw_to_file(cfx_graph_module_graph(gm), gm, path, flags, NULL);
 }

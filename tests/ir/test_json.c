@@ -368,22 +368,22 @@ Test(ir_json, versions)
 {
     cfx_graph_module *gm = gm_example();
     char *j = dump_gm(gm, 0);
-    expect_replaced_error(j, "{\"major\": 1, \"minor\": 0}", "{\"major\": 2, \"minor\": 0}",
-                          "the file has format version 2.0, newer than this reader's 1.0; a newer major "
+    expect_replaced_error(j, "{\"major\": 1, \"minor\": 1}", "{\"major\": 2, \"minor\": 0}",
+                          "the file has format version 2.0, newer than this reader's 1.1; a newer major "
                           "version cannot be read");
-    expect_replaced_error(j, "{\"major\": 1, \"minor\": 0}", "{\"major\": 0, \"minor\": 9}",
+    expect_replaced_error(j, "{\"major\": 1, \"minor\": 1}", "{\"major\": 0, \"minor\": 9}",
                           "format version 0.9 is not supported");
-    expect_replaced_error(j, "{\"major\": 1, \"minor\": 0}", "{\"major\": 1}", "\"version\" must be");
+    expect_replaced_error(j, "{\"major\": 1, \"minor\": 1}", "{\"major\": 1}", "\"version\" must be");
     expect_replaced_error(j, "\"cfx.graph\"", "\"torch.export\"", "not a cfx graph document: \"format\" is "
                           "\"torch.export\", expected \"cfx.graph\"");
     /* the version is checked before anything after it is parsed */
-    char *t = replace(j, "{\"major\": 1, \"minor\": 0}", "{\"major\": 3, \"minor\": 1}");
+    char *t = replace(j, "{\"major\": 1, \"minor\": 1}", "{\"major\": 3, \"minor\": 1}");
     char *t2 = replace(t, "\"nodes\": [", "\"nodes\": [[[ garbage");
     expect_load_error(t2, "newer than this reader's");
     free(t);
     free(t2);
     /* a newer minor: unknown members are ignored, known ones read */
-    t = replace(j, "{\"major\": 1, \"minor\": 0}", "{\"major\": 1, \"minor\": 7, \"patch\": 1}");
+    t = replace(j, "{\"major\": 1, \"minor\": 1}", "{\"major\": 1, \"minor\": 7, \"patch\": 1}");
     t2 = replace(t, "\"op\": \"placeholder\"", "\"op\": \"placeholder\", \"future\": {\"x\": [1]}");
     char *t3 = replace(t2, "\"nodes\": [", "\"extra\": 5, \"nodes\": [");
     cfx_error_clear();
@@ -393,6 +393,12 @@ Test(ir_json, versions)
     cr_expect_str_eq(j, j2);
     free(j2);
     cfx_graph_module_free(gm2);
+    /* an older minor (1.0: no "weights") loads */
+    char *old = replace(j, "{\"major\": 1, \"minor\": 1}", "{\"major\": 1, \"minor\": 0}");
+    cfx_graph_module *gm3 = load_gm(old, strlen(old));
+    cr_expect(gm3, "%s", cfx_error_message());
+    cfx_graph_module_free(gm3);
+    free(old);
     /* the same additions in a file of this minor are errors */
     expect_replaced_error(j, "\"op\": \"placeholder\"", "\"op\": \"placeholder\", \"future\": 1",
                           "node 'x': node: unknown member \"future\"");

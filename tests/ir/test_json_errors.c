@@ -21,7 +21,7 @@ Test(ir_json_errors, load_errors)
     expect_load_error("{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 0}}", "no \"nodes\" member");
     expect_load_error("{\"format\": \"cfx.graph\", \"format\": \"cfx.graph\"}", "member \"format\" appears twice");
     expect_replaced_error(j, "\n}\n", "\n} x", "line 29, column 3: unexpected data after the document");
-    expect_replaced_error(j, "\"x\", \"op\"", "\"x\" \"op\"", "line 13, column 18: malformed JSON in a node record");
+    expect_replaced_error(j, "\"x\", \"op\"", "\"x\" \"op\"", "line 13, column 18: $.nodes[0]: malformed JSON in a node record");
     /* targets */
     expect_replaced_error(j, "\"aten::relu\"}", "\"aten::relux\"}",
                           "node 'relu', target: unknown operator 'aten::relux': nothing registered defines it; "
@@ -37,7 +37,7 @@ Test(ir_json_errors, load_errors)
     expect_replaced_error(j, "\"op\": \"call_function\"", "\"op\": \"call_fn\"", "\"op\" must be one of");
     /* references and names */
     expect_replaced_error(j, "[{\"node\": \"x\"}, {\"node\": \"t\"}]", "[{\"node\": \"x\"}, {\"node\": \"relu\"}]",
-                          "line 17: node 'mm', args: argument 'relu' is used before it has been defined (no earlier node has that name)");
+                          "line 17: $.nodes[4].args[1]: node 'mm', args: argument 'relu' is used before it has been defined (no earlier node has that name)");
     expect_replaced_error(j, "[{\"node\": \"x\"}, {\"node\": \"t\"}]", "[{\"node\": \"mm\"}, {\"node\": \"t\"}]",
                           "argument 'mm' is used before it has been defined");
     expect_replaced_error(j, "\"name\": \"mm\"", "\"name\": \"t\"", "node 't': Node redefined name t!");
@@ -125,6 +125,55 @@ Test(ir_json_errors, value_errors)
     expect_body_error("\"args\": [], \"kwargs\": [], \"meta\": {\"entries\": {\"k\": 1}}", "[key, value] pairs");
 }
 
+/* Every refusal inside a record names the JSON path of the offending item. */
+Test(ir_json_errors, json_paths)
+{
+    struct {
+        const char *body, *want;
+    } cases[] = {
+        {"\"args\": [[1, {\"tuple\": [2, 1.5]}]], \"kwargs\": []",
+         "line 3: $.nodes[1].args[0][1].tuple[1]: node 'y', args: value: expected an integer"},
+        {"\"args\": [], \"kwargs\": [[\"a\", 1], [\"b\", {\"dtype\": 1e10}]]",
+         "$.nodes[1].kwargs[1][1].dtype: node 'y', kwargs 'b': value: 10000000000 is out of range"},
+        {"\"args\": [], \"kwargs\": [[\"a\", 1], [\"a\", 2]]", "$.nodes[1].kwargs[1]: node 'y', kwargs 'a': keyword given twice"},
+        {"\"args\": [{\"node\": \"nope\"}], \"kwargs\": []", "$.nodes[1].args[0]: node 'y', args: argument 'nope' is used"},
+        {"\"args\": 5, \"kwargs\": []", "$.nodes[1].args: node 'y', args: \"args\" must be an array"},
+        {"\"args\": [], \"kwargs\": [], \"meta\": {\"vall\": 1}", "$.nodes[1].meta.vall: node 'y', meta: meta: unknown member"},
+        {"\"args\": [], \"kwargs\": [], \"meta\": {\"val\": {\"tensor\": {\"dtype\": \"torch.float32\", "
+         "\"device\": \"cpu\", \"shape\": [2, 1.5], \"stride\": [1, 1], \"storage_offset\": 0}}}",
+         "$.nodes[1].meta.val.tensor.shape[1]: node 'y', meta 'val': shape: expected an integer"},
+        {"\"args\": [], \"kwargs\": [], \"meta\": {\"tensor_meta\": {\"shape\": [], \"dtype\": \"torch.float32\", "
+         "\"requires_grad\": false, \"stride\": [1], \"memory_format\": null, \"is_quantized\": false}}",
+         "$.nodes[1].meta.tensor_meta.stride: node 'y', meta 'tensor_meta': shape has 0 dimensions but stride has 1"},
+        {"\"args\": [], \"kwargs\": [], \"meta\": {\"stack_trace\": {\"file\": \"a\", \"line\": 1e10, \"func\": null}}",
+         "$.nodes[1].meta.stack_trace.line: node 'y', meta 'stack_trace': line: 10000000000 is out of range"},
+        /* a meta entry naming a later node is read after all nodes; its path is still exact */
+        {"\"args\": [], \"kwargs\": [], \"meta\": {\"entries\": [[\"a\", 1], [\"k\", [0, {\"node\": \"zz\"}]]]}",
+         "$.nodes[1].meta.entries[1][1][1]: node 'y', meta 'k': refers to node 'zz', which is not in the graph"},
+        {"\"args\": [], \"kwargs\": [], \"meta\": {\"entries\": [[\"k\", 1], [\"k\", 2]]}",
+         "$.nodes[1].meta.entries[1]: node 'y', meta: key \"k\" appears twice"},
+        {"\"args\": [], \"kwargs\": [], \"x-extra\": 1", "$.nodes[1][\"x-extra\"]: node 'y': node: unknown member"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_body_error(cases[i].body, cases[i].want);
+    /* the record itself, its name, op and target */
+    expect_load_error("{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 0}, \"nodes\": [\n"
+                      "{\"name\": \"x\", \"op\": \"placeholder\", \"target\": \"x\", \"args\": [], \"kwargs\": []},\n"
+                      "{\"name\": \"x\", \"op\": \"placeholder\", \"target\": \"x\", \"args\": [], \"kwargs\": []}]}",
+                      "line 3: $.nodes[1].name: node 'x': Node redefined name x!");
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_printf(&b, "%s\"args\": [], \"kwargs\": []}, {\"name\": \"z\", \"op\": \"call_function\", "
+                   "\"target\": {\"op\": \"aten::nope\"}, \"args\": [], \"kwargs\": []}]}", doc_head);
+    expect_load_error(b.data, "line 3: $.nodes[2].target: node 'z', target: unknown operator 'aten::nope'");
+    cfx_buf_free(&b);
+    expect_load_error("{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 0}, \"nodes\": [1]}",
+                      "$.nodes[0]: a node record must be an object");
+    expect_load_error("{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 0}, \"nodes\": [\n"
+                      "{\"name\": \"x\", \"op\": \"placeholders\", \"target\": \"x\", \"args\": [], \"kwargs\": []}]}",
+                      "$.nodes[0].op: node 'x': \"op\" must be one of");
+}
+
 Test(ir_json_errors, attribute_errors)
 {
     const char *head = "{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 0}, \"nodes\": [], \"attributes\": [\n";
@@ -134,7 +183,7 @@ Test(ir_json_errors, attribute_errors)
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1], \"stride\": [1], "
          "\"storage_offset\": 0, \"data\": \"AACAPw==\"}", NULL},
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [2], \"stride\": [1], "
-         "\"storage_offset\": 0, \"data\": \"AACAPw==\"}", "line 2: attribute 'w': \"data\" is not the base64 of 8 bytes"},
+         "\"storage_offset\": 0, \"data\": \"AACAPw==\"}", "line 2: $.attributes[0].data: attribute 'w': \"data\" is not the base64 of 8 bytes"},
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1], \"stride\": [1], "
          "\"storage_offset\": 0, \"data\": \"AACAP=w=\"}", "is not the base64"},
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1], \"stride\": [1], "
@@ -151,7 +200,7 @@ Test(ir_json_errors, attribute_errors)
          "\"storage_offset\": 0}", "negative size or stride"},
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1], \"stride\": [1], "
          "\"storage_offset\": 0},\n{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1], "
-         "\"stride\": [1], \"storage_offset\": 0}", "line 3: attribute 'w': the attribute appears twice"},
+         "\"stride\": [1], \"storage_offset\": 0}", "line 3: $.attributes[1]: attribute 'w': the attribute appears twice"},
         {"{\"dtype\": \"torch.float32\"}", "needs a non-empty \"name\""},
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\"}", "a tensor needs dtype, device"},
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1], \"stride\": [1], "
@@ -246,6 +295,52 @@ Test(ir_json_errors, unknown_library_after_unload)
     expect_load_error(j, "unknown operator 'cfxjt::custom': nothing registered defines it; register its library "
                          "(namespace 'cfxjt') before loading the graph (schema in the file: "
                          "cfxjt::custom(Tensor x, *, int k=1, str mode=\"a\") -> Tensor)");
+    /* with a library to declare it in, the embedded schema defines it: the graph loads and dumps
+     * to the same bytes; the operator has no kernel */
+    cfx_library *decl = CFX_LIBRARY(CFX_LIB_FRAGMENT, "cfxjt");
+    cr_assert(decl);
+    cfx_graph_load_options opts = {.declare = decl};
+    cfx_error_clear();
+    cfx_graph_module *gm = cfx_graph_module_from_json_opts(j, strlen(j), &opts);
+    cr_assert(gm, "%s", cfx_error_message());
+    cfx_node *n = cfx_graph_find_node(cfx_graph_module_graph(gm), "custom");
+    cr_expect_eq(cfx_node_operator(n), cfx_op_lookup("cfxjt::custom"));
+    char *j2 = dump_graph(cfx_graph_module_graph(gm));
+    cr_expect_str_eq(j2, j);
+    free(j2);
+    cfx_graph_module_free(gm);
+    /* now registered: a second load needs no declaring */
+    gm = load_gm(j, strlen(j));
+    cr_expect(gm, "%s", cfx_error_message());
+    cfx_graph_module_free(gm);
+    cfx_library_free(decl);
+    /* a library of another namespace cannot declare it */
+    decl = CFX_LIBRARY(CFX_LIB_FRAGMENT, "other");
+    opts.declare = decl;
+    cfx_error_clear();
+    gm = cfx_graph_module_from_json_opts(j, strlen(j), &opts);
+    cr_expect_null(gm);
+    cr_expect(strstr(cfx_error_message(), "$.nodes[1].target: node 'custom', target: unknown operator 'cfxjt::custom' "
+                                          "cannot be declared from the file's schema"), "%s", cfx_error_message());
+    cr_expect(strstr(cfx_error_message(), "does not match namespace"), "%s", cfx_error_message());
+    cfx_library_free(decl);
+    /* an embedded schema that does not parse */
+    char *bad = replace(j, "cfxjt::custom(Tensor x, *,", "cfxjt::custom(Tensor x, ((,");
+    decl = CFX_LIBRARY(CFX_LIB_FRAGMENT, "cfxjt");
+    opts.declare = decl;
+    cfx_error_clear();
+    gm = cfx_graph_module_from_json_opts(bad, strlen(bad), &opts);
+    cr_expect_null(gm);
+    cr_expect(strstr(cfx_error_message(), "cannot be declared from the file's schema"), "%s", cfx_error_message());
+    free(bad);
+    /* one that parses but prints otherwise: declared, then refused as a disagreeing schema */
+    bad = replace(j, "cfxjt::custom(Tensor x, *,", "cfxjt::custom(Tensor  x, *,");
+    cfx_error_clear();
+    gm = cfx_graph_module_from_json_opts(bad, strlen(bad), &opts);
+    cr_expect_null(gm);
+    cr_expect(strstr(cfx_error_message(), "operator 'cfxjt::custom' is registered with schema"), "%s", cfx_error_message());
+    cfx_library_free(decl);
+    free(bad);
     free(j);
 }
 

@@ -8,13 +8,16 @@
   tuples); node references must name earlier nodes; names must be unique.
 - Every embedded "aten::" schema must equal str(op._schema) of torch.ops.aten.<name>.<overload>,
   and every operator target must resolve in torch.ops under its printed name.
-- Attribute data must decode to numel * element_size bytes, which torch.frombuffer reads.
+- Attribute data must decode to numel * element_size bytes, which torch.frombuffer reads; with
+  a "weights" member (format 1.1), the attributes without data are read from that safetensors
+  file (beside the document) by safetensors.torch.load_file, with the recorded dtype and shape.
 Exit status 0 on success, 1 on a failed check, 77 when torch cannot be imported (which the
 cfx test reports as a failure: PyTorch is the oracle). Used by tests/ir/test_json.c.
 """
 import base64
 import json
 import math
+import os
 import sys
 
 try:
@@ -101,7 +104,7 @@ def printed_target(qn):
 def main():
     with open(sys.argv[1], encoding="utf-8") as f:
         doc = json.load(f, parse_constant=strict_constant)
-    if doc.get("format") != "cfx.graph" or doc["version"] != {"major": 1, "minor": 0}:
+    if doc.get("format") != "cfx.graph" or doc["version"] != {"major": 1, "minor": 1}:
         fail("format / version")
     schemas = doc.get("schemas", {})
     defined = set()
@@ -125,15 +128,26 @@ def main():
             decode_value(v, defined)
             n_values += 1
         defined.add(name)
+    weights = {}
+    if "weights" in doc:
+        from safetensors.torch import load_file
+        weights = load_file(os.path.join(os.path.dirname(sys.argv[1]), doc["weights"]))
     for a in doc.get("attributes", []):
         dtype = DTYPES[a["dtype"]]
         numel = math.prod(decode_int(s) for s in a["shape"])
-        if "data" in a:
+        if "data" not in a and a["device"] == "cpu" and "weights" in doc:
+            t = weights.pop(a["name"])
+            if t.dtype != dtype or list(t.shape) != [decode_int(s) for s in a["shape"]]:
+                fail(f"attribute {a['name']}: {t.dtype} {list(t.shape)} in the weights file")
+            print(a["name"], t.reshape(-1).tolist())
+        elif "data" in a:
             raw = base64.b64decode(a["data"], validate=True)
             if len(raw) != numel * torch.empty((), dtype=dtype).element_size():
                 fail(f"attribute {a['name']}: {len(raw)} bytes")
             t = torch.frombuffer(bytearray(raw), dtype=dtype) if raw else torch.empty(0, dtype=dtype)
             print(a["name"], t.tolist())
+    if weights:
+        fail(f"weights not named by attributes: {sorted(weights)}")
     print(f"ok: {len(doc['nodes'])} nodes, {n_values} values, {len(schemas)} schemas")
 
 

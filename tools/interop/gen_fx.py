@@ -622,7 +622,7 @@ def json_example():
     for n in g.nodes:
         if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload):
             schemas.setdefault(op_key(n.target), str(n.target._schema))
-    doc = {"format": "cfx.graph", "version": {"major": 1, "minor": 0}, "name": type(gm).__name__,
+    doc = {"format": "cfx.graph", "version": {"major": 1, "minor": 1}, "name": type(gm).__name__,
            "schemas": schemas, "nodes": [json_node(n) for n in g.nodes],
            "attributes": [json_attribute(gm, n.target) for n in g.nodes if n.op == "get_attr"]}
     golden.write_json("graph_json_example.json", doc, cls=GraphDocumentLayout)
