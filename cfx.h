@@ -27,6 +27,7 @@
 #include "ir/json.h"
 #include "ir/interpreter.h"
 #include "ir/passes/dce.h"
+#include "ir/passes/fake_tensor_prop.h"
 #include "tracer/module.h"
 #include "tracer/make_fx.h"
 
