@@ -44,8 +44,11 @@ static void expect_same(cfx_value got, cfx_value want, const char *what)
     }
 }
 
+enum { MAX_RESULTS = 16 };
+_Static_assert((int)MAX_RESULTS >= (int)CFX_MODEL_MAX_ARGS, "the eager stack holds the arguments too");
+
 /* Calls fn (signature as make_fx takes it) directly; the result as one value (a tuple when it
- * returns several). Tensors land in the current scope. */
+ * returns several, its items in items[MAX_RESULTS]). Tensors land in the current scope. */
 static cfx_value eager(cfx_fnptr fn, const char *signature, cfx_module *module, const cfx_value *args, int n,
                        cfx_value *items)
 {
@@ -53,13 +56,14 @@ static cfx_value eager(cfx_fnptr fn, const char *signature, cfx_module *module, 
     snprintf(text, sizeof text, "f%s", signature);
     cfx_schema *s = cfx_schema_parse(text, NULL);
     cr_assert(s, "%s", text);
+    int nr = s->n_returns;
+    cr_assert_leq(nr, MAX_RESULTS);
     cfx_adapter *a = module ? cfx_adapter_new_lead(s, fn) : cfx_adapter_new(s, fn);
     cr_assert(a);
-    cfx_value stack[CFX_MODEL_MAX_ARGS];
+    cfx_value stack[MAX_RESULTS]; /* >= CFX_MODEL_MAX_ARGS */
     memcpy(stack, args, (size_t)n * sizeof *stack);
     int rc = module ? cfx_adapter_call_lead(a, module, stack) : cfx_adapter_call_boxed(a, NULL, cfx_keyset_empty(), stack);
     cr_assert_eq(rc, CFX_OK, "%s", cfx_error_message());
-    int nr = s->n_returns;
     cfx_adapter_free(a);
     cfx_schema_free(s);
     if (nr == 1)
@@ -82,7 +86,7 @@ static void check_model(const cfx_model *m, cfx_tracing_mode mode)
     cfx_graph_module *gm = cfx_make_fx(m->forward, m->signature, targs, n, &opts);
     cr_assert(gm, "tracing %s: %s", m->name, cfx_error_message());
 
-    cfx_value items[4];
+    cfx_value items[MAX_RESULTS];
     cfx_value want = eager(m->forward, m->signature, emod, eargs, n, items);
 
     int64_t live = cfx_tensor_live_count();
@@ -135,7 +139,7 @@ Test(interpreter, getitem_kwargs_and_tuple_outputs)
     const cfx_node *sum = cfx_graph_find_node(g, "sum_1");
     cr_assert(sum && cfx_node_num_kwargs(sum) == 1, "sum's dtype is a kwarg");
 
-    cfx_value items[4];
+    cfx_value items[MAX_RESULTS];
     cfx_value want = eager((cfx_fnptr)multi_model, "(Tensor x) -> (Tensor, Tensor)", NULL, &a, 1, items);
     cfx_value got;
     cr_assert_eq(cfx_graph_module_run(gm, &a, 1, &got), CFX_OK, "%s", cfx_error_message());
