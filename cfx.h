@@ -3,7 +3,7 @@
  * cfx records C calls to tensor operators into an FX-style graph. This header pulls in the
  * public surface, layer by layer: values, tensors and scopes; schemas; the dispatcher
  * (operators, libraries, dispatch keys); the built-in operators; the dispatch mode stack and
- * fake tensors; the FX graph IR with its passes and JSON; make_fx. */
+ * fake tensors; the FX graph IR with its passes, JSON and interpreter; make_fx. */
 #ifndef CFX_H
 #define CFX_H
 
@@ -26,7 +26,9 @@
 #include "ir/graph_module.h"
 #include "ir/json.h"
 #include "ir/safetensors.h"
+#include "ir/interpreter.h"
 #include "ir/passes/dce.h"
+#include "ir/passes/fake_tensor_prop.h"
 #include "tracer/module.h"
 #include "tracer/make_fx.h"
 

@@ -22,6 +22,7 @@ static inline void bench_keep(const void *p) { __asm__ volatile("" : : "g"(p) : 
 void bench_dispatch(void);
 void bench_trace(const char *self);
 void bench_ir(void);
+void bench_interp(void);
 int bench_trace_child(long nodes);
 
 #endif

@@ -1,0 +1,547 @@
+/* interpreter.c - running a graph node by node (torch.fx.Interpreter).
+ *
+ * The environment is an array of values indexed by node seq (dense creation indices), so a
+ * node's value is one load away and no hashing happens per argument. Each slot owns its value:
+ * a tensor holds one reference, a tuple or list owns a malloc'd item array (deeply). A slot
+ * that has no value (not yet run, or dropped) has the kind UNSET, so reading an argument
+ * before its producer ran (a graph out of topological order) is caught, not a crash.
+ *
+ * Freeing after the last use is FX's algorithm: one backward walk records, for every node, the
+ * first user met walking backwards (the last in execution order); that user gets the node on
+ * its list of values to drop once it has run. The lists are threaded through one array by
+ * seq, so the bookkeeping is two integers per node and the whole plan is O(nodes + uses).
+ *
+ * A call_function on an operator binds its node's args and kwargs to the schema as torch.ops'
+ * Python binding does (a kwarg goes to its argument's position, skipped defaults are filled),
+ * substitutes node values (list items are copied into a scratch array reused across nodes),
+ * and calls the operator boxed with a scope open around the call: the results are retained by
+ * the environment and the scope then releases the call's temporaries, so a dropped value is
+ * really freed at its last use, not at the end of the run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/dispatcher.h"
+#include "dispatch/error.h"
+#include "dispatch/schema.h"
+#include "dispatch/scope.h"
+#include "dispatch/tensor.h"
+#include "ir/interp_internal.h"
+#include "ir/interpreter.h"
+
+/* Values nest this deep at most (an operator returns at most a tuple of lists; deeper nesting
+ * can only come from hand-made or loaded graphs), so the walks over a value may recurse. */
+enum { MAX_DEPTH = 32 };
+#define UNSET ((uint32_t)CFX_V_KIND_COUNT)
+#define END UINT32_MAX /* end of a drop list */
+
+typedef struct run {
+    const cfx_graph *g;
+    const cfx_interp_options *o;
+    const cfx_value *args;
+    int n_args, next_arg;
+    uint32_t n_slots;
+    cfx_value *env;      /* by seq: the node's value, owned; kind UNSET when it has none */
+    uint32_t *dies;      /* by seq: 1 + seq of the first node to drop after this one ran; 0: none */
+    uint32_t *next_dead; /* by seq: 1 + seq of the next node on the same list, END after the
+                            last; 0: not on a list (not used yet, in the backward walk) */
+    cfx_value *scratch;  /* list items of substituted arguments, reset for every node */
+    size_t n_scratch, cap_scratch;
+    cfx_value *stack;    /* the boxed call's stack */
+    uint8_t *bound;      /* by stack slot: given by the node (positionally or as a kwarg) */
+    size_t cap_stack;
+} run;
+
+static int too_deep(void)
+{
+    return cfx_error_set(CFX_ERR, NULL, "value nested deeper than %d levels", MAX_DEPTH);
+}
+
+/* ---- owned values ----------------------------------------------------------------------- */
+
+static void drop(cfx_value v)
+{
+    if (v.kind == CFX_V_TENSOR) {
+        cfx_tensor_release(v.u.t);
+    } else if (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE) {
+        for (uint32_t i = 0; i < v.len; i++)
+            drop(v.u.items[i]);
+        free((void *)v.u.items);
+    }
+}
+
+/* An owned copy of a borrowed value: tensors retained, item arrays copied. */
+static int own(cfx_value v, cfx_value *out, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return too_deep();
+    switch (v.kind) {
+    case CFX_V_TENSOR:
+        *out = v.u.t ? cfx_tensor_value(cfx_tensor_retain(v.u.t)) : cfx_none();
+        return CFX_OK;
+    case CFX_V_LIST:
+    case CFX_V_TUPLE: {
+        cfx_value *items = v.len ? malloc(v.len * sizeof *items) : NULL;
+        if (v.len && !items)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        for (uint32_t i = 0; i < v.len; i++) {
+            int rc = own(v.u.items[i], &items[i], depth + 1);
+            if (rc != CFX_OK) {
+                while (i-- > 0)
+                    drop(items[i]);
+                free(items);
+                return rc;
+            }
+        }
+        *out = v;
+        out->u.items = items;
+        return CFX_OK;
+    }
+    case CFX_V_NODE:
+        return cfx_error_set(CFX_ERR, NULL, "a node reference cannot be an input value");
+    default:
+        *out = v;
+        return CFX_OK;
+    }
+}
+
+/* The same for the caller: tensors retained into its scope, item arrays scope blocks. */
+static int give(cfx_value v, cfx_value *out, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return too_deep();
+    *out = v;
+    if (v.kind == CFX_V_TENSOR) {
+        cfx_autorelease(cfx_tensor_retain(v.u.t));
+    } else if (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE) {
+        cfx_value *items = cfx_scope_alloc(v.len * sizeof *items);
+        if (!items)
+            return CFX_ERR_NOMEM;
+        for (uint32_t i = 0; i < v.len; i++)
+            if (give(v.u.items[i], &items[i], depth + 1) != CFX_OK)
+                return CFX_ERR;
+        out->u.items = items;
+    }
+    return CFX_OK;
+}
+
+/* ---- substituting node values into arguments ------------------------------------------- */
+
+/* Scratch items a value needs when substituted (every list is copied). */
+static int count_items(cfx_value v, size_t *n, int depth)
+{
+    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+        return CFX_OK;
+    if (depth > MAX_DEPTH)
+        return too_deep();
+    *n += v.len;
+    for (uint32_t i = 0; i < v.len; i++)
+        if (count_items(v.u.items[i], n, depth + 1) != CFX_OK)
+            return CFX_ERR;
+    return CFX_OK;
+}
+
+static int unset_input(const cfx_node *in, const cfx_node *user)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_node_print_name(in, &b);
+    cfx_buf_puts(&b, " is used by ");
+    cfx_node_print_name(user, &b);
+    cfx_buf_puts(&b, " before it has a value (the graph is not in topological order, or the node is not in it)");
+    int rc = cfx_error_set_text(CFX_ERR, NULL, b.oom ? "an argument has no value" : b.data);
+    cfx_buf_free(&b);
+    return rc;
+}
+
+/* v with every node reference replaced by the node's value (borrowed from the environment);
+ * copied lists take their items from the scratch array (reserved by the caller). */
+static int subst(run *r, const cfx_node *user, cfx_value v, cfx_value *out)
+{
+    if (v.kind == CFX_V_NODE) {
+        const cfx_node *in = v.u.node;
+        if (!in || cfx_node_graph(in) != r->g || in->seq >= r->n_slots || r->env[in->seq].kind == UNSET)
+            return in ? unset_input(in, user) : cfx_error_set(CFX_ERR, NULL, "a NULL node reference");
+        *out = r->env[in->seq];
+        return CFX_OK;
+    }
+    *out = v;
+    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+        return CFX_OK;
+    cfx_value *items = r->scratch + r->n_scratch;
+    r->n_scratch += v.len;
+    for (uint32_t i = 0; i < v.len; i++)
+        if (subst(r, user, v.u.items[i], &items[i]) != CFX_OK)
+            return CFX_ERR;
+    out->u.items = items;
+    return CFX_OK;
+}
+
+/* Reserves scratch for every list in n's args and kwargs. */
+static int reserve_scratch(run *r, const cfx_node *n)
+{
+    size_t need = 0;
+    uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
+    const cfx_kwarg *kw = cfx_node_kwargs(n);
+    for (uint32_t i = 0; i < na; i++)
+        if (count_items(cfx_node_arg(n, i), &need, 1) != CFX_OK)
+            return CFX_ERR;
+    for (uint32_t i = 0; i < nk; i++)
+        if (count_items(kw[i].value, &need, 1) != CFX_OK)
+            return CFX_ERR;
+    r->n_scratch = 0;
+    if (need <= r->cap_scratch)
+        return CFX_OK;
+    size_t cap = r->cap_scratch ? r->cap_scratch : 64;
+    while (cap < need)
+        cap *= 2;
+    cfx_value *s = realloc(r->scratch, cap * sizeof *s);
+    if (!s)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    r->scratch = s;
+    r->cap_scratch = cap;
+    return CFX_OK;
+}
+
+static int reserve_stack(run *r, size_t need)
+{
+    if (need <= r->cap_stack)
+        return CFX_OK;
+    size_t cap = r->cap_stack ? r->cap_stack : 16;
+    while (cap < need)
+        cap *= 2;
+    cfx_value *s = realloc(r->stack, cap * sizeof *s);
+    if (s)
+        r->stack = s;
+    uint8_t *b = s ? realloc(r->bound, cap) : NULL;
+    if (!b)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    r->bound = b;
+    r->cap_stack = cap;
+    return CFX_OK;
+}
+
+/* ---- calling an operator ----------------------------------------------------------------- */
+
+static int binding_error(const cfx_schema *s, const char *fmt, const char *arg)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_printf(&b, fmt, arg, s->name);
+    cfx_schema_print(s, &b);
+    int rc = cfx_error_set_text(CFX_ERR, NULL, b.oom ? "bad arguments" : b.data);
+    cfx_buf_free(&b);
+    return rc;
+}
+
+/* The node's args and kwargs on the stack in schema order; the count of slots given. */
+static int bind(run *r, const cfx_node *n, const cfx_schema *s, int *filled)
+{
+    uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
+    const cfx_kwarg *kw = cfx_node_kwargs(n);
+    for (uint32_t i = 0; i < na; i++)
+        if (subst(r, n, cfx_node_arg(n, i), &r->stack[i]) != CFX_OK)
+            return CFX_ERR;
+    memset(r->bound, 0, r->cap_stack);
+    memset(r->bound, 1, na);
+    uint32_t end = na;
+    for (uint32_t k = 0; k < nk; k++) {
+        int i = cfx_schema_find_arg(s, kw[k].name);
+        if (i < 0)
+            return binding_error(s, "Unknown keyword argument '%s' for operator '%s'. Schema: ", kw[k].name);
+        if (r->bound[i])
+            return binding_error(s, "Argument '%s' specified both as positional and keyword argument. Schema: %.0s",
+                                 kw[k].name);
+        if (subst(r, n, kw[k].value, &r->stack[i]) != CFX_OK)
+            return CFX_ERR;
+        r->bound[i] = 1;
+        if ((uint32_t)i + 1 > end)
+            end = (uint32_t)i + 1;
+    }
+    for (uint32_t i = na; i < end; i++) {
+        if (r->bound[i])
+            continue;
+        if (!s->args[i].has_default) {
+            cfx_buf b;
+            cfx_buf_init(&b);
+            cfx_buf_printf(&b, "%s() is missing value for argument '%s'. Declaration: ", s->name, s->args[i].name);
+            cfx_schema_print(s, &b);
+            int rc = cfx_error_set_text(CFX_ERR, NULL, b.oom ? "bad arguments" : b.data);
+            cfx_buf_free(&b);
+            return rc;
+        }
+        r->stack[i] = s->args[i].default_value;
+    }
+    *filled = (int)end;
+    return CFX_OK;
+}
+
+static int call_op(run *r, const cfx_node *n, const cfx_op *op, cfx_value *res)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    if (!s) /* the dispatcher's own error: "Could not find schema for ..." */
+        return cfx_op_call((cfx_op *)op, NULL, 0, 0);
+    size_t width = s->n_args > s->n_returns ? s->n_args : s->n_returns;
+    if (cfx_node_num_args(n) > width)
+        width = cfx_node_num_args(n);
+    int filled = 0;
+    if (reserve_stack(r, width) != CFX_OK || reserve_scratch(r, n) != CFX_OK || bind(r, n, s, &filled) != CFX_OK)
+        return CFX_ERR;
+    cfx_scope scope = cfx_scope_begin();
+    int rc = cfx_op_call((cfx_op *)op, r->stack, filled, (int)width);
+    if (rc == CFX_OK) {
+        if (s->n_returns == 0) {
+            *res = cfx_none();
+        } else if (s->n_returns == 1) {
+            rc = own(r->stack[0], res, 1);
+        } else {
+            cfx_value t = cfx_tuple(r->stack, s->n_returns);
+            rc = own(t, res, 0);
+        }
+    }
+    cfx_scope_end(scope);
+    return rc;
+}
+
+static int call_builtin(run *r, const cfx_node *n, const cfx_builtin_fn *fn, cfx_value *res)
+{
+    uint32_t na = cfx_node_num_args(n);
+    if (cfx_node_num_kwargs(n))
+        return cfx_error_set(CFX_ERR, NULL, "%s() takes no keyword arguments", fn->qualified_name);
+    if (reserve_stack(r, na) != CFX_OK || reserve_scratch(r, n) != CFX_OK)
+        return CFX_ERR;
+    for (uint32_t i = 0; i < na; i++)
+        if (subst(r, n, cfx_node_arg(n, i), &r->stack[i]) != CFX_OK)
+            return CFX_ERR;
+    cfx_value v;
+    int rc = ir_interp_builtin(fn, r->stack, na, &v);
+    return rc == CFX_OK ? own(v, res, 1) : rc;
+}
+
+/* ---- the other opcodes -------------------------------------------------------------------- */
+
+static int placeholder(run *r, const cfx_node *n, cfx_value *res)
+{
+    const char *target = cfx_node_target_str(n);
+    if (target && target[0] == '*') { /* *args: the rest, as a list */
+        cfx_value rest = cfx_list(r->args + r->next_arg, (uint32_t)(r->n_args - r->next_arg));
+        r->next_arg = r->n_args;
+        return own(rest, res, 0);
+    }
+    if (r->next_arg < r->n_args)
+        return own(r->args[r->next_arg++], res, 0);
+    if (cfx_node_num_args(n) > 0) { /* the default value */
+        if (reserve_scratch(r, n) != CFX_OK)
+            return CFX_ERR;
+        cfx_value v;
+        if (subst(r, n, cfx_node_arg(n, 0), &v) != CFX_OK)
+            return CFX_ERR;
+        return own(v, res, 0);
+    }
+    return cfx_error_set(CFX_ERR, NULL, "Expected positional argument for parameter %s, but one was not passed in!",
+                         target ? target : "?");
+}
+
+static int get_attr(run *r, const cfx_node *n, cfx_value *res)
+{
+    const char *target = cfx_node_target_str(n);
+    const cfx_graph_module *gm = r->o->module;
+    cfx_tensor *t = target ? cfx_graph_module_get_attr(gm, target) : NULL;
+    if (t) {
+        *res = cfx_tensor_value(cfx_tensor_retain(t));
+        return CFX_OK;
+    }
+    if (!target)
+        return cfx_error_set(CFX_ERR, NULL, "get_attr without a target");
+    /* fetch_attr: the first dotted prefix that is missing */
+    size_t len = strlen(target);
+    for (size_t i = 0; i <= len; i++) {
+        if (target[i] != '.' && target[i] != '\0')
+            continue;
+        char *prefix = strndup(target, i);
+        if (!prefix)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        bool has = cfx_graph_module_has_path(gm, prefix);
+        int rc = has ? CFX_OK : cfx_error_set(CFX_ERR, NULL, "Node referenced nonexistent target %s", prefix);
+        free(prefix);
+        if (!has)
+            return rc;
+    }
+    return cfx_error_set(CFX_ERR, NULL, "get_attr %s names a submodule, not a tensor", target);
+}
+
+static int run_node(run *r, cfx_node *n, cfx_value *res)
+{
+    *res = cfx_none();
+    switch (cfx_node_opcode(n)) {
+    case CFX_NODE_PLACEHOLDER:
+        return placeholder(r, n, res);
+    case CFX_NODE_GET_ATTR:
+        return get_attr(r, n, res);
+    case CFX_NODE_CALL_FUNCTION: {
+        const cfx_target_info *t = cfx_node_target_info(n);
+        if (cfx_target_info_op(t))
+            return call_op(r, n, cfx_target_info_op(t), res);
+        if (cfx_target_info_fn(t))
+            return call_builtin(r, n, cfx_target_info_fn(t), res);
+        return cfx_error_set(CFX_ERR, NULL, "call_function without a callable target");
+    }
+    case CFX_NODE_CALL_METHOD:
+    case CFX_NODE_CALL_MODULE:
+        return cfx_error_set(CFX_ERR, NULL, "cfx's interpreter cannot run %s nodes (cfx graphs have no Python objects)",
+                             cfx_node_op_name(n->op));
+    case CFX_NODE_OUTPUT: {
+        if (cfx_node_num_args(n) == 0)
+            return CFX_OK;
+        cfx_value v;
+        if (reserve_scratch(r, n) != CFX_OK || subst(r, n, cfx_node_arg(n, 0), &v) != CFX_OK)
+            return CFX_ERR;
+        return own(v, res, 0);
+    }
+    default:
+        return cfx_error_set(CFX_ERR, NULL, "unknown node opcode %d", n->op);
+    }
+}
+
+/* ---- the run ------------------------------------------------------------------------------ */
+
+/* FX's error context: the message, then the node and its stack trace. */
+static void annotate(const cfx_node *n)
+{
+    cfx_status st = cfx_error_status();
+    char *msg = cfx_strdup(cfx_error_message()), *op = cfx_strdup(cfx_error_op());
+    cfx_site site = cfx_error_site();
+    char *file = cfx_strdup(site.file), *func = cfx_strdup(site.func);
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, msg ? msg : "unknown error");
+    cfx_buf_puts(&b, "\n\nWhile executing ");
+    cfx_node_format(n, &b);
+    cfx_buf_puts(&b, "\nOriginal traceback:\n");
+    const cfx_site *tr = cfx_node_stack_trace(n);
+    if (tr) {
+        cfx_buf_printf(&b, "  File \"%s\", line %d", tr->file ? tr->file : "?", tr->line);
+        if (tr->func)
+            cfx_buf_printf(&b, ", in %s", tr->func);
+    } else {
+        cfx_buf_puts(&b, "None");
+    }
+    cfx_error_clear();
+    cfx_site keep = {file, site.line, func};
+    const cfx_site *prev = cfx_set_current_site(file ? &keep : NULL);
+    cfx_error_set_text(st == CFX_OK ? CFX_ERR : st, op, b.oom ? msg : b.data);
+    cfx_set_current_site(prev);
+    cfx_buf_free(&b);
+    free(msg);
+    free(op);
+    free(file);
+    free(func);
+}
+
+/* The drop lists (FX's user_to_last_uses) and the input count check. */
+static int plan(run *r)
+{
+    int n_ph = 0;
+    bool star = false;
+    for (cfx_node *n = cfx_graph_last(r->g); n; n = cfx_node_prev(n)) {
+        if (n->op == CFX_NODE_PLACEHOLDER) {
+            const char *t = cfx_node_target_str(n);
+            star |= t && t[0] == '*';
+            n_ph++;
+        }
+        for (uint32_t i = 0; i < cfx_node_num_inputs(n); i++) {
+            cfx_node *in = cfx_node_input(n, i);
+            if (in->seq >= r->n_slots || r->next_dead[in->seq] != 0)
+                continue; /* planned already: a later node uses it */
+            /* the first use met walking backwards is the last: in is dropped after n runs */
+            r->next_dead[in->seq] = r->dies[n->seq] ? r->dies[n->seq] : END;
+            r->dies[n->seq] = in->seq + 1;
+        }
+    }
+    if (r->n_args > n_ph && !star)
+        return cfx_error_set(CFX_ERR, NULL, "the graph takes %d positional argument%s but %d were given", n_ph,
+                             n_ph == 1 ? "" : "s", r->n_args);
+    return CFX_OK;
+}
+
+static void drop_slot(run *r, uint32_t seq)
+{
+    drop(r->env[seq]);
+    r->env[seq].kind = UNSET;
+}
+
+/* Drops the values whose last use was n (and n's own if nothing uses it). */
+static void drop_dead(run *r, const cfx_node *n)
+{
+    for (uint32_t d = r->dies[n->seq]; d && d != END; d = r->next_dead[d - 1])
+        drop_slot(r, d - 1);
+    if (n->n_users == 0)
+        drop_slot(r, n->seq);
+}
+
+int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const cfx_interp_options *opts,
+                  cfx_value *out)
+{
+    if (out)
+        *out = cfx_none();
+    if (cfx_error_occurred()) /* the first error of a context wins */
+        return cfx_error_status();
+    if (!g || !out || n_args < 0 || (n_args > 0 && !args))
+        return cfx_error_set(CFX_ERR, NULL, "cfx_interpret: NULL graph, arguments or result");
+    if (cfx_scope_depth() == 0)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_interpret: no scope is open to own the results (cfx_scope_begin)");
+    cfx_interp_options none = {0};
+    run r = {.g = g, .o = opts ? opts : &none, .args = args, .n_args = n_args, .n_slots = cfx_graph_num_created(g)};
+    size_t n = r.n_slots ? r.n_slots : 1;
+    r.env = malloc(n * sizeof *r.env);
+    r.dies = calloc(n, sizeof *r.dies);
+    r.next_dead = calloc(n, sizeof *r.next_dead);
+    int rc = r.env && r.dies && r.next_dead ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    for (uint32_t i = 0; rc == CFX_OK && i < r.n_slots; i++)
+        r.env[i].kind = UNSET;
+    if (rc == CFX_OK)
+        rc = plan(&r);
+    const cfx_site *prev_site = cfx_current_site();
+    for (cfx_node *node = rc == CFX_OK ? cfx_graph_first(g) : NULL; node; node = cfx_node_next(node)) {
+        cfx_set_current_site(cfx_node_stack_trace(node));
+        cfx_value v;
+        rc = run_node(&r, node, &v);
+        if (rc == CFX_OK) {
+            r.env[node->seq] = v;
+            if (r.o->on_node && (rc = r.o->on_node(node, v, r.o->on_node_ctx)) != CFX_OK && !cfx_error_occurred())
+                cfx_error_set(rc, NULL, "the on_node callback failed");
+        }
+        if (rc == CFX_OK && node->op == CFX_NODE_OUTPUT)
+            rc = give(v, out, 0);
+        if (rc != CFX_OK) {
+            annotate(node);
+            break;
+        }
+        if (node->op == CFX_NODE_OUTPUT)
+            break;
+        drop_dead(&r, node);
+    }
+    cfx_set_current_site(prev_site);
+    for (uint32_t i = 0; r.env && i < r.n_slots; i++)
+        if (r.env[i].kind != UNSET)
+            drop(r.env[i]);
+    free(r.env);
+    free(r.dies);
+    free(r.next_dead);
+    free(r.scratch);
+    free(r.stack);
+    free(r.bound);
+    if (rc != CFX_OK)
+        *out = cfx_none();
+    return rc;
+}
+
+int cfx_graph_module_run(const cfx_graph_module *gm, const cfx_value *args, int n_args, cfx_value *out)
+{
+    if (!gm) {
+        if (out)
+            *out = cfx_none();
+        return cfx_error_occurred() ? cfx_error_status() : cfx_error_set(CFX_ERR, NULL, "cfx_graph_module_run: NULL module");
+    }
+    cfx_interp_options o = {.module = gm};
+    return cfx_interpret(cfx_graph_module_graph(gm), args, n_args, &o, out);
+}

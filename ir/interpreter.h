@@ -1,0 +1,58 @@
+/* interpreter.h - run a graph node by node on real values (torch.fx.Interpreter).
+ *
+ * The interpreter walks the graph in order and gives every node a value: a placeholder takes
+ * the next input (or its default), a get_attr the graph module's attribute, a call_function
+ * on an operator calls it through the dispatcher with the node's args and kwargs bound by the
+ * operator's schema (kwargs to their positions, skipped defaults filled in: torch.ops' own
+ * binding, with its error texts), a call_function on operator.getitem indexes the tuple an
+ * operator with several returns gave (or the list of a Tensor[] return), and the output node
+ * returns its argument with every node replaced by its value. As FX's Interpreter does, each
+ * value is dropped right after its last use (computed once per run, in one backward walk),
+ * so a long chain holds only the tensors still needed; a value nobody uses is dropped as
+ * soon as it is made.
+ *
+ * Errors name the node as FX does: the failing call's message, then
+ *     \n\nWhile executing %add : [num_users=1] = call_function[...](args = (...), kwargs = {})
+ *     \nOriginal traceback:\n  File "model.c", line 12, in forward      (or None)
+ * and the call returns a negative status with nothing leaked. While a node runs, the current
+ * call site (error.h) is the node's recorded stack_trace, so errors carry the model's file and
+ * line when the graph was traced with record_stack_traces.
+ *
+ * C-native choices: the results belong to the caller's innermost scope (scope.h), which must
+ * be open: its tensors are autoreleased there and the item arrays of tuples and lists are
+ * scope blocks (cfx_scope_alloc). Strings in the result may point into the graph. More inputs
+ * than the graph's placeholders take is an error (FX ignores the extra ones). call_method and
+ * call_module nodes cannot run (cfx graphs have no Python objects to call them on); of the
+ * builtin functions, getitem, torch._assert and the operator module's arithmetic and
+ * comparisons on int, float and bool run with Python's semantics. */
+#ifndef CFX_IR_INTERPRETER_H
+#define CFX_IR_INTERPRETER_H
+
+#include "dispatch/export.h"
+#include "dispatch/value.h"
+#include "ir/graph.h"
+#include "ir/graph_module.h"
+
+/* Called after each node has run, with its value (borrowed: valid until the node's last user
+ * has run), as a subclass of FX's Interpreter overrides run_node. A non-OK return (with an
+ * error recorded) stops the run; the error is reported as the node's. */
+typedef int (*cfx_interp_node_fn)(cfx_node *n, cfx_value value, void *ctx);
+
+typedef struct cfx_interp_options {
+    const cfx_graph_module *module; /* where get_attr nodes find their tensors (NULL: none) */
+    cfx_interp_node_fn on_node;     /* NULL: none */
+    void *on_node_ctx;
+} cfx_interp_options;
+
+/* Runs g on args[0..n_args) (boxed, in placeholder order). On success *out is the output
+ * node's value (None for a graph without one) and the status CFX_OK; otherwise *out is None
+ * and the error is recorded. If an error is pending when it is called, it returns at once and
+ * keeps that error (call cfx_error_clear() first). opts may be NULL. */
+CFX_API int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const cfx_interp_options *opts,
+                          cfx_value *out);
+
+/* GraphModule.__call__ through the interpreter: cfx_interpret of gm's graph with gm's
+ * attributes. */
+CFX_API int cfx_graph_module_run(const cfx_graph_module *gm, const cfx_value *args, int n_args, cfx_value *out);
+
+#endif
