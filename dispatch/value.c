@@ -134,6 +134,11 @@ static bool scalar_equal(const cfx_value *a, const cfx_value *b)
 
 bool cfx_value_equal(cfx_value a, cfx_value b)
 {
+    /* Most comparisons are of two scalars (a default argument): no walk to set up. */
+    if (a.kind != b.kind)
+        return false;
+    if (a.kind != CFX_V_LIST && a.kind != CFX_V_TUPLE)
+        return scalar_equal(&a, &b);
     walk w;
     walk_init(&w);
     const cfx_value *x = &a, *y = &b;
