@@ -152,3 +152,56 @@ Test(ir_decompose, keep_list_and_nested)
     cfx_graph_module_free(gm);
     cfx_tensor_release(x);
 }
+
+/* Impure, mutating and nondeterministic composite nodes survive; a missing val is an error
+ * naming the nodes; a 100k chain of non-composite nodes with one composite in it works. */
+static cfx_tensor *sqp_(cfx_tensor *x) { return x; }
+
+Test(ir_decompose, survivors_errors_and_long_chain)
+{
+    cr_assert_eq(cfx_library_def(lib, "sqp_(Tensor(a!) x) -> Tensor(a!)"), CFX_OK);
+    cr_assert_eq(cfx_library_def_tagged(lib, "rnd(Tensor x) -> Tensor", cfx_tag_bit(CFX_TAG_nondeterministic_seeded)),
+                 CFX_OK);
+    cr_assert_eq(CFX_IMPL(lib, "sqp_", CFX_KEY_CompositeImplicitAutograd, sqp_), CFX_OK);
+    cr_assert_eq(CFX_IMPL(lib, "rnd", CFX_KEY_CompositeImplicitAutograd, sqp_kernel), CFX_OK);
+    cfx_tensor *x = vec(2, 0);
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *p = cfx_graph_placeholder(g, "x_1");
+    cfx_node *m = call(g, "cfxdec::sqp_", cfx_node_value(p));
+    cfx_node *r = call(g, "cfxdec::rnd", cfx_node_value(m));
+    cfx_graph_output(g, cfx_node_value(r));
+    cfx_graph_module *gm = cfx_graph_module_new(g, NULL);
+    bool changed = true;
+    cr_assert_eq(cfx_pass_decompose(gm, NULL, &changed), CFX_OK, "%s", cfx_error_message());
+    cr_expect(!changed);
+    cr_expect(!cfx_node_is_erased(m) && !cfx_node_is_erased(r));
+    cfx_graph_module_free(gm);
+
+    /* no val on the input */
+    g = cfx_graph_new();
+    p = cfx_graph_placeholder(g, "x_1");
+    cfx_graph_output(g, cfx_node_value(call(g, "cfxdec::sqp", cfx_node_value(p))));
+    gm = cfx_graph_module_new(g, NULL);
+    cr_expect_eq(cfx_pass_decompose(gm, NULL, &changed), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(),
+                     "decompose: cannot re-trace %sqp: input %x_1 has no meta['val'] (run FakeTensorProp first)");
+    cfx_error_clear();
+    cfx_graph_module_free(gm);
+    cr_expect_eq(cfx_pass_decompose(NULL, NULL, &changed), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(), "decompose: no graph module given");
+    cfx_error_clear();
+
+    g = cfx_graph_new();
+    cfx_node *n = cfx_graph_placeholder(g, "x_1");
+    for (int i = 0; i < 100000; i++)
+        n = call(g, i == 50000 ? "cfxdec::sqp" : "aten::neg", cfx_node_value(n));
+    cfx_graph_output(g, cfx_node_value(n));
+    gm = cfx_graph_module_new(g, NULL);
+    cfx_value in = cfx_tensor_value(x);
+    cr_assert_eq(cfx_fake_tensor_prop(g, gm, &in, 1), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(cfx_pass_decompose(gm, NULL, &changed), CFX_OK, "%s", cfx_error_message());
+    cr_expect(changed);
+    cr_expect_eq(cfx_graph_num_nodes(g), 100003);
+    cfx_graph_module_free(gm);
+    cfx_tensor_release(x);
+}
