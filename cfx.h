@@ -29,6 +29,9 @@
 #include "ir/interpreter.h"
 #include "ir/passes/dce.h"
 #include "ir/passes/fake_tensor_prop.h"
+#include "ir/passes/fold.h"
+#include "ir/passes/normalize_args.h"
+#include "ir/passes/decompose.h"
 #include "tracer/module.h"
 #include "tracer/make_fx.h"
 

@@ -294,6 +294,16 @@ const cfx_schema *cfx_op_schema(const cfx_op *op) { return op->schema; }
 const char *cfx_op_name(const cfx_op *op) { return op->qualified_name; }
 cfx_tag_set cfx_op_tags(const cfx_op *op) { return op->tags; }
 bool cfx_op_has_tag(const cfx_op *op, cfx_tag t) { return (op->tags & cfx_tag_bit(t)) != 0; }
+
+bool cfx_op_has_kernel_for_key(const cfx_op *op, cfx_dispatch_key k)
+{
+    if (!op || (int)k <= 0 || (int)k >= CFX_KEY_COUNT)
+        return false;
+    cfx_registry_lock();
+    bool has = op->kernels[k] != NULL;
+    cfx_registry_unlock();
+    return has;
+}
 uint32_t cfx_op_id(const cfx_op *op) { return op->id; }
 
 cfx_op *cfx_opentry_new(const char *qualified_name)

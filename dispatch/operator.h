@@ -44,6 +44,10 @@ CFX_API const cfx_schema *cfx_op_schema(const cfx_op *op);
 CFX_API const char *cfx_op_name(const cfx_op *op);
 CFX_API cfx_tag_set cfx_op_tags(const cfx_op *op);
 CFX_API bool cfx_op_has_tag(const cfx_op *op, cfx_tag t);
+/* torch._C._dispatch_has_kernel_for_dispatch_key: a kernel is registered directly on key k
+ * (runtime or alias key: CompositeImplicitAutograd, where catch-all kernels go, says whether
+ * the op has a decomposition that runs in the dispatcher). */
+CFX_API bool cfx_op_has_kernel_for_key(const cfx_op *op, cfx_dispatch_key k);
 /* Dense and never reused: layers above dispatch keep their per-op facts in tables indexed by
  * it (the proxy mode's plans, ...), so an operator carries no state of theirs. */
 CFX_API uint32_t cfx_op_id(const cfx_op *op);
