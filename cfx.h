@@ -31,7 +31,7 @@
 #include "ir/passes/fake_tensor_prop.h"
 #include "ir/passes/fold.h"
 #include "ir/passes/normalize_args.h"
-#include "ir/passes/decompose.h"
+#include "tracer/decompose.h"
 #include "tracer/module.h"
 #include "tracer/make_fx.h"
 

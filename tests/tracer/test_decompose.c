@@ -1,4 +1,4 @@
-/* test_decompose.c - the decomposition pass (ir/passes/decompose.h).
+/* test_decompose.c - the decomposition pass (tracer/decompose.h).
  *
  * No built-in operator has a CompositeImplicitAutograd kernel, so the tests register their
  * own: cfxdec::sqp(x) = x * x + x, cfxdec::two(x) = (neg(x), relu(x)), cfxdec::outer(x) =
@@ -36,7 +36,7 @@ static void setup(void)
 
 static void teardown(void) { cfx_library_free(lib); }
 
-TestSuite(ir_decompose, .init = setup, .fini = teardown);
+TestSuite(decompose, .init = setup, .fini = teardown);
 
 static cfx_tensor *vec(int64_t n, float base)
 {
@@ -83,7 +83,7 @@ static float run1(cfx_graph_module *gm, cfx_tensor *x, int64_t i)
     return v;
 }
 
-Test(ir_decompose, splices_the_decomposition)
+Test(decompose, splices_the_decomposition)
 {
     cfx_tensor *x = vec(4, 0);
     cfx_graph_module *gm = build(x);
@@ -122,7 +122,7 @@ Test(ir_decompose, splices_the_decomposition)
     cfx_tensor_release(x);
 }
 
-Test(ir_decompose, keep_list_and_nested)
+Test(decompose, keep_list_and_nested)
 {
     cfx_tensor *x = vec(3, 1);
     cfx_graph *g = cfx_graph_new();
@@ -157,7 +157,7 @@ Test(ir_decompose, keep_list_and_nested)
  * naming the nodes; a 100k chain of non-composite nodes with one composite in it works. */
 static cfx_tensor *sqp_(cfx_tensor *x) { return x; }
 
-Test(ir_decompose, survivors_errors_and_long_chain)
+Test(decompose, survivors_errors_and_long_chain)
 {
     cr_assert_eq(cfx_library_def(lib, "sqp_(Tensor(a!) x) -> Tensor(a!)"), CFX_OK);
     cr_assert_eq(cfx_library_def_tagged(lib, "rnd(Tensor x) -> Tensor", cfx_tag_bit(CFX_TAG_nondeterministic_seeded)),

@@ -27,11 +27,10 @@
  * usable meta["val"] ("decompose: cannot re-trace %node: input %x has no meta['val'] (run
  * FakeTensorProp first)"), or the decomposition failing on its fake inputs (its own error).
  *
- * Layering: re-tracing is make_fx's job, so this pass uses the tracer's proxy mode
- * (tracer/proxy.h), the one place in ir/passes/ that reaches above ir/. A copy of the proxy
- * mode's recording rules here would be a second path for one concept. */
-#ifndef CFX_IR_PASSES_DECOMPOSE_H
-#define CFX_IR_PASSES_DECOMPOSE_H
+ * It lives in tracer/, not ir/passes/, because re-tracing is make_fx's job: it uses the
+ * proxy mode, which a pass in ir/ cannot reach (ir/ sits below the tracer). */
+#ifndef CFX_TRACER_DECOMPOSE_H
+#define CFX_TRACER_DECOMPOSE_H
 
 #include <stdbool.h>
 

@@ -16,7 +16,7 @@
 #include "dispatch/scope.h"
 #include "dispatch/tags.h"
 #include "ir/interpreter.h"
-#include "ir/passes/decompose.h"
+#include "tracer/decompose.h"
 #include "tracer/proxy.h"
 
 static bool kept(const cfx_decompose_options *o, const cfx_op *op)
