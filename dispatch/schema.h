@@ -119,6 +119,10 @@ CFX_API cfx_schema *cfx_schema_parse(const char *text, char **err);
 enum { CFX_SCHEMA_NO_TYPEVARS = 1u << 0 };
 CFX_API cfx_schema *cfx_schema_parse_ex(const char *text, unsigned flags, char **err);
 CFX_API void cfx_schema_free(cfx_schema *s);
+/* Whether v equals a's schema default as c10's IValue == sees it (what the Python binding
+ * uses to leave an argument out): the int 1 is not 1.0 or True, an enum-like default (dtype,
+ * layout, memory format) equals its int code, a NULL tensor is None. false without a default. */
+CFX_API bool cfx_argument_is_default(const cfx_argument *a, cfx_value v);
 /* A deep copy with a new name (used when a library fills in its namespace). `name` replaces
  * the operator name ("myns::op"); the overload name is kept. */
 CFX_API cfx_schema *cfx_schema_with_name(const cfx_schema *s, const char *name);

@@ -16,6 +16,7 @@
 #include "dispatch/scope.h"
 #include "dispatch/tags.h"
 #include "ir/interpreter.h"
+#include "ir/passes/fake_tensor_prop.h"
 #include "tracer/decompose.h"
 #include "tracer/proxy.h"
 
@@ -71,27 +72,6 @@ static int node_error(const cfx_node *n, const cfx_node *in, const char *why)
     return rc;
 }
 
-/* empty_strided(val's size, stride, dtype, device) under the entered fake mode. */
-static int fake_of_val(const cfx_meta_val *v, cfx_value *out)
-{
-    cfx_op *op = cfx_op_find("aten::empty_strided");
-    if (!op)
-        return CFX_ERR;
-    cfx_value dims[2 * CFX_MAX_DIMS];
-    for (int32_t d = 0; d < v->n; d++) {
-        dims[d] = cfx_int(v->sizes[d]);
-        dims[CFX_MAX_DIMS + d] = cfx_int(v->strides[d]);
-    }
-    cfx_value stack[6] = {
-        cfx_list(dims, (uint32_t)v->n), cfx_list(dims + CFX_MAX_DIMS, (uint32_t)v->n),
-        cfx_dtype_value((cfx_dtype)v->dtype), cfx_none(), cfx_device_value(v->device), cfx_none(),
-    };
-    int rc = cfx_op_call(op, stack, 6, 6);
-    if (rc == CFX_OK)
-        *out = stack[0];
-    return rc;
-}
-
 /* The input values of n, one per input node, made under the entered fake mode. */
 static int make_inputs(const cfx_node *n, cfx_value *vals)
 {
@@ -102,7 +82,7 @@ static int make_inputs(const cfx_node *n, cfx_value *vals)
             return node_error(n, in, " has no meta['val'] (run FakeTensorProp first)");
         int rc = CFX_OK;
         switch (v->kind) {
-        case CFX_MVAL_TENSOR: rc = fake_of_val(v, &vals[i]); break;
+        case CFX_MVAL_TENSOR: rc = cfx_fake_tensor_of_val(v, &vals[i]); break;
         case CFX_MVAL_INT: vals[i] = cfx_int(v->u.i); break;
         case CFX_MVAL_DOUBLE: vals[i] = cfx_double(v->u.d); break;
         case CFX_MVAL_BOOL: vals[i] = cfx_bool(v->u.b); break;

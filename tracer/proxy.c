@@ -225,54 +225,6 @@ static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
     return p;
 }
 
-/* ---- argument defaults (IValue ==) ---------------------------------------------------------- */
-
-/* The integer an IValue holds for an int or an int-like enum, or false. */
-static bool int_code(cfx_value v, int64_t *out)
-{
-    switch (v.kind) {
-    case CFX_V_INT: *out = v.u.i; return true;
-    case CFX_V_DTYPE: *out = (int64_t)v.u.dtype; return true;
-    case CFX_V_LAYOUT: *out = v.u.layout; return true;
-    case CFX_V_MEMORY_FORMAT: *out = v.u.memory_format; return true;
-    default: return false;
-    }
-}
-
-static bool is_none(cfx_value v) { return v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t); }
-
-/* IValue equality of a non-list value with a default. */
-static bool scalar_equal(cfx_value d, cfx_value v)
-{
-    int64_t a, b;
-    switch (d.kind) {
-    case CFX_V_NONE: return is_none(v);
-    case CFX_V_BOOL: return v.kind == CFX_V_BOOL && v.u.b == d.u.b;
-    case CFX_V_DOUBLE: return v.kind == CFX_V_DOUBLE && v.u.d == d.u.d;
-    case CFX_V_STRING: return v.kind == CFX_V_STRING && v.len == d.len && memcmp(v.u.s, d.u.s, d.len) == 0;
-    case CFX_V_DEVICE: return v.kind == CFX_V_DEVICE && cfx_device_eq(v.u.device, d.u.device);
-    default:
-        return int_code(d, &a) && int_code(v, &b) && a == b;
-    }
-}
-
-static bool equals_default(const cfx_argument *a, cfx_value v)
-{
-    if (!a->has_default)
-        return false;
-    cfx_value d = a->default_value;
-    if (d.kind != CFX_V_LIST && d.kind != CFX_V_TUPLE)
-        return scalar_equal(d, v);
-    /* default lists are flat ([], [1, 1], [0.5]) */
-    if (v.kind != d.kind || v.len != d.len)
-        return false;
-    for (uint32_t i = 0; i < d.len; i++)
-        if (d.u.items[i].kind == CFX_V_LIST || d.u.items[i].kind == CFX_V_TUPLE ||
-            !scalar_equal(d.u.items[i], v.u.items[i]))
-            return false;
-    return true;
-}
-
 /* ---- meta ------------------------------------------------------------------------------------ */
 
 /* The site stack_trace gets, or NULL (not recording, or a call with no site). */
@@ -615,7 +567,7 @@ static uint32_t positional_count(const cfx_op *op, const op_plan *p, const cfx_v
 {
     const cfx_schema *s = cfx_op_schema(op);
     uint32_t n_pos = p->kwarg_start;
-    while (n_pos > p->trim_from && equals_default(&s->args[n_pos - 1], stack[n_pos - 1]))
+    while (n_pos > p->trim_from && cfx_argument_is_default(&s->args[n_pos - 1], stack[n_pos - 1]))
         n_pos--;
     return n_pos;
 }
@@ -628,7 +580,7 @@ static int map_kwargs(cfx_proxy_mode *pm, const cfx_op *op, const op_plan *p, co
     const cfx_schema *s = cfx_op_schema(op);
     int n_kw = 0;
     for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
-        if (equals_default(&s->args[i], stack[i]))
+        if (cfx_argument_is_default(&s->args[i], stack[i]))
             continue;
         kwargs[n_kw].name = s->args[i].name;
         if (!map_arg(pm, p, (int)i, stack[i], &scratch, &kwargs[n_kw].value))

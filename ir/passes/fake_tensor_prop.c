@@ -161,8 +161,7 @@ static int no_input(const cfx_node *n, const char *why)
     return rc;
 }
 
-/* empty_strided(val's size, val's stride, dtype=, device=) under the entered fake mode. */
-static int fake_of_val(const cfx_meta_val *v, cfx_value *out)
+int cfx_fake_tensor_of_val(const cfx_meta_val *v, cfx_value *out)
 {
     cfx_op *op = cfx_op_find("aten::empty_strided");
     if (!op)
@@ -207,7 +206,7 @@ int cfx_fake_tensor_prop_from_meta(cfx_graph *g, const cfx_graph_module *module)
         if (!v)
             rc = no_input(n, " has no meta['val']");
         else if (v->kind == CFX_MVAL_TENSOR)
-            rc = fake_of_val(v, &args[i]);
+            rc = cfx_fake_tensor_of_val(v, &args[i]);
         else if (v->kind == CFX_MVAL_INT)
             args[i] = cfx_int(v->u.i);
         else if (v->kind == CFX_MVAL_DOUBLE)

@@ -11,47 +11,6 @@
 #include "dispatch/schema.h"
 #include "ir/passes/normalize_args.h"
 
-static bool int_code(cfx_value v, int64_t *out)
-{
-    switch (v.kind) {
-    case CFX_V_INT: *out = v.u.i; return true;
-    case CFX_V_DTYPE: *out = (int64_t)v.u.dtype; return true;
-    case CFX_V_LAYOUT: *out = v.u.layout; return true;
-    case CFX_V_MEMORY_FORMAT: *out = v.u.memory_format; return true;
-    default: return false;
-    }
-}
-
-/* IValue == of a non-list default d with v (enum-like defaults are ints in a schema). */
-static bool scalar_equal(cfx_value d, cfx_value v)
-{
-    int64_t a, b;
-    switch (d.kind) {
-    case CFX_V_NONE: return v.kind == CFX_V_NONE;
-    case CFX_V_BOOL: return v.kind == CFX_V_BOOL && v.u.b == d.u.b;
-    case CFX_V_DOUBLE: return v.kind == CFX_V_DOUBLE && v.u.d == d.u.d;
-    case CFX_V_STRING: return v.kind == CFX_V_STRING && v.len == d.len && memcmp(v.u.s, d.u.s, d.len) == 0;
-    case CFX_V_DEVICE: return v.kind == CFX_V_DEVICE && cfx_device_eq(v.u.device, d.u.device);
-    default: return int_code(d, &a) && int_code(v, &b) && a == b;
-    }
-}
-
-static bool is_default(const cfx_argument *a, cfx_value v)
-{
-    if (!a->has_default)
-        return false;
-    cfx_value d = a->default_value;
-    if (d.kind != CFX_V_LIST && d.kind != CFX_V_TUPLE)
-        return scalar_equal(d, v);
-    if (v.kind != d.kind || v.len != d.len)
-        return false;
-    for (uint32_t i = 0; i < d.len; i++)
-        if (d.u.items[i].kind == CFX_V_LIST || d.u.items[i].kind == CFX_V_TUPLE ||
-            !scalar_equal(d.u.items[i], v.u.items[i]))
-            return false;
-    return true;
-}
-
 /* A default as a graph argument: an enum-like int default becomes its enum value, so it
  * prints as make_fx prints it (torch.float32, not 6). */
 static cfx_value default_arg(const cfx_argument *a)
@@ -135,11 +94,11 @@ static int normalize(cfx_node *n, scratch *sc)
     while (kw_start > 0 && s->args[kw_start - 1].kwarg_only)
         kw_start--;
     uint32_t n_pos = kw_start;
-    while (n_pos > 0 && is_default(&s->args[n_pos - 1], sc->full[n_pos - 1]))
+    while (n_pos > 0 && cfx_argument_is_default(&s->args[n_pos - 1], sc->full[n_pos - 1]))
         n_pos--;
     uint32_t n_kw = 0;
     for (uint32_t i = kw_start; i < total; i++)
-        if (!is_default(&s->args[i], sc->full[i]))
+        if (!cfx_argument_is_default(&s->args[i], sc->full[i]))
             sc->kw[n_kw++] = (cfx_kwarg){s->args[i].name, sc->full[i]};
     /* unchanged? the positions given stay the node's own values, so compare by identity of
      * placement: same counts, same kwarg names in the same order, equal values */
