@@ -24,6 +24,7 @@
 #include "dispatch/fake.h"
 #include "ir/graph.h"
 #include "ir/graph_module.h"
+#include "ir/print_tabular.h"
 #include "ir/json.h"
 #include "ir/safetensors.h"
 #include "ir/interpreter.h"

@@ -268,6 +268,8 @@ typedef struct ir_name_printer {
 void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_style style,
                      const ir_name_printer *np, cfx_buf *b);
 void ir_print_value(const cfx_value *v, cfx_arg_style style, const ir_name_printer *np, cfx_buf *b);
+/* v as an item of a container (str() of a container reprs its items: strings quoted). */
+void ir_print_nested_value(const cfx_value *v, cfx_arg_style style, const ir_name_printer *np, cfx_buf *b);
 /* python_code's statement form of a builtin function (pycode.c). */
 uint8_t ir_pycode_form(const cfx_builtin_fn *fn);
 

@@ -25,14 +25,21 @@ int jr_members(jreader *r, const cJSON *obj, const char *const *allowed, cJSON *
         n++;
     if (n)
         memset(out, 0, n * sizeof *out);
+    /* Writers put members in the order of `allowed`, so the search starts after the last match
+     * and wraps around: one comparison per member for a file cfx wrote, n at worst. */
+    size_t next = 0;
     for (cJSON *c = obj->child; c; c = c->next) {
         r->at = c;
         if (!c->string)
             return jr_err(r, CFX_ERR_PARSE, "%s: a member without a name", what);
-        size_t k = 0;
-        while (k < n && strcmp(allowed[k], c->string) != 0)
-            k++;
+        size_t k = n, tried = 0;
+        for (size_t j = next; tried < n; tried++, j = j + 1 == n ? 0 : j + 1)
+            if (strcmp(allowed[j], c->string) == 0) {
+                k = j;
+                break;
+            }
         if (k < n) {
+            next = k + 1 == n ? 0 : k + 1;
             if (out[k])
                 return jr_err(r, CFX_ERR_PARSE, "%s: member \"%s\" appears twice", what, c->string);
             out[k] = c;

@@ -259,6 +259,14 @@ void ir_print_value(const cfx_value *v, cfx_arg_style style, const ir_name_print
         put_leaf(v, style, true, np, b);
 }
 
+void ir_print_nested_value(const cfx_value *v, cfx_arg_style style, const ir_name_printer *np, cfx_buf *b)
+{
+    if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE)
+        ir_print_values(v->u.items, v->len, v->kind == CFX_V_TUPLE, style, np, b);
+    else
+        put_leaf(v, style, false, np, b);
+}
+
 void cfx_ir_print_value(cfx_value v, cfx_arg_style style, cfx_buf *b) { ir_print_value(&v, style, NULL, b); }
 
 /* ---- format_node ----------------------------------------------------------------------------- */

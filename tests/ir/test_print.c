@@ -1,13 +1,15 @@
-/* test_print.c - str(graph) and python_code against PyTorch goldens.
+/* test_print.c - str(graph), python_code and print_tabular against PyTorch goldens.
  *
  * Each builder mirrors a g_<case> function of tools/interop/gen_fx.py; the golden files
  * tests/data/ir_<case>.graph.txt / .code.txt are torch.fx 2.13's str(graph) and
- * python_code("self").src of the same graph, byte for byte. */
+ * python_code("self").src of the same graph, byte for byte; .tabular.txt is its
+ * print_tabular() (tools/interop/gen_tabular.py). */
 #include <math.h>
 
 #include <criterion/criterion.h>
 
 #include "ir/meta.h"
+#include "ir/print_tabular.h"
 #include "tests/ir/ir_test_util.h"
 
 static cfx_value S(const char *s) { return cfx_string(s); }
@@ -324,6 +326,13 @@ Test(ir_print, goldens)
         s = cfx_graph_python_code_string(g, "self");
         cr_assert(s, "%s: python_code failed: %s", cases[i].name, cfx_error_message());
         snprintf(path, sizeof path, "ir_%s.code.txt", cases[i].name);
+        expect_golden(path, s);
+        free(s);
+        cfx_buf b; /* Graph.print_tabular() (tools/interop/gen_tabular.py) */
+        cfx_buf_init(&b);
+        cr_assert_eq(cfx_graph_print_tabular(g, &b), CFX_OK, "%s", cases[i].name);
+        s = cfx_buf_take(&b);
+        snprintf(path, sizeof path, "ir_%s.tabular.txt", cases[i].name);
         expect_golden(path, s);
         free(s);
         cr_expect_eq(cfx_graph_lint(g) == CFX_OK, cases[i].lints, "%s", cases[i].name);

@@ -23,6 +23,7 @@ void bench_dispatch(void);
 void bench_trace(const char *self);
 void bench_ir(void);
 void bench_interp(void);
+void bench_json(long nodes);
 int bench_trace_child(long nodes);
 
 #endif

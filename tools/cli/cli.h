@@ -9,8 +9,12 @@
 int cfx_cmd_ops(int argc, char **argv);
 int cfx_cmd_models(int argc, char **argv);
 int cfx_cmd_trace(int argc, char **argv);
+int cfx_cmd_run(int argc, char **argv);
+int cfx_cmd_print(int argc, char **argv);
 
 /* Prints "cfx: <message>" for the thread's recorded error (or fallback text) to stderr. */
 void cli_report_error(const char *fallback);
+/* The graph module of FILE.json (weights beside it) or of stdin for `-`; NULL + error. */
+struct cfx_graph_module *cli_load_module(const char *path);
 
 #endif

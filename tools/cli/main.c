@@ -3,6 +3,8 @@
  *   cfx ops --list | --dump NAME | --dump-table NAME | --dangling | --check
  *   cfx models
  *   cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [-o FILE]
+ *   cfx run FILE.json [--inputs random|zeros|FILE.safetensors] [--seed N] [-o OUT.safetensors]
+ *   cfx print FILE.json [--format graph|code|json|tabular] [-o OUT]
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +20,8 @@ static const struct {
     {"ops", cfx_cmd_ops, "inspect the operator registry (--list, --dump, --dump-table, --dangling, --check)"},
     {"models", cfx_cmd_models, "list the built-in models"},
     {"trace", cfx_cmd_trace, "trace a built-in model: trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [-o FILE]"},
+    {"run", cfx_cmd_run, "run a graph on inputs: run FILE.json [--inputs random|zeros|FILE.safetensors] [--seed N] [-o OUT]"},
+    {"print", cfx_cmd_print, "print a graph: print FILE.json [--format graph|code|json|tabular] [-o OUT]"},
 };
 
 static int usage(FILE *f)
