@@ -29,6 +29,10 @@
 #include "ir/interpreter.h"
 #include "ir/passes/dce.h"
 #include "ir/passes/fake_tensor_prop.h"
+#include "ir/passes/cse.h"
+#include "ir/passes/topo_sort.h"
+#include "ir/passes/strip_asserts.h"
+#include "ir/passes/manager.h"
 #include "tracer/module.h"
 #include "tracer/make_fx.h"
 

@@ -3,6 +3,7 @@
  *   cfx ops --list | --dump NAME | --dump-table NAME | --dangling | --check
  *   cfx models
  *   cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [-o FILE]
+ *   cfx opt FILE.json [--passes=P1,P2,...] [-o OUT.json] [pass manager flags]
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +19,7 @@ static const struct {
     {"ops", cfx_cmd_ops, "inspect the operator registry (--list, --dump, --dump-table, --dangling, --check)"},
     {"models", cfx_cmd_models, "list the built-in models"},
     {"trace", cfx_cmd_trace, "trace a built-in model: trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [-o FILE]"},
+    {"opt", cfx_cmd_opt, "run passes over a graph dumped as JSON: opt FILE.json --passes=dce,cse [-o OUT.json]"},
 };
 
 static int usage(FILE *f)
