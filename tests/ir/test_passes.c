@@ -226,3 +226,18 @@ Test(passes, strip_asserts_removes_assertion_nodes)
     cr_expect_not(changed);
     cfx_graph_free(g);
 }
+
+Test(passes, cse_keeps_registered_nondeterministic_ops)
+{
+    /* an operator registered nondeterministic_seeded (not tagged) is not merged either */
+    cr_assert_eq(cfx_side_effect_register_nondeterministic("aten::exp"), CFX_OK);
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *a = CALL(g, "aten::exp", NV(x)), *b = CALL(g, "aten::exp", NV(x));
+    cfx_graph_output(g, cfx_tuple(VALS(NV(a), NV(b)), 2));
+    bool changed = true;
+    cr_assert_eq(cfx_pass_cse(g, &changed), CFX_OK);
+    cr_expect_not(changed);
+    cr_expect_eq(cfx_graph_num_nodes(g), 4);
+    cfx_graph_free(g);
+}
