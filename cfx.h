@@ -33,6 +33,10 @@
 #include "ir/passes/fold.h"
 #include "ir/passes/normalize_args.h"
 #include "tracer/decompose.h"
+#include "ir/passes/cse.h"
+#include "ir/passes/topo_sort.h"
+#include "ir/passes/strip_asserts.h"
+#include "ir/passes/manager.h"
 #include "tracer/module.h"
 #include "tracer/make_fx.h"
 

@@ -1,12 +1,13 @@
 /* bench_ir.c - the IR's share of a traced node: create a call_function node on an operator
  * (cfx_graph_create_node) and set its meta for a [64, 64] result in one call
  * (cfx_node_set_result_meta: stack_trace, val, tensor_meta), as the tracer does, for a
- * 1M-node chain; then lint and DCE it. Subtracting this from the trace figure tells how much
+ * 1M-node chain; then lint, CSE (nothing to merge: the cost of hashing every node) and DCE it. Subtracting this from the trace figure tells how much
  * of tracing is the graph and how much is dispatch. Prints ns/node per phase and arena bytes. */
 #include <stdio.h>
 
 #include "cfx.h"
 #include "ir/graph.h"
+#include "ir/passes/cse.h"
 #include "ir/passes/dce.h"
 #include "tools/bench/bench.h"
 
@@ -48,12 +49,15 @@ void bench_ir(void)
     int rc = cfx_graph_lint(g);
     double l1 = bench_now_ns();
     bool changed;
+    double c0 = bench_now_ns();
+    rc |= cfx_pass_cse(g, &changed);
+    double c1 = bench_now_ns();
     cfx_dce_options d = {0};
     double d0 = bench_now_ns();
     rc |= cfx_pass_eliminate_dead_code(g, &d, &changed);
     double d1 = bench_now_ns();
-    printf("ir: 1M-node chain, graph only: build %6.1f ns/node  arena %6.1f B/node  lint %5.1f ns/node  dce %5.1f ns/node%s\n",
-           (t1 - t0) / nodes, (double)cfx_graph_arena_bytes(g) / nodes, (l1 - l0) / nodes,
+    printf("ir: 1M-node chain, graph only: build %6.1f ns/node  arena %6.1f B/node  lint %5.1f ns/node  cse %5.1f ns/node  dce %5.1f ns/node%s\n",
+           (t1 - t0) / nodes, (double)cfx_graph_arena_bytes(g) / nodes, (l1 - l0) / nodes, (c1 - c0) / nodes,
            (d1 - d0) / nodes, rc ? "  (FAILED)" : "");
     cfx_graph_free(g);
 }

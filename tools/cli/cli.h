@@ -6,11 +6,34 @@
 #ifndef CFX_CLI_H
 #define CFX_CLI_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ir/passes/manager.h"
+
 int cfx_cmd_ops(int argc, char **argv);
 int cfx_cmd_models(int argc, char **argv);
 int cfx_cmd_trace(int argc, char **argv);
 int cfx_cmd_run(int argc, char **argv);
 int cfx_cmd_print(int argc, char **argv);
+int cfx_cmd_opt(int argc, char **argv);
+
+/* --passes=P,... and the pass manager's flags (--verify-each, --print-after-all,
+ * --print-after=P, --print-changed, --time-passes), shared by opt and trace (pass_flags.c). */
+typedef struct cli_passes {
+    const char *pipeline; /* NULL: no --passes */
+    char print_after[512]; /* --print-after values joined by commas */
+    cfx_pipeline_options opts;
+} cli_passes;
+/* Consumes argv[*i] (and its value) if it is one of those flags: 1; not one: 0; a flag with a
+ * bad or missing value: -1 (message printed). */
+int cli_parse_pass_flag(int argc, char **argv, int *i, cli_passes *p);
+/* The flags' lines for a subcommand's --help. */
+void cli_print_pass_flags_help(FILE *f);
+/* Parses the pipeline up front (unknown pass: message printed, NULL; *err set to 1). */
+cfx_pipeline *cli_parse_pipeline(const cli_passes *p, int *err);
+/* Runs the parsed pipeline (NULL: nothing to run) over gm: 0, or 1 with the error printed. */
+int cli_run_pipeline(const cfx_pipeline *pl, const cli_passes *p, cfx_graph_module *gm);
 
 /* Prints "cfx: <message>" for the thread's recorded error (or fallback text) to stderr. */
 void cli_report_error(const char *fallback);

@@ -1,9 +1,11 @@
 /* trace_cmd.c - `cfx models` and `cfx trace MODEL`: trace a built-in model with make_fx and
  * print its graph as torch.fx prints it, as FX's Python code, or as cfx's JSON.
  *
- *   cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [-o FILE]
+ *   cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [--passes=P,...] [-o FILE]
  *
- * --dce runs dead-code elimination before printing and reports each removed node on stderr. */
+ * --dce runs dead-code elimination before printing and reports each removed node on stderr; it
+ * stays as the alias of a first `dce` pass that names what it removed. --passes runs a pipeline
+ * of the pass manager over the traced graph (after --dce), with the flags `cfx opt` takes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +31,34 @@ int cfx_cmd_models(int argc, char **argv)
     return 0;
 }
 
+static const char trace_usage_line[] =
+    "usage: cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [--passes=P,...] [-o FILE]\n";
+
 static int trace_usage(void)
 {
-    fprintf(stderr, "usage: cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [-o FILE]\n"
-                    "  MODEL is one of `cfx models`\n");
+    fprintf(stderr, "%s  MODEL is one of `cfx models` (cfx trace --help for the options)\n", trace_usage_line);
     return 2;
+}
+
+static int trace_help(void)
+{
+    fputs(trace_usage_line, stdout);
+    fputs("\nTraces a built-in model (`cfx models`) with make_fx and prints its graph as torch.fx prints it\n"
+          "(graph), as FX's Python code (code) or as cfx's JSON (json), to stdout or FILE.\n"
+          "\noptions:\n"
+          "  --mode real|fake     trace on real tensors (default) or on fake ones\n"
+          "  --format F           graph (default), code or json\n"
+          "  --dce                dead-code elimination first, naming each removed node on stderr\n"
+          "  -o FILE              write to FILE instead of stdout\n",
+          stdout);
+    cli_print_pass_flags_help(stdout);
+    fputs("\nexamples:\n"
+          "  cfx trace mlp\n"
+          "  cfx trace mutate --dce --format code\n"
+          "  cfx trace mlp --mode fake --passes=cse,dce,topo-sort --print-changed\n"
+          "  cfx trace chain --format json --passes=dce --time-passes -o chain.json\n",
+          stdout);
+    return 0;
 }
 
 static void report_removed(const cfx_node *n, void *ctx)
@@ -51,15 +76,24 @@ typedef struct trace_args {
     cfx_tracing_mode mode;
     const char *format, *out;
     bool dce;
+    cli_passes passes;
 } trace_args;
 
 static int parse_trace_args(int argc, char **argv, trace_args *a)
 {
     *a = (trace_args){NULL, CFX_TRACE_REAL, "graph", NULL, false};
     for (int i = 0; i < argc; i++) {
+        int r = cli_parse_pass_flag(argc, argv, &i, &a->passes);
+        if (r < 0)
+            return trace_usage();
+        if (r > 0)
+            continue;
         const char *arg = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(arg, "--mode") && val) {
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            trace_help();
+            return -1;
+        } else if (!strcmp(arg, "--mode") && val) {
             if (!strcmp(val, "real"))
                 a->mode = CFX_TRACE_REAL;
             else if (!strcmp(val, "fake"))
@@ -127,6 +161,9 @@ int cfx_cmd_trace(int argc, char **argv)
     trace_args a;
     int rc = parse_trace_args(argc, argv, &a);
     if (rc)
+        return rc < 0 ? 0 : rc; /* -1: --help printed */
+    cfx_pipeline *pipeline = cli_parse_pipeline(&a.passes, &rc);
+    if (rc)
         return rc;
     cfx_dispatcher_init();
     cfx_scope scope = cfx_scope_begin();
@@ -147,15 +184,18 @@ int cfx_cmd_trace(int argc, char **argv)
             gm = NULL;
         }
     }
-    if (gm)
-        text = render(gm, a.format);
     rc = 0;
-    if (!text) {
+    if (gm && cli_run_pipeline(pipeline, &a.passes, gm) != 0)
+        rc = 1; /* reported */
+    else if (gm)
+        text = render(gm, a.format);
+    if (!rc && !text) {
         cli_report_error("tracing failed");
         rc = 1;
-    } else {
+    } else if (!rc) {
         rc = write_text(text, a.out);
     }
+    cfx_pipeline_free(pipeline);
     free(text);
     cfx_graph_module_free(gm);
     cfx_module_free(module);
