@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 /* The element count of an array (not a pointer: -Wsizeof-pointer-div catches that). */
 #define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -45,6 +46,34 @@ static inline char *read_file(const char *path)
 /* A golden file of tests/data (tools/interop/golden.py) without its header line
  * "# golden: PyTorch <version>, <script>\n": the body as a malloc'd string, NULL if the file is
  * missing or has no header (every golden must say what produced it). */
+/* Runs cmd through the shell and returns its exit status; *out is all it printed on stdout,
+ * malloc'd and NUL-terminated (never NULL), or NULL with status -1 when popen fails. */
+static inline int run_command(const char *cmd, char **out)
+{
+    *out = NULL;
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t len = 0, cap = 4096;
+    char *s = malloc(cap);
+    size_t n;
+    while (s && (n = fread(s + len, 1, cap - len - 1, p)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) {
+            char *t = realloc(s, cap *= 2);
+            if (!t)
+                free(s);
+            s = t;
+        }
+    }
+    int status = pclose(p);
+    if (!s)
+        return -1;
+    s[len] = '\0';
+    *out = s;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static inline char *read_golden(const char *path)
 {
     char *s = read_file(path);

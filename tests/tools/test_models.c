@@ -137,17 +137,9 @@ static int run(const char *args, char **out)
     cr_assert(bin, "CFX_BIN is not set (make test sets it)");
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    cfx_buf b;
-    cfx_buf_init(&b);
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
-        cfx_buf_putn(&b, chunk, n);
-    int status = pclose(p);
-    *out = cfx_buf_take(&b);
-    return WEXITSTATUS(status);
+    int status = run_command(cmd, out);
+    cr_assert(*out, "cannot run %s", cmd);
+    return status;
 }
 
 Test(models, driver_traces_and_reports_errors)

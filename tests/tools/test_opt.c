@@ -36,18 +36,9 @@ static int sh(const char *command, bool merge, char **out)
     cr_assert(bin, "CFX_BIN is not set (make test sets it)");
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "CFX='%s' D='%s'; %s%s", bin, dir, command, merge ? " 2>&1" : " 2>/dev/null");
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    cfx_buf b;
-    cfx_buf_init(&b);
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
-        cfx_buf_putn(&b, chunk, n);
-    int status = pclose(p);
-    cfx_buf_putc(&b, '\0');
-    *out = cfx_buf_take(&b);
-    return WEXITSTATUS(status);
+    int status = run_command(cmd, out);
+    cr_assert(*out, "cannot run %s", cmd);
+    return status;
 }
 
 static bool one_error_line(const char *out)
