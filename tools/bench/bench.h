@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "cfx.h"
+
 static inline double bench_now_ns(void)
 {
     struct timespec ts;
@@ -25,5 +27,7 @@ void bench_ir(void);
 void bench_interp(void);
 void bench_json(long nodes);
 int bench_trace_child(long nodes);
+/* make_fx (fake mode) of a chain of `nodes` ops alternating add, mul and relu on x. */
+cfx_graph_module *bench_trace_chain(cfx_tensor *x, long nodes);
 
 #endif

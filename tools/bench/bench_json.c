@@ -18,31 +18,12 @@
 
 enum { REPS = 3 };
 
-static long chain_ops;
-
-static cfx_tensor *chain(cfx_tensor *x)
-{
-    cfx_tensor *y = cfx_tensor_retain(x);
-    for (long i = 0; i < chain_ops && y; i++) {
-        cfx_scope s = cfx_scope_begin();
-        cfx_tensor *z = i % 3 == 0 ? cfx_add(y, x) : i % 3 == 1 ? cfx_mul(y, x) : cfx_relu(y);
-        cfx_tensor_retain(z);
-        cfx_scope_end(s);
-        cfx_tensor_release(y);
-        y = z;
-    }
-    return cfx_autorelease(y);
-}
-
 static void bench_graph_json(long nodes)
 {
     cfx_scope s = cfx_scope_begin();
     int64_t shape[2] = {64, 64};
     cfx_tensor *x = cfx_tensor_new(shape, 2, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
-    cfx_value arg = cfx_tensor_value(x);
-    cfx_make_fx_options opts = {CFX_TRACE_FAKE, NULL, "chain"};
-    chain_ops = nodes;
-    cfx_graph_module *gm = cfx_make_fx((cfx_fnptr)chain, "(Tensor x) -> Tensor", &arg, 1, &opts);
+    cfx_graph_module *gm = bench_trace_chain(x, nodes);
     if (!gm) {
         fprintf(stderr, "bench: json: trace failed: %s\n", cfx_error_message());
         cfx_scope_end(s);

@@ -36,6 +36,14 @@ static cfx_tensor *chain(cfx_tensor *x)
     return cfx_autorelease(y);
 }
 
+cfx_graph_module *bench_trace_chain(cfx_tensor *x, long nodes)
+{
+    cfx_value arg = cfx_tensor_value(x);
+    cfx_make_fx_options opts = {CFX_TRACE_FAKE, NULL, "chain"};
+    chain_ops = nodes;
+    return cfx_make_fx((cfx_fnptr)chain, "(Tensor x) -> Tensor", &arg, 1, &opts);
+}
+
 static long rss_kb(void)
 {
     /* current RSS from /proc: the baseline the peak is compared with */
@@ -64,12 +72,9 @@ int bench_trace_child(long nodes)
     cfx_scope s = cfx_scope_begin();
     int64_t shape[2] = {64, 64};
     cfx_tensor *x = cfx_tensor_new(shape, 2, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
-    cfx_value arg = cfx_tensor_value(x);
-    cfx_make_fx_options opts = {CFX_TRACE_FAKE, NULL, "chain"};
-    chain_ops = nodes;
     long base = rss_kb();
     double t0 = bench_now_ns();
-    cfx_graph_module *gm = cfx_make_fx((cfx_fnptr)chain, "(Tensor x) -> Tensor", &arg, 1, &opts);
+    cfx_graph_module *gm = bench_trace_chain(x, nodes);
     double t1 = bench_now_ns();
     if (!gm) {
         fprintf(stderr, "bench: trace failed: %s\n", cfx_error_message());
