@@ -158,25 +158,6 @@ static inline bool cfx_box_normalize(cfx_box_conv c, bool optional, cfx_value *v
 int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
                          cfx_box_slot *sl, cfx_box_scratch *sc);
 
-/* The Tensor / Tensor? case of cfx_box_convert_arg below (form TENSOR, conv TENSOR), on its own:
- * small enough that the compiler inlines it into every generated boxed entry, where most
- * arguments are tensors, which it did not do with the whole rule (it made one out-of-line copy
- * of the generic switch instead). */
-static inline int cfx_box_convert_tensor(const cfx_schema *s, const char *qualname, int i, bool optional,
-                                         cfx_value *sv, cfx_box_slot *sl)
-{
-    if (sv->kind == CFX_V_TENSOR) {
-        sl->t = sv->u.t;
-        return CFX_OK;
-    }
-    if (sv->kind == CFX_V_NONE && optional) {
-        sl->t = NULL;
-        return CFX_OK;
-    }
-    cfx_argument_type_error(s, qualname, i, *sv);
-    return CFX_ERR;
-}
-
 /* Converts argument i (stack value *sv) into its C slot, reporting a wrong kind with
  * torch.ops' text. sc is only used by list forms. */
 static inline int cfx_box_convert_arg(const cfx_schema *s, const char *qualname, int i, cfx_box_step st,
@@ -184,8 +165,6 @@ static inline int cfx_box_convert_arg(const cfx_schema *s, const char *qualname,
 {
     if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST)
         return cfx_box_convert_list(s, qualname, i, st, sv, sl, sc);
-    if (st.form == CFX_BOX_TENSOR && st.conv == CFX_CONV_TENSOR)
-        return cfx_box_convert_tensor(s, qualname, i, st.optional, sv, sl);
     cfx_value v = *sv;
     if (!cfx_box_normalize((cfx_box_conv)st.conv, st.optional, &v)) {
         cfx_argument_type_error(s, qualname, i, *sv);

@@ -616,15 +616,8 @@ static void emit_boxed_entry(FILE *f, const op *o)
     if (!n)
         fputs("    (void)a;\n", f);
     for (int i = 0; i < n; i++) {
-        const cfx_box_step *st = &o->steps[i];
-        if (st->form == CFX_BOX_TENSOR && st->conv == CFX_CONV_TENSOR) {
-            /* the tensor case of the same rule, which the compiler inlines (boxing_internal.h) */
-            fprintf(f, "    if ((rc = cfx_box_convert_tensor(op->schema, op->qualified_name, %d, %d, &stack[%d], &a[%d])) "
-                       "!= CFX_OK)\n        goto done;\n", i, st->optional, i, i);
-            continue;
-        }
         fprintf(f, "    if ((rc = cfx_box_convert_arg(op->schema, op->qualified_name, %d, (cfx_box_step)", i);
-        emit_step(f, st);
+        emit_step(f, &o->steps[i]);
         fprintf(f, ", &stack[%d], &a[%d], %s)) != CFX_OK)\n        goto done;\n", i, i, lists ? "&sc" : "NULL");
     }
     fputs("    {\n        bool had_error = cfx_error_occurred();\n        ", f);
