@@ -48,7 +48,7 @@ static inline char *read_file(const char *path)
  * missing or has no header (every golden must say what produced it). */
 /* Runs cmd through the shell and returns its exit status; *out is all it printed on stdout,
  * malloc'd and NUL-terminated (never NULL), or NULL with status -1 when popen fails. */
-static inline int run_command(const char *cmd, char **out)
+static inline int test_run_command(const char *cmd, char **out)
 {
     *out = NULL;
     FILE *p = popen(cmd, "r");

@@ -137,7 +137,7 @@ static int run(const char *args, char **out)
     cr_assert(bin, "CFX_BIN is not set (make test sets it)");
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
-    int status = run_command(cmd, out);
+    int status = test_run_command(cmd, out);
     cr_assert(*out, "cannot run %s", cmd);
     return status;
 }

@@ -36,7 +36,7 @@ static int sh(const char *command, bool merge, char **out)
     cr_assert(bin, "CFX_BIN is not set (make test sets it)");
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "CFX='%s' D='%s'; %s%s", bin, dir, command, merge ? " 2>&1" : " 2>/dev/null");
-    int status = run_command(cmd, out);
+    int status = test_run_command(cmd, out);
     cr_assert(*out, "cannot run %s", cmd);
     return status;
 }
