@@ -93,7 +93,7 @@ $(filter-out $(BOOT_OBJ),$(STATIC_OBJ)) $(filter-out $(BOOT_SRC:%.c=$(BUILD)/pic
 $(TOOL_OBJ) $(TEST_OBJ) $(BENCH_SRC:%.c=$(BUILD)/static/%.o): $(GEN_HDR)
 $(filter $(BUILD)/static/tests/%,$(TEST_OBJ)): $(TGEN_HDR)
 
-$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS)
+$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS) $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags criterion 2>/dev/null) -c $< -o $@
 
