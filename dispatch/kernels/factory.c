@@ -127,21 +127,11 @@ cfx_tensor *cfx_meta_empty_memory_format(cfx_int_list size, cfx_value dtype, cfx
     return empty(CFX_DEVICE_META, size, dtype, layout, device, pin_memory, memory_format);
 }
 
-/* computeStorageNbytes' overflow test (CPU only: the meta path skips it). Products are
- * taken into uint64, so a negative stride "overflows" unless a size is 0. */
+/* computeStorageNbytes' overflow test (CPU only: the meta path skips it). */
 static bool storage_overflows(const int64_t *sizes, const int64_t *strides, int n, size_t itemsize)
 {
-    uint64_t total = 1;
-    bool overflow = false;
-    for (int i = 0; i < n; i++) {
-        if (sizes[i] == 0)
-            return false;
-        uint64_t span;
-        overflow |= __builtin_mul_overflow(strides[i], sizes[i] - 1, &span);
-        overflow |= __builtin_add_overflow(total, span, &total);
-    }
-    overflow |= __builtin_mul_overflow(total, (uint64_t)itemsize, &total);
-    return overflow || total > (uint64_t)INT64_MAX;
+    uint64_t nbytes;
+    return !cfx_geom_storage_nbytes(sizes, strides, n, itemsize, &nbytes);
 }
 
 static cfx_tensor *empty_strided(cfx_device_type dev, cfx_int_list size, cfx_int_list stride, cfx_value dtype,

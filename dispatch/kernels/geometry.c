@@ -404,3 +404,23 @@ bool cfx_geom_opt_device(cfx_value v, cfx_device *out)
         return cfx_device_parse(v.u.s, out);
     return false;
 }
+
+/* at::detail::computeStorageNbytes. Products are taken into uint64, so a negative stride
+ * "overflows" unless a size is 0. */
+bool cfx_geom_storage_nbytes(const int64_t *sizes, const int64_t *strides, int n, size_t itemsize, uint64_t *out)
+{
+    uint64_t total = 1;
+    bool overflow = false;
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] == 0) {
+            *out = 0;
+            return true;
+        }
+        uint64_t span;
+        overflow |= __builtin_mul_overflow(strides[i], sizes[i] - 1, &span);
+        overflow |= __builtin_add_overflow(total, span, &total);
+    }
+    overflow |= __builtin_mul_overflow(total, (uint64_t)itemsize, &total);
+    *out = total;
+    return !(overflow || total > (uint64_t)INT64_MAX);
+}

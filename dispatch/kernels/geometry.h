@@ -74,6 +74,10 @@ bool cfx_geom_infer_view_size(const int64_t *shape, int n, int64_t numel, int64_
 bool cfx_geom_view_strides(const int64_t *old_sizes, const int64_t *old_strides, int on,
                            const int64_t *new_sizes, int nn, int64_t *out);
 
+/* at::detail::computeStorageNbytes into *out; false when it overflows (a negative size or
+ * stride does, unless a size is 0). */
+bool cfx_geom_storage_nbytes(const int64_t *sizes, const int64_t *strides, int n, size_t itemsize, uint64_t *out);
+
 /* Appends "[2, 3]" (c10's IntArrayRef printing). */
 void cfx_geom_put_dims(cfx_buf *b, const int64_t *d, int n);
 

@@ -394,3 +394,7 @@ bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, co
     layout(it, in, nin, eff);
     return true;
 }
+
+/* The overlap tests for the kernels that write without a TensorIterator (copy_). */
+bool cfx_iter_internal_overlap(const cfx_tensor *t) { return has_internal_overlap(t); }
+bool cfx_iter_partial_overlap(const cfx_tensor *a, const cfx_tensor *b) { return partial_overlap(a, b); }

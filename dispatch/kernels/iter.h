@@ -77,6 +77,11 @@ static inline cfx_tensor *cfx_iter_new_output(const cfx_iter *it, int out_dtype,
 void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *const *strides,
                              int nstrides, int64_t *out);
 
+/* assert_no_internal_overlap / assert_no_partial_overlap's tests (dense tensors only; "too
+ * hard" is no), for kernels that write without building an iterator (copy_). */
+bool cfx_iter_internal_overlap(const cfx_tensor *t);
+bool cfx_iter_partial_overlap(const cfx_tensor *a, const cfx_tensor *b);
+
 /* c10 type-promotion helpers. */
 typedef struct cfx_result_type_state {
     int dim_result, zero_result; /* -1 = undefined */

@@ -23,15 +23,18 @@
 #include "dispatch/ops_gen_kernels.h"
 #include "tests/test_util.h"
 
-static const char *golden_path = "tests/data/ops_cases.json";
+/* gen_ops.py writes the cases of the shape, reduction, creation and indexing ops to a file of
+ * their own (tools/interop/ops_shape_cases.py) */
+static const char *const golden_paths[] = {"tests/data/ops_cases.json", "tests/data/ops_shape_cases.json"};
+static const char *golden_path = "tests/data/ops_cases.json and tests/data/ops_shape_cases.json";
 
-static cJSON *load_cases(void)
+static cJSON *load_cases(const char *path)
 {
-    char *text = read_file(golden_path);
-    cr_assert_not_null(text, "missing %s (run tools/interop/gen_ops.py)", golden_path);
+    char *text = read_file(path);
+    cr_assert_not_null(text, "missing %s (run tools/interop/gen_ops.py)", path);
     cJSON *root = cJSON_Parse(text);
     free(text);
-    cr_assert_not_null(root, "bad JSON in %s", golden_path);
+    cr_assert_not_null(root, "bad JSON in %s", path);
     return root;
 }
 
@@ -42,6 +45,7 @@ enum { MAXA = 8, MAXL = 64 };
 typedef struct args {
     int n;
     cfx_value v[MAXA];
+    cfx_value tensors[MAXA][MAXL]; /* the items of a Tensor[] argument */
     cfx_tensor *base[MAXA];
     int64_t ints[MAXA][MAXL];
     cfx_value items[MAXA][MAXL];
@@ -50,6 +54,14 @@ typedef struct args {
 
 static bool parse_dtype(const char *s, cfx_dtype *out) { return cfx_dtype_parse(s, out); }
 
+/* A JSON integer as int64 (cJSON holds numbers as doubles: INT64_MAX, slice's "to the end",
+ * arrives as 2^63). */
+static int64_t int_of(const cJSON *e)
+{
+    double d = e->valuedouble;
+    return d >= 9223372036854775807.0 ? INT64_MAX : d <= -9223372036854775808.0 ? INT64_MIN : (int64_t)d;
+}
+
 static int ints_of(const cJSON *arr, int64_t *out, int cap)
 {
     int n = 0;
@@ -57,7 +69,7 @@ static int ints_of(const cJSON *arr, int64_t *out, int cap)
     cJSON_ArrayForEach(e, arr)
     {
         cr_assert(n < cap);
-        out[n++] = (int64_t)e->valuedouble;
+        out[n++] = int_of(e);
     }
     return n;
 }
@@ -98,6 +110,35 @@ static void fill(cfx_tensor *t, const cJSON *values)
     }
 }
 
+/* One tensor argument: a view of a new base (or of argument "share"'s base). *base_out gets
+ * the base. */
+static cfx_tensor *build_tensor(const cJSON *ja, const char *run, cfx_tensor *const *bases, cfx_tensor **base_out)
+{
+    cfx_dtype dt;
+    cr_assert(parse_dtype(cJSON_GetObjectItem(ja, "dtype")->valuestring, &dt));
+    int64_t sizes[MAXL], strides[MAXL];
+    int nd = ints_of(cJSON_GetObjectItem(ja, "sizes"), sizes, MAXL);
+    ints_of(cJSON_GetObjectItem(ja, "strides"), strides, MAXL);
+    int64_t off = (int64_t)cJSON_GetObjectItem(ja, "offset")->valuedouble;
+    const cJSON *share = cJSON_GetObjectItem(ja, "share");
+    cfx_tensor *base;
+    if (share) {
+        base = bases[share->valueint];
+    } else {
+        const cJSON *storage = cJSON_GetObjectItem(ja, "storage");
+        int64_t len = cJSON_GetArraySize(storage);
+        cfx_device dev = device_named(cJSON_GetObjectItem(ja, "dev")->valuestring, run);
+        base = cfx_tensor_new(&len, 1, dt, dev);
+        cr_assert_not_null(base, "%s", cfx_error_message());
+        if (dev.type == CFX_DEVICE_CPU)
+            fill(base, storage);
+    }
+    *base_out = base;
+    cfx_tensor *t = cfx_tensor_new_view(base, sizes, strides, nd, off);
+    cr_assert_not_null(t, "%s", cfx_error_message());
+    return t;
+}
+
 /* Builds the case's arguments for a run; tensors are autoreleased into the caller's scope. */
 static void build(const cJSON *jargs, const char *run, args *a)
 {
@@ -110,31 +151,19 @@ static void build(const cJSON *jargs, const char *run, args *a)
         const char *k = cJSON_GetObjectItem(ja, "k")->valuestring;
         const cJSON *v = cJSON_GetObjectItem(ja, "v");
         if (!strcmp(k, "tensor")) {
-            cfx_dtype dt;
-            cr_assert(parse_dtype(cJSON_GetObjectItem(ja, "dtype")->valuestring, &dt));
-            int64_t sizes[MAXL], strides[MAXL];
-            int nd = ints_of(cJSON_GetObjectItem(ja, "sizes"), sizes, MAXL);
-            ints_of(cJSON_GetObjectItem(ja, "strides"), strides, MAXL);
-            int64_t off = (int64_t)cJSON_GetObjectItem(ja, "offset")->valuedouble;
-            const cJSON *share = cJSON_GetObjectItem(ja, "share");
-            cfx_tensor *base;
-            if (share) {
-                base = a->base[share->valueint];
-            } else {
-                const cJSON *storage = cJSON_GetObjectItem(ja, "storage");
-                int64_t len = cJSON_GetArraySize(storage);
-                cfx_device dev = device_named(cJSON_GetObjectItem(ja, "dev")->valuestring, run);
-                base = cfx_tensor_new(&len, 1, dt, dev);
-                cr_assert_not_null(base, "%s", cfx_error_message());
-                if (dev.type == CFX_DEVICE_CPU)
-                    fill(base, storage);
+            a->v[i] = cfx_tensor_value(build_tensor(ja, run, a->base, &a->base[i]));
+        } else if (!strcmp(k, "tensors")) {
+            int n = 0;
+            const cJSON *jt;
+            cJSON_ArrayForEach(jt, v)
+            {
+                cr_assert(n < MAXL);
+                cfx_tensor *unused;
+                a->tensors[i][n++] = cfx_tensor_value(build_tensor(jt, run, a->base, &unused));
             }
-            a->base[i] = base;
-            cfx_tensor *t = cfx_tensor_new_view(base, sizes, strides, nd, off);
-            cr_assert_not_null(t, "%s", cfx_error_message());
-            a->v[i] = cfx_tensor_value(t);
+            a->v[i] = cfx_list(a->tensors[i], (uint32_t)n);
         } else if (!strcmp(k, "int")) {
-            a->v[i] = cfx_int((int64_t)v->valuedouble);
+            a->v[i] = cfx_int(int_of(v));
         } else if (!strcmp(k, "double")) {
             a->v[i] = cfx_double(v->valuedouble);
         } else if (!strcmp(k, "bool")) {
@@ -332,6 +361,27 @@ static void check(const char *name, const char *run, const char *how, const cJSO
             FAIL("error\n    want: %s\n    got:  %s", want_msg, msg ? msg : "(none)");
         return;
     }
+    const cJSON *items = cJSON_GetObjectItem(want, "list");
+    if (items) { /* a Tensor[] return */
+        if (r[0].kind != CFX_V_LIST)
+            FAIL("expected a list, got a %s (%s)", cfx_value_kind_name((cfx_value_kind)r[0].kind),
+                 cfx_error_message() ? cfx_error_message() : "no error");
+        if ((int)r[0].len != cJSON_GetArraySize(items))
+            FAIL("a list of %u tensors, want %d", r[0].len, cJSON_GetArraySize(items));
+        int i = 0;
+        const cJSON *w;
+        cJSON_ArrayForEach(w, items)
+        {
+            int before = failures;
+            check_result(name, run, how, w, r[0].u.items[i], a, versions);
+            if (failures != before) {
+                fprintf(stderr, "    (in list item %d)\n", i);
+                return;
+            }
+            i++;
+        }
+        return;
+    }
     const cJSON *rets = cJSON_GetObjectItem(want, "returns");
     if (!rets) {
         if (nret != 1)
@@ -379,10 +429,11 @@ static void run_once(const char *name, cfx_opid id, const cJSON *jargs, const ch
 static void run_op(cfx_opid id)
 {
     cr_assert_eq(cfx_builtin_ops_init(), CFX_OK, "%s", cfx_error_message());
-    cJSON *root = load_cases();
     const char *opname = cfx_ops_table.rows[id].id;
     int ncases = 0, nruns = 0;
     failures = 0;
+    for (size_t f = 0; f < COUNT_OF(golden_paths); f++) {
+    cJSON *root = load_cases(golden_paths[f]);
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "cases"))
     {
@@ -403,6 +454,7 @@ static void run_op(cfx_opid id)
         }
     }
     cJSON_Delete(root);
+    }
     cr_assert_gt(ncases, 0, "no golden cases for %s in %s (add them to tools/interop/gen_ops.py)", opname,
                  golden_path);
     cr_log_info("%s: %d cases, %d runs, %d failures", opname, ncases, nruns, failures);

@@ -57,6 +57,7 @@ import torch
 import golden
 
 OUT_CASES = "tests/data/ops_cases.json"
+OUT_SHAPE_CASES = "tests/data/ops_shape_cases.json"  # ops_shape_cases.py's: shape, reduction, creation, indexing
 OUT_KEYS = "tests/data/ops_keys.txt"
 OUT_STRIDES = "tests/data/ops_strides.json"
 
@@ -182,6 +183,8 @@ def build_args(args, run):
             else:
                 base = torch.empty(len(a["storage"]), dtype=dt, device="meta")
             built.append(base.as_strided(a["sizes"], a["strides"], a["offset"]))
+        elif k == "tensors":
+            built.append(build_args(a["v"], run)[0])
         elif k in ("int", "double", "bool"):
             built.append(a["v"])
         elif k == "none":
@@ -227,6 +230,8 @@ def run_case(op_id, args, run, nondeterministic):
         return {"error": str(e)}
     if isinstance(r, tuple):
         return {"returns": [describe(x, built, versions, nondeterministic) for x in r]}
+    if isinstance(r, list):
+        return {"list": [describe(x, built, versions, nondeterministic) for x in r]}
     if isinstance(r, (bool, int, float)):
         kind = "bool" if isinstance(r, bool) else "int" if isinstance(r, int) else "double"
         return {"scalar": {"k": kind, "v": encode_value(r)}}
@@ -238,7 +243,9 @@ def describe(r, built, versions, nondeterministic):
     for i, b in enumerate(built):
         # every tensor argument is an as_strided view of a base, so a result sharing its
         # storage is either the argument itself (in-place) or another view of that base
-        if isinstance(b, torch.Tensor) and (r is b or (r._base is not None and r._base is b._base)):
+        # (or a result that shares the storage without being a view: _unsafe_view)
+        if isinstance(b, torch.Tensor) and (r is b or (r._base is not None and r._base is b._base) or
+                                            r.untyped_storage()._cdata == b.untyped_storage()._cdata):
             alias = i
             bumped = b._version != versions[i]
             break
@@ -955,6 +962,11 @@ def main():
     factory_cases()
     new_op_cases()
     cases_213()
+    n_main = len(cases)
+    import ops_shape_cases
+    ops_shape_cases.add_all(sys.modules[__name__])
+    golden.write_json(os.path.basename(OUT_SHAPE_CASES), {"cases": cases[n_main:]}, separators=(",", ":"))
+    del cases[n_main:]
     golden.write_json(os.path.basename(OUT_CASES), {"cases": cases}, separators=(",", ":"))
     write_keys()
     n = strides_cases()

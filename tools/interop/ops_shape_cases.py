@@ -1,0 +1,213 @@
+"""Cases of the shape/view, joining, reduction, creation and indexing operators for
+tools/interop/gen_ops.py (which imports this file and writes what it adds to
+tests/data/ops_shape_cases.json, in ops_cases.json's format).
+
+They live apart from gen_ops.py's own cases so that adding them leaves every older case (and
+the big ops_cases.json) unchanged: they draw from a random generator of their own. Tensors
+are small and each operator has at most ~40 cases, so the file stays a few hundred KB.
+"""
+import random
+
+# the common layouts a view or a reduction must keep or reject: name, sizes, strides, offset
+LAYOUTS = [
+    ("contig", [2, 3, 4], None, 0),
+    ("transposed", [3, 4], [1, 3], 0),
+    ("nondense_offset", [3, 4], [1, 6], 2),
+    ("expanded", [3, 4], [0, 1], 0),
+    ("scalar", [], None, 0),
+    ("empty", [0, 3], None, 0),
+    ("channels_last", [2, 3, 2, 2], [12, 1, 6, 3], 0),
+    ("size1", [2, 1, 3], None, 0),
+]
+
+
+def add_all(g):
+    saved, g.rng = g.rng, random.Random(3131)
+    try:
+        view_cases(g)
+        join_cases(g)
+    finally:
+        g.rng = saved
+
+
+def lay(g, name, dtype="float32"):
+    for n, s, st, off in LAYOUTS:
+        if n == name:
+            return g.T(s, st, dtype, offset=off)
+    raise KeyError(name)
+
+
+def each_layout(g, op, extra, names=None, dtype="float32"):
+    """op on every layout of LAYOUTS (or those named) with extra(sizes) as the other args."""
+    for n, s, st, off in LAYOUTS:
+        if names is None or n in names:
+            for tag, rest in extra(s):
+                g.add_case(f"{op}/{n}/{tag}", op, [g.T(s, st, dtype, offset=off)] + rest)
+
+
+def view_cases(g):
+    T, I, INTS, NONE, B = g.T, g.I, g.INTS, g.NONE, g.B
+    add = g.add_case
+    # _unsafe_view and reshape: viewable, not viewable (reshape copies), bad shapes
+    shapes = [("flat", [-1]), ("split", [2, -1]), ("same", None), ("ones", [1, -1, 1]), ("bad", [5]),
+              ("two_infer", [-1, -1]), ("neg", [-3, 4])]
+    for op in ("_unsafe_view", "reshape"):
+        for n, s, st, off in LAYOUTS:
+            for tag, shape in shapes:
+                if n in ("scalar", "empty") and tag not in ("flat", "same", "bad", "ones"):
+                    continue
+                add(f"{op}/{n}/{tag}", op, [T(s, st, offset=off), INTS(s if shape is None else shape)])
+    add("reshape/empty_infer_bad", "reshape", [T([0, 3]), INTS([0, -1])])
+    add("reshape/int64_permuted", "reshape",
+        [T([2, 3, 4], g.perm_strides([2, 3, 4], [2, 0, 1]), "int64"), INTS([6, 4])])
+    # expand
+    for tag, s, st, size in [("row", [3], None, [2, 3]), ("col", [3, 1], None, [3, 4]), ("keep", [3, 1], None, [-1, 4]),
+                             ("new_lead", [2, 1], None, [5, 2, 3]), ("scalar", [], None, [2, 2]),
+                             ("same", [2, 3], None, [2, 3]), ("transposed", [3, 1], [1, 3], [2, 3, 5]),
+                             ("zero", [1, 3], None, [0, 3]), ("bad", [2, 3], None, [4, 3]),
+                             ("too_few", [2, 3], None, [3]), ("lead_m1", [3], None, [-1, 3]),
+                             ("offset", [2, 1], [2, 1], [2, 4]), ("zero_to_n", [0, 1], None, [0, 2])]:
+        add(f"expand/{tag}", "expand", [T(s, st, offset=1 if tag == "offset" else 0), INTS(size), B(False)])
+    add("expand/implicit", "expand", [T([3]), INTS([2, 3]), B(True)])
+    # unsqueeze, squeeze
+    for n, s, st, off in LAYOUTS:
+        nd = len(s)
+        for d in sorted({0, -1, nd, -nd - 1, nd + 1}):
+            add(f"unsqueeze/{n}/{d}", "unsqueeze", [T(s, st, offset=off), I(d)])
+        add(f"squeeze/{n}", "squeeze", [T(s, st, offset=off)])
+        for d in sorted({0, 1, -1, nd}):
+            add(f"squeeze_dim/{n}/{d}", "squeeze_dim", [T(s, st, offset=off), I(d)])
+    for tag, s, dims in [("two", [2, 1, 1, 3], [1, 2]), ("mixed", [2, 1, 3], [0, 1]), ("neg", [1, 3, 1], [-1, 0]),
+                         ("dup", [1, 3, 1], [0, 0]), ("dup_wrap", [1, 3, 1], [2, -1]), ("oob", [1, 3], [2]),
+                         ("empty_list", [1, 3], []), ("scalar", [], [0]), ("scalar_neg", [], [-1]),
+                         ("scalar_oob", [], [1]), ("size1_strided", [2, 1, 3], [1])]:
+        add(f"squeeze_dims/{tag}", "squeeze_dims", [T(s), INTS(dims)])
+    # transpose, permute
+    for n, s, st, off in LAYOUTS:
+        nd = len(s)
+        pairs = [(0, -1), (0, 0), (-1, 0), (nd, 0)] if nd else [(0, 0), (0, -1), (1, 0)]
+        for a, b in pairs:
+            add(f"transpose/{n}/{a}_{b}", "transpose_int", [T(s, st, offset=off), I(a), I(b)])
+        perm = list(range(nd))[::-1]
+        add(f"permute/{n}/reverse", "permute", [T(s, st, offset=off), INTS(perm)])
+    for tag, s, dims in [("neg", [2, 3, 4], [-1, 0, 1]), ("dup", [2, 3, 4], [0, 0, 1]), ("short", [2, 3, 4], [1, 0]),
+                         ("long", [2, 3], [0, 1, 2]), ("oob", [2, 3], [0, 2]), ("dup_wrap", [2, 3], [1, -1]),
+                         ("scalar_empty", [], [])]:
+        add(f"permute/{tag}", "permute", [T(s), INTS(dims)])
+    # slice, select, narrow
+    big = 9223372036854775807
+    for tag, dim, start, end, step in [("basic", 1, 1, 3, 1), ("none", 0, None, None, 1), ("neg", 1, -2, None, 1),
+                                       ("step", 2, 0, big, 2), ("step3", 2, 1, None, 3), ("clamp", 1, -10, 10, 1),
+                                       ("empty", 1, 2, 1, 1), ("end_neg", -1, 0, -1, 1), ("oob_dim", 3, 0, 1, 1),
+                                       ("step0", 1, 0, 2, 0), ("step_neg", 1, 0, 2, -1), ("start_past", 1, 5, 7, 1)]:
+        add(f"slice/{tag}", "slice_Tensor", [T([2, 3, 4]), I(dim), NONE() if start is None else I(start),
+                                             NONE() if end is None else I(end), I(step)])
+    for n in ("transposed", "nondense_offset", "expanded", "empty", "channels_last"):
+        add(f"slice/{n}", "slice_Tensor", [lay(g, n), I(1), I(1), I(big), I(2)])
+    add("slice/scalar", "slice_Tensor", [T([]), I(0), I(0), I(1), I(1)])
+    for tag, s, dim, idx in [("first", [2, 3, 4], 0, 0), ("mid", [2, 3, 4], 1, 2), ("neg", [2, 3, 4], -1, -1),
+                             ("oob", [2, 3, 4], 1, 3), ("oob_neg", [2, 3, 4], 1, -4), ("bad_dim", [2, 3], 2, 0),
+                             ("scalar", [], 0, 0), ("vector", [5], 0, 4), ("empty_dim", [0, 3], 0, 0)]:
+        add(f"select/{tag}", "select_int", [T(s), I(dim), I(idx)])
+    for n in ("transposed", "nondense_offset", "expanded", "channels_last"):
+        add(f"select/{n}", "select_int", [lay(g, n), I(1), I(-1)])
+    for tag, s, dim, start, length in [("basic", [2, 3, 4], 1, 1, 2), ("neg_start", [2, 3, 4], -1, -2, 2),
+                                       ("neg_dim", [2, 3, 4], -1, 0, 2), ("zero_len", [2, 3], 0, 2, 0),
+                                       ("too_long", [2, 3], 1, 2, 2), ("start_oob", [2, 3], 1, 4, 0),
+                                       ("start_neg_oob", [2, 3], 1, -4, 1), ("len_neg", [2, 3], 1, 0, -1),
+                                       ("scalar", [], 0, 0, 1), ("dim_oob", [2, 3], 2, 0, 1), ("at_end", [2, 3], 1, 3, 0)]:
+        add(f"narrow/{tag}", "narrow", [T(s), I(dim), I(start), I(length)])
+    # flatten, unflatten
+    for tag, s, st, a, b in [("all", [2, 3, 4], None, 0, -1), ("tail", [2, 3, 4], None, 1, -1),
+                             ("same", [2, 3, 4], None, 1, 1), ("bad_order", [2, 3, 4], None, 2, 0),
+                             ("scalar", [], None, 0, -1), ("scalar_oob", [], None, 0, 1),
+                             ("transposed", [3, 4], [1, 3], 0, 1), ("permuted_head", [2, 3, 4],
+                                                                    g.perm_strides([2, 3, 4], [2, 0, 1]), 1, 2),
+                             ("oob", [2, 3], None, 0, 2), ("empty", [0, 3], None, 0, 1)]:
+        add(f"flatten/{tag}", "flatten_using_ints", [T(s, st), I(a), I(b)])
+    for tag, s, st, dim, sizes in [("basic", [6, 4], None, 0, [2, 3]), ("infer", [6, 4], None, 0, [-1, 3]),
+                                   ("last", [2, 12], None, -1, [3, 4]), ("bad", [6, 4], None, 0, [4, 2]),
+                                   ("empty_sizes", [6, 4], None, 0, []), ("oob", [6, 4], None, 2, [1, 6]),
+                                   ("transposed", [4, 6], [1, 4], 1, [2, 3])]:
+        # (no bad -1 lists or 0-dim inputs: PyTorch reports those with a C++ backtrace)
+        add(f"unflatten/{tag}", "unflatten_int", [T(s, st), I(dim), INTS(sizes)])
+    # contiguous (MemoryFormat is not optional: codes 0 contiguous, 1 preserve, 2 channels_last)
+    for n, s, st, off in LAYOUTS:
+        add(f"contiguous/{n}", "contiguous", [T(s, st, offset=off), g.MF(0)])
+    add("contiguous/to_channels_last", "contiguous", [T([2, 3, 2, 2]), g.MF(2)])
+    add("contiguous/channels_last_keep", "contiguous", [lay(g, "channels_last"), g.MF(2)])
+    add("contiguous/preserve", "contiguous", [lay(g, "transposed"), g.MF(1)])
+    add("contiguous/preserve_contig", "contiguous", [lay(g, "contig"), g.MF(1)])
+    add("contiguous/cl_bad_rank", "contiguous", [lay(g, "transposed"), g.MF(2)])
+    # alias, as_strided
+    for n, s, st, off in LAYOUTS:
+        add(f"alias/{n}", "alias", [T(s, st, offset=off)])
+    for tag, s, size, stride, off in [("basic", [12], [3, 4], [4, 1], None), ("offset", [12], [2, 2], [1, 2], 3),
+                                      ("overlap", [6], [3, 3], [1, 1], 0), ("zero_stride", [4], [2, 3], [0, 1], None),
+                                      ("oob", [6], [3, 3], [3, 1], 0), ("mismatch", [6], [2, 3], [1], None),
+                                      ("neg_stride", [6], [2], [-1], None), ("neg_size", [6], [-2], [1], None),
+                                      ("neg_offset", [6], [2], [1], -1), ("scalar", [6], [], [], 5),
+                                      ("empty", [0], [0, 3], [3, 1], None), ("empty_far", [2], [0, 3], [100, 1], 50)]:
+        add(f"as_strided/{tag}", "as_strided", [T(s, offset=0), INTS(size), INTS(stride),
+                                                NONE() if off is None else I(off)])
+    add("as_strided/view_offset", "as_strided", [T([3, 4], offset=2), INTS([2, 2]), INTS([4, 1]), NONE()])
+
+
+def join_cases(g):
+    T, I, INTS, B = g.T, g.I, g.INTS, g.B
+    add = g.add_case
+
+    def L(*ts):
+        return {"k": "tensors", "v": list(ts)}
+    # copy_
+    for tag, a, b in [("same", T([2, 3]), T([2, 3])), ("bcast", T([2, 3]), T([3])), ("scalar_src", T([2, 3]), T([])),
+                      ("transposed_dst", T([3, 4], [1, 3]), T([3, 4])), ("transposed_src", T([3, 4]), T([3, 4], [1, 3])),
+                      ("int_to_float", T([2, 3]), T([2, 3], dtype="int64")),
+                      ("float_to_int", T([4], dtype="int32"), T([4], dtype="float64")),
+                      ("to_bool", T([4], dtype="bool"), T([4])), ("bad_shape", T([2, 3]), T([2, 4])),
+                      ("grow", T([3]), T([2, 3])), ("empty", T([0, 3]), T([3])),
+                      ("expanded_dst", T([3, 4], [0, 1]), T([3, 4])), ("offset", T([2, 2], [4, 1], offset=1), T([2, 2]))]:
+        add(f"copy_/{tag}", "copy_", [a, b, B(False)])
+    add("copy_/non_blocking", "copy_", [T([3]), T([3]), B(True)])
+    add("copy_/cpu_from_meta", "copy_", [T([3], dev="cpu"), T([3], dev="meta"), B(False)], runs=("mixed",))
+    add("copy_/meta_from_cpu", "copy_", [T([3], dev="meta"), T([3], dev="cpu"), B(False)], runs=("mixed",))
+    # cat and stack
+    joins = [("dim0", [T([2, 3]), T([1, 3])], 0), ("dim1", [T([2, 3]), T([2, 1])], 1), ("neg", [T([2, 3]), T([2, 2])], -1),
+             ("three", [T([1, 2]), T([2, 2]), T([0, 2])], 0), ("one", [T([2, 3])], 0),
+             ("promote", [T([2], dtype="int64"), T([2]), T([1], dtype="bool")], 0),
+             ("promote_int", [T([2], dtype="int32"), T([1], dtype="int64")], 0),
+             ("legacy_empty", [T([2, 3]), T([0]), T([1, 3])], 0), ("mismatch", [T([2, 3]), T([2, 4])], 0),
+             ("rank", [T([2, 3]), T([3])], 0), ("scalar", [T([]), T([])], 0), ("oob", [T([2, 3]), T([2, 3])], 2),
+             ("transposed", [T([3, 4], [1, 3]), T([3, 4], [1, 3])], 0),
+             ("channels_last", [lay(g, "channels_last"), lay(g, "channels_last")], 1),
+             ("cl_mixed", [lay(g, "channels_last"), T([2, 3, 2, 2])], 0),
+             ("expanded", [T([3, 4], [0, 1]), T([3, 4])], 1), ("empty_list", [], 0),
+             ("all_empty", [T([0]), T([0])], 0), ("offset", [T([2, 2], offset=3), T([2, 2], [1, 2])], 1)]
+    for tag, ts, dim in joins:
+        add(f"cat/{tag}", "cat", [L(*ts), I(dim)])
+    stacks = [("dim0", [T([2, 3]), T([2, 3])], 0), ("dim_last", [T([2, 3]), T([2, 3])], 2),
+              ("neg", [T([2, 3]), T([2, 3])], -1), ("neg_oob", [T([2, 3]), T([2, 3])], -4),
+              ("oob", [T([2, 3]), T([2, 3])], 3), ("mismatch", [T([2, 3]), T([3, 2])], 0),
+              ("scalars", [T([]), T([]), T([])], 0), ("promote", [T([2], dtype="int64"), T([2])], 1),
+              ("empty_list", [], 0), ("transposed", [T([3, 4], [1, 3]), T([3, 4], [1, 3])], 1),
+              ("channels_last", [lay(g, "channels_last"), lay(g, "channels_last")], 0),
+              ("empties", [T([0, 3]), T([0, 3])], 1), ("one", [T([2, 3])], 1)]
+    for tag, ts, dim in stacks:
+        add(f"stack/{tag}", "stack", [L(*ts), I(dim)])
+    # split, split_with_sizes, chunk
+    for tag, s, st, size, dim in [("even", [4, 3], None, 2, 0), ("uneven", [5, 3], None, 2, 0), ("dim1", [2, 5], None, 3, 1),
+                                  ("big", [2, 3], None, 10, 1), ("neg_dim", [2, 6], None, 4, -1),
+                                  ("zero_size_empty", [0, 3], None, 0, 0), ("zero_size", [2, 3], None, 0, 1),
+                                  ("neg_size", [2, 3], None, -1, 1), ("scalar", [], None, 1, 0),
+                                  ("transposed", [3, 4], [1, 3], 2, 1), ("oob", [2, 3], None, 1, 2),
+                                  ("one", [2, 3], None, 1, 0)]:
+        add(f"split/{tag}", "split_Tensor", [T(s, st), I(size), I(dim)])
+    for tag, s, sizes, dim in [("basic", [2, 5], [2, 3], 1), ("zeros", [2, 5], [0, 5, 0], 1), ("one", [4, 2], [4], 0),
+                               ("bad_sum", [2, 5], [2, 2], 1), ("neg", [2, 5], [6, -1], 1), ("empty_list", [0, 2], [], 0),
+                               ("scalar", [], [1], 0), ("neg_dim", [3, 4], [1, 3], -1), ("oob", [3, 4], [3], 2)]:
+        add(f"split_with_sizes/{tag}", "split_with_sizes", [T(s), INTS(sizes), I(dim)])
+    for tag, s, chunks, dim in [("even", [4, 3], 2, 0), ("uneven", [5, 3], 2, 0), ("more", [3, 2], 5, 0),
+                                ("dim1", [2, 7], 3, 1), ("neg_dim", [2, 6], 4, -1), ("empty", [0, 3], 3, 0),
+                                ("zero_chunks", [4], 0, 0), ("neg_chunks", [4], -1, 0), ("scalar", [], 1, 0),
+                                ("one", [4, 2], 1, 1), ("oob", [4], 1, 1), ("six_by_four", [6], 4, 0)]:
+        add(f"chunk/{tag}", "chunk", [T(s), I(chunks), I(dim)])
