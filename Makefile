@@ -11,7 +11,7 @@ BUILD   ?= build
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN     = -Wall -Wextra -Werror -Wno-missing-field-initializers
 OPT     ?= -O2 -g
-PKGS     = libffi libcjson
+PKGS     = libffi libcjson openblas
 DEPS_MISSING := $(shell pkg-config --exists $(PKGS) criterion 2>/dev/null || echo yes)
 
 CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) -I. -I$(BUILD)/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(CFLAGS)

@@ -6,6 +6,8 @@ need=""
 pkg-config --exists libffi    2>/dev/null || need="$need libffi-dev"
 pkg-config --exists libcjson  2>/dev/null || need="$need libcjson-dev"
 pkg-config --exists criterion 2>/dev/null || need="$need libcriterion-dev"
+# the single-threaded OpenBLAS: the pthread build starts a thread when loaded
+pkg-config --exists openblas  2>/dev/null || need="$need libopenblas-serial-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 [ -n "$need" ] || exit 0
 if [ "$(id -u)" != 0 ]; then

@@ -50,4 +50,16 @@ bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b)
 double cfx_scalar_to_double(cfx_value v);
 int64_t cfx_scalar_to_int64(cfx_value v);
 
+/* The matrix kernels' shared checks (dispatch/kernels/cpu/matrix.c): expand(self, sizes)'s
+ * "The expanded size of the tensor ..." and dot_check (meta: the Python meta function's
+ * wording, torch.float32 dtype names and its missing space in "thesame"). */
+bool cfx_matrix_check_expand(const char *op, const cfx_tensor *self, const int64_t *sizes, int n);
+bool cfx_matrix_check_dot(const char *op, const cfx_tensor *a, const cfx_tensor *b, bool meta);
+bool cfx_matrix_check_bmm(const char *op, const cfx_tensor *b1, const cfx_tensor *b2); /* ranks, batch2 dims */
+
+/* nll_loss_forward's meta checks (ranks, batch sizes, weight length); meta: sizes printed as
+ * torch.Size and the rank message with ", got %dD" as the Python meta function words them. */
+bool cfx_nll_loss_check(const char *op, const cfx_tensor *self, const cfx_tensor *target, const cfx_tensor *weight,
+                        bool meta);
+
 #endif

@@ -40,7 +40,7 @@ static cJSON *load_cases(const char *path)
 
 /* ---- arguments ---------------------------------------------------------------------------- */
 
-enum { MAXA = 8, MAXL = 64 };
+enum { MAXA = 12, MAXL = 64 };
 
 typedef struct args {
     int n;

@@ -54,6 +54,7 @@ import sys
 
 import torch
 
+import gen_ops_nn
 import golden
 
 OUT_CASES = "tests/data/ops_cases.json"
@@ -962,6 +963,7 @@ def main():
     factory_cases()
     new_op_cases()
     cases_213()
+    gen_ops_nn.add_all(sys.modules[__name__])
     n_main = len(cases)
     import ops_shape_cases
     ops_shape_cases.add_all(sys.modules[__name__])

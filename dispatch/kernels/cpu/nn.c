@@ -1,0 +1,282 @@
+/* nn.c - the CPU kernels of _softmax, _log_softmax, embedding, native_batch_norm (inference),
+ * _native_batch_norm_legit_no_training, nll_loss_forward and mse_loss.
+ *
+ * Float32/float64 only, computed in double and rounded once (ATen accumulates in the
+ * operand's accumulate type; the goldens carry a tolerance for that). Layouts are ATen's:
+ * softmax results are contiguous, embedding's are indices.shape + [D] contiguous, batch norm's
+ * output is empty_like(input) and its saved statistics are empty [0] tensors in inference (the
+ * Meta kernels give [C]: 2.13's meta functions differ there), nll_loss gives [N] or a scalar
+ * and a scalar total weight, mse_loss's "none" result is TensorIterator's (sub's layout). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/error.h"
+#include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/iter.h"
+#include "dispatch/kernels/kernels.h"
+#include "dispatch/kernels/structured.h"
+
+static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
+
+static double get(const cfx_tensor *t, int64_t off)
+{
+    return t->dtype == CFX_FLOAT32 ? ((const float *)cfx_tensor_data(t))[off] : ((const double *)cfx_tensor_data(t))[off];
+}
+
+static void set(cfx_tensor *t, int64_t off, double v)
+{
+    if (t->dtype == CFX_FLOAT32)
+        ((float *)cfx_tensor_data(t))[off] = (float)v;
+    else
+        ((double *)cfx_tensor_data(t))[off] = v;
+}
+
+/* The element offset of linear (row-major) index e of t. */
+static int64_t offset_at(const cfx_tensor *t, int64_t e)
+{
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += (e % t->sizes[d]) * t->strides[d];
+        e /= t->sizes[d];
+    }
+    return off;
+}
+
+static bool floating_only(const char *op, const char *kernel, const cfx_tensor *t)
+{
+    if (cfx_dtype_is_floating((cfx_dtype)t->dtype))
+        return true;
+    cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name((cfx_dtype)t->dtype));
+    return false;
+}
+
+static cfx_tensor *softmax(const char *op, cfx_tensor *self, int64_t dim, bool half_to_float, bool is_log)
+{
+    int64_t d;
+    if (!cfx_geom_wrap_dim(dim, self->ndim, &d, op))
+        return NULL;
+    if (half_to_float) {
+        cfx_error_set(CFX_ERR, op, "softmax with half to float conversion is not supported on CPU");
+        return NULL;
+    }
+    if (!floating_only(op, is_log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl", self))
+        return NULL;
+    cfx_tensor *out = cfx_tensor_new(self->sizes, self->ndim, (cfx_dtype)self->dtype, CPU);
+    if (!out)
+        return NULL;
+    int64_t len = self->ndim ? self->sizes[d] : 1, numel = cfx_tensor_numel(self);
+    if (numel == 0)
+        return out;
+    int64_t inner = self->ndim ? cfx_geom_numel(self->sizes + d + 1, self->ndim - (int)d - 1) : 1;
+    int64_t st = self->ndim ? self->strides[d] : 0, ost = out->ndim ? out->strides[d] : 0;
+    for (int64_t base = 0; base < numel / len; base++) {
+        /* the first element of this slice: row-major index with dim d at 0 */
+        int64_t e = (base / inner) * len * inner + base % inner;
+        int64_t in0 = offset_at(self, e), out0 = offset_at(out, e);
+        double m = -INFINITY, sum = 0;
+        for (int64_t i = 0; i < len; i++) {
+            double v = get(self, in0 + i * st);
+            m = v > m || isnan(v) ? v : m;
+        }
+        for (int64_t i = 0; i < len; i++)
+            sum += exp(get(self, in0 + i * st) - m);
+        for (int64_t i = 0; i < len; i++) {
+            double v = get(self, in0 + i * st) - m;
+            set(out, out0 + i * ost, is_log ? v - log(sum) : exp(v) / sum);
+        }
+    }
+    return out;
+}
+
+cfx_tensor *cfx_cpu__softmax(cfx_tensor *self, int64_t dim, bool half_to_float)
+{
+    return softmax("aten::_softmax", self, dim, half_to_float, false);
+}
+
+cfx_tensor *cfx_cpu__log_softmax(cfx_tensor *self, int64_t dim, bool half_to_float)
+{
+    return softmax("aten::_log_softmax", self, dim, half_to_float, true);
+}
+
+cfx_tensor *cfx_kernel_embedding(cfx_tensor *weight, cfx_tensor *indices, int64_t padding_idx,
+                                 bool scale_grad_by_freq, bool sparse)
+{
+    (void)padding_idx, (void)scale_grad_by_freq, (void)sparse;
+    const char *op = "aten::embedding";
+    if (weight->device.type == CFX_DEVICE_META || indices->device.type == CFX_DEVICE_META)
+        return cfx_meta_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    if (weight->ndim != 2) {
+        cfx_error_set(CFX_ERR, op, "'weight' must be 2-D");
+        return NULL;
+    }
+    if (indices->dtype != CFX_INT64 && indices->dtype != CFX_INT32) {
+        cfx_error_set(CFX_ERR, op, "Expected tensor for argument #1 'indices' to have one of the following scalar "
+                      "types: Long, Int; but got torch.%sTensor instead (while checking arguments for embedding)",
+                      cfx_dtype_scalar_name((cfx_dtype)indices->dtype));
+        return NULL;
+    }
+    int64_t sizes[CFX_MAX_DIMS];
+    int n = indices->ndim;
+    for (int i = 0; i < n; i++)
+        sizes[i] = indices->sizes[i];
+    int64_t rows = weight->sizes[0], cols = weight->sizes[1], count = cfx_tensor_numel(indices);
+    sizes[n] = cols;
+    size_t es = cfx_dtype_size((cfx_dtype)weight->dtype);
+    const char *ib = cfx_tensor_data(indices), *wb = cfx_tensor_data(weight);
+    for (int64_t e = 0; e < count; e++) {
+        int64_t off = offset_at(indices, e);
+        int64_t ix = indices->dtype == CFX_INT64 ? ((const int64_t *)ib)[off] : ((const int32_t *)ib)[off];
+        if (ix < 0 || ix >= rows) {
+            cfx_error_set(CFX_ERR, op, "index out of range in self");
+            return NULL;
+        }
+    }
+    cfx_tensor *out = cfx_tensor_new(sizes, n + 1, (cfx_dtype)weight->dtype, CPU);
+    if (!out)
+        return NULL;
+    char *ob = cfx_tensor_data(out);
+    for (int64_t e = 0; e < count; e++) {
+        int64_t off = offset_at(indices, e);
+        int64_t ix = indices->dtype == CFX_INT64 ? ((const int64_t *)ib)[off] : ((const int32_t *)ib)[off];
+        for (int64_t j = 0; j < cols; j++)
+            memcpy(ob + (size_t)(e * cols + j) * es, wb + (size_t)(ix * weight->strides[0] + j * weight->strides[1]) * es,
+                   es);
+    }
+    return out;
+}
+
+/* Batch norm in inference: out = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c], channel c
+ * being dim 1, as alpha = invstd * w and beta = b - mean * alpha (ATen's transform). */
+static cfx_native_batch_norm_result batch_norm_eval(const char *op, cfx_tensor *input, cfx_tensor *weight,
+                                                    cfx_tensor *bias, cfx_tensor *mean, cfx_tensor *var, double eps)
+{
+    cfx_native_batch_norm_result none = {{NULL, NULL, NULL}};
+    if (!mean || !var) {
+        cfx_error_set(CFX_ERR, op, "running_mean and running_var must be defined in evaluation mode");
+        return none;
+    }
+    if (input->ndim < 2 || !floating_only(op, "batch_norm", input))
+        return none;
+    int64_t c = input->sizes[1];
+    int64_t strides[CFX_MAX_DIMS], zero = 0;
+    cfx_geom_preserve_strides(input->sizes, input->strides, input->ndim, strides);
+    cfx_tensor *out = cfx_tensor_new_strided(input->sizes, strides, input->ndim, (cfx_dtype)input->dtype, CPU);
+    cfx_tensor *sm = out ? cfx_tensor_new(&zero, 1, (cfx_dtype)input->dtype, CPU) : NULL;
+    cfx_tensor *si = sm ? cfx_tensor_new(&zero, 1, (cfx_dtype)input->dtype, CPU) : NULL;
+    if (!si) {
+        cfx_kernel_discard(out);
+        cfx_kernel_discard(sm);
+        return none;
+    }
+    int64_t numel = cfx_tensor_numel(input), inner = cfx_geom_numel(input->sizes + 2, input->ndim - 2);
+    for (int64_t e = 0; e < numel; e++) {
+        int64_t ch = (e / inner) % c;
+        double invstd = 1.0 / sqrt(get(var, ch * var->strides[0]) + eps);
+        double alpha = invstd * (weight ? get(weight, ch * weight->strides[0]) : 1.0);
+        double beta = (bias ? get(bias, ch * bias->strides[0]) : 0.0) - get(mean, ch * mean->strides[0]) * alpha;
+        set(out, offset_at(out, e), get(input, offset_at(input, e)) * alpha + beta);
+    }
+    return (cfx_native_batch_norm_result){{out, sm, si}};
+}
+
+cfx_native_batch_norm_result cfx_cpu_native_batch_norm(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
+                                                       cfx_tensor *running_mean, cfx_tensor *running_var,
+                                                       bool training, double momentum, double eps)
+{
+    (void)momentum;
+    const char *op = "aten::native_batch_norm";
+    if (training) {
+        cfx_error_set(CFX_ERR_NOTIMPL, op, "native_batch_norm in training mode is not implemented in cfx");
+        return (cfx_native_batch_norm_result){{NULL, NULL, NULL}};
+    }
+    return batch_norm_eval(op, input, weight, bias, running_mean, running_var, eps);
+}
+
+cfx__native_batch_norm_legit_no_training_result
+cfx_kernel__native_batch_norm_legit_no_training(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
+                                                cfx_tensor *running_mean, cfx_tensor *running_var, double momentum,
+                                                double eps)
+{
+    if (input->device.type == CFX_DEVICE_META)
+        return cfx_meta__native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum,
+                                                              eps);
+    cfx_native_batch_norm_result r =
+        batch_norm_eval("aten::_native_batch_norm_legit_no_training", input, weight, bias, running_mean, running_var,
+                        eps);
+    return (cfx__native_batch_norm_legit_no_training_result){{r.t[0], r.t[1], r.t[2]}};
+}
+
+cfx_nll_loss_forward_result cfx_cpu_nll_loss_forward(cfx_tensor *self, cfx_tensor *target, cfx_tensor *weight,
+                                                     int64_t reduction, int64_t ignore_index)
+{
+    const char *op = "aten::nll_loss_forward";
+    cfx_nll_loss_forward_result none = {{NULL, NULL}};
+    if (!cfx_nll_loss_check(op, self, target, weight, false) || !floating_only(op, "nll_loss_out_frame", self))
+        return none;
+    if (target->dtype != CFX_INT64) { /* the CPU kernel also takes uint8, which cfx has not */
+        cfx_error_set(CFX_ERR, op, "expected target dtype to be Long or Byte, but got %s",
+                      cfx_dtype_scalar_name((cfx_dtype)target->dtype));
+        return none;
+    }
+    bool batched = self->ndim == 2;
+    int64_t n = batched ? self->sizes[0] : 1, classes = self->sizes[self->ndim - 1];
+    bool per_item = reduction == 0 && batched;
+    cfx_tensor *out = cfx_tensor_new(&n, per_item ? 1 : 0, (cfx_dtype)self->dtype, CPU);
+    cfx_tensor *tw = out ? cfx_tensor_new(NULL, 0, (cfx_dtype)self->dtype, CPU) : NULL;
+    if (!tw) {
+        cfx_kernel_discard(out);
+        return none;
+    }
+    double total = 0, wsum = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t toff = target->ndim ? i * target->strides[0] : 0;
+        int64_t t = target->dtype == CFX_INT64 ? ((const int64_t *)cfx_tensor_data(target))[toff]
+                                               : ((const int32_t *)cfx_tensor_data(target))[toff];
+        double v = 0;
+        if (t != ignore_index) {
+            if (t < 0 || t >= classes) {
+                cfx_error_set(CFX_ERR, op, "Target %lld is out of bounds.", (long long)t);
+                cfx_kernel_discard(out);
+                cfx_kernel_discard(tw);
+                return none;
+            }
+            double w = weight ? get(weight, t * weight->strides[0]) : 1.0;
+            int64_t xoff = (batched ? i * self->strides[0] : 0) + t * self->strides[self->ndim - 1];
+            v = -get(self, xoff) * w;
+            wsum += w;
+        }
+        if (per_item)
+            set(out, i * out->strides[0], v);
+        total += v;
+    }
+    if (!per_item)
+        set(out, 0, reduction == 1 ? total / wsum : total);
+    set(tw, 0, per_item ? 0.0 : wsum);
+    return (cfx_nll_loss_forward_result){{out, tw}};
+}
+
+cfx_tensor *cfx_cpu_mse_loss(cfx_tensor *self, cfx_tensor *target, int64_t reduction)
+{
+    const char *op = "aten::mse_loss";
+    if (!floating_only(op, "mse_cpu", self))
+        return NULL;
+    cfx_tensor *d = cfx_cpu_sub_Tensor(self, target, cfx_int(1)); /* TensorIterator's layout and checks */
+    if (!d)
+        return NULL;
+    int64_t numel = cfx_tensor_numel(d);
+    double sum = 0;
+    for (int64_t e = 0; e < numel; e++) {
+        int64_t off = offset_at(d, e);
+        double v = get(d, off);
+        set(d, off, v * v);
+        sum += v * v;
+    }
+    if (reduction == 0)
+        return d;
+    cfx_tensor *out = cfx_tensor_new(NULL, 0, (cfx_dtype)d->dtype, CPU);
+    if (out)
+        set(out, 0, reduction == 1 ? sum / (double)numel : sum);
+    cfx_kernel_discard(d);
+    return out;
+}

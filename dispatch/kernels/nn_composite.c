@@ -1,0 +1,155 @@
+/* nn_composite.c - the CompositeImplicitAutograd nn operators, as 2.13's C++ decomposes them.
+ *
+ * layer_norm -> native_layer_norm[0]; softmax.int / log_softmax.int -> _softmax / _log_softmax
+ * (after a dtype conversion only when the dtype changes: toType of the same dtype is the
+ * tensor itself); dropout in eval (or p == 0, or an empty input) -> the input itself, no node;
+ * conv2d / conv1d -> convolution (an unbatched input is refused until unsqueeze exists);
+ * max_pool2d -> max_pool2d_with_indices[0]; nll_loss -> nll_loss_forward[0]; nll_loss_nd ->
+ * nll_loss for 1-D/2-D inputs; cross_entropy_loss with class-index targets -> nll_loss_nd of
+ * log_softmax(self, class dim, self's dtype). Each is written with cfx_op_* calls so a mode
+ * or tracer sees exactly these calls (see composite.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/error.h"
+#include "dispatch/kernels/composite.h"
+#include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/kernels.h"
+
+static cfx_tensor *not_implemented(const char *op, const char *what)
+{
+    cfx_error_set(CFX_ERR_NOTIMPL, op, "%s is not implemented in cfx", what);
+    return NULL;
+}
+
+cfx_tensor *cfx_composite_layer_norm(cfx_tensor *input, cfx_int_list normalized_shape, cfx_tensor *weight,
+                                     cfx_tensor *bias, double eps, bool cudnn_enable)
+{
+    (void)cudnn_enable;
+    cfx_scope s = cfx_scope_begin();
+    cfx_native_layer_norm_result r = cfx_op_native_layer_norm(NULL, input, normalized_shape, weight, bias, eps);
+    return cfx_composite_return(s, r.out);
+}
+
+/* input.toType(dtype): the tensor itself when the dtype does not change. */
+static cfx_tensor *to_dtype(const char *op, cfx_tensor *self, cfx_value dtype)
+{
+    int64_t code;
+    if (!cfx_geom_opt_int(dtype, &code) || code == self->dtype)
+        return self;
+    return not_implemented(op, "a dtype conversion (_to_copy)");
+}
+
+cfx_tensor *cfx_composite_softmax_int(cfx_tensor *self, int64_t dim, cfx_value dtype)
+{
+    cfx_tensor *x = to_dtype("aten::softmax.int", self, dtype);
+    return x ? cfx_op__softmax(NULL, x, dim, false) : NULL;
+}
+
+cfx_tensor *cfx_composite_log_softmax_int(cfx_tensor *self, int64_t dim, cfx_value dtype)
+{
+    cfx_tensor *x = to_dtype("aten::log_softmax.int", self, dtype);
+    return x ? cfx_op__log_softmax(NULL, x, dim, false) : NULL;
+}
+
+cfx_tensor *cfx_composite_dropout(cfx_tensor *input, double p, bool train)
+{
+    if (!(p >= 0 && p <= 1)) {
+        cfx_error_set(CFX_ERR, "aten::dropout", "dropout probability has to be between 0 and 1, but got %g", p);
+        return NULL;
+    }
+    if (p == 0 || !train || cfx_tensor_numel(input) == 0)
+        return cfx_autorelease(cfx_tensor_retain(input)); /* the input itself, a new reference */
+    return not_implemented("aten::dropout", "dropout in training mode (it needs a random generator)");
+}
+
+/* conv1d / conv2d: batchify's check, then convolution with output_padding 0. */
+static cfx_tensor *conv_nd(const char *op, const char *name, int spatial, cfx_tensor *input, cfx_tensor *weight,
+                           cfx_tensor *bias, cfx_int_list stride, cfx_int_list padding, cfx_int_list dilation,
+                           int64_t groups)
+{
+    if (bias && bias->dtype != input->dtype) {
+        cfx_error_set(CFX_ERR, op, "Input type (%s) and bias type (%s) should be the same",
+                      cfx_dtype_name((cfx_dtype)input->dtype), cfx_dtype_name((cfx_dtype)bias->dtype));
+        return NULL;
+    }
+    if (input->ndim != spatial + 2) {
+        if (input->ndim == spatial + 1)
+            return not_implemented(op, "an unbatched input (it needs unsqueeze)");
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_buf_printf(&b, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: ", spatial + 1,
+                       spatial + 2, name);
+        cfx_geom_put_dims(&b, input->sizes, input->ndim);
+        char *msg = cfx_buf_take(&b);
+        cfx_error_set_text(CFX_ERR, op, msg ? msg : "bad input rank");
+        free(msg);
+        return NULL;
+    }
+    int64_t zeros[2] = {0, 0};
+    return cfx_op_convolution(NULL, input, weight, bias, stride, padding, dilation, false, cfx_ints(zeros, spatial),
+                              groups);
+}
+
+cfx_tensor *cfx_composite_conv2d(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride,
+                                 cfx_int_list padding, cfx_int_list dilation, int64_t groups)
+{
+    return conv_nd("aten::conv2d", "conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+}
+
+cfx_tensor *cfx_composite_conv1d(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride,
+                                 cfx_int_list padding, cfx_int_list dilation, int64_t groups)
+{
+    return conv_nd("aten::conv1d", "conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+}
+
+cfx_tensor *cfx_composite_max_pool2d(cfx_tensor *self, cfx_int_list kernel_size, cfx_int_list stride,
+                                     cfx_int_list padding, cfx_int_list dilation, bool ceil_mode)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_max_pool2d_with_indices_result r =
+        cfx_op_max_pool2d_with_indices(NULL, self, kernel_size, stride, padding, dilation, ceil_mode);
+    return cfx_composite_return(s, r.values);
+}
+
+cfx_tensor *cfx_composite_nll_loss(cfx_tensor *self, cfx_tensor *target, cfx_tensor *weight, int64_t reduction,
+                                   int64_t ignore_index)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_nll_loss_forward_result r = cfx_op_nll_loss_forward(NULL, self, target, weight, reduction, ignore_index);
+    return cfx_composite_return(s, r.output);
+}
+
+cfx_tensor *cfx_composite_nll_loss_nd(cfx_tensor *self, cfx_tensor *target, cfx_tensor *weight, int64_t reduction,
+                                      int64_t ignore_index)
+{
+    const char *op = "aten::nll_loss_nd";
+    if (self->ndim < 1) {
+        cfx_error_set(CFX_ERR, op, "Expected 1 or more dimensions (got %d)", self->ndim);
+        return NULL;
+    }
+    if (self->ndim != 1 && (target->ndim < 1 || self->sizes[0] != target->sizes[0])) {
+        cfx_error_set(CFX_ERR, op, "Expected input batch_size (%lld) to match target batch_size (%lld).",
+                      (long long)self->sizes[0], (long long)(target->ndim ? target->sizes[0] : 1));
+        return NULL;
+    }
+    if (self->ndim > 2)
+        return not_implemented(op, "nll_loss of an input with more than 2 dimensions (nll_loss2d)");
+    return cfx_op_nll_loss(NULL, self, target, weight, reduction, ignore_index);
+}
+
+cfx_tensor *cfx_composite_cross_entropy_loss(cfx_tensor *self, cfx_tensor *target, cfx_tensor *weight,
+                                             int64_t reduction, int64_t ignore_index, double label_smoothing)
+{
+    const char *op = "aten::cross_entropy_loss";
+    bool same = self->ndim == target->ndim &&
+                !memcmp(self->sizes, target->sizes, (size_t)self->ndim * sizeof *self->sizes);
+    if (same)
+        return not_implemented(op, "cross_entropy with class-probability targets");
+    if (label_smoothing > 0.0)
+        return not_implemented(op, "cross_entropy with label_smoothing");
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *ls = cfx_op_log_softmax_int(NULL, self, self->ndim == 1 ? 0 : 1, cfx_dtype_value((cfx_dtype)self->dtype));
+    cfx_tensor *r = ls ? cfx_op_nll_loss_nd(NULL, ls, target, weight, reduction, ignore_index) : NULL;
+    return cfx_composite_return(s, r);
+}
