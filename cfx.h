@@ -25,6 +25,7 @@
 #include "ir/graph.h"
 #include "ir/graph_module.h"
 #include "ir/print_tabular.h"
+#include "codegen/codegen.h"
 #include "ir/json.h"
 #include "ir/safetensors.h"
 #include "ir/interpreter.h"

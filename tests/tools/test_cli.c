@@ -258,7 +258,7 @@ Test(cli, errors_and_usage)
     expect_one_error_line(a, "cannot write");
     free(a);
     /* bad usage: exit 2 */
-    static const char *const bad[] = {"print", "run", "print x.json --format dot", "run x.json --seed -1",
+    static const char *const bad[] = {"print", "run", "print x.json --format jpeg", "run x.json --seed -1",
                                       "run x.json --seed 12abc", "print a.json b.json", "run x.json --bogus",
                                       "run x.json --inputs"};
     for (int i = 0; i < COUNT_OF(bad); i++) {
