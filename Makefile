@@ -57,6 +57,8 @@ LIBSO = $(BUILD)/libcfx.so
 CFX   = $(BUILD)/cfx
 TESTS = $(BUILD)/cfx-tests
 BENCH = $(BUILD)/cfx-bench
+# Plugin models (examples/*.c), each a shared object `cfx trace` opens; a test traces them.
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%.so,$(wildcard examples/*.c))
 
 # The sources of every target, one per line: rewritten only when the set changes, so deleting
 # a source (which leaves no newer prerequisite behind) still relinks what contained it.
@@ -67,7 +69,7 @@ $(SRC_LIST): FORCE
 	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
 FORCE:
 
-.PHONY: all deps test asan bench goldens docs install clean FORCE
+.PHONY: all deps test asan bench goldens docs install clean examples FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
 
@@ -141,8 +143,16 @@ $(LIBSO): $(PIC_OBJ) $(SRC_LIST)
 	$(CC) -shared -o $@ $(PIC_OBJ) $(LIBS)
 
 # --whole-archive: built-in operators register through constructors in the archive.
+# -rdynamic: the driver exports the CFX_API functions, which a plugin it dlopens calls (so
+# plugin and driver share one registry instead of the plugin loading a second libcfx).
 $(CFX): $(TOOL_OBJ) $(LIBA) $(SRC_LIST)
-	$(CC) -o $@ $(TOOL_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+	$(CC) -rdynamic -o $@ $(TOOL_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+
+# A plugin is built as a user builds one: -shared -fPIC against the public headers, no libcfx.
+examples: $(EXAMPLES)
+$(BUILD)/examples/%.so: examples/%.c $(HEADERS) $(GEN_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -shared -fPIC -o $@ $<
 
 $(TESTS): $(TEST_OBJ) $(LIBA) $(SRC_LIST)
 	$(CC) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(TEST_LIBS) $(LIBS)
@@ -154,13 +164,13 @@ $(TESTS): $(TEST_OBJ) $(LIBA) $(SRC_LIST)
 TEST_TIMEOUT ?= 300
 TEST_ENV = CFX_TEST_TIMEOUT=$(TEST_TIMEOUT) CFX_CC="$(CC)"
 test: deps
-	@$(MAKE) --no-print-directory $(TESTS) $(CFX) $(LIBSO)
+	@$(MAKE) --no-print-directory $(TESTS) $(CFX) $(LIBSO) $(EXAMPLES)
 	$(TEST_ENV) CFX_USER_CFLAGS="$(OPT)" CFX_USER_LIBS="" CFX_BIN=$(CFX) $(TESTS) --jobs 2 $(TEST_ARGS)
 
 ASAN_OPT = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(ASAN_OPT)" \
-	    build-asan/cfx-tests build-asan/cfx build-asan/libcfx.so \
+	    build-asan/cfx-tests build-asan/cfx build-asan/libcfx.so $(EXAMPLES:$(BUILD)/%=build-asan/%) \
 	    LIBS="$(LIBS) -fsanitize=address,undefined"
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=exitcode=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	    $(TEST_ENV) CFX_USER_CFLAGS="$(ASAN_OPT)" CFX_USER_LIBS="-fsanitize=address,undefined" \
@@ -191,6 +201,7 @@ install: all
 	    if [ -f $$h ]; then f=$$h; else f=$(BUILD)/gen/$$h; fi; \
 	    install -D -m 644 $$f $(DESTDIR)$(PREFIX)/include/cfx/$$h; done
 	sed -e 's|@PREFIX@|$(PREFIX)|g' cfx.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/cfx.pc
+	install -D -m 644 tools/cli/cfx.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cfx
 
 clean:
 	rm -rf build build-asan build-bench

@@ -40,5 +40,8 @@
 #include "ir/passes/manager.h"
 #include "tracer/module.h"
 #include "tracer/make_fx.h"
+#include "tracer/plugin.h"
+#include "tracer/callable.h"
+#include "tracer/collectives.h"
 
 #endif

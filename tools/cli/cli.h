@@ -35,9 +35,15 @@ cfx_pipeline *cli_parse_pipeline(const cli_passes *p, int *err);
 /* Runs the parsed pipeline (NULL: nothing to run) over gm: 0, or 1 with the error printed. */
 int cli_run_pipeline(const cfx_pipeline *pl, const cli_passes *p, cfx_graph_module *gm);
 
+/* --time: a monotonic clock in seconds, and "cfx: <what> took N ms" on stderr (timing.c). */
+double cli_now(void);
+void cli_report_time(const char *what, double start);
+
 /* Prints "cfx: <message>" for the thread's recorded error (or fallback text) to stderr. */
 void cli_report_error(const char *fallback);
 /* The graph module of FILE.json (weights beside it) or of stdin for `-`; NULL + error. */
 struct cfx_graph_module *cli_load_module(const char *path);
+/* All of stdin, malloc'd and NUL-terminated (*len without the NUL); NULL + error naming what. */
+char *cli_read_stdin(size_t *len, const char *what);
 
 #endif

@@ -9,11 +9,32 @@
 #include "cfx.h"
 #include "tools/cli/cli.h"
 
+static const char ops_usage_line[] = "usage: cfx ops --list | --dump NAME | --dump-table NAME | --dangling | --check\n";
+
 static int ops_usage(void)
 {
-    fprintf(stderr, "usage: cfx ops --list | --dump NAME | --dump-table NAME | --dangling | --check\n"
-                    "  NAME is an operator name such as aten::add.Tensor\n");
+    fprintf(stderr, "%s  NAME is an operator name such as aten::add.Tensor (cfx ops --help for more)\n",
+            ops_usage_line);
     return 2;
+}
+
+static int ops_help(void)
+{
+    fputs(ops_usage_line, stdout);
+    fputs("\nLooks into the operator registry. The dumps are PyTorch's own formats, so a registration\n"
+          "compares line by line with what PyTorch prints for the same operator.\n"
+          "\noptions:\n"
+          "  --list             every defined operator's schema\n"
+          "  --dump NAME        torch._C._dispatch_dump(NAME): the registrations of an operator\n"
+          "  --dump-table NAME  torch._C._dispatch_dump_table(NAME): its computed dispatch table\n"
+          "  --dangling         kernels registered for operators nobody defined\n"
+          "  --check            the dispatcher's invariant check on every operator\n"
+          "\nexamples:\n"
+          "  cfx ops --list | grep '^aten::add'\n"
+          "  cfx ops --dump aten::add.Tensor\n"
+          "  cfx ops --dump-table aten::mm\n",
+          stdout);
+    return 0;
 }
 
 static cfx_op **all_ops(int (*list)(cfx_op **, int), int *n)
@@ -75,6 +96,8 @@ static int dangling(void)
 
 int cfx_cmd_ops(int argc, char **argv)
 {
+    if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")))
+        return ops_help();
     cfx_dispatcher_init();
     if (argc == 1 && !strcmp(argv[0], "--list"))
         return list_ops();

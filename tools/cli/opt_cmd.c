@@ -18,7 +18,7 @@
 #include "cfx.h"
 #include "tools/cli/cli.h"
 
-static const char usage_line[] = "usage: cfx opt FILE.json [--passes=P1,P2,...] [-o OUT.json] [options]\n";
+static const char usage_line[] = "usage: cfx opt FILE.json|- [--passes=P1,P2,...] [--time] [-o OUT.json|-] [options]\n";
 
 static int opt_usage(void)
 {
@@ -34,7 +34,8 @@ static int opt_help(void)
           "and writes it back: to stdout as one JSON document, or with -o to OUT.json with its weights\n"
           "beside it in OUT.safetensors (`-o -` is stdout). Dumps and reports go to stderr.\n"
           "\noptions:\n"
-          "  -o OUT.json          where to write the result (default: stdout)\n",
+          "  -o OUT.json          where to write the result (default: stdout)\n"
+          "  --time               print the time taken on stderr\n",
           stdout);
     cli_print_pass_flags_help(stdout);
     fputs("\nexamples:\n"
@@ -100,6 +101,8 @@ int cfx_cmd_opt(int argc, char **argv)
 {
     cli_passes passes = {0};
     const char *in = NULL, *out = NULL;
+    bool time = false;
+    double start = cli_now();
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         int r = cli_parse_pass_flag(argc, argv, &i, &passes);
@@ -109,7 +112,9 @@ int cfx_cmd_opt(int argc, char **argv)
             continue;
         if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
             return opt_help();
-        if (!strcmp(arg, "-o") && i + 1 < argc)
+        if (!strcmp(arg, "--time"))
+            time = true;
+        else if (!strcmp(arg, "-o") && i + 1 < argc)
             out = argv[++i];
         else if (!strncmp(arg, "-o", 2) && arg[2])
             out = arg + 2;
@@ -153,5 +158,7 @@ int cfx_cmd_opt(int argc, char **argv)
     cfx_graph_module_free(gm);
     cfx_pipeline_free(pl);
     cfx_scope_end(scope);
+    if (time)
+        cli_report_time("opt", start);
     return rc;
 }

@@ -1,6 +1,6 @@
 /* print_cmd.c - `cfx print FILE.json`: a dumped graph in each of its text forms.
  *
- *   cfx print FILE.json [--format graph|code|json|tabular|dot|svg|png|python|c] [-o OUT]
+ *   cfx print FILE.json|- [--format graph|code|json|tabular|dot|svg|png|python|c] [-o OUT|-]
  *
  * graph is str(graph), code is python_code's forward(), tabular is Graph.print_tabular(),
  * json is cfx's canonical dump of the loaded module: with -o OUT.json it is saved as
@@ -22,7 +22,7 @@
 extern char **environ;
 
 static const char print_help[] =
-    "usage: cfx print FILE.json [--format graph|code|json|tabular|dot|svg|png|python|c] [-o OUT]\n"
+    "usage: cfx print FILE.json|- [--format graph|code|json|tabular|dot|svg|png|python|c] [-o OUT|-]\n"
     "\n"
     "Prints a graph written by `cfx trace --format json` (or cfx_graph_module_save); FILE `-`\n"
     "reads the document from stdin (its tensors must then be inline).\n"
@@ -37,7 +37,7 @@ static const char print_help[] =
     "                    weights are written beside it as OUT.safetensors\n"
     "  --format c        C source: int <name>_forward(self, args, n_args, out) calling cfx's\n"
     "                    operator API; build it with `pkg-config --cflags --libs cfx`\n"
-    "  -o OUT            write to OUT instead of stdout\n"
+    "  -o OUT            write to OUT instead of stdout (`-o -` is stdout)\n"
     "\n"
     "examples:\n"
     "  cfx trace mlp --format json -o mlp.json && cfx print mlp.json --format tabular\n"
@@ -254,6 +254,8 @@ int cfx_cmd_print(int argc, char **argv)
     }
     if (!file)
         return usage(stderr);
+    if (out && !strcmp(out, "-"))
+        out = NULL;
     cfx_dispatcher_init();
     cfx_scope scope = cfx_scope_begin();
     int rc = 0;

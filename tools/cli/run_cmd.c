@@ -1,6 +1,7 @@
 /* run_cmd.c - `cfx run FILE.json`: execute a dumped graph with the interpreter.
  *
- *   cfx run FILE.json [--inputs random|zeros|FILE.safetensors] [--seed N] [-o OUT.safetensors]
+ *   cfx run FILE.json|- [--inputs random|zeros|FILE.safetensors|-] [--seed N] [--time]
+ *           [-o OUT.safetensors|-]
  *
  * Inputs, one per placeholder in graph order, come from the placeholder's meta `val`, which
  * make_fx records: a tensor val gives a fresh contiguous CPU tensor of its shape and dtype,
@@ -16,7 +17,9 @@
  * `output[0]`, `output[1][0]`, ... inside tuples and lists: a header line with shape and
  * dtype, then the tensor as PyTorch prints it. With -o they are written to a safetensors file
  * instead, tensors named `output`, `output.0`, `output.1.0`, ...; non-tensor leaves (None,
- * ints) go to its __metadata__ under the same names, as their Python repr. */
+ * ints) go to its __metadata__ under the same names, as their Python repr. `--inputs -` reads
+ * the safetensors inputs from stdin (then FILE cannot be `-` too) and `-o -` writes the
+ * safetensors bytes to stdout, so runs chain through pipes. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +30,8 @@
 #include "tools/cli/cli.h"
 
 static const char run_help[] =
-    "usage: cfx run FILE.json [--inputs random|zeros|FILE.safetensors] [--seed N] [-o OUT.safetensors]\n"
+    "usage: cfx run FILE.json|- [--inputs random|zeros|FILE.safetensors|-] [--seed N] [--time]\n"
+    "               [-o OUT.safetensors|-]\n"
     "\n"
     "Runs a graph written by `cfx trace --format json` (or cfx_graph_module_save) with the\n"
     "interpreter and prints its outputs with their shapes and dtypes. FILE `-` reads the\n"
@@ -37,13 +41,18 @@ static const char run_help[] =
     "                      (floating: standard normal; integer: [0, 10); bool) (the default)\n"
     "  --inputs zeros      the same, zero-filled\n"
     "  --inputs F.safetensors  the tensors of F, each named after its placeholder node\n"
+    "                      (`--inputs -`: a safetensors file on stdin)\n"
     "  --seed N            the random generator's seed (default 0)\n"
+    "  --time              print the time taken on stderr\n"
     "  -o OUT.safetensors  write the outputs there (`output`, `output.0`, ...) instead\n"
+    "                      (`-o -`: the safetensors bytes to stdout)\n"
     "\n"
     "examples:\n"
     "  cfx trace mlp --format json -o mlp.json && cfx run mlp.json --seed 7\n"
     "  cfx run mlp.json --inputs zeros -o out.safetensors\n"
-    "  cfx run mlp.json --inputs x.safetensors   # x.safetensors holds a tensor named x_1\n";
+    "  cfx run mlp.json --inputs x.safetensors   # x.safetensors holds a tensor named x_1\n"
+    "  cfx trace mlp --format json | cfx run - --time\n"
+    "  cfx run mlp.json -o - | cfx run head.json --inputs -\n";
 
 static int usage(FILE *f)
 {
@@ -307,6 +316,29 @@ static void outputs_free(outputs *o)
     free(o->meta);
 }
 
+static int write_stdout_bytes(const outputs *o)
+{
+    void *bytes = NULL;
+    size_t len = 0;
+    int rc = cfx_safetensors_write_bytes(o->names, o->tensors, o->n, o->meta, o->n_meta / 2, &bytes, &len);
+    if (rc == CFX_OK && (fwrite(bytes, 1, len, stdout) != len || fflush(stdout) != 0))
+        rc = cfx_error_set(CFX_ERR, NULL, "error writing stdout");
+    free(bytes);
+    return rc;
+}
+
+/* --inputs: a safetensors file, or stdin for `-`. */
+static cfx_safetensors *read_inputs(const char *path)
+{
+    if (strcmp(path, "-"))
+        return cfx_safetensors_read_file(path);
+    size_t len;
+    char *bytes = cli_read_stdin(&len, "the inputs");
+    cfx_safetensors *st = bytes ? cfx_safetensors_read_bytes(bytes, len) : NULL;
+    free(bytes);
+    return st;
+}
+
 static int write_outputs(cfx_value result, const char *out)
 {
     cfx_buf path, dotted;
@@ -324,8 +356,10 @@ static int write_outputs(cfx_value result, const char *out)
         walk(result, &path, &dotted, &o, NULL);
         if (o.oom)
             rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory collecting the outputs");
-        else
+        else if (strcmp(out, "-"))
             rc = cfx_safetensors_write_file(out, o.names, o.tensors, o.n, o.meta, o.n_meta / 2);
+        else
+            rc = write_stdout_bytes(&o);
         outputs_free(&o);
     }
     cfx_buf_free(&path);
@@ -374,6 +408,8 @@ static int run_graph(cfx_graph_module *gm, inputs *in, const char *out)
 int cfx_cmd_run(int argc, char **argv)
 {
     const char *file = NULL, *out = NULL;
+    bool time = false;
+    double start = cli_now();
     inputs in = {"random", 0, NULL};
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -390,6 +426,8 @@ int cfx_cmd_run(int argc, char **argv)
         } else if (!strcmp(arg, "-o") && val) {
             out = val;
             i++;
+        } else if (!strcmp(arg, "--time")) {
+            time = true;
         } else if ((arg[0] != '-' || !strcmp(arg, "-")) && !file) {
             file = arg;
         } else {
@@ -398,12 +436,16 @@ int cfx_cmd_run(int argc, char **argv)
     }
     if (!file)
         return usage(stderr);
+    if (!strcmp(file, "-") && !strcmp(in.mode, "-")) {
+        fprintf(stderr, "cfx: run: the graph and --inputs cannot both be read from stdin\n");
+        return 2;
+    }
     cfx_dispatcher_init();
     cfx_scope scope = cfx_scope_begin();
     cfx_graph_module *gm = cli_load_module(file);
     int rc = gm ? CFX_OK : CFX_ERR;
     if (gm && strcmp(in.mode, "random") && strcmp(in.mode, "zeros")) {
-        in.file = cfx_safetensors_read_file(in.mode);
+        in.file = read_inputs(in.mode);
         rc = in.file ? CFX_OK : CFX_ERR;
     }
     if (rc == CFX_OK)
@@ -413,5 +455,7 @@ int cfx_cmd_run(int argc, char **argv)
     cfx_safetensors_free(in.file);
     cfx_graph_module_free(gm);
     cfx_scope_end(scope);
+    if (time)
+        cli_report_time("run", start);
     return rc == CFX_OK ? 0 : 1;
 }

@@ -1,7 +1,12 @@
-/* trace_cmd.c - `cfx models` and `cfx trace MODEL`: trace a built-in model with make_fx and
- * print its graph as torch.fx prints it, as FX's Python code, or as cfx's JSON.
+/* trace_cmd.c - `cfx models` and `cfx trace MODEL`: trace a built-in model or a plugin with
+ * make_fx and print its graph as torch.fx prints it, as FX's Python code, or as cfx's JSON.
  *
- *   cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [--passes=P,...] [-o FILE]
+ *   cfx trace MODEL|PLUGIN.so[:SYMBOL]|- [--mode real|fake] [--format graph|code|json] [--dce]
+ *             [--passes=P,...] [--time] [-o FILE|-]
+ *
+ * MODEL names a built-in model; an argument with a '/' or a ".so" is a plugin (tracer/plugin.h)
+ * and `-` reads a plugin's shared object from stdin (copied to a temporary file, since dlopen
+ * needs a path, and unlinked once opened).
  *
  * --dce runs dead-code elimination before printing and reports each removed node on stderr; it
  * stays as the alias of a first `dce` pass that names what it removed. --passes runs a pipeline
@@ -9,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfx.h"
 #include "ir/json.h"
@@ -19,7 +25,12 @@
 
 int cfx_cmd_models(int argc, char **argv)
 {
-    (void)argv;
+    if (argc == 1 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+        fputs("usage: cfx models\n\nLists the built-in models: name, signature, description. A model of\n"
+              "one's own is a plugin (cfx trace --help).\n\nexamples:\n  cfx models\n  cfx trace chain\n",
+              stdout);
+        return 0;
+    }
     if (argc) {
         fprintf(stderr, "usage: cfx models\n");
         return 2;
@@ -32,7 +43,8 @@ int cfx_cmd_models(int argc, char **argv)
 }
 
 static const char trace_usage_line[] =
-    "usage: cfx trace MODEL [--mode real|fake] [--format graph|code|json] [--dce] [--passes=P,...] [-o FILE]\n";
+    "usage: cfx trace MODEL|PLUGIN.so[:SYMBOL]|- [--mode real|fake] [--format graph|code|json] [--dce]\n"
+    "                 [--passes=P,...] [--time] [-o FILE|-]\n";
 
 static int trace_usage(void)
 {
@@ -43,20 +55,26 @@ static int trace_usage(void)
 static int trace_help(void)
 {
     fputs(trace_usage_line, stdout);
-    fputs("\nTraces a built-in model (`cfx models`) with make_fx and prints its graph as torch.fx prints it\n"
-          "(graph), as FX's Python code (code) or as cfx's JSON (json), to stdout or FILE.\n"
+    fputs("\nTraces a built-in model (`cfx models`) or a plugin model (a shared object exporting a\n"
+          "cfx_plugin_model, see <cfx/tracer/plugin.h>; `-` reads one from stdin) with make_fx and prints\n"
+          "its graph as torch.fx prints it (graph), as FX's Python code (code) or as cfx's JSON (json),\n"
+          "to stdout or FILE.\n"
           "\noptions:\n"
           "  --mode real|fake     trace on real tensors (default) or on fake ones\n"
           "  --format F           graph (default), code or json\n"
           "  --dce                dead-code elimination first, naming each removed node on stderr\n"
-          "  -o FILE              write to FILE instead of stdout\n",
+          "  --time               print the time taken on stderr\n"
+          "  -o FILE              write to FILE instead of stdout (`-o -` is stdout)\n",
           stdout);
     cli_print_pass_flags_help(stdout);
     fputs("\nexamples:\n"
           "  cfx trace mlp\n"
           "  cfx trace mutate --dce --format code\n"
           "  cfx trace mlp --mode fake --passes=cse,dce,topo-sort --print-changed\n"
-          "  cfx trace chain --format json --passes=dce --time-passes -o chain.json\n",
+          "  cfx trace chain --format json --passes=dce --time-passes -o chain.json\n"
+          "  cfx trace ./build/examples/plugin_mlp.so --mode fake --time\n"
+          "  cfx trace my_models.so:resnet_block --format code -o -\n"
+          "  cat plugin_mlp.so | cfx trace - --format json > mlp.json\n",
           stdout);
     return 0;
 }
@@ -73,15 +91,21 @@ static void report_removed(const cfx_node *n, void *ctx)
 
 typedef struct trace_args {
     const cfx_model *model;
+    const char *plugin; /* PATH[:SYMBOL] or "-" */
     cfx_tracing_mode mode;
     const char *format, *out;
-    bool dce;
+    bool dce, time;
     cli_passes passes;
 } trace_args;
 
+static bool is_plugin_spec(const char *arg)
+{
+    return !strcmp(arg, "-") || (arg[0] != '-' && (strchr(arg, '/') || strstr(arg, ".so")));
+}
+
 static int parse_trace_args(int argc, char **argv, trace_args *a)
 {
-    *a = (trace_args){NULL, CFX_TRACE_REAL, "graph", NULL, false};
+    *a = (trace_args){NULL, NULL, CFX_TRACE_REAL, "graph", NULL, false};
     for (int i = 0; i < argc; i++) {
         int r = cli_parse_pass_flag(argc, argv, &i, &a->passes);
         if (r < 0)
@@ -115,7 +139,11 @@ static int parse_trace_args(int argc, char **argv, trace_args *a)
             i++;
         } else if (!strcmp(arg, "--dce")) {
             a->dce = true;
-        } else if (arg[0] != '-' && !a->model) {
+        } else if (!strcmp(arg, "--time")) {
+            a->time = true;
+        } else if (!a->model && !a->plugin && is_plugin_spec(arg)) {
+            a->plugin = arg;
+        } else if (arg[0] != '-' && !a->model && !a->plugin) {
             a->model = cfx_model_find(arg);
             if (!a->model) {
                 fprintf(stderr, "cfx: no built-in model named '%s' (see: cfx models)\n", arg);
@@ -125,7 +153,61 @@ static int parse_trace_args(int argc, char **argv, trace_args *a)
             return trace_usage();
         }
     }
-    return a->model ? 0 : trace_usage();
+    return a->model || a->plugin ? 0 : trace_usage();
+}
+
+/* The shared object on stdin, opened from a temporary copy (unlinked at once: the mapping
+ * keeps it alive). */
+static cfx_plugin *open_stdin_plugin(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cfx-plugin-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        cfx_error_set(CFX_ERR, NULL, "cannot create a temporary file for the plugin on stdin");
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "wb");
+    char chunk[1 << 16];
+    size_t n, total = 0;
+    bool ok = f != NULL;
+    while (ok && (n = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+        ok = fwrite(chunk, 1, n, f) == n;
+        total += n;
+    }
+    ok = ok && !ferror(stdin);
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    else
+        close(fd);
+    cfx_plugin *p = NULL;
+    if (!ok)
+        cfx_error_set(CFX_ERR, NULL, "cannot copy the plugin on stdin to '%s'", path);
+    else if (!total)
+        cfx_error_set(CFX_ERR, NULL, "no plugin on stdin (`cfx trace -` reads a shared object)");
+    else
+        p = cfx_plugin_open(path);
+    unlink(path);
+    return p;
+}
+
+/* The model to trace: its forward, signature, module and example arguments. */
+static int setup_model(const trace_args *a, cfx_plugin **plugin, cfx_module **module, cfx_value *args,
+                       cfx_fnptr *forward, const char **signature)
+{
+    if (a->model) {
+        *forward = a->model->forward;
+        *signature = a->model->signature;
+        return a->model->setup(module, args);
+    }
+    *plugin = strcmp(a->plugin, "-") ? cfx_plugin_open(a->plugin) : open_stdin_plugin();
+    if (!*plugin)
+        return -1;
+    const cfx_plugin_model *m = cfx_plugin_model_of(*plugin);
+    *forward = m->forward;
+    *signature = m->signature;
+    return cfx_plugin_setup(*plugin, module, args, CFX_MODEL_MAX_ARGS);
 }
 
 static char *render(const cfx_graph_module *gm, const char *format)
@@ -140,6 +222,8 @@ static char *render(const cfx_graph_module *gm, const char *format)
 
 static int write_text(const char *text, const char *path)
 {
+    if (path && !strcmp(path, "-"))
+        path = NULL;
     FILE *f = path ? fopen(path, "w") : stdout;
     if (!f) {
         fprintf(stderr, "cfx: cannot write '%s'\n", path);
@@ -165,15 +249,19 @@ int cfx_cmd_trace(int argc, char **argv)
     cfx_pipeline *pipeline = cli_parse_pipeline(&a.passes, &rc);
     if (rc)
         return rc;
+    double start = cli_now();
     cfx_dispatcher_init();
     cfx_scope scope = cfx_scope_begin();
     cfx_module *module = NULL;
+    cfx_plugin *plugin = NULL;
     cfx_value args[CFX_MODEL_MAX_ARGS];
-    int n = a.model->setup(&module, args);
+    cfx_fnptr forward = NULL;
+    const char *signature = NULL;
+    int n = setup_model(&a, &plugin, &module, args, &forward, &signature);
     cfx_graph_module *gm = NULL;
     if (n >= 0) {
         cfx_make_fx_options opts = {a.mode, module, NULL};
-        gm = cfx_make_fx(a.model->forward, a.model->signature, args, n, &opts);
+        gm = cfx_make_fx(forward, signature, args, n, &opts);
     }
     char *text = NULL;
     if (gm && a.dce) {
@@ -200,5 +288,8 @@ int cfx_cmd_trace(int argc, char **argv)
     cfx_graph_module_free(gm);
     cfx_module_free(module);
     cfx_scope_end(scope);
+    cfx_plugin_close(plugin); /* last: the graph and tensors may point into the object */
+    if (a.time)
+        cli_report_time("trace", start);
     return rc;
 }
