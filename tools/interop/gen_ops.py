@@ -924,7 +924,7 @@ def strides_cases():
             except Exception as e:  # noqa: BLE001
                 rec.append(str(e))
         out.append(rec)
-    golden.write_json(os.path.basename(OUT_STRIDES), {"cases": out}, separators=(",", ":"))
+    golden.write_json_cases(os.path.basename(OUT_STRIDES), out)
     return len(out)
 
 
@@ -967,9 +967,9 @@ def main():
     n_main = len(cases)
     import ops_shape_cases
     ops_shape_cases.add_all(sys.modules[__name__])
-    golden.write_json(os.path.basename(OUT_SHAPE_CASES), {"cases": cases[n_main:]}, separators=(",", ":"))
+    golden.write_json_cases(os.path.basename(OUT_SHAPE_CASES), cases[n_main:])
     del cases[n_main:]
-    golden.write_json(os.path.basename(OUT_CASES), {"cases": cases}, separators=(",", ":"))
+    golden.write_json_cases(os.path.basename(OUT_CASES), cases)
     write_keys()
     n = strides_cases()
     print(f"{len(cases)} cases -> {OUT_CASES}; keys -> {OUT_KEYS}; {n} layouts -> {OUT_STRIDES}")

@@ -39,3 +39,12 @@ def write_json(name, obj, **kw):
     with open(path(name), "w", encoding="utf-8", newline="\n") as f:
         json.dump({"golden": header(), **obj}, f, **kw)
         f.write("\n")
+
+
+def write_json_cases(name, cases):
+    """tests/data/NAME = {"golden": ..., "cases": cases}, one compact case a line: a big case
+    file changes by the lines of the cases that changed, not as one rewritten line."""
+    with open(path(name), "w", encoding="utf-8", newline="\n") as f:
+        f.write('{"golden":' + json.dumps(header()) + ',"cases":[\n')
+        f.write(",\n".join(json.dumps(c, separators=(",", ":")) for c in cases))
+        f.write("\n]}\n")
