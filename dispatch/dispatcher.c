@@ -24,6 +24,7 @@
 #include "dispatch/ops.h"
 #include "dispatch/error.h"
 #include "dispatch/mode.h"
+#include "dispatch/wrapped_internal.h"
 #include "dispatch/registry.h"
 #include "dispatch/tensor.h"
 
@@ -355,6 +356,8 @@ static int call_error(const cfx_op *op, const char *what)
     return rc;
 }
 
+static int call_checked(cfx_op *op, cfx_value *stack);
+
 int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
 {
     if (!op)
@@ -384,6 +387,20 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
         }
         stack[i] = s->args[i].default_value;
     }
+    /* a number given for a Tensor is a wrapped number from here on (wrapped_internal.h) */
+    cfx_wrapped_batch wb;
+    int rc = cfx_wrap_numbers(s, stack, &wb);
+    if (rc != CFX_OK)
+        return rc;
+    rc = call_checked(op, stack);
+    cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? s->n_returns : 0);
+    return rc;
+}
+
+/* cfx_op_call once the stack holds every argument. */
+static int call_checked(cfx_op *op, cfx_value *stack)
+{
+    const cfx_schema *s = op->schema;
     int rc = cfx_box_check_args(s, op->qualified_name, stack, s->n_args);
     if (rc != CFX_OK)
         return rc;

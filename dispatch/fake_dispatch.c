@@ -44,17 +44,11 @@
 #include "dispatch/error.h"
 #include "dispatch/fake_internal.h"
 #include "dispatch/scope.h"
+#include "dispatch/wrapped_internal.h"
 
 /* FakeTensorMode._can_run_unsafe_fallback_allowed_namespaces */
 static const char *const fallback_namespaces[] = {"debugprims", "prims", "aten", "xla", "vision",
                                                   "torchtext", "torchaudio", "quantized"};
-
-/* torch._C._should_allow_numbers_as_tensors */
-static const char *const numbers_as_tensors[] = {
-    "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
-    "mul", "mul_", "mul_out", "multiply", "multiply_", "multiply_out", "sub", "sub_", "sub_out",
-    "subtract", "subtract_", "subtract_out", "true_divide", "true_divide_", "true_divide_out",
-    "to", "_to_copy", "copy_", "floor_divide", "floor_divide_", "floor_divide_out", "_conj"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -65,17 +59,6 @@ static bool namespace_in(const cfx_schema *s, const char *const *list, int n)
     size_t len = sep ? (size_t)(sep - s->name) : 0;
     for (int i = 0; i < n && sep; i++)
         if (strlen(list[i]) == len && strncmp(s->name, list[i], len) == 0)
-            return true;
-    return false;
-}
-
-/* The op's name without namespace ("add" of "aten::add") is one of list[0..n). */
-static bool name_in(const cfx_schema *s, const char *const *list, int n)
-{
-    const char *sep = strstr(s->name, "::");
-    const char *name = sep ? sep + 2 : s->name;
-    for (int i = 0; i < n; i++)
-        if (strcmp(name, list[i]) == 0)
             return true;
     return false;
 }
@@ -311,7 +294,7 @@ static char *common_device(const cfx_op *op, const device_ctx *dc, cfx_device *o
         *out = c.common;
         return NULL;
     }
-    if (!c.found && name_in(s, numbers_as_tensors, COUNT(numbers_as_tensors))) {
+    if (!c.found && cfx_allows_numbers_as_tensors(s)) {
         *out = cfx_device_make(CFX_DEVICE_CPU); /* scalar-only inputs compute on cpu */
         return NULL;
     }
@@ -603,7 +586,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
 
     /* ops that take Python numbers as tensors, called on real tensors only: computed for
      * real, and a constant when small (else the call goes on, and is refused below) */
-    if (!sv.any_fake && name_in(s, numbers_as_tensors, COUNT(numbers_as_tensors)) && s->n_args <= 64 &&
+    if (!sv.any_fake && cfx_allows_numbers_as_tensors(s) && s->n_args <= 64 &&
         s->n_returns <= 64) {
         cfx_value st[64];
         memcpy(st, stack, (size_t)s->n_args * sizeof *st);

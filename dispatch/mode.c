@@ -22,6 +22,7 @@
 #include "dispatch/mode.h"
 #include "dispatch/mode_internal.h"
 #include "dispatch/operator.h"
+#include "dispatch/wrapped_internal.h"
 
 typedef struct mode_state {
     cfx_mode *infra[CFX_MODE_NUM_KEYS]; /* NULL = empty slot */
@@ -256,4 +257,18 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
     return rc < 0 ? rc : prc;
 }
 
-int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack) { return cfx_op_dispatch_stack(op, stack); }
+/* A mode calls the op with the numbers it was given (wrapped_internal.h): they are wrapped
+ * numbers again below it. */
+int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    if (!s)
+        return cfx_op_dispatch_stack(op, stack);
+    cfx_wrapped_batch wb;
+    int rc = cfx_wrap_numbers(s, stack, &wb);
+    if (rc != CFX_OK)
+        return rc;
+    rc = cfx_op_dispatch_stack(op, stack);
+    cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? s->n_returns : 0);
+    return rc;
+}

@@ -26,6 +26,7 @@
 #include "dispatch/mode_internal.h"
 #include "dispatch/operator.h"
 #include "dispatch/tensor_ext.h"
+#include "dispatch/wrapped_internal.h"
 
 /* The snapshot: the local key sets when the outermost call entered PythonTLSSnapshot. */
 static _Thread_local cfx_local_keys tls_on_entry;
@@ -54,6 +55,9 @@ static cfx_mode *tensor_arg_mode(const cfx_op *op, const cfx_value *stack)
 int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ctx;
+    /* a mode is handed the numbers, not their wrapped tensors (toPyObject) */
+    if (cfx_op_schema(op))
+        cfx_unwrap_numbers(cfx_op_schema(op), stack);
     /* steps 1 and 2: with a mode set, the top mode's handler, keys above Python excluded */
     if (cfx_mode_any_set())
         return cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack);

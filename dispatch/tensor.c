@@ -360,6 +360,7 @@ static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int 
     t->dtype = (int8_t)dtype;
     t->ndim = (int8_t)ndim;
     t->device = device;
+    t->is_wrapped_number = false;
     t->storage_offset = 0;
     t->storage = NULL;
     t->keys = keys_for(device);

@@ -19,6 +19,7 @@
 #include "dispatch/export.h"
 #include "dispatch/dtype.h"
 #include "dispatch/keys.h"
+#include "dispatch/value.h"
 
 #define CFX_MAX_DIMS 64   /* PyTorch's limit is also 64 */
 #define CFX_INLINE_DIMS 4 /* sizes/strides of up to 4 dims live in the header, no malloc */
@@ -69,6 +70,7 @@ struct cfx_tensor {
     int8_t dtype;  /* cfx_dtype */
     int8_t ndim;
     cfx_device device;
+    bool is_wrapped_number; /* a number given where a Tensor goes (cfx_num); in the padding */
     int64_t storage_offset; /* in elements */
     cfx_storage *storage;   /* &own_storage for a fresh tensor, a shared one for a view */
     cfx_keyset keys;
@@ -93,6 +95,23 @@ CFX_API cfx_tensor *cfx_tensor_from_floats(const float *data, const int64_t *siz
 CFX_API cfx_tensor *cfx_tensor_from_doubles(const double *data, const int64_t *sizes, int ndim);
 CFX_API cfx_tensor *cfx_tensor_from_int64s(const int64_t *data, const int64_t *sizes, int ndim);
 CFX_API cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype); /* 0-dim */
+
+/* Numbers as operands: PyTorch's `x * 2` passes the number as a wrapped number, a 0-dim CPU
+ * tensor (int64, float64 or bool, as scalar_to_tensor makes it) marked is_wrapped_number, which
+ * type promotion ranks below every tensor (an int does not promote a float32 tensor, a float
+ * promotes an int tensor to float32) and which modes (make_fx) see as the number itself, so the
+ * graph records `mul.Tensor(relu, 2)`. In C: cfx_mul(x, cfx_num(2)), cfx_div(q, cfx_num(8.0)).
+ * The tensor is owned like any new tensor (the innermost scope's). C's `true` is an int:
+ * a bool is cfx_num((bool)true) or cfx_num_bool(true). */
+CFX_API cfx_tensor *cfx_num_int(int64_t v);
+CFX_API cfx_tensor *cfx_num_double(double v);
+CFX_API cfx_tensor *cfx_num_bool(bool v);
+/* The wrapped number of a number value (INT, DOUBLE or BOOL); NULL + error otherwise. */
+CFX_API cfx_tensor *cfx_num_value(cfx_value v);
+#define cfx_num(x)                                                                              \
+    _Generic((x), bool: cfx_num_bool, float: cfx_num_double, double: cfx_num_double,            \
+             long double: cfx_num_double, default: cfx_num_int)(x)
+static inline bool cfx_tensor_is_wrapped_number(const cfx_tensor *t) { return t && t->is_wrapped_number; }
 
 CFX_API cfx_tensor *cfx_tensor_retain(cfx_tensor *t); /* NULL-safe; returns t */
 CFX_API void cfx_tensor_release(cfx_tensor *t);       /* NULL-safe */

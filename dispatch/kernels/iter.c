@@ -49,7 +49,11 @@ static int promote_skip_undefined(int a, int b)
 
 void cfx_result_type_update(cfx_result_type_state *s, const cfx_tensor *t)
 {
-    if (t->ndim == 0)
+    if (t->is_wrapped_number) {
+        /* a wrapped float counts as the default dtype (float32), an int or bool as itself */
+        int cur = cfx_dtype_is_floating((cfx_dtype)t->dtype) ? CFX_FLOAT32 : t->dtype;
+        s->wrapped_result = promote_skip_undefined(s->wrapped_result, cur);
+    } else if (t->ndim == 0)
         s->zero_result = promote_skip_undefined(s->zero_result, t->dtype);
     else
         s->dim_result = promote_skip_undefined(s->dim_result, t->dtype);
@@ -72,8 +76,7 @@ static int combine_categories(int higher, int lower)
 
 cfx_dtype cfx_result_type(const cfx_result_type_state *s)
 {
-    /* no wrapped numbers in cfx: the wrapped result is always undefined */
-    return (cfx_dtype)combine_categories(s->dim_result, combine_categories(s->zero_result, -1));
+    return (cfx_dtype)combine_categories(s->dim_result, combine_categories(s->zero_result, s->wrapped_result));
 }
 
 bool cfx_dtype_can_cast(cfx_dtype from, cfx_dtype to)
@@ -336,7 +339,7 @@ bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, co
     for (int i = 1; i < nin; i++)
         different |= (cfx_dtype)in[i]->dtype != common;
     if ((different || all_scalars) && cfg->promote_inputs) {
-        cfx_result_type_state st = {-1, -1};
+        cfx_result_type_state st = CFX_RESULT_TYPE_INIT;
         for (int i = 0; i < nin; i++)
             cfx_result_type_update(&st, in[i]);
         common = cfx_result_type(&st);

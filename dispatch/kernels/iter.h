@@ -84,8 +84,9 @@ bool cfx_iter_partial_overlap(const cfx_tensor *a, const cfx_tensor *b);
 
 /* c10 type-promotion helpers. */
 typedef struct cfx_result_type_state {
-    int dim_result, zero_result; /* -1 = undefined */
+    int dim_result, zero_result, wrapped_result; /* -1 = undefined */
 } cfx_result_type_state;
+#define CFX_RESULT_TYPE_INIT {-1, -1, -1}
 void cfx_result_type_update(cfx_result_type_state *s, const cfx_tensor *t);
 cfx_dtype cfx_result_type(const cfx_result_type_state *s);
 bool cfx_dtype_can_cast(cfx_dtype from, cfx_dtype to);

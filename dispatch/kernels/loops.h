@@ -16,7 +16,7 @@
 
 #include "dispatch/tensor.h"
 
-enum { CFX_LOOP_MAX_OPERANDS = 3 };
+enum { CFX_LOOP_MAX_OPERANDS = 4 }; /* where: the output and three inputs */
 
 typedef struct cfx_loop {
     int ndim, ntensors;

@@ -23,11 +23,13 @@ static const cfx_iter_config configs[] = {
     [CFX_POINTWISE_BINARY] = {.promote_inputs = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
     [CFX_POINTWISE_BINARY_FLOAT] = {.promote_inputs = true, .int_to_float = true, .allow_cpu_scalars = true,
                                     .check_mem_overlap = true},
+    [CFX_POINTWISE_COMPARE] = {.promote_inputs = true, .allow_cpu_scalars = true, .check_mem_overlap = true},
 };
 
 static bool is_binary(const cfx_pointwise *p)
 {
-    return p->kind == CFX_POINTWISE_BINARY || p->kind == CFX_POINTWISE_BINARY_FLOAT;
+    return p->kind == CFX_POINTWISE_BINARY || p->kind == CFX_POINTWISE_BINARY_FLOAT ||
+           p->kind == CFX_POINTWISE_COMPARE;
 }
 
 /* The argument-binding error PyTorch raises when alpha is not a number (boxing.c's text). */
@@ -79,7 +81,8 @@ static bool compute(const cfx_pointwise *p, cfx_dtype dt, cfx_tensor *out, const
 {
     cfx_loop_fn fn = (unsigned)dt < CFX_DTYPE_CODES ? p->loops[dt] : NULL;
     if (!fn) {
-        cfx_error_set(CFX_ERR, p->name, "\"%s\" not implemented for '%s'", p->name, cfx_dtype_scalar_name(dt));
+        cfx_error_set(CFX_ERR, p->name, "\"%s\" not implemented for '%s'", p->cpu_name ? p->cpu_name : p->name,
+                      cfx_dtype_scalar_name(dt));
         return false;
     }
     /* alpha as the kernel reads it, Scalar::to<scalar_t>(): in a bool computation any
@@ -110,7 +113,9 @@ cfx_tensor *cfx_pointwise_cpu(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor 
     cfx_iter it;
     if (!meta_function(p, &it, NULL, a, b, alpha))
         return NULL;
-    cfx_tensor *out = cfx_iter_new_output(&it, -1, cfx_device_make(CFX_DEVICE_CPU));
+    /* a comparison's result is bool: computed in the common dtype, then converted */
+    cfx_tensor *out = cfx_iter_new_output(&it, p->kind == CFX_POINTWISE_COMPARE ? CFX_BOOL : -1,
+                                          cfx_device_make(CFX_DEVICE_CPU));
     if (out && !compute(p, it.common_dtype, out, a, b, alpha)) {
         cfx_kernel_discard(out);
         return NULL;

@@ -19,6 +19,7 @@
  *   UNARY_FLOAT  integer and bool inputs computed in float32 (the default dtype)  sin, exp
  *   BINARY       a and b promoted to their common dtype (result_type), alpha     add, mul
  *   BINARY_FLOAT the same, integers promoted to float32                          div
+ *   COMPARE      a and b promoted to their common dtype, a bool result           eq, lt
  * The loops are compiled with wrapping integer arithmetic (-fwrapv), which is what PyTorch's
  * kernels produce on overflow. */
 #ifndef CFX_KERNELS_POINTWISE_H
@@ -36,6 +37,7 @@ typedef enum cfx_pointwise_kind {
     CFX_POINTWISE_UNARY_FLOAT,
     CFX_POINTWISE_BINARY,
     CFX_POINTWISE_BINARY_FLOAT,
+    CFX_POINTWISE_COMPARE,
 } cfx_pointwise_kind;
 
 /* An op's own check in its C++ kernel, run before anything else: false with the error
@@ -45,8 +47,10 @@ typedef bool (*cfx_pointwise_check_fn)(const char *op, const cfx_tensor *a, cons
 /* The checks of an op's Python reference, run on the computation dtype after type promotion
  * and broadcasting. alpha is what the reference receives: None when the caller's equals the
  * schema default (a Python kernel is not passed such keyword arguments). *scale tells whether
- * the reference multiplies the second operand by alpha (prims.mul) before its prim. */
-typedef bool (*cfx_pointwise_ref_fn)(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale);
+ * the reference multiplies the second operand by alpha (prims.mul) before its prim. ntensors
+ * counts the operands that are tensors (a wrapped number reaches a reference as a number). */
+typedef bool (*cfx_pointwise_ref_fn)(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale,
+                                     int ntensors);
 
 /* One pointwise op, as generated from its row. */
 typedef struct cfx_pointwise {
@@ -54,6 +58,7 @@ typedef struct cfx_pointwise {
     cfx_pointwise_kind kind;
     bool has_alpha;              /* the schema has a Scalar alpha */
     cfx_value alpha_default;     /* its schema default (None: it has none) */
+    const char *cpu_name;        /* the C++ kernel in "not implemented for" (NULL: the op) */
     cfx_pointwise_check_fn check;
     cfx_pointwise_ref_fn ref_check;
     cfx_loop_fn loops[CFX_DTYPE_CODES]; /* by computation dtype; NULL: not computed in it */
@@ -70,10 +75,11 @@ cfx_tensor *cfx_pointwise_meta_inplace(const cfx_pointwise *p, cfx_tensor *a, cf
 bool cfx_pointwise_check_sub(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_neg(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_relu(const char *op, const cfx_tensor *a, const cfx_tensor *b);
+bool cfx_pointwise_check_silu(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 /* ... and the references' (torch._refs add, sub and neg's _neg_meta) */
-bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale);
-bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale);
-bool cfx_pointwise_ref_neg(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale);
+bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);
+bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);
+bool cfx_pointwise_ref_neg(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);
 
 /* A non-number alpha: PyTorch's argument-binding error (false), recorded before anything
  * else on either key. */

@@ -22,6 +22,8 @@
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/pointwise.h"
 #include "dispatch/kernels/prims.h"
+#include "dispatch/scope.h"
+#include "dispatch/wrapped_internal.h"
 
 /* What the reference receives for alpha: a Python kernel is called without the keyword
  * arguments equal to their schema default (parseIValuesToPyArgsKwargs, an IValue comparison:
@@ -35,6 +37,8 @@ static cfx_value python_alpha(const cfx_pointwise *p, cfx_value alpha)
 
 static cfx_promotion promotion(const cfx_pointwise *p)
 {
+    if (p->kind == CFX_POINTWISE_COMPARE)
+        return CFX_PROMOTE_ALWAYS_BOOL;
     return p->kind == CFX_POINTWISE_UNARY_FLOAT || p->kind == CFX_POINTWISE_BINARY_FLOAT ? CFX_PROMOTE_INT_TO_FLOAT
                                                                                         : CFX_PROMOTE_DEFAULT;
 }
@@ -55,34 +59,50 @@ static cfx_dtype cpu_scalar_times(cfx_dtype b, cfx_value alpha)
  * which have the same shape with alpha. */
 static cfx_tensor *reference(const cfx_pointwise *p, const cfx_tensor *a, const cfx_tensor *b, cfx_value alpha)
 {
-    cfx_tmeta A, B;
-    cfx_tmeta *ops[2] = {&A, &B};
-    int n = b ? 2 : 1;
-    cfx_tmeta_of(&A, a);
-    if (b)
-        cfx_tmeta_of(&B, b);
+    /* a wrapped number reaches the reference as the Python number it was (toPyObject): it
+     * takes part in type promotion by its Python type only, and in no layout */
+    const cfx_tensor *in[2] = {a, b};
+    int nin = b ? 2 : 1, n = 0, nn = 0;
+    bool numbers = (a->is_wrapped_number || (b && b->is_wrapped_number)) &&
+                   !(a->is_wrapped_number && (!b || b->is_wrapped_number));
+    cfx_tmeta M[2];
+    cfx_tmeta *ops[2];
+    cfx_pytype nums[2];
+    cfx_tmeta *B = NULL; /* the second operand when it is a tensor */
+    for (int i = 0; i < nin; i++) {
+        if (numbers && in[i]->is_wrapped_number) {
+            cfx_pytype_of_value(cfx_wrapped_number_value(in[i]), &nums[nn++]);
+            continue;
+        }
+        cfx_tmeta_of(&M[n], in[i]);
+        ops[n] = &M[n];
+        if (i == 1)
+            B = &M[n];
+        n++;
+    }
     cfx_dtype compute, result;
-    cfx_prims_elementwise_dtypes((const cfx_tmeta *const *)ops, n, NULL, 0, promotion(p), &compute, &result);
+    cfx_prims_elementwise_dtypes((const cfx_tmeta *const *)ops, n, nums, nn, promotion(p), &compute, &result);
     for (int i = 0; i < n; i++)
         cfx_prims_to(ops[i], compute);
-    if (b && !cfx_prims_maybe_broadcast(p->name, ops, 2))
+    if (n == 2 && !cfx_prims_maybe_broadcast(p->name, ops, 2))
         return NULL;
     bool scale = false;
-    if (p->ref_check && !p->ref_check(p->name, compute, python_alpha(p, alpha), &scale))
+    if (p->ref_check && !p->ref_check(p->name, compute, python_alpha(p, alpha), &scale, n))
         return NULL;
     cfx_tmeta scaled;
-    if (scale) {
+    if (scale && B) {
         /* prims.mul(b, alpha): a new tensor laid out by b alone (the number takes no part),
          * which takes b's place */
-        const cfx_tmeta *just_b[1] = {&B};
+        const cfx_tmeta *just_b[1] = {B};
         if (!cfx_prims_elementwise(p->name, &scaled, just_b, 1, 0, CFX_PROMOTE_DEFAULT))
             return NULL;
-        if (cfx_tmeta_is_cpu_scalar(&B))
-            scaled.dtype = cpu_scalar_times(B.dtype, alpha);
-        ops[1] = &scaled;
+        if (cfx_tmeta_is_cpu_scalar(B))
+            scaled.dtype = cpu_scalar_times(B->dtype, alpha);
+        ops[n - 1] = &scaled;
     }
     cfx_tmeta out;
-    if (!cfx_prims_elementwise(p->name, &out, (const cfx_tmeta *const *)ops, n, 0, CFX_PROMOTE_DEFAULT))
+    if (!cfx_prims_elementwise(p->name, &out, (const cfx_tmeta *const *)ops, n, 0, 
+                               p->kind == CFX_POINTWISE_COMPARE ? CFX_PROMOTE_ALWAYS_BOOL : CFX_PROMOTE_DEFAULT))
         return NULL;
     cfx_prims_to(&out, result);
     return cfx_tmeta_new_tensor(&out);
@@ -131,10 +151,35 @@ static bool can_safe_cast(cfx_dtype to, cfx_dtype from)
     return cfx_pytype_of_dtype(to) >= cfx_pytype_of_dtype(from);
 }
 
+/* _make_inplace(ref): ref(a, out=a), i.e. the reference, then _safe_copy_out's check that its
+ * result can be cast into a */
+static cfx_tensor *unary_inplace(const cfx_pointwise *p, cfx_tensor *a)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *r = reference(p, a, NULL, cfx_none());
+    bool ok = r != NULL;
+    if (ok && !can_safe_cast((cfx_dtype)a->dtype, (cfx_dtype)r->dtype)) {
+        cfx_error_set(CFX_ERR, p->name,
+                      "Attempting to cast from %s to out tensor with dtype %s, but this can't be cast because it "
+                      "is not safe!",
+                      cfx_dtype_torch_name((cfx_dtype)r->dtype), cfx_dtype_torch_name((cfx_dtype)a->dtype));
+        ok = false;
+    }
+    cfx_scope_end(s);
+    if (!ok)
+        return NULL;
+    cfx_tensor_bump_version(a); /* ADInplaceOrView, above the Meta kernel in PyTorch */
+    return a;
+}
+
 cfx_tensor *cfx_pointwise_meta_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor *b, cfx_value alpha)
 {
     if (!cfx_pointwise_alpha_ok(p, alpha))
         return NULL;
+    if (!b)
+        return unary_inplace(p, a);
+    /* a wrapped number is the Python number there: its type, and no shape */
+    bool number = b->is_wrapped_number;
     cfx_pytype self_t = cfx_pytype_of_dtype((cfx_dtype)a->dtype), other_t = cfx_pytype_of_dtype((cfx_dtype)b->dtype);
     if (p->has_alpha) {
         /* meta_binop_inplace_alpha: no alpha or device checks, only the element-size ones */
@@ -157,14 +202,15 @@ cfx_tensor *cfx_pointwise_meta_inplace(const cfx_pointwise *p, cfx_tensor *a, cf
         cfx_tmeta_of(&B, b);
         const cfx_tmeta *ab[2] = {&A, &B};
         cfx_dtype compute, result;
-        cfx_prims_elementwise_dtypes(ab, 2, NULL, 0, CFX_PROMOTE_INT_TO_FLOAT, &compute, &result);
+        cfx_prims_elementwise_dtypes(ab, number ? 1 : 2, &other_t, number ? 1 : 0, CFX_PROMOTE_INT_TO_FLOAT, &compute,
+                                     &result);
         if (!can_safe_cast((cfx_dtype)a->dtype, result)) {
             cfx_error_set(CFX_ERR, p->name, "result type %s can't be cast to the desired output type %s",
                           cfx_dtype_torch_name(result), cfx_dtype_torch_name((cfx_dtype)a->dtype));
             return NULL;
         }
     } /* else meta_binop_inplace: the broadcast check alone */
-    if (!inplace_broadcast(p->name, a, b))
+    if (!number && !inplace_broadcast(p->name, a, b))
         return NULL;
     cfx_tensor_bump_version(a); /* ADInplaceOrView, above the Meta kernel in PyTorch */
     return a;
@@ -184,8 +230,9 @@ static bool alpha_castable(const char *op, cfx_dtype computation, cfx_value alph
 }
 
 /* add: any alpha passed scales, checked unless the tensors are bool */
-bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale)
+bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors)
 {
+    (void)ntensors;
     if (cfx_value_is_none(alpha))
         return true;
     if (computation != CFX_BOOL && !alpha_castable(op, computation, alpha))
@@ -194,11 +241,11 @@ bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alph
     return true;
 }
 
-/* sub: two bool tensors refused (one bool was promoted away already), then an alpha other than
- * 1 (as a number: 1.0 and True are 1) checked and applied */
-bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale)
+/* sub: two bool tensors refused (one bool was promoted away already; a bool number is no
+ * tensor), then an alpha other than 1 (as a number: 1.0 and True are 1) checked and applied */
+bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors)
 {
-    if (computation == CFX_BOOL) {
+    if (computation == CFX_BOOL && ntensors == 2) {
         cfx_error_set(CFX_ERR, op,
                       "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                       "`logical_xor()` operator instead.");
@@ -213,8 +260,9 @@ bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alph
 }
 
 /* _neg_meta, on the promoted input */
-bool cfx_pointwise_ref_neg(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale)
+bool cfx_pointwise_ref_neg(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors)
 {
+    (void)ntensors;
     (void)alpha;
     (void)scale;
     if (computation != CFX_BOOL)

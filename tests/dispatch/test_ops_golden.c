@@ -21,6 +21,7 @@
 #include "cfx.h"
 #include "dispatch/ops_table.h"
 #include "dispatch/ops_gen_kernels.h"
+#include "dispatch/wrapped_internal.h"
 #include "tests/test_util.h"
 
 /* gen_ops.py writes the cases of the shape, reduction, creation and indexing ops to a file of
@@ -168,6 +169,8 @@ static void build(const cJSON *jargs, const char *run, args *a)
             a->v[i] = cfx_double(v->valuedouble);
         } else if (!strcmp(k, "bool")) {
             a->v[i] = cfx_bool(cJSON_IsTrue(v));
+        } else if (!strcmp(k, "str")) {
+            a->v[i] = cfx_string(v->valuestring);
         } else if (!strcmp(k, "none")) {
             a->v[i] = cfx_none();
         } else if (!strcmp(k, "ints")) {
@@ -215,6 +218,10 @@ static void call_typed(cfx_opid id, args *a, cfx_value *out)
     const cfx_schema *s = cfx_op_schema(op);
     for (int i = a->n; i < s->n_args; i++)
         stack[i] = s->args[i].default_value;
+    /* a number for a Tensor, where torch.ops takes one, is what a C user passes as cfx_num() */
+    for (int i = 0; i < a->n && cfx_allows_numbers_as_tensors(s); i++)
+        if (cfx_value_is_number(stack[i]) && s->args[i].type->kind == CFX_TYPE_TENSOR)
+            stack[i] = cfx_tensor_value(cfx_num_value(stack[i]));
     cfx_adapter *ad = cfx_adapter_new_lead(s, cfx_ops_table.rows[id].entry);
     cr_assert_not_null(ad, "%s", cfx_error_message());
     int rc = cfx_adapter_call_lead(ad, (void *)CFX_HERE, stack);

@@ -186,7 +186,7 @@ def build_args(args, run):
             built.append(base.as_strided(a["sizes"], a["strides"], a["offset"]))
         elif k == "tensors":
             built.append(build_args(a["v"], run)[0])
-        elif k in ("int", "double", "bool"):
+        elif k in ("int", "double", "bool", "str"):
             built.append(a["v"])
         elif k == "none":
             built.append(None)
@@ -884,7 +884,136 @@ def new_op_cases():
     layer_norm_cases()
     lift_cases()
     data_dependent_cases()
+    rng = random.Random(2114)
+    pointwise_cases()
     rng = saved
+
+
+# ---- ops-pointwise: Scalar overloads, in-place forms, comparisons, activations, where --------
+
+PW_LAYOUTS = [("same", [2, 3], None, [2, 3], None), ("bcast", [2, 3], None, [3], None),
+              ("transposed", [3, 4], [1, 3], [3, 4], None), ("scalar_b", [2, 3], None, [], None),
+              ("mismatch", [2, 3], None, [2, 5], None)]
+PW_DTYPE_PAIRS = [("float32", "float32"), ("int64", "float32"), ("int32", "int64"), ("bool", "bool"),
+                  ("float64", "int32"), ("bool", "int64")]
+PW_NUMBERS = [I(2), D(1.5), B(True), I(-3)]
+
+
+def pointwise_cases():
+    def binary_like(op, extra=(), dtypes=PW_DTYPE_PAIRS, kind="default"):
+        for name, sa, sta, sb, stb in PW_LAYOUTS:
+            add_case(f"{op}/{name}", op, [T(sa, sta, kind=kind), T(sb, stb, kind=kind)] + list(extra))
+        for da, db in dtypes:
+            add_case(f"{op}/{da}_{db}", op, [T([2, 3], dtype=da, kind=kind), T([2, 3], dtype=db, kind=kind)]
+                     + list(extra))
+        for num in PW_NUMBERS[:3]:
+            for dt in ("float32", "int64", "bool"):
+                add_case(f"{op}/number_{num['k']}/{dt}", op, [T([2, 3], dtype=dt, kind=kind), num] + list(extra))
+        add_case(f"{op}/number_meta_mixed", op, [T([3], dev="meta"), I(2)] + list(extra), runs=("mixed",))
+
+    def scalar_like(op, extra=(), kind="default"):
+        for num in PW_NUMBERS:
+            for dt in ("float32", "int64", "bool"):
+                add_case(f"{op}/{num['k']}_{num['v']}/{dt}", op, [T([2, 3], dtype=dt, kind=kind), num] + list(extra))
+        add_case(f"{op}/transposed", op, [T([3, 4], [1, 3], kind=kind), D(0.5)] + list(extra))
+        add_case(f"{op}/scalar_self", op, [T([], kind=kind), I(3)] + list(extra))
+
+    def unary_like(op, kind="default"):
+        for dt in DTYPES:
+            for lname, s, st in UNARY_LAYOUTS[:4] + UNARY_LAYOUTS[7:9]:
+                add_case(f"{op}/{dt}/{lname}", op, [T(s, st, dt, kind=kind)])
+
+    for op in ("sub__Tensor", "mul__Tensor", "div__Tensor"):
+        extra = [I(1)] if op == "sub__Tensor" else []
+        for da, db in PW_DTYPE_PAIRS:
+            add_case(f"{op}/{da}_{db}", op, [T([2, 3], dtype=da), T([2, 3], dtype=db)] + extra)
+        for name, sa, sta, sb, stb in PW_LAYOUTS + [("self_bcast", [3], None, [2, 3], None)]:
+            add_case(f"{op}/{name}", op, [T(sa, sta), T(sb, stb)] + extra)
+        add_case(f"{op}/number", op, [T([2, 3]), D(2.5)] + extra)
+    binary_like("rsub_Tensor", [I(1)])
+    add_case("rsub_Tensor/alpha2", "rsub_Tensor", [T([3]), T([3]), I(2)])
+    for op in ("add_Scalar", "sub_Scalar", "rsub_Scalar"):
+        scalar_like(op, [I(1)])
+        add_case(f"{op}/alpha2", op, [T([3]), I(4), I(2)])
+        add_case(f"{op}/alpha_float_int", op, [T([3], dtype="int64"), I(4), D(0.5)])
+    for op in ("mul_Scalar", "div_Scalar"):
+        scalar_like(op)
+    for op in ("add__Scalar", "sub__Scalar", "mul__Scalar", "div__Scalar"):
+        extra = [I(1)] if op in ("add__Scalar", "sub__Scalar") else []
+        for num in PW_NUMBERS:
+            for dt in ("float32", "int64", "bool"):
+                add_case(f"{op}/{num['k']}_{num['v']}/{dt}", op, [T([2, 3], dtype=dt), num] + extra)
+        add_case(f"{op}/transposed", op, [T([3, 4], [1, 3]), D(0.5)] + extra)
+    for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+        binary_like(f"{cmp}_Tensor", kind="small")
+        scalar_like(f"{cmp}_Scalar", kind="small")
+    binary_like("pow_Tensor_Tensor", kind="small",
+                dtypes=[("float32", "float32"), ("float64", "int64"), ("int64", "float32")])
+    for op, nums in (("pow_Tensor_Scalar", [I(2), D(0.5), I(3), D(-1.0)]),):
+        for num in nums:
+            for dt in ("float32", "int64", "float64"):
+                add_case(f"{op}/{num['k']}_{num['v']}/{dt}", op,
+                         [T([2, 3], dtype=dt, kind="small") if dt != "int64" else
+                          {"k": "tensor", "dtype": "int64", "sizes": [2, 3], "strides": [3, 1], "offset": 0,
+                           "storage": [1, 2, 3, 0, 2, 1], "dev": "auto"}, num])
+        add_case(f"{op}/transposed", op, [T([3, 4], [1, 3], kind="small"), I(2)])
+    for num in (I(2), D(0.5), D(2.0)):
+        for dt in ("float32", "int64"):
+            add_case(f"pow_Scalar/{num['k']}_{num['v']}/{dt}", "pow_Scalar",
+                     [num, {"k": "tensor", "dtype": dt, "sizes": [2, 2], "strides": [1, 2], "offset": 0,
+                            "storage": [0, 1, 2, 3], "dev": "auto"}])
+    for op in ("tanh", "sigmoid", "sqrt", "rsqrt", "silu"):
+        unary_like(op, kind="small")
+    for approx in ("none", "tanh"):
+        for dt in ("float32", "float64", "int64"):
+            for lname, s, st in UNARY_LAYOUTS[:4]:
+                add_case(f"gelu/{approx}/{dt}/{lname}", "gelu", [T(s, st, dt, kind="small"), {"k": "str", "v": approx}])
+    add_case("gelu/bad_approx", "gelu", [T([3]), {"k": "str", "v": "foo"}])
+    for name, sc, sa, sb in [("same", [2, 3], [2, 3], [2, 3]), ("bcast", [2, 1], [3], [2, 3]),
+                             ("scalar_other", [2, 3], [2, 3], []), ("mismatch", [2, 3], [2, 3], [2, 4])]:
+        for da, db in (("float32", "float32"), ("int64", "float32"), ("int32", "int64")):
+            add_case(f"where_self/{name}/{da}_{db}", "where_self",
+                     [T(sc, dtype="bool"), T(sa, dtype=da), T(sb, dtype=db)])
+    add_case("where_self/transposed", "where_self", [T([3, 4], [1, 3], "bool"), T([3, 4], [1, 3]), T([3, 4])])
+    add_case("where_self/float_cond", "where_self", [T([3]), T([3]), T([3])])
+    add_case("where_self/number_other", "where_self", [T([3], dtype="bool"), T([3]), D(0.0)])
+    add_case("where_self/number_self_int", "where_self", [T([3], dtype="bool"), I(1), T([3], dtype="int32")])
+    pointwise_cases_2()
+
+
+def pointwise_cases_2():
+    def unary_like(op, kind="default"):
+        for dt in DTYPES:
+            for lname, s, st in UNARY_LAYOUTS[:4] + UNARY_LAYOUTS[7:9]:
+                add_case(f"{op}/{dt}/{lname}", op, [T(s, st, dt, kind=kind)])
+
+    for op in ("reciprocal", "log", "log1p", "abs", "logical_not", "bitwise_not"):
+        unary_like(op, kind="small")
+    for op in ("maximum", "minimum", "logical_and", "logical_or", "logical_xor", "bitwise_and_Tensor",
+               "bitwise_or_Tensor", "bitwise_xor_Tensor"):
+        for name, sa, sta, sb, stb in PW_LAYOUTS:
+            dt = "int64" if op.startswith("bitwise") else "float32"
+            add_case(f"{op}/{name}", op, [T(sa, sta, dt, kind="small"), T(sb, stb, dt, kind="small")])
+        for da, db in PW_DTYPE_PAIRS:
+            add_case(f"{op}/{da}_{db}", op, [T([2, 3], dtype=da, kind="small"), T([2, 3], dtype=db, kind="small")])
+    nan = float("nan")
+    for op in ("maximum", "minimum"):
+        a = {"k": "tensor", "dtype": "float32", "sizes": [3], "strides": [1], "offset": 0,
+             "storage": [encode_value(nan), 1.0, 2.0], "dev": "auto"}
+        b = {"k": "tensor", "dtype": "float32", "sizes": [3], "strides": [1], "offset": 0,
+             "storage": [0.0, encode_value(nan), 3.0], "dev": "auto"}
+        add_case(f"{op}/nan", op, [a, b])
+    for op in ("bitwise_and_Scalar", "bitwise_or_Scalar", "bitwise_xor_Scalar"):
+        for num in (I(6), B(True), D(1.5)):
+            for dt in ("int64", "bool", "int32", "float32"):
+                add_case(f"{op}/{num['k']}_{num['v']}/{dt}", op, [T([2, 3], dtype=dt), num])
+    for op in ("relu_", "neg_", "abs_", "exp_", "sin_", "cos_", "tanh_", "sigmoid_", "sqrt_", "rsqrt_",
+               "reciprocal_", "log_", "log1p_", "silu_"):
+        for dt in ("float32", "float64", "int64", "bool"):
+            add_case(f"{op}/{dt}", op, [T([2, 3], dtype=dt, kind="small")])
+        add_case(f"{op}/transposed", op, [T([3, 4], [1, 3], kind="small")])
+        add_case(f"{op}/expanded", op, [T([3, 4], [0, 1], kind="small")])
+        add_case(f"{op}/scalar", op, [T([], kind="small")])
 
 
 def strides_cases():

@@ -46,6 +46,9 @@ typedef struct op_row {
     const char *tags;
     const char *returns; /* names for unnamed returns */
     const char *family, *body, *check, *ref_check;
+    const char *dtypes;   /* "integral": the loops compute in int32, int64 and bool only */
+    const char *cpu_name; /* the C++ kernel's name in "\"x_cpu\" not implemented for 'Float'" */
+    int composite;        /* the family's CPU kernel is registered on CompositeExplicitAutograd */
     /* kernels by dispatch key (the field names are the keys') */
     const char *CPU, *Meta, *BackendSelect, *CompositeExplicitAutograd, *CompositeExplicitAutogradNonFunctional,
         *CompositeImplicitAutograd;
@@ -66,8 +69,8 @@ static const char *const key_names[N_KEYS] = {"CPU", "Meta", "BackendSelect", "C
                                               "CompositeExplicitAutogradNonFunctional",
                                               "CompositeImplicitAutograd"};
 
-enum { FAM_NONE, FAM_UNARY, FAM_UNARY_FLOAT, FAM_BINARY, FAM_BINARY_FLOAT };
-static const char *const family_names[] = {"", "unary", "unary_float", "binary", "binary_float"};
+enum { FAM_NONE, FAM_UNARY, FAM_UNARY_FLOAT, FAM_BINARY, FAM_BINARY_FLOAT, FAM_COMPARE };
+static const char *const family_names[] = {"", "unary", "unary_float", "binary", "binary_float", "compare"};
 
 typedef struct op {
     const op_row *row;
@@ -151,7 +154,7 @@ static int family_of(const op_row *r)
     for (int f = 1; f < (int)(sizeof family_names / sizeof *family_names); f++)
         if (!strcmp(r->family, family_names[f]))
             return f;
-    die(r, "unknown family '%s' (unary, unary_float, binary, binary_float)", r->family);
+    die(r, "unknown family '%s' (unary, unary_float, binary, binary_float, compare)", r->family);
 }
 
 /* ---- reading a row ------------------------------------------------------------------------ */
@@ -213,7 +216,7 @@ static void load(op *o, const op_row *r)
     if (o->family != FAM_NONE) {
         if (!r->body)
             die(r, "a %s op needs a .body", family_names[o->family]);
-        bool binary = o->family == FAM_BINARY || o->family == FAM_BINARY_FLOAT;
+        bool binary = o->family == FAM_BINARY || o->family == FAM_BINARY_FLOAT || o->family == FAM_COMPARE;
         int n_tensors = 0;
         for (int i = 0; i < s->n_args; i++)
             n_tensors += o->steps[i].form == CFX_BOX_TENSOR;
@@ -223,18 +226,28 @@ static void load(op *o, const op_row *r)
                 binary ? "two Tensors" : "one Tensor", binary ? " (and a Scalar alpha)" : "");
         o->inplace = cfx_argument_is_write(&s->args[0]);
         /* PyTorch's Meta kernel of an in-place binary op is meta_binop_inplace(_alpha) /
-         * meta_div_inplace, not a reference; an in-place unary one would be the _make_inplace
-         * reference, which the families do not model */
-        if (o->inplace && !binary)
-            die(r, "an in-place pointwise op is binary (its Meta kernel is meta_binop_inplace)");
-        if (o->inplace && r->ref_check)
+         * meta_div_inplace, not a reference; an in-place unary one is the _make_inplace
+         * reference (the out-of-place one, then a safe-cast check into self) */
+        if (o->inplace && o->family == FAM_COMPARE)
+            die(r, "an in-place comparison is not modelled by the families");
+        if (o->inplace && binary && r->ref_check)
             die(r, ".ref_check belongs to an op whose Meta kernel is its reference, not an in-place one");
         for (int k = K_CPU; k <= K_META; k++)
             if (!o->kernel[k]) {
                 o->kernel[k] = fmt("cfx_%s_%s", k == K_CPU ? "cpu" : "meta", o->id);
                 o->generated[k] = true;
             }
-    } else if (r->body || r->check || r->ref_check) {
+        if (r->composite) {
+            /* PyTorch's CompositeExplicitAutograd kernel of such an op (abs, logical_and) is
+             * the CPU computation for CPU tensors; meta ones have the Meta kernel */
+            if (o->kernel[K_CEA] || !o->generated[K_CPU])
+                die(r, ".composite moves the generated CPU kernel to CompositeExplicitAutograd");
+            o->kernel[K_CEA] = o->kernel[K_CPU];
+            o->generated[K_CEA] = true;
+            o->kernel[K_CPU] = NULL;
+            o->generated[K_CPU] = false;
+        }
+    } else if (r->body || r->check || r->ref_check || r->dtypes || r->cpu_name || r->composite) {
         die(r, ".body, .check and .ref_check belong to a pointwise .family");
     }
     if (r->structured) {
@@ -764,13 +777,17 @@ static void emit_ceanf(FILE *f, const op *o)
 
 /* The dtypes a pointwise family's loops are compiled for: the float ones compute only in
  * floating dtypes; unary ops have no bool loops (neg and relu refuse bool inputs). */
-static bool family_has_dtype(int fam, const char *dt)
+static bool family_has_dtype(int fam, const char *dt, const op_row *r)
 {
+    if (r->dtypes && !strcmp(r->dtypes, "integral"))
+        return strcmp(dt, "float32") && strcmp(dt, "float64");
+    if (r->dtypes)
+        die(r, "unknown .dtypes '%s' (integral)", r->dtypes);
     if (!strcmp(dt, "float32") || !strcmp(dt, "float64"))
         return true;
     if (!strcmp(dt, "bool"))
-        return fam == FAM_BINARY;
-    return fam == FAM_UNARY || fam == FAM_BINARY;
+        return fam == FAM_BINARY || fam == FAM_COMPARE;
+    return fam == FAM_UNARY || fam == FAM_BINARY || fam == FAM_COMPARE;
 }
 
 /* alpha's schema default as a constant initializer of a cfx_value: the pointwise descriptor
@@ -800,9 +817,9 @@ static void emit_pointwise(FILE *f, const op *o)
                                             {"int32", "int32_t", "CFX_INT32"},
                                             {"int64", "int64_t", "CFX_INT64"},
                                             {"bool", "bool", "CFX_BOOL"}};
-    bool binary = o->family == FAM_BINARY || o->family == FAM_BINARY_FLOAT;
+    bool binary = o->family == FAM_BINARY || o->family == FAM_BINARY_FLOAT || o->family == FAM_COMPARE;
     for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++) {
-        if (!family_has_dtype(o->family, dtypes[d][0]))
+        if (!family_has_dtype(o->family, dtypes[d][0], o->row))
             continue;
         fprintf(f, "static void pw_%s_%s(char **p, const int64_t *s, int64_t n, const void *ctx)\n{\n", o->id,
                 dtypes[d][0]);
@@ -813,7 +830,8 @@ static void emit_pointwise(FILE *f, const op *o)
     fprintf(f, "static const cfx_pointwise pw_%s = {\n", o->id);
     fprintf(f, "    .name = \"%s\",\n    .kind = CFX_POINTWISE_%s,\n", o->qualname,
             o->family == FAM_UNARY ? "UNARY" : o->family == FAM_UNARY_FLOAT ? "UNARY_FLOAT"
-                                   : o->family == FAM_BINARY ? "BINARY" : "BINARY_FLOAT");
+                                   : o->family == FAM_BINARY ? "BINARY" : o->family == FAM_COMPARE ? "COMPARE"
+                                   : "BINARY_FLOAT");
     fprintf(f, "    .has_alpha = %s,\n", o->has_alpha ? "true" : "false");
     if (o->has_alpha) {
         fputs("    .alpha_default = ", f);
@@ -822,21 +840,23 @@ static void emit_pointwise(FILE *f, const op *o)
     }
     if (o->row->check)
         fprintf(f, "    .check = %s,\n", o->row->check);
+    if (o->row->cpu_name)
+        fprintf(f, "    .cpu_name = \"%s\",\n", o->row->cpu_name);
     if (o->row->ref_check)
         fprintf(f, "    .ref_check = %s,\n", o->row->ref_check);
     fputs("    .loops = {", f);
     for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++)
-        if (family_has_dtype(o->family, dtypes[d][0]))
+        if (family_has_dtype(o->family, dtypes[d][0], o->row))
             fprintf(f, "[%s] = pw_%s_%s, ", dtypes[d][2], o->id, dtypes[d][0]);
     fputs("},\n};\n", f);
     const char *self = o->arg_names[0], *other = binary ? o->arg_names[1] : "NULL";
     const char *alpha = o->has_alpha ? o->arg_names[2] : "cfx_int(1)";
-    for (int k = K_CPU; k <= K_META; k++) {
-        if (!o->generated[k])
+    for (int k = K_CPU; k <= K_CEA; k++) {
+        if (!o->generated[k] || k == K_BACKEND_SELECT)
             continue;
         fprintf(f, "cfx_tensor *%s(", o->kernel[k]);
         params(f, o);
-        fprintf(f, ")\n{\n    return cfx_pointwise_%s%s(&pw_%s, %s, %s, %s);\n}\n", k == K_CPU ? "cpu" : "meta",
+        fprintf(f, ")\n{\n    return cfx_pointwise_%s%s(&pw_%s, %s, %s, %s);\n}\n", k == K_META ? "meta" : "cpu",
                 o->inplace ? "_inplace" : "", o->id, self, other, alpha);
     }
     fputc('\n', f);

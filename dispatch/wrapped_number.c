@@ -1,0 +1,127 @@
+/* wrapped_number.c - numbers as operands (cfx_num, tensor.h; wrapped_internal.h).
+ *
+ * A wrapped number is what at::scalar_to_tensor + set_wrapped_number(true) make of a Python
+ * number: a 0-dim CPU tensor of the number's own dtype (int64 for an int, float64 for a float,
+ * bool for a bool). Its dtype is not what the op computes in: type promotion (iter.c,
+ * prims' elementwise_dtypes) ranks it below every tensor, by category only. */
+#include <string.h>
+
+#include "dispatch/error.h"
+#include "dispatch/scope.h"
+#include "dispatch/wrapped_internal.h"
+
+static cfx_tensor *wrapped_new(cfx_value v)
+{
+    cfx_dtype dt = v.kind == CFX_V_DOUBLE ? CFX_FLOAT64 : v.kind == CFX_V_BOOL ? CFX_BOOL : CFX_INT64;
+    cfx_tensor *t = cfx_tensor_new(NULL, 0, dt, cfx_device_make(CFX_DEVICE_CPU));
+    if (!t)
+        return NULL;
+    void *p = cfx_tensor_data(t);
+    switch (v.kind) {
+    case CFX_V_DOUBLE: memcpy(p, &v.u.d, sizeof v.u.d); break;
+    case CFX_V_BOOL: *(bool *)p = v.u.b; break;
+    default: memcpy(p, &v.u.i, sizeof v.u.i); break;
+    }
+    t->is_wrapped_number = true;
+    return t;
+}
+
+cfx_tensor *cfx_wrapped_number_new(cfx_value v)
+{
+    if (!cfx_value_is_number(v)) {
+        cfx_error_set(CFX_ERR, NULL, "expected a number but got %s", cfx_value_kind_name((cfx_value_kind)v.kind));
+        return NULL;
+    }
+    return wrapped_new(v);
+}
+
+cfx_tensor *cfx_num_int(int64_t v) { return cfx_autorelease(wrapped_new(cfx_int(v))); }
+cfx_tensor *cfx_num_double(double v) { return cfx_autorelease(wrapped_new(cfx_double(v))); }
+cfx_tensor *cfx_num_bool(bool v) { return cfx_autorelease(wrapped_new(cfx_bool(v))); }
+
+cfx_tensor *cfx_num_value(cfx_value v) { return cfx_autorelease(cfx_wrapped_number_new(v)); }
+
+cfx_value cfx_wrapped_number_value(const cfx_tensor *t)
+{
+    const void *p = cfx_tensor_data(t);
+    switch ((cfx_dtype)t->dtype) {
+    case CFX_FLOAT64: { double d; memcpy(&d, p, sizeof d); return cfx_double(d); }
+    case CFX_BOOL: return cfx_bool(*(const bool *)p);
+    case CFX_INT64: { int64_t i; memcpy(&i, p, sizeof i); return cfx_int(i); }
+    default: return cfx_double(cfx_tensor_get_double(t, 0));
+    }
+}
+
+/* A Tensor or Tensor? argument: what toIValue converts a number for. */
+static bool takes_tensor(const cfx_argument *a)
+{
+    const cfx_type *t = a->type;
+    if (t->kind == CFX_TYPE_OPTIONAL && t->n_elems > 0)
+        t = t->elems[0];
+    return t->kind == CFX_TYPE_TENSOR;
+}
+
+/* torch._C._should_allow_numbers_as_tensors: the ops whose Tensor arguments take numbers */
+static const char *const numbers_as_tensors[] = {
+    "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
+    "mul", "mul_", "mul_out", "multiply", "multiply_", "multiply_out", "sub", "sub_", "sub_out",
+    "subtract", "subtract_", "subtract_out", "true_divide", "true_divide_", "true_divide_out",
+    "to", "_to_copy", "copy_", "floor_divide", "floor_divide_", "floor_divide_out", "_conj"};
+
+bool cfx_allows_numbers_as_tensors(const cfx_schema *s)
+{
+    const char *sep = strstr(s->name, "::");
+    const char *name = sep ? sep + 2 : s->name;
+    for (size_t i = 0; i < sizeof numbers_as_tensors / sizeof *numbers_as_tensors; i++)
+        if (!strcmp(name, numbers_as_tensors[i]))
+            return true;
+    return false;
+}
+
+int cfx_wrap_numbers(const cfx_schema *s, cfx_value *stack, cfx_wrapped_batch *b)
+{
+    b->n = 0;
+    int allowed = -1; /* asked once, only when a number sits where a Tensor goes */
+    for (int i = 0; i < s->n_args; i++) {
+        uint32_t k = stack[i].kind;
+        if ((k != CFX_V_INT && k != CFX_V_DOUBLE && k != CFX_V_BOOL) || !takes_tensor(&s->args[i]))
+            continue;
+        if (allowed < 0)
+            allowed = cfx_allows_numbers_as_tensors(s);
+        if (!allowed)
+            return CFX_OK; /* the binding refuses it with its own message */
+        if (b->n == (int)(sizeof b->made / sizeof *b->made)) {
+            cfx_wrap_numbers_end(b, NULL, 0);
+            return cfx_error_set(CFX_ERR, s->name, "%s: too many numbers given for Tensor arguments", s->name);
+        }
+        cfx_tensor *t = wrapped_new(stack[i]);
+        if (!t) {
+            cfx_wrap_numbers_end(b, NULL, 0);
+            return cfx_error_status();
+        }
+        b->made[b->n++] = t;
+        stack[i] = cfx_tensor_value(t);
+    }
+    return CFX_OK;
+}
+
+void cfx_wrap_numbers_end(cfx_wrapped_batch *b, const cfx_value *stack, int n_returns)
+{
+    for (int j = 0; j < b->n; j++) {
+        bool returned = false;
+        for (int i = 0; i < n_returns && !returned; i++)
+            returned = stack[i].kind == CFX_V_TENSOR && stack[i].u.t == b->made[j];
+        if (returned)
+            cfx_autorelease(b->made[j]);
+        else
+            cfx_tensor_release(b->made[j]);
+    }
+    b->n = 0;
+}
+
+void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack)
+{
+    for (int i = 0; i < s->n_args; i++)
+        if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t && stack[i].u.t->is_wrapped_number)
+            stack[i] = cfx_wrapped_number_value(stack[i].u.t);
+}
