@@ -20,6 +20,7 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/library.h"
 #include "dispatch/ops.h"
+#include "dispatch/getitem.h"
 #include "dispatch/mode.h"
 #include "dispatch/fake.h"
 #include "ir/graph.h"

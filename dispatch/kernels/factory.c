@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/kernels/factory.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
@@ -28,12 +29,7 @@ static const char pinned_error[] =
     "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available on "
     "this system.";
 
-typedef struct options {
-    cfx_dtype dtype;
-    bool has_dtype, has_device, pinned, has_memory_format;
-    cfx_device device;
-    cfx_memory_format memory_format;
-} options;
+typedef cfx_factory_options options;
 
 /* TensorOptions from the optional factory arguments. */
 static bool parse_options(const char *op, cfx_value dtype, cfx_value layout, cfx_value device,
@@ -287,4 +283,24 @@ cfx_tensor *cfx_kernel_clone(cfx_tensor *self, cfx_value memory_format)
     if (out && self->device.type == CFX_DEVICE_CPU)
         cfx_cpu_copy(out, self);
     return out;
+}
+
+/* ---- shared with the other factories (factory.h) ---- */
+
+bool cfx_factory_parse(const char *op, cfx_value dtype, cfx_value layout, cfx_value device, cfx_value pin_memory,
+                       cfx_value memory_format, cfx_factory_options *o)
+{
+    return parse_options(op, dtype, layout, device, pin_memory, memory_format, o);
+}
+
+bool cfx_factory_sizes_ok(const char *op, cfx_int_list size) { return sizes_ok(op, size); }
+
+cfx_keyset cfx_factory_backend(cfx_value device) { return backend_of(device); }
+
+const char *cfx_factory_pinned_error(void) { return pinned_error; }
+
+bool cfx_factory_like_strides(const char *op, const cfx_tensor *self, bool has_mf, cfx_memory_format mf,
+                              int64_t *out)
+{
+    return like_strides(op, self, has_mf, mf, out);
 }

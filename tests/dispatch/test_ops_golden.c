@@ -24,10 +24,12 @@
 #include "dispatch/wrapped_internal.h"
 #include "tests/test_util.h"
 
-/* gen_ops.py writes the cases of the shape, reduction, creation and indexing ops to a file of
- * their own (tools/interop/ops_shape_cases.py) */
-static const char *const golden_paths[] = {"tests/data/ops_cases.json", "tests/data/ops_shape_cases.json"};
-static const char *golden_path = "tests/data/ops_cases.json and tests/data/ops_shape_cases.json";
+/* gen_ops.py writes the cases of the shape, reduction, creation and indexing ops to files of
+ * their own (tools/interop/ops_shape_cases.py), one per group */
+static const char *const golden_paths[] = {"tests/data/ops_cases.json", "tests/data/ops_shape_cases.json",
+                                           "tests/data/ops_reduce_cases.json", "tests/data/ops_creation_cases.json",
+                                           "tests/data/ops_index_cases.json"};
+static const char *golden_path = "tests/data/ops_*cases.json";
 
 static cJSON *load_cases(const char *path)
 {
@@ -160,13 +162,14 @@ static void build(const cJSON *jargs, const char *run, args *a)
             {
                 cr_assert(n < MAXL);
                 cfx_tensor *unused;
-                a->tensors[i][n++] = cfx_tensor_value(build_tensor(jt, run, a->base, &unused));
+                bool none = !strcmp(cJSON_GetObjectItem(jt, "k")->valuestring, "none"); /* Tensor?[] */
+                a->tensors[i][n++] = none ? cfx_none() : cfx_tensor_value(build_tensor(jt, run, a->base, &unused));
             }
             a->v[i] = cfx_list(a->tensors[i], (uint32_t)n);
         } else if (!strcmp(k, "int")) {
             a->v[i] = cfx_int(int_of(v));
         } else if (!strcmp(k, "double")) {
-            a->v[i] = cfx_double(v->valuedouble);
+            a->v[i] = cfx_double(number_of(v));
         } else if (!strcmp(k, "bool")) {
             a->v[i] = cfx_bool(cJSON_IsTrue(v));
         } else if (!strcmp(k, "str")) {

@@ -10,6 +10,7 @@
  * golden. */
 #include <criterion/criterion.h>
 
+#include "dispatch/getitem.h"
 #include "tests/tracer/tracer_programs.h"
 
 typedef struct tensor6 {
@@ -61,18 +62,48 @@ static tensor8 shape_join(cfx_tensor *x, cfx_tensor *y)
     return (tensor8){c, s, e, p, sl, q, w, cfx_alias(a)};
 }
 
+typedef struct tensor15 {
+    cfx_tensor *t[15];
+} tensor15;
+
+static tensor15 shape_getitem(cfx_tensor *x, cfx_tensor *i)
+{
+    return (tensor15){{
+        cfx_getitem(x, CFX_ALL, CFX_SLICE(1, 3)),
+        cfx_getitem(x, CFX_I(0)),
+        cfx_getitem(x, CFX_ELLIPSIS, CFX_NEWAXIS),
+        cfx_getitem(x, CFX_FROM(1), CFX_I(0)),
+        cfx_getitem(x, CFX_STEP(2)),
+        cfx_getitem(x, CFX_ALL, CFX_FROM(-2)),
+        cfx_getitem(x, CFX_I(-1)),
+        cfx_getitem(x, CFX_ALL, CFX_NEWAXIS, CFX_SLICE(2, 3)),
+        cfx_getitem(x, CFX_ALL, CFX_ALL, CFX_ALL),
+        cfx_getitem(x, CFX_TO(2)),
+        cfx_getitem(x, CFX_ELLIPSIS),
+        cfx_getitem(x, CFX_IDX(i)),
+        cfx_getitem(x, CFX_ALL, CFX_IDX(i)),
+        cfx_getitem(x, CFX_IDX(i), CFX_FROM(1)),
+        cfx_getitem(x, CFX_NEWAXIS, CFX_IDX(i)),
+    }};
+}
+
 typedef struct shape_program {
     const char *name;
     cfx_fnptr fn;
     const char *signature;
     int n_args;
+    bool index_arg; /* the second argument is the int64 index tensor [0, 1] */
 } shape_program;
 
 static const shape_program shape_programs[] = {
     {"reshape", (cfx_fnptr)shape_reshape, "(Tensor x) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", 1},
     {"split", (cfx_fnptr)shape_split, "(Tensor x) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", 1},
     {"join", (cfx_fnptr)shape_join,
-     "(Tensor x, Tensor y) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", 2},
+     "(Tensor x, Tensor y) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", 2, false},
+    {"getitem", (cfx_fnptr)shape_getitem,
+     "(Tensor x, Tensor i) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, "
+     "Tensor, Tensor, Tensor, Tensor)",
+     2, true},
 };
 
 /* torch.arange(24.).reshape(2, 3, 4), times scale */
@@ -104,7 +135,9 @@ static void check_shape_program(const char *name)
     int64_t live0 = cfx_tensor_live_count();
     for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
         const char *mname = mode == CFX_TRACE_FAKE ? "fake" : "real";
-        cfx_value args[2] = {cfx_tensor_value(arange24(1.0f)), cfx_tensor_value(arange24(0.5f))};
+        cfx_tensor *second = p->index_arg ? cfx_tensor_from_int64s((const int64_t[]){0, 1}, (const int64_t[]){2}, 1)
+                                          : arange24(0.5f);
+        cfx_value args[2] = {cfx_tensor_value(arange24(1.0f)), cfx_tensor_value(second)};
         cfx_make_fx_options o = {(cfx_tracing_mode)mode, NULL, NULL, false};
         cfx_graph_module *gm = cfx_make_fx(p->fn, p->signature, args, p->n_args, &o);
         free_args(args, 2);
@@ -135,3 +168,4 @@ TestSuite(make_fx_shape, .init = cfx_error_clear);
 Test(make_fx_shape, reshape_flatten_unflatten_contiguous) { check_shape_program("reshape"); }
 Test(make_fx_shape, split_chunk_narrow) { check_shape_program("split"); }
 Test(make_fx_shape, cat_stack_and_views) { check_shape_program("join"); }
+Test(make_fx_shape, getitem_issues_what_python_indexing_issues) { check_shape_program("getitem"); }

@@ -56,10 +56,18 @@ def join(x, y):
     return c, s, e, p, sl, q, z, aten.alias.default(a)
 
 
+def getitem(x, i):
+    """Python's own indexing (THPVariable_getitem), twin of cfx_getitem."""
+    return (x[:, 1:3], x[0], x[..., None], x[1:, 0], x[::2], x[:, -2:], x[-1], x[:, None, 2:3], x[:, :, :],
+            x[:2], x[...], x[i], x[:, i], x[i, 1:], x[None, i])
+
+
 X = torch.arange(24.0).reshape(2, 3, 4)
 Y = torch.arange(24.0).reshape(2, 3, 4) * 0.5
 
-CASES = {"reshape": (reshape, (X,)), "split": (split, (X,)), "join": (join, (X, Y))}
+IDX = torch.tensor([0, 1])
+
+CASES = {"reshape": (reshape, (X,)), "split": (split, (X,)), "join": (join, (X, Y)), "getitem": (getitem, (X, IDX))}
 
 
 def main():

@@ -58,7 +58,6 @@ import gen_ops_nn
 import golden
 
 OUT_CASES = "tests/data/ops_cases.json"
-OUT_SHAPE_CASES = "tests/data/ops_shape_cases.json"  # ops_shape_cases.py's: shape, reduction, creation, indexing
 OUT_KEYS = "tests/data/ops_keys.txt"
 OUT_STRIDES = "tests/data/ops_strides.json"
 
@@ -186,6 +185,8 @@ def build_args(args, run):
             built.append(base.as_strided(a["sizes"], a["strides"], a["offset"]))
         elif k == "tensors":
             built.append(build_args(a["v"], run)[0])
+        elif k == "double" and isinstance(a["v"], str):  # "nan", "inf", "-inf"
+            built.append(float(a["v"]))
         elif k in ("int", "double", "bool", "str"):
             built.append(a["v"])
         elif k == "none":
@@ -1095,9 +1096,9 @@ def main():
     gen_ops_nn.add_all(sys.modules[__name__])
     n_main = len(cases)
     import ops_shape_cases
-    ops_shape_cases.add_all(sys.modules[__name__])
-    golden.write_json_cases(os.path.basename(OUT_SHAPE_CASES), cases[n_main:])
-    del cases[n_main:]
+    for name in ops_shape_cases.add_all(sys.modules[__name__]):
+        golden.write_json_cases(name, cases[n_main:])
+        del cases[n_main:]
     golden.write_json_cases(os.path.basename(OUT_CASES), cases)
     write_keys()
     n = strides_cases()

@@ -1,6 +1,8 @@
 """Cases of the shape/view, joining, reduction, creation and indexing operators for
-tools/interop/gen_ops.py (which imports this file and writes what it adds to
-tests/data/ops_shape_cases.json, in ops_cases.json's format).
+tools/interop/gen_ops.py (which imports this file and writes what it adds, group by group, to
+tests/data/ops_shape_cases.json (views, joins), ops_reduce_cases.json (reductions) and
+ops_creation_cases.json (factories) and ops_index_cases.json (indexing), in
+ops_cases.json's format).
 
 They live apart from gen_ops.py's own cases so that adding them leaves every older case (and
 the big ops_cases.json) unchanged: they draw from a random generator of their own. Tensors
@@ -22,10 +24,19 @@ LAYOUTS = [
 
 
 def add_all(g):
+    """Adds the cases group by group, yielding after each the file they go to (gen_ops.py
+    writes and drops them), so that no golden file grows past a few hundred KB."""
     saved, g.rng = g.rng, random.Random(3131)
     try:
         view_cases(g)
         join_cases(g)
+        yield "ops_shape_cases.json"
+        reduction_cases(g)
+        yield "ops_reduce_cases.json"
+        creation_cases(g)
+        yield "ops_creation_cases.json"
+        index_cases(g)
+        yield "ops_index_cases.json"
     finally:
         g.rng = saved
 
@@ -54,8 +65,8 @@ def view_cases(g):
     for op in ("_unsafe_view", "reshape"):
         for n, s, st, off in LAYOUTS:
             for tag, shape in shapes:
-                if n in ("scalar", "empty") and tag not in ("flat", "same", "bad", "ones"):
-                    continue
+                if n != "contig" and tag in ("bad", "two_infer", "neg"):
+                    continue  # the shape errors do not depend on the layout
                 add(f"{op}/{n}/{tag}", op, [T(s, st, offset=off), INTS(s if shape is None else shape)])
     add("reshape/empty_infer_bad", "reshape", [T([0, 3]), INTS([0, -1])])
     add("reshape/int64_permuted", "reshape",
@@ -211,3 +222,227 @@ def join_cases(g):
                                 ("zero_chunks", [4], 0, 0), ("neg_chunks", [4], -1, 0), ("scalar", [], 1, 0),
                                 ("one", [4, 2], 1, 1), ("oob", [4], 1, 1), ("six_by_four", [6], 4, 0)]:
         add(f"chunk/{tag}", "chunk", [T(s), I(chunks), I(dim)])
+
+
+RED_LAYOUTS = [("contig", [2, 3, 4], None), ("permuted", [2, 3, 4], [1, 8, 2]), ("transposed", [3, 4], [1, 3]),
+               ("scalar", [], None), ("empty", [2, 0, 3], None), ("expanded", [3, 4], [0, 1]),
+               ("size1", [2, 1, 3], None)]
+
+
+def reduction_cases(g):
+    T, I, INTS, NONE, B, DT, D = g.T, g.I, g.INTS, g.NONE, g.B, g.DT, g.D
+    add = g.add_case
+    nan, inf = float("nan"), float("inf")
+    special = {"k": "tensor", "dtype": "float32", "sizes": [2, 3], "strides": [3, 1], "offset": 0,
+               "storage": ["nan", 1.0, 2.0, -1.0, "inf", 3.0], "dev": "auto"}
+    # whole-tensor reductions: sum, mean, prod, any, all
+    for op in ("sum", "mean", "prod"):
+        for n, s, st in RED_LAYOUTS:
+            for dt in ("float32", "int32", "bool") if op != "mean" or n == "contig" else ("float32",):
+                add(f"{op}/{n}/{dt}", op, [T(s, st, dt, kind="small"), NONE()])
+        for dt in ("float64", "int64", "int32", "bool"):
+            add(f"{op}/dtype_{dt}", op, [T([2, 3], dtype="float32", kind="small"), DT(dt)])
+        add(f"{op}/special", op, [special, NONE()])
+    for op in ("any", "all"):
+        for n, s, st in RED_LAYOUTS:
+            for dt in ("float32", "int64", "bool"):
+                add(f"{op}/{n}/{dt}", op, [T(s, st, dt)])
+        add(f"{op}/zeros", op, [T([4], dtype="bool", kind="small") | {"storage": [0, 0, 0, 0]}])
+        add(f"{op}/ones", op, [T([4], dtype="int32") | {"storage": [1, 2, 3, 4]}])
+        add(f"{op}/special", op, [special])
+    # with a dim list: mean.dim, amax, amin
+    dims = [None, [], [0], [-1], [0, 2], [1, -1], [3], [0, 0]]
+    for op in ("mean_dim", "amax", "amin"):
+        for n, s, st in RED_LAYOUTS:
+            for d in dims:
+                if n not in ("contig", "permuted") and d not in (None, [0], [-1], [3]):
+                    continue
+                if n == "permuted" and d not in (None, [0, 2], [1, -1]):
+                    continue
+                if op != "mean_dim" and d is None:
+                    continue
+                for keep in (False, True) if n in ("contig", "empty") and d in ([0], [-1], [1, -1]) else (False,):
+                    dt = "float32" if op == "mean_dim" else g.rng.choice(["float32", "int32", "bool", "int64"])
+                    add(f"{op}/{n}/{d}/{keep}", op, [T(s, st, dt), NONE() if d is None else INTS(d), B(keep)]
+                        + ([NONE()] if op == "mean_dim" else []))
+        extra = [NONE()] if op == "mean_dim" else []
+        add(f"{op}/special", op, [special, INTS([1]), B(False)] + extra)
+    for dt in ("int64", "bool"):
+        add(f"mean_dim/int_{dt}", "mean_dim", [T([2, 3], dtype=dt), INTS([1]), B(False), NONE()])
+        add(f"mean/int_{dt}", "mean", [T([2, 3], dtype=dt), NONE()])
+    add("mean_dim/dtype_f64", "mean_dim", [T([2, 3]), INTS([1]), B(True), DT("float64")])
+    add("mean_dim/dtype_int", "mean_dim", [T([2, 3]), INTS([1]), B(True), DT("int64")])
+    # one dim: prod.dim_int, min.dim, any.dim, all.dim, argmax, argmin
+    for op in ("prod_dim_int", "min_dim", "any_dim", "all_dim", "argmax", "argmin"):
+        for n, s, st in RED_LAYOUTS:
+            nd = len(s)
+            for d in sorted({0, -1, nd}) + (["none"] if op in ("argmax", "argmin") else []):
+                for keep in (False, True) if n in ("contig", "empty") and d != nd else (False,):
+                    dt = g.rng.choice(["float32", "int32", "bool", "int64"])
+                    if op in ("argmax", "argmin") and dt == "bool":
+                        dt = "float64"
+                    args = [T(s, st, dt, kind="small"), NONE() if d == "none" else I(d), B(keep)]
+                    if op == "prod_dim_int":
+                        args.append(NONE())
+                    add(f"{op}/{n}/{d}/{keep}/{dt}", op, args)
+        extra = [NONE()] if op == "prod_dim_int" else []
+        add(f"{op}/special", op, [special, I(1), B(False)] + extra)
+        ties = {"k": "tensor", "dtype": "float32", "sizes": [2, 3], "strides": [3, 1], "offset": 0,
+                "storage": [2.0, 2.0, 1.0, 1.0, 1.0, 1.0], "dev": "auto"}
+        add(f"{op}/ties", op, [ties, I(1), B(False)] + extra)
+    add("prod_dim_int/dtype_f64", "prod_dim_int", [T([2, 3], dtype="int32"), I(1), B(False), DT("float64")])
+    add("argmax/empty_none", "argmax", [T([0, 3]), NONE(), B(False)])
+    add("argmin/empty_dim1", "argmin", [T([0, 3]), I(1), B(False)])
+    # var and std with correction
+    for op in ("var_correction", "std_correction"):
+        for n, s, st in RED_LAYOUTS:
+            for d in (None, [0], [-1], [0, 2], [4]):
+                if n not in ("contig",) and d not in (None, [-1]):
+                    continue
+                for corr in (NONE(), I(0), D(2.5)) if n == "contig" else (NONE(),):
+                    keep = n == "contig" and d == [0]
+                    add(f"{op}/{n}/{d}/{corr.get('v')}", op,
+                        [T(s, st, "float32", kind="small"), NONE() if d is None else INTS(d), corr, B(keep)])
+        add(f"{op}/int", op, [T([2, 3], dtype="int64"), NONE(), NONE(), B(False)])
+        add(f"{op}/f64", op, [T([2, 3], dtype="float64"), INTS([1]), NONE(), B(True)])
+        add(f"{op}/dof_zero", op, [T([1, 3]), INTS([0]), NONE(), B(False)])
+        add(f"{op}/special", op, [special, INTS([1]), NONE(), B(False)])
+
+
+def creation_cases(g):
+    T, I, INTS, NONE, B, DT, D, DEV, MF, LAYOUT = g.T, g.I, g.INTS, g.NONE, g.B, g.DT, g.D, g.DEV, g.MF, g.LAYOUT
+    add = g.add_case
+    opts = lambda dt=None: [NONE() if dt is None else DT(dt), NONE(), DEV(), NONE()]  # noqa: E731
+    for op in ("zeros", "ones", "rand", "randn"):
+        nd = op in ("rand", "randn")
+        for size in ([2, 3], [], [0, 4], [2, 1, 3], [-1, 2]):
+            add(f"{op}/{size}", op, [INTS(size)] + opts(), nondeterministic=nd)
+        for dt in ("float64",) if nd else ("float64", "int64", "int32", "bool"):
+            add(f"{op}/{dt}", op, [INTS([3])] + opts(dt), nondeterministic=nd)
+        add(f"{op}/pin", op, [INTS([2]), NONE(), NONE(), DEV(), B(True)], nondeterministic=nd)
+        add(f"{op}/layout", op, [INTS([2]), DT("float64"), LAYOUT(0), DEV(), B(False)], nondeterministic=nd)
+    for tag, fill, dt in [("float", D(1.5), None), ("int", I(7), None), ("bool", B(True), None),
+                          ("int_to_float", I(3), "float32"), ("float_to_int", D(2.75), "int64"),
+                          ("neg_to_bool", I(-2), "bool"), ("float64", D(0.1), "float64"), ("int32", I(-4), "int32")]:
+        add(f"full/{tag}", "full", [INTS([2, 2]), fill] + opts(dt))
+    add("full/empty", "full", [INTS([0, 3]), D(1.0)] + opts())
+    add("full/neg_size", "full", [INTS([2, -3]), D(1.0)] + opts())
+    add("full/scalar", "full", [INTS([]), I(5)] + opts())
+    # arange
+    for tag, end, dt in [("int", I(5), None), ("float", D(2.5), None), ("zero", I(0), None), ("neg", I(-3), None),
+                         ("dtype_f64", I(4), "float64"), ("dtype_int32", D(3.5), "int32"), ("bool", B(True), None)]:
+        add(f"arange/{tag}", "arange", [end] + opts(dt))
+    for tag, a, b, dt in [("int", I(2), I(6), None), ("float", D(0.5), I(3), None), ("empty", I(3), I(3), None),
+                          ("backwards", I(3), I(1), None), ("int32", I(-2), I(2), "int32")]:
+        add(f"arange_start/{tag}", "arange_start", [a, b] + opts(dt))
+    for tag, a, b, st, dt in [("int", I(0), I(10), I(3), None), ("float", I(1), D(4.0), D(0.5), None),
+                              ("neg_step", I(5), I(0), I(-2), None), ("zero_step", I(0), I(5), I(0), None),
+                              ("wrong_sign", I(0), I(5), I(-1), None), ("frac", D(0.0), D(1.0), D(0.3), None),
+                              ("frac_f64", D(0.0), D(1.0), D(0.1), "float64"), ("int_dtype_float_step", I(0), I(5), D(1.5), "int64"),
+                              ("float_int32", D(-1.5), D(2.5), D(0.5), "int32"), ("inf", I(0), D("inf"), I(1), None)]:
+        add(f"arange_start_step/{tag}", "arange_start_step", [a, b, st] + opts(dt))
+    # the *_like ops and new_*
+    like_layouts = [("contig", [2, 3], None), ("transposed", [3, 4], [1, 3]), ("nondense", [3, 4], [1, 6]),
+                    ("expanded", [3, 4], [0, 1]), ("channels_last", [2, 3, 2, 2], [12, 1, 6, 3]), ("scalar", [], None),
+                    ("empty", [0, 3], None)]
+    for op in ("zeros_like", "ones_like", "full_like", "rand_like", "randn_like"):
+        nd = op in ("rand_like", "randn_like")
+        fill = [D(2.5)] if op == "full_like" else []
+        for n, s, st in like_layouts:
+            add(f"{op}/{n}", op, [T(s, st)] + fill + [NONE(), NONE(), NONE(), NONE(), NONE()], nondeterministic=nd)
+        for mf in (0, 2):
+            add(f"{op}/mf{mf}", op, [T([2, 3, 2, 2], [12, 1, 6, 3])] + fill + [NONE(), NONE(), NONE(), NONE(), MF(mf)],
+                nondeterministic=nd)
+        add(f"{op}/mf_bad_rank", op, [T([2, 3])] + fill + [NONE(), NONE(), NONE(), NONE(), MF(2)], nondeterministic=nd)
+        for dt in ("float64",) if nd else ("float64", "int64", "bool"):
+            add(f"{op}/to_{dt}", op, [T([2, 3], [1, 2])] + fill + [DT(dt), NONE(), NONE(), NONE(), NONE()],
+                nondeterministic=nd)
+        add(f"{op}/int_self", op, [T([2, 3], dtype="int32")] + fill + [NONE(), NONE(), NONE(), NONE(), NONE()],
+            nondeterministic=nd)
+        add(f"{op}/to_meta", op, [T([2, 3], dev="cpu")] + fill + [NONE(), NONE(), DEV("meta"), NONE(), NONE()],
+            runs=("mixed",), nondeterministic=nd)
+    for op in ("new_zeros", "new_ones", "new_full"):
+        fill = [I(3)] if op == "new_full" else []
+        for tag, self_, size, dt in [("basic", T([2, 3]), [4], None), ("int_self", T([2], dtype="int64"), [2, 2], None),
+                                     ("dtype", T([2]), [3], "int32"), ("bool", T([2]), [3], "bool"),
+                                     ("transposed", T([3, 4], [1, 3]), [3, 4], None), ("empty", T([2]), [0, 2], None),
+                                     ("neg", T([2]), [-1], None), ("scalar", T([2]), [], "float64")]:
+            add(f"{op}/{tag}", op, [self_, INTS(size)] + fill + [NONE() if dt is None else DT(dt), NONE(), NONE(),
+                                                                 NONE()])
+        add(f"{op}/to_meta", op, [T([2], dev="cpu"), INTS([2])] + fill + [NONE(), NONE(), DEV("meta"), NONE()],
+            runs=("mixed",))
+
+
+def index_cases(g):
+    T, I, INTS, NONE, B, D = g.T, g.I, g.INTS, g.NONE, g.B, g.D
+    add = g.add_case
+
+    def L(*ts):
+        return {"k": "tensors", "v": list(ts)}
+
+    def IDX(vals, sizes=None, dtype="int64"):
+        sizes = [len(vals)] if sizes is None else sizes
+        return {"k": "tensor", "dtype": dtype, "sizes": sizes, "strides": g.contiguous_strides(sizes), "offset": 0,
+                "storage": list(vals), "dev": "auto"}
+    # index.Tensor
+    for tag, self_, idx in [("first", T([3, 4]), [IDX([0, 2])]), ("neg", T([3, 4]), [IDX([-1, 0, -3])]),
+                            ("second", T([3, 4]), [NONE(), IDX([1, 3])]), ("both", T([3, 4]), [IDX([0, 2]), IDX([1, 3])]),
+                            ("bcast", T([3, 4]), [IDX([0, 2], [2, 1]), IDX([1, 3, 0])]),
+                            ("2d_index", T([3, 4]), [IDX([0, 1, 2, 0], [2, 2])]),
+                            ("int32", T([3, 4]), [IDX([2, 1], dtype="int32")]),
+                            ("apart", T([2, 3, 4]), [IDX([0, 1]), NONE(), IDX([3, 2])]),
+                            ("adjacent_mid", T([2, 3, 4]), [NONE(), IDX([0, 2]), IDX([1, 1])]),
+                            ("last", T([2, 3, 4]), [NONE(), NONE(), IDX([3])]),
+                            ("transposed", T([3, 4], [1, 3]), [IDX([0, 2])]),
+                            ("transposed_second", T([3, 4], [1, 3]), [NONE(), IDX([0, 2])]),
+                            ("permuted", T([2, 3, 4], [1, 8, 2]), [NONE(), IDX([1, 0])]),
+                            ("empty_index", T([3, 4]), [IDX([])]), ("empty_self", T([0, 4]), [NONE(), IDX([1])]),
+                            ("oob", T([3, 4]), [IDX([3])]), ("oob_neg", T([3, 4]), [NONE(), IDX([-5])]),
+                            ("too_many", T([3]), [IDX([0]), IDX([0])]), ("float_index", T([3]), [IDX([0.0], dtype="float32")]),
+                            ("bad_bcast", T([3, 4]), [IDX([0, 1]), IDX([0, 1, 2])]),
+                            ("mask", T([2, 3]), [IDX([1, 0, 1, 0, 0, 1], [2, 3], "bool")]),
+                            ("mask_row", T([2, 3]), [IDX([0, 1], [2], "bool")]),
+                            ("mask_bad", T([2, 3]), [IDX([1, 0, 1], [3], "bool")]),
+                            ("int_self", T([4], dtype="int32"), [IDX([3, 3, 0])]),
+                            ("scalar_index", T([3, 4]), [IDX([1], [])]),
+                            ("offset_self", T([3, 4], [4, 1], offset=2), [IDX([2])])]:
+        add(f"index/{tag}", "index_Tensor", [self_, L(*idx)])
+    # index_select
+    for tag, self_, dim, idx in [("dim0", T([3, 4]), 0, IDX([2, 0, 2])), ("dim1", T([3, 4]), 1, IDX([3, 1])),
+                                 ("neg_dim", T([2, 3, 4]), -2, IDX([1])), ("int32", T([3, 4]), 0, IDX([1], dtype="int32")),
+                                 ("scalar_index", T([3, 4]), 1, IDX([2], [])), ("empty", T([3, 4]), 0, IDX([])),
+                                 ("oob", T([3, 4]), 0, IDX([3])), ("neg_index", T([3, 4]), 0, IDX([-1])),
+                                 ("2d_index", T([3, 4]), 0, IDX([0, 1], [2, 1])), ("float_index", T([3]), 0, IDX([0.0], dtype="float32")),
+                                 ("scalar_self", T([]), 0, IDX([0])), ("transposed", T([3, 4], [1, 3]), 1, IDX([0, 2])),
+                                 ("bad_dim", T([3, 4]), 2, IDX([0])), ("bool_self", T([4], dtype="bool"), 0, IDX([3, 0]))]:
+        add(f"index_select/{tag}", "index_select", [self_, I(dim), idx])
+    # gather
+    for tag, self_, dim, idx in [("dim0", T([3, 4]), 0, IDX([0, 2, 1, 0, 2, 2, 0, 1], [2, 4])),
+                                 ("dim1", T([3, 4]), 1, IDX([3, 0, 1, 1, 2, 2], [3, 2])),
+                                 ("neg_dim", T([3, 4]), -1, IDX([3, 0], [1, 2])),
+                                 ("smaller", T([3, 4]), 1, IDX([1], [1, 1])),
+                                 ("oob", T([3, 4]), 1, IDX([4], [1, 1])), ("neg_index", T([3, 4]), 1, IDX([-1], [1, 1])),
+                                 ("too_big", T([3, 4]), 1, IDX([0] * 10, [2, 5])),
+                                 ("rank", T([3, 4]), 1, IDX([0, 1])), ("int32_index", T([3, 4]), 1, IDX([0], [1, 1], "int32")),
+                                 ("empty", T([3, 4]), 0, IDX([], [0, 4])), ("scalar", T([]), 0, IDX([0], [])),
+                                 ("transposed", T([3, 4], [1, 3]), 0, IDX([2, 1, 0, 0, 1, 2], [2, 3])),
+                                 ("bad_dim", T([3, 4]), 2, IDX([0], [1, 1]))]:
+        add(f"gather/{tag}", "gather", [self_, I(dim), idx, B(False)])
+    # scatter
+    for tag, self_, dim, idx, src in [("dim0", T([3, 4]), 0, IDX([2, 0, 1, 2], [1, 4]), T([1, 4])),
+                                      ("dim1", T([3, 4]), 1, IDX([3, 0, 1, 2, 0, 1], [3, 2]), T([3, 3])),
+                                      ("neg_dim", T([3, 4]), -1, IDX([1], [1, 1]), T([1, 1])),
+                                      ("oob", T([3, 4]), 1, IDX([4], [1, 1]), T([1, 1])),
+                                      ("src_small", T([3, 4]), 1, IDX([0, 1], [1, 2]), T([1, 1])),
+                                      ("dtype", T([3, 4]), 1, IDX([0], [1, 1]), T([1, 1], dtype="float64")),
+                                      ("rank", T([3, 4]), 1, IDX([0]), T([1])),
+                                      ("empty", T([3, 4]), 0, IDX([], [0, 4]), T([1, 4])),
+                                      ("transposed", T([3, 4], [1, 3]), 0, IDX([2, 1], [1, 2]), T([1, 2])),
+                                      ("int_self", T([3, 4], dtype="int64"), 0, IDX([1, 2], [1, 2]), T([1, 2], dtype="int64"))]:
+        add(f"scatter/{tag}", "scatter_src", [self_, I(dim), idx, src])
+    for tag, self_, dim, idx, v in [("float", T([3, 4]), 1, IDX([3, 0], [2, 1]), D(9.5)),
+                                    ("int", T([3, 4], dtype="int64"), 0, IDX([2, 0, 1], [1, 3]), I(7)),
+                                    ("bool_value", T([3]), 0, IDX([1]), B(True)),
+                                    ("oob", T([3, 4]), 0, IDX([3], [1, 1]), D(1.0)),
+                                    ("transposed", T([3, 4], [1, 3]), 1, IDX([1], [1, 1]), D(-1.0))]:
+        add(f"scatter_value/{tag}", "scatter_value", [self_, I(dim), idx, v])
