@@ -25,6 +25,7 @@ MODEL_SRC:= $(sort $(wildcard tools/models/*.c))
 TOOL_SRC := $(sort $(wildcard tools/cli/*.c)) $(MODEL_SRC)
 TEST_SRC := $(sort $(wildcard tests/*.c tests/*/*.c)) $(MODEL_SRC)
 BENCH_SRC:= $(sort $(wildcard tools/bench/*.c)) $(MODEL_SRC)
+PARITY_SRC:= $(sort $(wildcard tools/parity/*.c)) $(MODEL_SRC)
 HEADERS  := cfx.h $(wildcard dispatch/*.h dispatch/kernels/*.h ir/*.h ir/passes/*.h tracer/*.h hop/*.h codegen/*.h)
 TOOL_HEADERS := $(wildcard tools/*/*.h)
 
@@ -69,7 +70,7 @@ $(SRC_LIST): FORCE
 	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
 FORCE:
 
-.PHONY: all deps test asan bench goldens docs install clean examples FORCE
+.PHONY: all deps test asan bench goldens docs install clean examples check-torch FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
 
@@ -179,6 +180,18 @@ asan: deps
 
 $(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
 	$(CC) -o $@ $(BENCH_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+
+# Parity with PyTorch 2.13: the programs of tools/parity/programs.def and the model zoo, traced
+# (real and fake) and run by cfx, against their twins in tools/interop/check_torch.py.
+PARITY = $(BUILD)/cfx-parity
+$(PARITY_SRC:%.c=$(BUILD)/static/%.o): $(GEN_HDR) tools/parity/programs.def
+$(PARITY): $(PARITY_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
+	$(CC) -o $@ $(PARITY_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+
+check-torch: deps
+	@$(MAKE) --no-print-directory $(PARITY)
+	@rm -rf $(BUILD)/parity && mkdir -p $(BUILD)/parity && $(PARITY) $(BUILD)/parity
+	$(PYTHON) tools/interop/check_torch.py $(BUILD)/parity
 
 bench: deps
 	@$(MAKE) --no-print-directory OPT="-O2 -g -DNDEBUG" BUILD=build-bench build-bench/cfx-bench

@@ -63,8 +63,16 @@ Test(codegen_c, every_model_compiles_and_matches_the_interpreter, .timeout = 280
         char fn[64];
         snprintf(fn, sizeof fn, "%s_forward", m->name);
         char *code = c_of(cfx_graph_module_graph(gm), fn);
-        /* every op of the models is a built-in one: typed calls only */
-        cr_expect(!strstr(code, "cfx_op_call("), "%s: a boxed call:\n%s", m->name, code);
+        /* every op of the models is a built-in one: typed calls only, but for the operators with
+         * several returns, which the generator calls boxed */
+        for (const char *p = code; (p = strstr(p, "cfx_op_call(cfx_op_find(\"")); p++) {
+            char name[128];
+            const char *q = p + strlen("cfx_op_call(cfx_op_find(\"");
+            size_t len = strcspn(q, "\"");
+            snprintf(name, sizeof name, "%.*s", (int)len, q);
+            const cfx_op *op = cfx_op_find(name);
+            cr_expect(op && cfx_op_schema(op)->n_returns > 1, "%s: a boxed call of %s:\n%s", m->name, name, code);
+        }
         cr_expect(strstr(code, "cfx_op_"), "%s", code);
         snprintf(path, sizeof path, "%s/%s.c", dir, m->name);
         write_text(path, code);

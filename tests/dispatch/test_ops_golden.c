@@ -25,10 +25,11 @@
 #include "tests/test_util.h"
 
 /* gen_ops.py writes the cases of the shape, reduction, creation and indexing ops to files of
- * their own (tools/interop/ops_shape_cases.py), one per group */
+ * their own (tools/interop/ops_shape_cases.py), one per group, and those of the matrix and nn
+ * ops to another (tools/interop/ops_nn_cases.py) */
 static const char *const golden_paths[] = {"tests/data/ops_cases.json", "tests/data/ops_shape_cases.json",
                                            "tests/data/ops_reduce_cases.json", "tests/data/ops_creation_cases.json",
-                                           "tests/data/ops_index_cases.json"};
+                                           "tests/data/ops_index_cases.json", "tests/data/ops_nn_cases.json"};
 static const char *golden_path = "tests/data/ops_*cases.json";
 
 static cJSON *load_cases(const char *path)

@@ -68,10 +68,59 @@ def mutate(x, y):
     return aten.mul.Tensor(a, y)
 
 
+class CNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        p = lambda t: torch.nn.Parameter(t, requires_grad=False)  # noqa: E731
+        self.conv, self.bn, self.fc = torch.nn.Module(), torch.nn.Module(), torch.nn.Module()
+        self.conv.weight, self.conv.bias = p(example([8, 3, 3, 3], 1)), p(example([8], 2))
+        self.bn.weight, self.bn.bias = p(example([8], 3)), p(example([8], 4))
+        self.bn.running_mean = p(example([8], 5))
+        self.bn.running_var = p(torch.tensor([0.5 + 0.25 * i for i in range(8)]))
+        self.fc.weight, self.fc.bias = p(example([10, 128], 6)), p(example([10], 7))
+
+
+CNN_MODULE = CNN()
+
+
+def cnn(x):
+    m = CNN_MODULE
+    h = aten.conv2d.default(x, m.conv.weight, m.conv.bias, [1, 1], [1, 1])
+    h = aten.native_batch_norm.default(h, m.bn.weight, m.bn.bias, m.bn.running_mean, m.bn.running_var, False, 0.1,
+                                       1e-5)[0]
+    h = aten.max_pool2d.default(aten.relu.default(h), [2, 2])
+    return aten.linear.default(aten.flatten.using_ints(h, 1), m.fc.weight, m.fc.bias)
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        p = lambda t: torch.nn.Parameter(t, requires_grad=False)  # noqa: E731
+        self.emb, self.fc = torch.nn.Module(), torch.nn.Module()
+        self.emb.weight = p(example([20, 8], 1))
+        self.fc.weight, self.fc.bias = p(example([10, 8], 2)), p(example([10], 3))
+
+
+CLASSIFIER_MODULE = Classifier()
+
+
+def classifier(tokens, targets):
+    m = CLASSIFIER_MODULE
+    e = aten.embedding.default(m.emb.weight, tokens)
+    logits = aten.linear.default(aten.sum.dim_IntList(e, [1]), m.fc.weight, m.fc.bias)
+    return aten.cross_entropy_loss.default(logits, targets)
+
+
+def classifier_inputs():
+    return [torch.tensor([(i * 7 + 3) % 20 for i in range(10)]).reshape(2, 5), torch.tensor([3, 7])]
+
+
 MODELS = [
     ("mlp", mlp, lambda: [example([4, 8], 0)]),
     ("chain", chain, lambda: [example([64, 64], 0)]),
     ("mutate", mutate, lambda: [example([2, 3], 0), example([2, 3], 5)]),
+    ("cnn", cnn, lambda: [example([2, 3, 8, 8], 0)]),
+    ("classifier", classifier, classifier_inputs),
 ]
 
 

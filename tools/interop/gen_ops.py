@@ -54,10 +54,11 @@ import sys
 
 import torch
 
-import gen_ops_nn
+import ops_nn_cases
 import golden
 
 OUT_CASES = "tests/data/ops_cases.json"
+OUT_NN_CASES = "tests/data/ops_nn_cases.json"  # ops_nn_cases.py's: matrix and nn operators
 OUT_KEYS = "tests/data/ops_keys.txt"
 OUT_STRIDES = "tests/data/ops_strides.json"
 
@@ -1093,12 +1094,14 @@ def main():
     factory_cases()
     new_op_cases()
     cases_213()
-    gen_ops_nn.add_all(sys.modules[__name__])
     n_main = len(cases)
     import ops_shape_cases
     for name in ops_shape_cases.add_all(sys.modules[__name__]):
         golden.write_json_cases(name, cases[n_main:])
         del cases[n_main:]
+    ops_nn_cases.add_all(sys.modules[__name__])
+    golden.write_json_cases(os.path.basename(OUT_NN_CASES), cases[n_main:])
+    del cases[n_main:]
     golden.write_json_cases(os.path.basename(OUT_CASES), cases)
     write_keys()
     n = strides_cases()

@@ -3,10 +3,12 @@
  *
  * 2.13's are Python meta functions; where their metadata differs from the CPU kernels' it is
  * theirs that is followed: convolution's result is contiguous even for a channels-last input,
- * batch norm's saved statistics are [C] (CPU: [0]), _softmax checks nothing. */
+ * batch norm's saved statistics are [C] on meta tensors but [0] on fake CPU ones (CPU: [0]),
+ * _softmax checks nothing. */
 #include <stdlib.h>
 
 #include "dispatch/error.h"
+#include "dispatch/fake.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/nn_shapes.h"
@@ -171,14 +173,18 @@ cfx_tensor *cfx_meta__adaptive_avg_pool2d(cfx_tensor *self, cfx_int_list output_
     return cfx_pool2d_output(self, output_size.data[0], output_size.data[1], (cfx_dtype)self->dtype);
 }
 
-/* empty_like(input) and two [C] statistics. */
+/* empty_like(input) and the saved statistics of 2.13's native_batch_norm_helper (the
+ * decomposition that is these ops' Meta kernel): [C] on a non-CPU device, but in inference
+ * on a tensor whose device is cpu (a fake tensor's: the fake mode calls this kernel with its
+ * fake tensors) empty [0] ones, as the CPU kernel's. */
 static bool batch_norm_meta(const cfx_tensor *input, cfx_tensor **t)
 {
     if (input->ndim < 2) {
         cfx_error_set(CFX_ERR, "aten::native_batch_norm", "batch_norm: expected an input with at least 2 dimensions");
         return false;
     }
-    int64_t strides[CFX_MAX_DIMS], c = input->sizes[1];
+    cfx_device dev = cfx_tensor_is_fake(input) ? cfx_tensor_fake_device(input) : input->device;
+    int64_t strides[CFX_MAX_DIMS], c = dev.type == CFX_DEVICE_CPU ? 0 : input->sizes[1];
     cfx_geom_preserve_strides(input->sizes, input->strides, input->ndim, strides);
     t[0] = cfx_tensor_new_strided(input->sizes, strides, input->ndim, (cfx_dtype)input->dtype, input->device);
     t[1] = t[0] ? cfx_tensor_new(&c, 1, (cfx_dtype)input->dtype, input->device) : NULL;

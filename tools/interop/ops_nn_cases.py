@@ -53,6 +53,14 @@ def add_all(g):
     add("matmul/1x1", "matmul", [T([4]), T([4])])
     add("matmul/2x1", "matmul", [T([3, 4]), T([4])])
     add("matmul/0d", "matmul", [T([]), T([4])])
+    for name, a, b in [("3x2", T([2, 3, 4]), T([4, 5])), ("3x1", T([2, 3, 4]), T([4])), ("2x3", T([3, 4]), T([2, 4, 5])),
+                       ("1x3", T([4]), T([2, 4, 5])), ("3x3", T([2, 3, 4]), T([2, 4, 5])),
+                       ("4x3_bcast", T([2, 1, 3, 4]), T([3, 4, 5])), ("3x2_noncontig", T([2, 3, 4], [4, 8, 1]), T([4, 5])),
+                       ("2x3_fold_t", T([3, 4]), T([1, 4, 5], [20, 1, 4])), ("4x1", T([2, 2, 3, 4]), T([4])),
+                       ("3x3_mismatch", T([2, 3, 4]), T([2, 5, 5])), ("batch_mismatch", T([2, 3, 4]), T([3, 4, 5]))]:
+        add(f"matmul/{name}", "matmul", [a, b])
+    add("linear/3d_noncontig", "linear", [T([2, 4, 3], [3, 6, 1]), T([5, 3]), T([5])])
+    add("linear/3d_nobias", "linear", [T([2, 4, 3]), T([5, 3]), NONE()])
     add("linear/2d_bias", "linear", [T([3, 4]), T([5, 4]), T([5])])
     add("linear/2d_nobias", "linear", [T([3, 4]), T([5, 4]), NONE()])
     add("linear/3d_bias", "linear", [T([2, 3, 4]), T([5, 4]), T([5])])

@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""`make check-torch`: cfx against PyTorch 2.13, program by program.
+
+  python3 tools/interop/check_torch.py DIR     (DIR written by build/cfx-parity DIR)
+
+For every program of tools/parity/programs.def (and every model of the zoo, whose twins are
+tools/interop/gen_models.py's) cfx-parity wrote DIR/NAME.json: its make_fx graphs in real and
+fake mode as cfx graph JSON and its eager output. Here the PyTorch twin of the same name (TWINS
+below, written as a PyTorch user writes it) gets the same inputs (made from the same spec, with
+the same values), is traced by make_fx in both modes (fake: _allow_non_fake_inputs=True, as
+cfx's), and run. Compared, node by node: name, op kind, target overload, args and kwargs (structure
+and literals), meta val (dtype, shape, stride); then the outputs: dtype, shape, values (float32
+within 1e-5 relative (+1e-6 absolute), float64 1e-12, integers exactly). One line per program,
+then "N passed, N failed"; exit status 1 when any failed.
+
+Adding a program: one PROG row in programs.def and one twin here, named alike.
+"""
+import json
+import math
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch.fx.experimental.proxy_tensor import make_fx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_models  # noqa: E402
+
+warnings.filterwarnings("ignore")
+aten = torch.ops.aten
+
+# ---- the twins of programs.def ----------------------------------------------------------------
+TWINS = {
+    "add_bcast": lambda a, b: a + b,
+    "sub_mul_relu": lambda a, b: torch.relu((a - b) * a),
+    "div_exp": lambda a, b: torch.exp(a) / torch.exp(b),
+    "sin_cos_neg": lambda a: -(torch.sin(a) + torch.cos(a)),
+    "sum_dim": lambda a: torch.sum(a, [1]),
+    "sum_keepdim": lambda a: torch.sum(a, [0, 2], keepdim=True),
+    "max_dim": lambda a: torch.max(a, 1).values,
+    "max_dim_indices": lambda a: torch.max(a, 0, keepdim=True).indices,
+    "add_int64": lambda a, b: a + b,
+    "mm": lambda a, b: torch.mm(a, b),
+    "mm_t": lambda a, b: torch.mm(a, b.t()),
+    "bmm": lambda a, b: torch.bmm(a, b),
+    "addmm": lambda a, b, c: torch.addmm(a, b, c),
+    "addmm_scaled": lambda a, b, c: torch.addmm(a, b, c, beta=0.5, alpha=2),
+    "baddbmm": lambda a, b, c: torch.baddbmm(a, b, c),
+    "dot": lambda a, b: torch.dot(a, b),
+    "mv": lambda a, b: torch.mv(a, b),
+    "linear_2d": lambda a, b, c: F.linear(a, b, c),
+    "linear_nobias": lambda a, b: F.linear(a, b),
+    "linear_3d": lambda a, b, c: F.linear(a, b, c),
+    "linear_4d": lambda a, b, c: F.linear(a, b, c),
+    "linear_1d": lambda a, b, c: F.linear(a, b, c),
+    "linear_3d_nobias": lambda a, b: F.linear(a, b),
+    "linear_transposed_input": lambda a, b, c: F.linear(a, b, c),
+    "view_t": lambda a: a.view(3, 4).t(),
+    "reshape_noncontig": lambda a: a.reshape(-1),
+    "transpose_permute": lambda a: a.transpose(0, 1).permute(2, 0, 1),
+    "expand_add": lambda a, b: a.expand(3, 4) + b,
+    "unsqueeze_squeeze": lambda a: a.squeeze(1).unsqueeze(0),
+    "slice_select": lambda a: a[:, 1:4].select(0, 2),
+    "narrow_contiguous": lambda a: a.narrow(1, 1, 3).contiguous(),
+    "cat_stack": lambda a, b: torch.stack([torch.cat([a, b], 1), torch.cat([b, a], 1)]),
+    "chunk_mul": lambda a: a.chunk(2, 1)[0] * a.chunk(2, 1)[1],
+    "flatten_unflatten": lambda a: a.flatten(1).unflatten(1, (4, 3)),
+    "clone_relu": lambda a: torch.relu(a.clone()),
+    "softmax": lambda a: F.softmax(a, -1),
+    "softmax_dim0": lambda a: F.softmax(a, 0),
+    "log_softmax": lambda a: F.log_softmax(a, 1),
+    "softmax_transposed": lambda a: F.softmax(a, 1),
+    "layer_norm": lambda a, b, c: F.layer_norm(a, [4], b, c),
+    "layer_norm_noaffine": lambda a: F.layer_norm(a, [3, 4]),
+    "dropout_eval": lambda a: torch.relu(F.dropout(a, 0.1, training=False)),
+    "embedding": lambda a, b: F.embedding(b, a),
+    "conv2d": lambda a, b, c: F.conv2d(a, b, c),
+    "conv2d_stride_pad": lambda a, b, c: F.conv2d(a, b, c, stride=2, padding=1),
+    "conv2d_dilation": lambda a, b: F.conv2d(a, b, dilation=2),
+    "conv2d_groups": lambda a, b: F.conv2d(a, b, padding=1, groups=2),
+    "conv2d_depthwise": lambda a, b, c: F.conv2d(a, b, c, padding=1, groups=3),
+    "conv1d": lambda a, b: F.conv1d(a, b, stride=2, padding=1),
+    "max_pool2d": lambda a: F.max_pool2d(a, 2),
+    "max_pool2d_stride_pad": lambda a: F.max_pool2d(a, 3, 2, 1),
+    "max_pool2d_ceil": lambda a: F.max_pool2d(a, 2, 2, ceil_mode=True),
+    "avg_pool2d": lambda a: F.avg_pool2d(a, 2),
+    "avg_pool2d_pad": lambda a: F.avg_pool2d(a, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    "adaptive_avg_pool2d": lambda a: F.adaptive_avg_pool2d(a, (3, 2)),
+    # F.batch_norm records a reserve `empty` (uint8, which cfx has not) before native_batch_norm
+    "batch_norm_eval": lambda a, b, c, d: aten.native_batch_norm(a, b, c, d, torch.relu(b), False, 0.1, 1e-5)[0],
+    "nll_loss": lambda a, b: F.nll_loss(a, b),
+    "nll_loss_sum_weight": lambda a, b, c: F.nll_loss(a, b, c, reduction="sum"),
+    "cross_entropy": lambda a, b: F.cross_entropy(a, b),
+    "cross_entropy_none": lambda a, b: F.cross_entropy(a, b, reduction="none"),
+    "cross_entropy_1d": lambda a, b: F.cross_entropy(a, b),
+    "mse_loss": lambda a, b: F.mse_loss(a, b),
+    "mse_loss_none": lambda a, b: F.mse_loss(a, b, reduction="none"),
+    "mlp_functional": lambda a, b, c, d: F.log_softmax(F.linear(torch.relu(F.linear(a, b, c)), d), -1),
+}
+for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1"):
+    TWINS["matmul_" + _name] = lambda a, b: torch.matmul(a, b)
+
+
+def make_input(tok, seed):
+    """The tensor of one spec token, as tools/parity/main.c makes it."""
+    kind, _, dims = tok.partition(":")
+    transposed = dims.endswith("^t")
+    dims = dims[:-2] if transposed else dims
+    shape = [int(d) for d in dims.split(",") if d]
+    if transposed:
+        shape[-1], shape[-2] = shape[-2], shape[-1]
+    n = math.prod(shape)
+    if kind.startswith("i"):
+        hi = int(kind[1:])
+        t = torch.tensor([(i * 7 + seed * 13) % hi for i in range(n)], dtype=torch.int64).reshape(shape)
+    else:
+        t = gen_models.example(shape, seed)
+        if kind == "d":
+            t = t.double()
+    return t.transpose(-2, -1) if transposed else t
+
+
+# ---- graphs as comparable records ---------------------------------------------------------------
+def enc(v):
+    """A torch.fx argument in cfx graph JSON's value encoding (docs/graph-json.md)."""
+    if isinstance(v, torch.fx.Node):
+        return {"node": v.name}
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return {"float": "NaN" if math.isnan(v) else ("Infinity" if v == math.inf else
+                                                      "-Infinity" if v == -math.inf else v)}
+    if isinstance(v, list):
+        return [enc(x) for x in v]
+    if isinstance(v, tuple):
+        return {"tuple": [enc(x) for x in v]}
+    if isinstance(v, torch.dtype):
+        return {"dtype": str(v)}
+    if isinstance(v, torch.device):
+        return {"device": str(v)}
+    if isinstance(v, torch.memory_format):
+        return {"memory_format": str(v)}
+    if isinstance(v, torch.layout):
+        return {"layout": str(v)}
+    return {"unknown": repr(v)}
+
+
+def target_of(n):
+    if n.op != "call_function":
+        return n.target
+    t = n.target
+    if isinstance(t, torch._ops.OpOverload):
+        s = t._schema
+        return {"op": s.name + ("." + s.overload_name if s.overload_name else "")}
+    return {"fn": f"{t.__module__}.{t.__name__}".replace("_operator.", "operator.")}
+
+
+def val_of(v):
+    if isinstance(v, torch.Tensor):
+        return ["T", str(v.dtype), list(v.shape), list(v.stride())]
+    if isinstance(v, (list, tuple)):
+        return [val_of(x) for x in v]
+    return v
+
+
+def cfx_val(v):
+    if isinstance(v, dict) and "tensor" in v:
+        t = v["tensor"]
+        return ["T", t["dtype"], t["shape"], t["stride"]]
+    if isinstance(v, dict) and "tuple" in v:
+        return [cfx_val(x) for x in v["tuple"]]
+    if isinstance(v, list):
+        return [cfx_val(x) for x in v]
+    return v
+
+
+def torch_nodes(gm):
+    out = []
+    for n in gm.graph.nodes:
+        out.append({"name": n.name, "op": n.op, "target": target_of(n), "args": enc(list(n.args)),
+                    "kwargs": [[k, enc(v)] for k, v in n.kwargs.items()],
+                    "val": val_of(n.meta["val"]) if "val" in n.meta else None})
+    return out
+
+
+def cfx_nodes(doc):
+    return [{"name": n["name"], "op": n["op"], "target": n["target"], "args": n["args"], "kwargs": n["kwargs"],
+             "val": cfx_val(n["meta"]["val"]) if "val" in n.get("meta", {}) else None} for n in doc["nodes"]]
+
+
+def compare_graphs(mode, want, got):
+    for i, (w, g) in enumerate(zip(want, got)):
+        for key in ("name", "op", "target", "args", "kwargs", "val"):
+            if w[key] != g[key]:
+                return f"{mode} graph, node {i} ({w['name']}): {key} is {json.dumps(g[key])}, PyTorch {json.dumps(w[key])}"
+    if len(want) != len(got):
+        extra = got[len(want):] or want[len(got):]
+        return (f"{mode} graph: {len(got)} nodes, PyTorch {len(want)} (first unmatched: "
+                f"{'cfx' if len(got) > len(want) else 'PyTorch'} {extra[0]['name']})")
+    return None
+
+
+def compare_output(want, got):
+    if str(want.dtype) != got["dtype"] or list(want.shape) != got["shape"]:
+        return f"output: {got['dtype']} {got['shape']}, PyTorch {want.dtype} {list(want.shape)}"
+    flat = want.contiguous().reshape(-1).tolist()
+    for i, (w, g) in enumerate(zip(flat, got["values"])):
+        g = float(g) if isinstance(g, str) else g
+        if want.is_floating_point():
+            if math.isnan(w) and math.isnan(g):
+                continue
+            rtol, atol = (1e-5, 1e-6) if want.dtype == torch.float32 else (1e-12, 1e-12)
+            if not abs(g - w) <= atol + rtol * abs(w):
+                return f"output[{i}] = {g!r}, PyTorch {w!r}"
+        elif g != w:
+            return f"output[{i}] = {g!r}, PyTorch {w!r}"
+    return None
+
+
+def check(name, doc, fn, args):
+    if doc.get("error"):
+        return "cfx: " + doc["error"]
+    for mode in ("real", "fake"):
+        gm = make_fx(fn, tracing_mode=mode, _allow_non_fake_inputs=True)(*args)
+        problem = compare_graphs(mode, torch_nodes(gm), cfx_nodes(doc[mode]))
+        if problem:
+            return problem
+    return compare_output(fn(*args), doc["output"])
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: check_torch.py DIR")
+    d = sys.argv[1]
+    models = {name: (fn, mk) for name, fn, mk in gen_models.MODELS}
+    files = sorted(f[:-5] for f in os.listdir(d) if f.endswith(".json"))
+    passed = failed = 0
+    for name in files:
+        with open(os.path.join(d, name + ".json")) as f:
+            doc = json.load(f)
+        try:
+            if name in TWINS:
+                fn = TWINS[name]
+                args = [make_input(tok, i) for i, tok in enumerate(doc["inputs"].split())]
+            elif name in models:
+                fn, mk = models[name]
+                args = mk()
+            else:
+                raise LookupError("no PyTorch twin (add one to TWINS)")
+            problem = check(name, doc, fn, args)
+        except Exception as e:  # noqa: BLE001 - a twin's failure is a failed program
+            problem = f"PyTorch: {type(e).__name__}: {e}"
+        if problem:
+            failed += 1
+            print(f"FAIL {name}: {problem}")
+        else:
+            passed += 1
+            print(f"ok   {name}")
+    missing = sorted(set(TWINS) - set(files))
+    for name in missing:
+        failed += 1
+        print(f"FAIL {name}: no cfx program (add a PROG row to tools/parity/programs.def)")
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
