@@ -44,5 +44,12 @@
 #include "tracer/plugin.h"
 #include "tracer/callable.h"
 #include "tracer/collectives.h"
+#include "hop/hop.h"
+#include "hop/object.h"
+#include "hop/class.h"
+#include "hop/autograd.h"
+#include "hop/torchbind.h"
+#include "hop/fake_class.h"
+#include "hop/trace_wrapped.h"
 
 #endif

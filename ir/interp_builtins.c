@@ -8,11 +8,14 @@
  * with Python's error texts. Python's ints are unbounded; cfx's are 64-bit, so a result that
  * does not fit is an error rather than a wrong number. */
 #include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dispatch/error.h"
 #include "dispatch/tensor.h"
 #include "ir/interp_internal.h"
+#include "ir/interpreter.h"
 
 const char *ir_interp_type_name(cfx_value v)
 {
@@ -260,6 +263,57 @@ static int torch_assert(const cfx_value *a, uint32_t n, cfx_value *out)
     return CFX_OK;
 }
 
+/* ---- builtins of later layers ---------------------------------------------------------- */
+
+typedef struct ext_builtin {
+    const cfx_builtin_fn *fn;
+    cfx_builtin_call_fn call;
+    void *ctx;
+} ext_builtin;
+
+static pthread_mutex_t ext_lock = PTHREAD_MUTEX_INITIALIZER;
+static ext_builtin *ext;
+static size_t n_ext, cap_ext;
+
+int cfx_interp_register_builtin(const cfx_builtin_fn *fn, cfx_builtin_call_fn call, void *ctx)
+{
+    if (!fn || !call)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_interp_register_builtin: NULL function or call");
+    pthread_mutex_lock(&ext_lock);
+    size_t i = 0;
+    while (i < n_ext && ext[i].fn != fn)
+        i++;
+    if (i == n_ext) {
+        if (n_ext == cap_ext) {
+            size_t cap = cap_ext ? cap_ext * 2 : 16;
+            ext_builtin *a = realloc(ext, cap * sizeof *a);
+            if (!a) {
+                pthread_mutex_unlock(&ext_lock);
+                return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+            }
+            ext = a;
+            cap_ext = cap;
+        }
+        n_ext++;
+    }
+    ext[i] = (ext_builtin){fn, call, ctx};
+    pthread_mutex_unlock(&ext_lock);
+    return CFX_OK;
+}
+
+static bool find_ext(const cfx_builtin_fn *fn, ext_builtin *out)
+{
+    pthread_mutex_lock(&ext_lock);
+    bool found = false;
+    for (size_t i = 0; i < n_ext && !found; i++)
+        if (ext[i].fn == fn) {
+            *out = ext[i];
+            found = true;
+        }
+    pthread_mutex_unlock(&ext_lock);
+    return found;
+}
+
 int ir_interp_builtin(const cfx_builtin_fn *fn, const cfx_value *args, uint32_t n, cfx_value *out)
 {
     *out = cfx_none();
@@ -270,5 +324,8 @@ int ir_interp_builtin(const cfx_builtin_fn *fn, const cfx_value *args, uint32_t 
     for (size_t i = 0; i < sizeof arith / sizeof arith[0]; i++)
         if (arith[i].fn == fn)
             return arithmetic(fn, arith[i].op, arith[i].sym, args, n, out);
+    ext_builtin e;
+    if (find_ext(fn, &e))
+        return e.call(fn, e.ctx, args, n, out);
     return cfx_error_set(CFX_ERR, NULL, "cfx's interpreter cannot call %s", fn->qualified_name);
 }

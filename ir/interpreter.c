@@ -313,8 +313,12 @@ static int call_builtin(run *r, const cfx_node *n, const cfx_builtin_fn *fn, cfx
         if (subst(r, n, cfx_node_arg(n, i), &r->stack[i]) != CFX_OK)
             return CFX_ERR;
     cfx_value v;
+    cfx_scope scope = cfx_scope_begin(); /* what a later layer's builtin returns is scope-owned */
     int rc = ir_interp_builtin(fn, r->stack, na, &v);
-    return rc == CFX_OK ? own(v, res, 1) : rc;
+    if (rc == CFX_OK)
+        rc = own(v, res, 1);
+    cfx_scope_end(scope);
+    return rc;
 }
 
 /* ---- the other opcodes -------------------------------------------------------------------- */

@@ -55,4 +55,12 @@ CFX_API int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args,
  * attributes. */
 CFX_API int cfx_graph_module_run(const cfx_graph_module *gm, const cfx_value *args, int n_args, cfx_value *out);
 
+/* Builtin functions defined by later layers (a higher-order operator's graph target): how the
+ * interpreter calls a call_function node whose target is fn. call gets the node's argument
+ * values and writes the result to *out (tensors owned by the current scope, which the
+ * interpreter opens around the call). Process-wide; registering fn again replaces its call. */
+typedef int (*cfx_builtin_call_fn)(const cfx_builtin_fn *fn, void *ctx, const cfx_value *args, uint32_t n,
+                                   cfx_value *out);
+CFX_API int cfx_interp_register_builtin(const cfx_builtin_fn *fn, cfx_builtin_call_fn call, void *ctx);
+
 #endif

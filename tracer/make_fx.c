@@ -38,6 +38,7 @@
  *  - make_fx's decomposition_table (and pre_dispatch, record_module_stack) have no
  *    counterpart: an operator with a CompositeImplicitAutograd kernel decomposes in the
  *    dispatcher before the proxy mode sees it, which is make_fx's default behaviour. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,8 +162,12 @@ static int remember(trace *tr, cfx_tensor *t)
     return CFX_OK;
 }
 
-/* Placeholders named `<arg>_1`, tensors bound to theirs. */
-static int make_placeholders(trace *tr, const cfx_value *stack)
+static _Atomic(cfx_make_fx_object_hook) object_hook;
+
+void cfx_make_fx_set_object_hook(cfx_make_fx_object_hook hook) { atomic_store(&object_hook, hook); }
+
+/* Placeholders named `<arg>_1`, tensors bound to theirs, objects handed to the hook. */
+static int make_placeholders(trace *tr, cfx_value *stack)
 {
     cfx_graph *g = cfx_graph_module_graph(tr->gm);
     for (int i = 0; i < tr->schema->n_args; i++) {
@@ -179,6 +184,12 @@ static int make_placeholders(trace *tr, const cfx_value *stack)
             free(ph);
         if (!node)
             return CFX_ERR;
+        cfx_make_fx_object_hook hook = atomic_load(&object_hook);
+        if (stack[i].kind == CFX_V_OBJECT && hook) {
+            int rc = hook(cfx_proxy_mode_base(tr->pm), tr->fake ? cfx_fake_mode_base(tr->fake) : NULL, &stack[i], node);
+            if (rc != CFX_OK)
+                return rc;
+        }
         if (stack[i].kind == CFX_V_TENSOR) {
             int rc = cfx_proxy_track(tr->pm, stack[i].u.t, node);
             if (rc == CFX_OK)

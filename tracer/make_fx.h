@@ -18,6 +18,7 @@
 
 #include "dispatch/export.h"
 #include "dispatch/kernel.h"
+#include "dispatch/mode.h"
 #include "dispatch/value.h"
 #include "ir/graph_module.h"
 #include "tracer/module.h"
@@ -57,6 +58,14 @@ typedef struct cfx_make_fx_options {
  *    stashed meanwhile), as nested make_fx calls do.
  *  - tensors that outlive the trace (inputs, parameters, constants, returned tensors) carry
  *    no binding of the finished tracer. */
+/* Arguments of kinds this layer does not know (script objects, CFX_V_OBJECT, defined by hop/):
+ * after an object argument's placeholder is made, the hook (if set) may bind the object to
+ * it for the proxy mode and replace the argument (a fake object under fake tracing). Set
+ * once by hop/'s cfx_hop_init; process-wide. */
+typedef int (*cfx_make_fx_object_hook)(cfx_mode *proxy_mode, cfx_mode *fake_mode, cfx_value *arg,
+                                       struct cfx_node *placeholder);
+CFX_API void cfx_make_fx_set_object_hook(cfx_make_fx_object_hook hook);
+
 CFX_API cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_value *args, int n_args,
                                       const cfx_make_fx_options *options);
 

@@ -57,6 +57,8 @@ Test(codegen_c, every_model_compiles_and_matches_the_interpreter, .timeout = 280
     install(dir);
     for (int i = 0; i < cfx_model_count(); i++) {
         const cfx_model *m = cfx_model_at(i);
+        if (cfx_model_has_object_input(m))
+            continue; /* script objects have no weights-file or C-API form yet */
         cfx_scope s = cfx_scope_begin();
         cfx_module *module = NULL;
         cfx_graph_module *gm = cg_prepare(m, dir, &module);

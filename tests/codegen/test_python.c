@@ -57,6 +57,8 @@ Test(codegen_python, every_model_runs_in_pytorch, .timeout = 240)
     cfx_buf_puts(&cmd, "python3 tools/interop/check_codegen.py");
     for (int i = 0; i < cfx_model_count(); i++) {
         const cfx_model *m = cfx_model_at(i);
+        if (cfx_model_has_object_input(m))
+            continue; /* script objects have no weights-file or C-API form yet */
         cfx_scope s = cfx_scope_begin();
         cfx_module *module = NULL;
         cfx_graph_module *gm = cg_prepare(m, dir, &module);

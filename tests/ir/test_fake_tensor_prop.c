@@ -61,11 +61,17 @@ static void spoil(cfx_graph *g)
     }
 }
 
+/* Models with a script-object input (tensor_queue): FakeTensorProp stores tensor and number
+ * vals only, and a placeholder's val names the object's class rather than holding an object to
+ * propagate from, so these two whole-zoo checks skip them. */
+
 Test(fake_tensor_prop, restores_the_traced_meta_of_every_model)
 {
     for (int k = 0; k < cfx_model_count(); k++) {
         for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
             const cfx_model *m = cfx_model_at(k);
+            if (cfx_model_has_object_input(m))
+                continue;
             cfx_scope s = cfx_scope_begin();
             cfx_module *module = NULL;
             cfx_value args[CFX_MODEL_MAX_ARGS];
@@ -99,6 +105,8 @@ Test(fake_tensor_prop, from_meta_after_a_json_round_trip)
 {
     for (int k = 0; k < cfx_model_count(); k++) {
         const cfx_model *m = cfx_model_at(k);
+        if (cfx_model_has_object_input(m))
+            continue;
         cfx_scope s = cfx_scope_begin();
         cfx_module *module = NULL;
         cfx_value args[CFX_MODEL_MAX_ARGS];

@@ -179,3 +179,24 @@ Test(models, driver_traces_and_reports_errors)
     cr_expect(strstr(out, "cannot write"), "%s", out);
     free(out);
 }
+
+/* A stateful object input: each method call one call_torchbind node (PyTorch 2.13's make_fx
+ * under enable_torchbind_tracing, tools/interop/gen_hop.py); dce and cse keep the unused ones. */
+Test(models, tensor_queue_matches_make_fx_and_survives_dce_cse)
+{
+    expect_golden("tensor_queue", CFX_TRACE_REAL);
+    expect_golden("tensor_queue", CFX_TRACE_FAKE);
+    cfx_scope s = cfx_scope_begin();
+    cfx_module *module = NULL;
+    cfx_graph_module *gm = trace("tensor_queue", CFX_TRACE_REAL, &module);
+    bool changed = true;
+    cr_assert_eq(cfx_pipeline_run_text("dce,cse", gm, NULL, &changed), CFX_OK, "%s", cfx_error_message());
+    cr_expect_not(changed);
+    char *want = slurp("tests/data/model_tensor_queue_dce.graph.txt");
+    char *got = cfx_graph_to_string(cfx_graph_module_graph(gm));
+    cr_expect_str_eq(got, want);
+    free(want);
+    free(got);
+    cfx_graph_module_free(gm);
+    cfx_scope_end(s);
+}

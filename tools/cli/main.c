@@ -78,6 +78,7 @@ int main(int argc, char **argv)
         puts("help");
         return 0;
     }
+    cfx_hop_init(); /* the HOPs, their passes and built-in classes: graphs calling them load and run */
     /* The tracer's pass sits above ir/, whose pass manager holds only ir's own passes: the
      * driver registers it as any C user would. */
     if (cfx_pass_register("decompose", "CompositeImplicitAutograd operators replaced by their "

@@ -7,6 +7,9 @@
 #ifndef CFX_MODELS_H
 #define CFX_MODELS_H
 
+#include <stdbool.h>
+#include <string.h>
+
 #include "dispatch/kernel.h"
 #include "dispatch/value.h"
 #include "tracer/module.h"
@@ -24,6 +27,12 @@ typedef struct cfx_model {
 } cfx_model;
 
 const cfx_model *cfx_model_find(const char *name);
+/* Whether the model takes a script object (tensor_queue): whole-zoo checks that feed tensors
+ * only (FakeTensorProp, the code generators' runs) skip those; hop/'s tests cover them. */
+static inline bool cfx_model_has_object_input(const cfx_model *m)
+{
+    return strstr(m->signature, "__torch__.torch.classes.") != NULL;
+}
 int cfx_model_count(void);
 const cfx_model *cfx_model_at(int i);
 

@@ -1,0 +1,20 @@
+/* hop_internal.h - what hop/'s files share (not installed, not exported). */
+#ifndef CFX_HOP_INTERNAL_H
+#define CFX_HOP_INTERNAL_H
+
+#include "hop/hop.h"
+
+/* Fills a functionalize context for a route with the installed (or default) ops. */
+void hop_functionalize_ctx_init(cfx_functionalize_ctx *c, cfx_functionalize_route route, cfx_mode *mode);
+
+/* Copies a value tree, mapping each tensor through fn (lists and tuples rebuilt in scope
+ * memory). fn returns the new tensor or NULL with an error recorded. */
+typedef cfx_tensor *(*hop_tensor_map_fn)(cfx_tensor *t, void *ctx);
+int hop_map_tensors(const cfx_value *in, int n, cfx_value *out, hop_tensor_map_fn fn, void *ctx);
+
+/* Start-up registrations cfx_hop_init runs (torchbind.c), one per file. */
+void hop_tensor_queue_register(void);
+void hop_trace_wrapped_register(void);
+void hop_inline_trace_wrapped_register(void);
+
+#endif

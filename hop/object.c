@@ -1,0 +1,254 @@
+/* object.c - the object kind behind CFX_V_OBJECT values, and callables.
+ *
+ * Script objects, fake script objects and callables share one header so a HOP can take any
+ * of them as an argument and a tracer can bind any of them to a graph node. Callables are C
+ * functions called through the same libffi adapter kernels use (boxing.h), built once from
+ * the signature when the callable is made; a closure passes its environment as the adapter's
+ * leading pointer, so captured state needs no global. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch/error.h"
+#include "dispatch/scope.h"
+#include "hop/object_internal.h"
+
+/* Bindings an object keeps: one per trace it took part in, the latest MAX_BINDINGS (traces
+ * nest far less deeply than that). */
+enum { MAX_BINDINGS = 8 };
+
+cfx_object *hop_object_alloc(cfx_object_kind kind)
+{
+    cfx_object *o = calloc(1, sizeof *o);
+    if (!o) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    o->magic = CFX_OBJECT_MAGIC;
+    o->kind = kind;
+    atomic_init(&o->refcount, 1);
+    return o;
+}
+
+cfx_object *cfx_object_retain(cfx_object *o)
+{
+    if (o)
+        atomic_fetch_add(&o->refcount, 1);
+    return o;
+}
+
+void cfx_object_release(cfx_object *o)
+{
+    if (!o || atomic_fetch_sub(&o->refcount, 1) != 1)
+        return;
+    if (o->kind == CFX_OBJECT_SCRIPT)
+        hop_script_object_destroy(o);
+    else if (o->kind == CFX_OBJECT_FAKE_SCRIPT)
+        hop_fake_object_destroy(o);
+    if (o->fake_cache && o->fake_cache->real == o)
+        o->fake_cache->real = NULL; /* a fake copy that outlives its real object */
+    cfx_object_release(o->fake_cache);
+    if (o->env_free)
+        o->env_free(o->env);
+    cfx_adapter_free(o->adapter);
+    cfx_schema_free(o->schema);
+    free(o->name);
+    free(o->signature);
+    free(o->bindings);
+    o->magic = 0;
+    free(o);
+}
+
+cfx_object_kind cfx_object_get_kind(const cfx_object *o) { return o ? (cfx_object_kind)o->kind : 0; }
+
+cfx_object *cfx_value_object(cfx_value v) { return v.kind == CFX_V_OBJECT ? v.u.obj : NULL; }
+
+struct cfx_node *hop_object_node(const cfx_object *o, uint64_t owner)
+{
+    for (uint32_t i = 0; o && i < o->n_bindings; i++)
+        if (o->bindings[i].owner == owner)
+            return o->bindings[i].node;
+    return NULL;
+}
+
+int hop_object_bind(cfx_object *o, uint64_t owner, struct cfx_node *n)
+{
+    for (uint32_t i = 0; i < o->n_bindings; i++)
+        if (o->bindings[i].owner == owner) {
+            o->bindings[i].node = n;
+            return CFX_OK;
+        }
+    if (o->n_bindings == MAX_BINDINGS) { /* tracers never say they are done: forget the oldest */
+        memmove(o->bindings, o->bindings + 1, (MAX_BINDINGS - 1) * sizeof *o->bindings);
+        o->n_bindings--;
+    }
+    if (o->n_bindings == o->cap_bindings) {
+        uint32_t cap = o->cap_bindings ? o->cap_bindings * 2 : 2;
+        hop_obj_binding *b = realloc(o->bindings, cap * sizeof *b);
+        if (!b)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        o->bindings = b;
+        o->cap_bindings = cap;
+    }
+    o->bindings[o->n_bindings++] = (hop_obj_binding){owner, n};
+    return CFX_OK;
+}
+
+void hop_object_unbind(cfx_object *o, uint64_t owner)
+{
+    for (uint32_t i = 0; o && i < o->n_bindings; i++)
+        if (o->bindings[i].owner == owner) {
+            o->bindings[i] = o->bindings[--o->n_bindings];
+            return;
+        }
+}
+
+cfx_schema *hop_parse_signature(const char *name, const char *sig)
+{
+    if (!sig) {
+        cfx_error_set(CFX_ERR, NULL, "NULL signature");
+        return NULL;
+    }
+    const char *p = sig + strspn(sig, " \t\n");
+    cfx_buf b;
+    cfx_buf_init(&b);
+    if (*p == '(')
+        cfx_buf_puts(&b, name && *name ? name : "f");
+    cfx_buf_puts(&b, p);
+    if (b.oom) {
+        cfx_buf_free(&b);
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    char *err = NULL;
+    cfx_schema *s = cfx_schema_parse(b.data, &err);
+    cfx_buf_free(&b);
+    if (!s) {
+        cfx_error_set_text(CFX_ERR_PARSE, NULL, err ? err : "cannot parse the signature");
+        free(err);
+    }
+    return s;
+}
+
+int hop_pack_returns(const cfx_value *stack, int n_returns, cfx_value *out)
+{
+    if (n_returns == 0) {
+        *out = cfx_none();
+    } else if (n_returns == 1) {
+        *out = stack[0];
+    } else {
+        cfx_value *items = cfx_scope_alloc((size_t)n_returns * sizeof *items);
+        if (!items)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        memcpy(items, stack, (size_t)n_returns * sizeof *items);
+        *out = cfx_tuple(items, (uint32_t)n_returns);
+    }
+    return CFX_OK;
+}
+
+int hop_call_adapter(cfx_adapter *a, bool lead, void *lead_ptr, const cfx_schema *s, const cfx_value *args, int n,
+                     cfx_value *out)
+{
+    int width = s->n_args > s->n_returns ? s->n_args : s->n_returns;
+    cfx_value small[16];
+    cfx_value *stack = width <= 16 ? small : malloc((size_t)width * sizeof *stack);
+    if (!stack)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    if (n > 0)
+        memcpy(stack, args, (size_t)n * sizeof *stack);
+    for (int i = n; i < s->n_args; i++)
+        stack[i] = s->args[i].default_value;
+    int rc = lead ? cfx_adapter_call_lead(a, lead_ptr, stack) : cfx_adapter_call_boxed(a, NULL, cfx_keyset_empty(), stack);
+    if (rc == CFX_OK)
+        rc = hop_pack_returns(stack, s->n_returns, out);
+    if (stack != small)
+        free(stack);
+    return rc;
+}
+
+static cfx_object *make_callable(const char *name, const char *signature, cfx_fnptr fn, bool closure, void *env,
+                                 void (*env_free)(void *))
+{
+    if (!fn || !name) {
+        cfx_error_set(CFX_ERR, NULL, "a callable needs a name and a C function");
+        return NULL;
+    }
+    cfx_object *o = hop_object_alloc(CFX_OBJECT_CALLABLE);
+    if (!o)
+        return NULL;
+    o->name = strdup(name);
+    o->schema = hop_parse_signature(name, signature);
+    if (!o->name || !o->schema) {
+        if (!o->name)
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        cfx_object_release(o);
+        return NULL;
+    }
+    o->adapter = closure ? cfx_adapter_new_lead(o->schema, fn) : cfx_adapter_new(o->schema, fn);
+    if (!o->adapter) {
+        cfx_object_release(o);
+        return NULL;
+    }
+    o->env = env;
+    o->env_free = env_free;
+    o->closure = closure;
+    o->fnptr = fn;
+    if (!(o->signature = strdup(signature))) {
+        cfx_object_release(o);
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    return o;
+}
+
+cfx_object *cfx_function_new(const char *name, const char *signature, cfx_fnptr fn)
+{
+    return make_callable(name, signature, fn, false, NULL, NULL);
+}
+
+cfx_object *cfx_function_closure_new(const char *name, const char *signature, cfx_fnptr fn, void *env,
+                            void (*env_free)(void *env))
+{
+    return make_callable(name, signature, fn, true, env, env_free);
+}
+
+int cfx_function_call(cfx_object *c, const cfx_value *args, int n, cfx_value *out)
+{
+    if (!c || c->kind != CFX_OBJECT_CALLABLE || !out)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_function_call: not a callable");
+    const cfx_schema *s = c->schema;
+    if (n != s->n_args)
+        return cfx_error_set(CFX_ERR, NULL, "%s() takes %d positional argument%s but %d %s given", c->name,
+                             s->n_args, s->n_args == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+    return hop_call_adapter(c->adapter, c->closure, c->env, s, args, n, out);
+}
+
+const char *cfx_function_name(const cfx_object *c)
+{
+    return c && c->kind == CFX_OBJECT_CALLABLE ? c->name : NULL;
+}
+
+const cfx_schema *cfx_function_schema(const cfx_object *c)
+{
+    return c && c->kind == CFX_OBJECT_CALLABLE ? c->schema : NULL;
+}
+
+const char *hop_python_type_name(cfx_value v)
+{
+    switch (v.kind) {
+    case CFX_V_NONE: return "NoneType";
+    case CFX_V_BOOL: return "bool";
+    case CFX_V_INT: return "int";
+    case CFX_V_DOUBLE: return "float";
+    case CFX_V_STRING: return "str";
+    case CFX_V_TENSOR: return v.u.t ? "torch.Tensor" : "NoneType";
+    case CFX_V_LIST: return "list";
+    case CFX_V_TUPLE: return "tuple";
+    case CFX_V_DTYPE: return "torch.dtype";
+    case CFX_V_DEVICE: return "torch.device";
+    case CFX_V_OBJECT:
+        return v.u.obj && v.u.obj->kind == CFX_OBJECT_CALLABLE       ? "function"
+               : v.u.obj && v.u.obj->kind == CFX_OBJECT_FAKE_SCRIPT ? "torch._library.fake_class_registry.FakeScriptObject"
+                                                                     : "torch.ScriptObject";
+    default: return "object";
+    }
+}
