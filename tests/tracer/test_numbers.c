@@ -40,6 +40,15 @@ static out8 activations(cfx_tensor *x)
                    cfx_pow(x, cfx_relu(x))}};
 }
 
+static out8 where_scalar(cfx_tensor *x, cfx_tensor *i)
+{
+    return (out8){{cfx_where_ScalarOther(cfx_gt_Scalar(x, cfx_int(0)), i, cfx_double(0.5)),
+                   cfx_where_Scalar(cfx_gt_Scalar(x, cfx_int(0)), cfx_double(1.0), cfx_int(0)),
+                   cfx_where_ScalarSelf(cfx_gt_Scalar(x, cfx_int(0)), cfx_int(2), i),
+                   cfx_masked_fill_Scalar(x, cfx_gt_Scalar(x, cfx_int(0)), cfx_int(2)), cfx_to(x, CFX_INT32),
+                   cfx_to(i, CFX_INT64), NULL, NULL}};
+}
+
 typedef struct model {
     const char *name;
     cfx_fnptr fn;
@@ -55,6 +64,8 @@ static const model models[] = {
      "(Tensor x, Tensor y) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", 2, 7},
     {"activations", (cfx_fnptr)activations,
      "(Tensor x) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", 1, 8},
+    {"where_scalar", (cfx_fnptr)where_scalar, "(Tensor x, Tensor i) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
+     2, 6},
 };
 
 /* gen_numbers.py's inputs: x, then y (float) or i (int64) */
@@ -66,7 +77,7 @@ static int make_inputs(const model *m, cfx_value *args)
     static const int64_t sz[2] = {2, 3};
     args[0] = cfx_tensor_value(cfx_autorelease(cfx_tensor_from_floats(xs, sz, 2)));
     if (m->n_in > 1)
-        args[1] = cfx_tensor_value(cfx_autorelease(!strcmp(m->name, "arith") ? cfx_tensor_from_int64s(is, sz, 2)
+        args[1] = cfx_tensor_value(cfx_autorelease((!strcmp(m->name, "arith") || !strcmp(m->name, "where_scalar")) ? cfx_tensor_from_int64s(is, sz, 2)
                                                                               : cfx_tensor_from_floats(ys, sz, 2)));
     return m->n_in;
 }
@@ -172,6 +183,7 @@ Test(numbers, relu_mul) { check_model(&models[0]); }
 Test(numbers, arith) { check_model(&models[1]); }
 Test(numbers, compare) { check_model(&models[2]); }
 Test(numbers, activations) { check_model(&models[3]); }
+Test(numbers, where_scalar) { check_model(&models[4]); }
 
 /* Direct calls: the wrapped number's dtype, and promotion by category only. */
 Test(numbers, promotion)

@@ -41,6 +41,11 @@ def activations(x):
             torch.sqrt(x.relu()), torch.rsqrt(x.relu() + 1), torch.pow(x, x.relu()))
 
 
+def where_scalar(x, i):
+    return (torch.where(x > 0, i, 0.5), torch.where(x > 0, 1.0, 0), torch.where(x > 0, 2, i),
+            x.masked_fill(x > 0, 2), x.to(torch.int32), i.to(torch.int64))
+
+
 def inputs():
     x = torch.tensor([[-1.5, -0.25, 0.0], [0.5, 1.25, 2.0]])
     y = torch.tensor([[0.5, -1.0, 0.0], [2.0, 1.25, -3.0]])
@@ -54,6 +59,7 @@ CASES = {
     "arith": (arith, (X, I)),
     "compare": (compare, (X, Y)),
     "activations": (activations, (X,)),
+    "where_scalar": (where_scalar, (X, I)),
 }
 
 

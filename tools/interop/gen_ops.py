@@ -1016,6 +1016,53 @@ def pointwise_cases_2():
         add_case(f"{op}/transposed", op, [T([3, 4], [1, 3], kind="small")])
         add_case(f"{op}/expanded", op, [T([3, 4], [0, 1], kind="small")])
         add_case(f"{op}/scalar", op, [T([], kind="small")])
+    pointwise_cases_3()
+
+
+def pointwise_cases_3():
+    for dt in DTYPES:
+        for lname, s, st in [("contig", [2, 3], None), ("transposed", [3, 4], [1, 3]), ("nondense", [3, 4], [1, 6])]:
+            add_case(f"_to_copy/{dt}/{lname}", "_to_copy", [T(s, st, "float32", kind="small"), DT(dt)])
+            add_case(f"to_dtype/{dt}/{lname}", "to_dtype", [T(s, st, "int64"), DT(dt)])
+    add_case("_to_copy/none", "_to_copy", [T([3, 4], [1, 3])])
+    add_case("_to_copy/contiguous", "_to_copy", [T([3, 4], [1, 3]), NONE(), NONE(), NONE(), NONE(), B(False), MF(0)])
+    add_case("_to_copy/to_meta", "_to_copy", [T([3], dev="cpu"), NONE(), NONE(), DEV("meta")], runs=("mixed",))
+    add_case("to_dtype/same", "to_dtype", [T([3]), DT("float32")])
+    add_case("to_dtype/same_copy", "to_dtype", [T([3]), DT("float32"), B(False), B(True)])
+    for num in (I(2), D(1.5), B(True)):
+        add_case(f"scalar_tensor/{num['k']}", "scalar_tensor", [num])
+        for dt in ("int64", "float64", "bool"):
+            add_case(f"scalar_tensor/{num['k']}/{dt}", "scalar_tensor", [num, DT(dt)])
+    for cond_s, s in (([2, 3], [2, 3]), ([2, 1], [3])):
+        for dt in ("float32", "int64"):
+            for num in (I(2), D(0.5)):
+                add_case(f"where_ScalarOther/{cond_s}/{dt}/{num['k']}", "where_ScalarOther",
+                         [T(cond_s, dtype="bool"), T(s, dtype=dt), num])
+                add_case(f"where_ScalarSelf/{cond_s}/{dt}/{num['k']}", "where_ScalarSelf",
+                         [T(cond_s, dtype="bool"), num, T(s, dtype=dt)])
+    for a, b in ((I(1), I(0)), (D(1.0), I(0)), (B(True), I(2))):
+        add_case(f"where_Scalar/{a['k']}_{b['k']}", "where_Scalar", [T([2, 3], dtype="bool"), a, b])
+    add_case("where_ScalarOther/float_cond", "where_ScalarOther", [T([3]), T([3]), I(0)])
+    for dt in ("float32", "int64", "bool"):
+        for num in (I(2), D(2.5), B(True)):
+            add_case(f"masked_fill_Scalar/{dt}/{num['k']}", "masked_fill_Scalar",
+                     [T([2, 3], dtype=dt), T([2, 3], dtype="bool"), num])
+    for name, sa, sta, sm in (("bcast_mask", [2, 3], None, [3]), ("bcast_self", [3], None, [2, 3]),
+                              ("transposed", [3, 4], [1, 3], [3, 4]), ("mismatch", [2, 3], None, [2, 4])):
+        add_case(f"masked_fill_Scalar/{name}", "masked_fill_Scalar", [T(sa, sta), T(sm, dtype="bool"), D(-1.0)])
+    add_case("masked_fill_Scalar/float_mask", "masked_fill_Scalar", [T([3]), T([3]), I(0)])
+    for dt in ("float32", "int64", "bool"):
+        for lo, hi in ((I(0), I(1)), (D(-0.5), D(0.5)), (NONE(), I(2)), (D(1.0), NONE()), (I(2), I(-1))):
+            add_case(f"clamp/{dt}/{lo.get('v')}_{hi.get('v')}", "clamp", [T([2, 3], dtype=dt, kind="small"), lo, hi])
+        add_case(f"clamp_min/{dt}", "clamp_min", [T([2, 3], dtype=dt, kind="small"), D(0.5)])
+        add_case(f"clamp_max/{dt}", "clamp_max", [T([2, 3], dtype=dt, kind="small"), I(0)])
+        add_case(f"hardtanh/{dt}", "hardtanh", [T([2, 3], dtype=dt, kind="small"), I(-1), I(1)])
+        add_case(f"hardtanh/{dt}/frac", "hardtanh", [T([2, 3], dtype=dt, kind="small"), D(-1.5), D(2.5)])
+    add_case("clamp/none", "clamp", [T([3]), NONE(), NONE()])
+    add_case("clamp/transposed", "clamp", [T([3, 4], [1, 3]), D(-1.0), D(1.0)])
+    add_case("hardtanh/transposed", "hardtanh", [T([3, 4], [1, 3]), D(-1.0), D(1.0)])
+    add_case("clamp/nan", "clamp", [{"k": "tensor", "dtype": "float32", "sizes": [3], "strides": [1], "offset": 0,
+                                     "storage": ["nan", 1.0, -2.0], "dev": "auto"}, D(-1.0), D(0.5)])
 
 
 def strides_cases():
