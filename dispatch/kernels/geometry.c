@@ -274,8 +274,7 @@ bool cfx_geom_wrap_dim(int64_t dim, int ndim, int64_t *out, const char *op)
     return true;
 }
 
-static void shape_error(const char *op, const char *prefix, const int64_t *shape, int n,
-                        const char *suffix)
+void cfx_geom_error_dims(const char *op, const char *prefix, const int64_t *shape, int n, const char *suffix)
 {
     cfx_buf b;
     cfx_buf_init(&b);
@@ -307,7 +306,7 @@ bool cfx_geom_infer_view_size(const int64_t *shape, int n, int64_t numel, int64_
             char prefix[96];
             snprintf(prefix, sizeof prefix, "invalid shape dimension %lld at index %d of shape ", (long long)shape[d],
                      d);
-            shape_error(op, prefix, shape, n, "");
+            cfx_geom_error_dims(op, prefix, shape, n, "");
             return false;
         }
     }
@@ -316,7 +315,7 @@ bool cfx_geom_infer_view_size(const int64_t *shape, int n, int64_t numel, int64_
             if (newsize == 0) {
                 char prefix[96];
                 snprintf(prefix, sizeof prefix, "cannot reshape tensor of 0 elements into shape ");
-                shape_error(op, prefix, shape, n,
+                cfx_geom_error_dims(op, prefix, shape, n,
                             " because the unspecified dimension size -1 can be any value and is "
                             "ambiguous");
                 return false;
@@ -327,7 +326,7 @@ bool cfx_geom_infer_view_size(const int64_t *shape, int n, int64_t numel, int64_
     }
     char suffix[96];
     snprintf(suffix, sizeof suffix, "' is invalid for input of size %lld", (long long)numel);
-    shape_error(op, "shape '", shape, n, suffix);
+    cfx_geom_error_dims(op, "shape '", shape, n, suffix);
     return false;
 }
 

@@ -78,6 +78,9 @@ bool cfx_geom_view_strides(const int64_t *old_sizes, const int64_t *old_strides,
  * stride does, unless a size is 0). */
 bool cfx_geom_storage_nbytes(const int64_t *sizes, const int64_t *strides, int n, size_t itemsize, uint64_t *out);
 
+/* Records "<prefix>[2, 3]<suffix>" as op's error (c10's IntArrayRef printing). */
+void cfx_geom_error_dims(const char *op, const char *prefix, const int64_t *d, int n, const char *suffix);
+
 /* Appends "[2, 3]" (c10's IntArrayRef printing). */
 void cfx_geom_put_dims(cfx_buf *b, const int64_t *d, int n);
 

@@ -472,7 +472,7 @@ cfx_tensor_list cfx_kernel_split_with_sizes(cfx_tensor *self, cfx_int_list split
     int64_t n = split_sizes.len < 0 ? 0 : split_sizes.len, total = 0;
     for (int64_t i = 0; i < n; i++) {
         if (split_sizes.data[i] < 0) {
-            cfx_shape_error_dims(op, "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            cfx_geom_error_dims(op, "split_with_sizes expects split_sizes have only non-negative entries, but got "
                                  "split_sizes=", split_sizes.data, (int)n, "");
             return fail();
         }
@@ -484,7 +484,7 @@ cfx_tensor_list cfx_kernel_split_with_sizes(cfx_tensor *self, cfx_int_list split
                  "split_with_sizes expects split_sizes to sum exactly to %lld (input tensor's size at dimension %lld), "
                  "but got split_sizes=",
                  (long long)self->sizes[d], (long long)dim);
-        cfx_shape_error_dims(op, prefix, split_sizes.data, (int)n, "");
+        cfx_geom_error_dims(op, prefix, split_sizes.data, (int)n, "");
         return fail();
     }
     return pieces(self, d, split_sizes.data, n);

@@ -15,6 +15,9 @@
  * dtype. Got: Int" (C++ names; the reference's text says "torch.int32": python_names). */
 bool cfx_reduce_mean_dtype(const char *op, const cfx_tensor *self, cfx_value dtype, bool python_names,
                            cfx_dtype *out);
+/* get_dtype_from_self(self, dtype, promote_integers=true), prod's: the dtype argument, else
+ * self's when floating, else int64. */
+bool cfx_reduce_prod_dtype(const char *op, const cfx_tensor *self, cfx_value dtype, cfx_dtype *out);
 /* zero_numel_check_dims for an empty self: no dims -> "<fn>: Expected reduction dim to be
  * specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.";
  * a dim of size 0 -> "<fn>: Expected reduction dim 1 to have non-zero size." */

@@ -95,3 +95,18 @@ bool cfx_reduce_arg_shape(cfx_reduce_shape *r, const char *op, const char *fn, c
     }
     return true;
 }
+
+bool cfx_reduce_prod_dtype(const char *op, const cfx_tensor *self, cfx_value dtype, cfx_dtype *out)
+{
+    int64_t code;
+    if (cfx_geom_opt_int(dtype, &code)) {
+        if (!cfx_dtype_valid(code)) {
+            cfx_error_set(CFX_ERR, op, "%s: unsupported dtype code %lld", op, (long long)code);
+            return false;
+        }
+        *out = (cfx_dtype)code;
+        return true;
+    }
+    *out = cfx_dtype_is_floating((cfx_dtype)self->dtype) ? (cfx_dtype)self->dtype : CFX_INT64;
+    return true;
+}

@@ -27,19 +27,6 @@ cfx_tensor *cfx_kernel_alias(cfx_tensor *self)
     return restride(self, self->sizes, self->strides, self->ndim, self->storage_offset);
 }
 
-/* Records "<prefix>[d0, d1]<suffix>" as the error of op. */
-void cfx_shape_error_dims(const char *op, const char *prefix, const int64_t *d, int n, const char *suffix)
-{
-    cfx_buf b;
-    cfx_buf_init(&b);
-    cfx_buf_puts(&b, prefix);
-    cfx_geom_put_dims(&b, d, n);
-    cfx_buf_puts(&b, suffix);
-    char *msg = cfx_buf_take(&b);
-    cfx_error_set_text(CFX_ERR, op, msg ? msg : prefix);
-    free(msg);
-}
-
 bool cfx_shape_list_ok(const char *op, cfx_int_list l)
 {
     if (l.len < 0 || l.len > CFX_MAX_DIMS) {
@@ -49,24 +36,8 @@ bool cfx_shape_list_ok(const char *op, cfx_int_list l)
     return true;
 }
 
-/* at::native::_unsafe_view: view's size inference and stride computation. */
-cfx_tensor *cfx_kernel__unsafe_view(cfx_tensor *self, cfx_int_list size)
-{
-    const char *op = "aten::_unsafe_view";
-    if (!cfx_shape_list_ok(op, size))
-        return NULL;
-    int n = (int)size.len;
-    int64_t sizes[CFX_MAX_DIMS], strides[CFX_MAX_DIMS];
-    if (!cfx_geom_infer_view_size(size.data, n, cfx_tensor_numel(self), sizes, op))
-        return NULL;
-    if (!cfx_geom_view_strides(self->sizes, self->strides, self->ndim, sizes, n, strides)) {
-        cfx_error_set(CFX_ERR, op,
-                      "view size is not compatible with input tensor's size and stride (at least one dimension "
-                      "spans across two contiguous subspaces). Use .reshape(...) instead.");
-        return NULL;
-    }
-    return restride(self, sizes, strides, n, self->storage_offset);
-}
+/* at::native::_unsafe_view: view's size inference and stride computation (and its texts). */
+cfx_tensor *cfx_kernel__unsafe_view(cfx_tensor *self, cfx_int_list size) { return cfx_kernel_view(self, size); }
 
 /* 2.13's Meta registration of _unsafe_view is the same computation (view's). */
 cfx_tensor *cfx_meta__unsafe_view(cfx_tensor *self, cfx_int_list size)
@@ -349,7 +320,7 @@ cfx_tensor *cfx_kernel_select_int(cfx_tensor *self, int64_t dim, int64_t index)
         char prefix[96], suffix[48];
         snprintf(prefix, sizeof prefix, "select(): index %lld out of range for tensor of size ", (long long)index);
         snprintf(suffix, sizeof suffix, " at dimension %lld", (long long)d);
-        cfx_shape_error_dims(op, prefix, self->sizes, n, suffix);
+        cfx_geom_error_dims(op, prefix, self->sizes, n, suffix);
         return NULL;
     }
     if (index < 0)

@@ -8,8 +8,6 @@
 
 #include "dispatch/boxing.h"
 
-/* Records "<prefix>[d0, d1]<suffix>" (c10's IntArrayRef printing) as op's error. */
-void cfx_shape_error_dims(const char *op, const char *prefix, const int64_t *d, int n, const char *suffix);
 /* false (error recorded) unless l is a list of at most CFX_MAX_DIMS entries. */
 bool cfx_shape_list_ok(const char *op, cfx_int_list l);
 /* dim_list_to_bitset: mask[d] for each wrapped dim of dims ("dim 0 appears multiple times in

@@ -104,7 +104,7 @@ cfx_tensor *cfx_composite_unflatten_int(cfx_tensor *self, int64_t dim, cfx_int_l
             char suffix[128];
             snprintf(suffix, sizeof suffix, " don't multiply up to the size of dim %lld (%lld) in the input tensor",
                      (long long)d, (long long)self->sizes[d]);
-            cfx_shape_error_dims(op, "unflatten: Provided sizes ", sizes.data, k, suffix);
+            cfx_geom_error_dims(op, "unflatten: Provided sizes ", sizes.data, k, suffix);
         } else {
             cfx_error_set(CFX_ERR, op, "unflatten got an unexpected error:\n%s", why ? why : "");
         }

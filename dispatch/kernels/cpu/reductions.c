@@ -278,28 +278,12 @@ cfx_tensor *cfx_kernel_mean(cfx_tensor *self, cfx_value dtype)
     return cfx_cpu_mean_dim(self, (cfx_int_list){NULL, -1}, false, dtype);
 }
 
-/* get_dtype_from_self(self, dtype, promote_integers=true) */
-static bool prod_dtype(const char *op, const cfx_tensor *self, cfx_value dtype, cfx_dtype *out)
-{
-    int64_t code;
-    if (cfx_geom_opt_int(dtype, &code)) {
-        if (!cfx_dtype_valid(code)) {
-            cfx_error_set(CFX_ERR, op, "%s: unsupported dtype code %lld", op, (long long)code);
-            return false;
-        }
-        *out = (cfx_dtype)code;
-        return true;
-    }
-    *out = cfx_dtype_is_floating((cfx_dtype)self->dtype) ? (cfx_dtype)self->dtype : CFX_INT64;
-    return true;
-}
-
 cfx_tensor *cfx_cpu_prod(cfx_tensor *self, cfx_value dtype)
 {
     const char *op = "aten::prod";
     cfx_dtype dt;
     cfx_reduce_shape r;
-    if (!prod_dtype(op, self, dtype, &dt) || !cfx_structured_sum(&r, op, self, (cfx_int_list){NULL, -1}, false,
+    if (!cfx_reduce_prod_dtype(op, self, dtype, &dt) || !cfx_structured_sum(&r, op, self, (cfx_int_list){NULL, -1}, false,
                                                                  cfx_dtype_value(dt)))
         return NULL;
     return reduce_into(new_out(&r, dt), self, &r, RK_PROD, dt);
@@ -310,7 +294,7 @@ cfx_tensor *cfx_cpu_prod_dim_int(cfx_tensor *self, int64_t dim, bool keepdim, cf
     const char *op = "aten::prod.dim_int";
     cfx_dtype dt;
     cfx_reduce_shape r;
-    if (!prod_dtype(op, self, dtype, &dt) ||
+    if (!cfx_reduce_prod_dtype(op, self, dtype, &dt) ||
         !cfx_structured_sum(&r, op, self, cfx_ints(&dim, 1), keepdim, cfx_dtype_value(dt)))
         return NULL;
     return reduce_into(new_out(&r, dt), self, &r, RK_PROD, dt);

@@ -73,25 +73,11 @@ cfx_tensor *cfx_meta_mean(cfx_tensor *self, cfx_value dtype)
     return cfx_meta_mean_dim(self, (cfx_int_list){NULL, -1}, false, dtype);
 }
 
-static bool prod_dtype(const char *op, const cfx_tensor *self, cfx_value dtype, cfx_dtype *out)
-{
-    int64_t code;
-    if (cfx_geom_opt_int(dtype, &code)) {
-        if (!cfx_dtype_valid(code)) {
-            cfx_error_set(CFX_ERR, op, "%s: unsupported dtype code %lld", op, (long long)code);
-            return false;
-        }
-        *out = (cfx_dtype)code;
-    } else {
-        *out = cfx_dtype_is_floating((cfx_dtype)self->dtype) ? (cfx_dtype)self->dtype : CFX_INT64;
-    }
-    return true;
-}
 
 cfx_tensor *cfx_meta_prod(cfx_tensor *self, cfx_value dtype)
 {
     cfx_dtype dt;
-    if (!prod_dtype("aten::prod", self, dtype, &dt))
+    if (!cfx_reduce_prod_dtype("aten::prod", self, dtype, &dt))
         return NULL;
     return ref_reduction("aten::prod", self, NULL, 0, false, dt, true);
 }
@@ -99,7 +85,7 @@ cfx_tensor *cfx_meta_prod(cfx_tensor *self, cfx_value dtype)
 cfx_tensor *cfx_meta_prod_dim_int(cfx_tensor *self, int64_t dim, bool keepdim, cfx_value dtype)
 {
     cfx_dtype dt;
-    if (!prod_dtype("aten::prod.dim_int", self, dtype, &dt))
+    if (!cfx_reduce_prod_dtype("aten::prod.dim_int", self, dtype, &dt))
         return NULL;
     return ref_reduction("aten::prod.dim_int", self, &dim, 1, keepdim, dt, true);
 }
