@@ -194,6 +194,18 @@ static int put_typed(gen *G, const cfx_box_step *st, cfx_value v)
         }
         if (node)
             return put_node_as(G, v.u.node, K_TENSOR);
+        if (v.kind == CFX_V_INT || v.kind == CFX_V_DOUBLE || v.kind == CFX_V_BOOL) {
+            /* a number in a Tensor position (mul.Tensor(x, 2)): the C API's wrapped number */
+            cfx_buf_puts(b, v.kind == CFX_V_BOOL ? "cfx_num_bool(" : "cfx_num(");
+            if (v.kind == CFX_V_INT)
+                put_int(b, v.u.i);
+            else if (v.kind == CFX_V_DOUBLE)
+                put_double(b, v.u.d);
+            else
+                cfx_buf_puts(b, v.u.b ? "true" : "false");
+            cfx_buf_putc(b, ')');
+            return CFX_OK;
+        }
         break;
     case CFX_BOX_INT:
         if (node)

@@ -6,6 +6,7 @@
 
 #include "dispatch/error.h"
 #include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/nn_shapes.h"
 
 /* An int[2] argument: one value means both dims; `dflt` stands for an empty list. */
@@ -92,6 +93,16 @@ cfx_tensor *cfx_pool2d_output(const cfx_tensor *self, int64_t oh, int64_t ow, cf
     else
         cfx_geom_contiguous_strides(sizes, n, strides);
     return cfx_tensor_new_strided(sizes, strides, n, dt, self->device);
+}
+
+bool cfx_pool2d_outputs(const cfx_tensor *self, const cfx_pool2d *p, cfx_tensor **values, cfx_tensor **indices)
+{
+    *values = cfx_pool2d_output(self, p->oh, p->ow, (cfx_dtype)self->dtype);
+    *indices = *values ? cfx_pool2d_output(self, p->oh, p->ow, CFX_INT64) : NULL;
+    if (*indices)
+        return true;
+    cfx_kernel_discard(*values);
+    return false;
 }
 
 bool cfx_conv_output_size(const char *op, const cfx_tensor *input, const cfx_tensor *weight, const cfx_tensor *bias,

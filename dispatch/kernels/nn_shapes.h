@@ -26,6 +26,25 @@ bool cfx_pool2d_params(const char *op, const cfx_tensor *self, cfx_int_list kern
 /* A new tensor of self's rank with spatial dims oh x ow, in self's suggested memory format. */
 cfx_tensor *cfx_pool2d_output(const cfx_tensor *self, int64_t oh, int64_t ow, cfx_dtype dt);
 
+/* Element at offset off (in elements) of a float32 or float64 tensor, as a double, and back:
+ * the nn CPU kernels compute in double whatever the floating dtype. */
+static inline double cfx_nn_get(const cfx_tensor *t, int64_t off)
+{
+    return t->dtype == CFX_FLOAT32 ? ((const float *)cfx_tensor_data(t))[off] : ((const double *)cfx_tensor_data(t))[off];
+}
+
+static inline void cfx_nn_set(cfx_tensor *t, int64_t off, double v)
+{
+    if (t->dtype == CFX_FLOAT32)
+        ((float *)cfx_tensor_data(t))[off] = (float)v;
+    else
+        ((double *)cfx_tensor_data(t))[off] = v;
+}
+
+/* max_pool2d_with_indices' two results (values in dt, int64 indices), in self's suggested
+ * memory format; false (nothing kept) when one cannot be made. */
+bool cfx_pool2d_outputs(const cfx_tensor *self, const cfx_pool2d *p, cfx_tensor **values, cfx_tensor **indices);
+
 /* convolution's checks and output sizes (non-transposed; out has input->ndim entries). */
 bool cfx_conv_output_size(const char *op, const cfx_tensor *input, const cfx_tensor *weight, const cfx_tensor *bias,
                           cfx_int_list stride, cfx_int_list padding, cfx_int_list dilation, bool transposed,

@@ -66,6 +66,11 @@ Test(models, mlp_matches_make_fx) { expect_golden("mlp", CFX_TRACE_REAL); expect
 Test(models, chain_matches_make_fx) { expect_golden("chain", CFX_TRACE_REAL); expect_golden("chain", CFX_TRACE_FAKE); }
 Test(models, mutate_matches_make_fx) { expect_golden("mutate", CFX_TRACE_REAL); expect_golden("mutate", CFX_TRACE_FAKE); }
 Test(models, cnn_matches_make_fx) { expect_golden("cnn", CFX_TRACE_REAL); expect_golden("cnn", CFX_TRACE_FAKE); }
+Test(models, transformer_matches_make_fx)
+{
+    expect_golden("transformer", CFX_TRACE_REAL);
+    expect_golden("transformer", CFX_TRACE_FAKE);
+}
 Test(models, classifier_matches_make_fx)
 {
     expect_golden("classifier", CFX_TRACE_REAL);

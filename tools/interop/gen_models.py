@@ -115,12 +115,53 @@ def classifier_inputs():
     return [torch.tensor([(i * 7 + 3) % 20 for i in range(10)]).reshape(2, 5), torch.tensor([3, 7])]
 
 
+TRANSFORMER_PARAMS = [("ln1.weight", [8]), ("ln1.bias", [8]), ("attn.q.weight", [8, 8]), ("attn.q.bias", [8]),
+                      ("attn.k.weight", [8, 8]), ("attn.k.bias", [8]), ("attn.v.weight", [8, 8]),
+                      ("attn.v.bias", [8]), ("attn.out.weight", [8, 8]), ("attn.out.bias", [8]),
+                      ("ln2.weight", [8]), ("ln2.bias", [8]), ("mlp.fc1.weight", [16, 8]), ("mlp.fc1.bias", [16]),
+                      ("mlp.fc2.weight", [8, 16]), ("mlp.fc2.bias", [8])]
+
+
+def _module_tree(params):
+    """An nn.Module holding example parameters under dotted names (seed = position + 1)."""
+    root = torch.nn.Module()
+    for i, (name, shape) in enumerate(params):
+        *path, leaf = name.split(".")
+        mod = root
+        for part in path:
+            if not hasattr(mod, part):
+                setattr(mod, part, torch.nn.Module())
+            mod = getattr(mod, part)
+        setattr(mod, leaf, torch.nn.Parameter(example(shape, i + 1), requires_grad=False))
+    return root
+
+
+TRANSFORMER_MODULE = _module_tree(TRANSFORMER_PARAMS)
+
+
+def transformer(x):
+    m = TRANSFORMER_MODULE
+    h = aten.layer_norm.default(x, [8], m.ln1.weight, m.ln1.bias)
+    q = aten.linear.default(h, m.attn.q.weight, m.attn.q.bias)
+    k = aten.linear.default(h, m.attn.k.weight, m.attn.k.bias)
+    v = aten.linear.default(h, m.attn.v.weight, m.attn.v.bias)
+    s = aten.div.Tensor(aten.matmul.default(q, aten.transpose.int(k, -2, -1)), 2.8284271247461903)
+    a = aten.dropout.default(aten.softmax.int(s, -1), 0.1, False)
+    o = aten.linear.default(aten.matmul.default(a, v), m.attn.out.weight, m.attn.out.bias)
+    x = aten.add.Tensor(x, aten.dropout.default(o, 0.1, False))
+    h = aten.layer_norm.default(x, [8], m.ln2.weight, m.ln2.bias)
+    f = aten.gelu.default(aten.linear.default(h, m.mlp.fc1.weight, m.mlp.fc1.bias))
+    f = aten.linear.default(f, m.mlp.fc2.weight, m.mlp.fc2.bias)
+    return aten.add.Tensor(x, aten.dropout.default(f, 0.1, False))
+
+
 MODELS = [
     ("mlp", mlp, lambda: [example([4, 8], 0)]),
     ("chain", chain, lambda: [example([64, 64], 0)]),
     ("mutate", mutate, lambda: [example([2, 3], 0), example([2, 3], 5)]),
     ("cnn", cnn, lambda: [example([2, 3, 8, 8], 0)]),
     ("classifier", classifier, classifier_inputs),
+    ("transformer", transformer, lambda: [example([2, 4, 8], 0)]),
 ]
 
 

@@ -5,10 +5,11 @@
 #include "tools/models/models.h"
 
 extern const cfx_model cfx_model_mlp, cfx_model_chain, cfx_model_mutate;
-extern const cfx_model cfx_model_cnn, cfx_model_classifier, cfx_model_tensor_queue;
+extern const cfx_model cfx_model_cnn, cfx_model_classifier, cfx_model_transformer, cfx_model_tensor_queue;
 
-static const cfx_model *const zoo[] = {&cfx_model_mlp, &cfx_model_chain, &cfx_model_mutate, &cfx_model_cnn,
-                                       &cfx_model_classifier, &cfx_model_tensor_queue};
+static const cfx_model *const zoo[] = {&cfx_model_mlp,        &cfx_model_chain,       &cfx_model_mutate,
+                                       &cfx_model_cnn,        &cfx_model_classifier,  &cfx_model_transformer,
+                                       &cfx_model_tensor_queue};
 
 int cfx_model_count(void) { return (int)(sizeof zoo / sizeof zoo[0]); }
 

@@ -15,22 +15,10 @@
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
+#include "dispatch/kernels/nn_shapes.h"
 #include "dispatch/kernels/structured.h"
 
 static const cfx_device CPU = {CFX_DEVICE_CPU, -1};
-
-static double get(const cfx_tensor *t, int64_t off)
-{
-    return t->dtype == CFX_FLOAT32 ? ((const float *)cfx_tensor_data(t))[off] : ((const double *)cfx_tensor_data(t))[off];
-}
-
-static void set(cfx_tensor *t, int64_t off, double v)
-{
-    if (t->dtype == CFX_FLOAT32)
-        ((float *)cfx_tensor_data(t))[off] = (float)v;
-    else
-        ((double *)cfx_tensor_data(t))[off] = v;
-}
 
 /* The element offset of linear (row-major) index e of t. */
 static int64_t offset_at(const cfx_tensor *t, int64_t e)
@@ -76,14 +64,14 @@ static cfx_tensor *softmax(const char *op, cfx_tensor *self, int64_t dim, bool h
         int64_t in0 = offset_at(self, e), out0 = offset_at(out, e);
         double m = -INFINITY, sum = 0;
         for (int64_t i = 0; i < len; i++) {
-            double v = get(self, in0 + i * st);
+            double v = cfx_nn_get(self, in0 + i * st);
             m = v > m || isnan(v) ? v : m;
         }
         for (int64_t i = 0; i < len; i++)
-            sum += exp(get(self, in0 + i * st) - m);
+            sum += exp(cfx_nn_get(self, in0 + i * st) - m);
         for (int64_t i = 0; i < len; i++) {
-            double v = get(self, in0 + i * st) - m;
-            set(out, out0 + i * ost, is_log ? v - log(sum) : exp(v) / sum);
+            double v = cfx_nn_get(self, in0 + i * st) - m;
+            cfx_nn_set(out, out0 + i * ost, is_log ? v - log(sum) : exp(v) / sum);
         }
     }
     return out;
@@ -172,10 +160,10 @@ static cfx_native_batch_norm_result batch_norm_eval(const char *op, cfx_tensor *
     int64_t numel = cfx_tensor_numel(input), inner = cfx_geom_numel(input->sizes + 2, input->ndim - 2);
     for (int64_t e = 0; e < numel; e++) {
         int64_t ch = (e / inner) % c;
-        double invstd = 1.0 / sqrt(get(var, ch * var->strides[0]) + eps);
-        double alpha = invstd * (weight ? get(weight, ch * weight->strides[0]) : 1.0);
-        double beta = (bias ? get(bias, ch * bias->strides[0]) : 0.0) - get(mean, ch * mean->strides[0]) * alpha;
-        set(out, offset_at(out, e), get(input, offset_at(input, e)) * alpha + beta);
+        double invstd = 1.0 / sqrt(cfx_nn_get(var, ch * var->strides[0]) + eps);
+        double alpha = invstd * (weight ? cfx_nn_get(weight, ch * weight->strides[0]) : 1.0);
+        double beta = (bias ? cfx_nn_get(bias, ch * bias->strides[0]) : 0.0) - cfx_nn_get(mean, ch * mean->strides[0]) * alpha;
+        cfx_nn_set(out, offset_at(out, e), cfx_nn_get(input, offset_at(input, e)) * alpha + beta);
     }
     return (cfx_native_batch_norm_result){{out, sm, si}};
 }
@@ -241,18 +229,18 @@ cfx_nll_loss_forward_result cfx_cpu_nll_loss_forward(cfx_tensor *self, cfx_tenso
                 cfx_kernel_discard(tw);
                 return none;
             }
-            double w = weight ? get(weight, t * weight->strides[0]) : 1.0;
+            double w = weight ? cfx_nn_get(weight, t * weight->strides[0]) : 1.0;
             int64_t xoff = (batched ? i * self->strides[0] : 0) + t * self->strides[self->ndim - 1];
-            v = -get(self, xoff) * w;
+            v = -cfx_nn_get(self, xoff) * w;
             wsum += w;
         }
         if (per_item)
-            set(out, i * out->strides[0], v);
+            cfx_nn_set(out, i * out->strides[0], v);
         total += v;
     }
     if (!per_item)
-        set(out, 0, reduction == 1 ? total / wsum : total);
-    set(tw, 0, per_item ? 0.0 : wsum);
+        cfx_nn_set(out, 0, reduction == 1 ? total / wsum : total);
+    cfx_nn_set(tw, 0, per_item ? 0.0 : wsum);
     return (cfx_nll_loss_forward_result){{out, tw}};
 }
 
@@ -268,15 +256,15 @@ cfx_tensor *cfx_cpu_mse_loss(cfx_tensor *self, cfx_tensor *target, int64_t reduc
     double sum = 0;
     for (int64_t e = 0; e < numel; e++) {
         int64_t off = offset_at(d, e);
-        double v = get(d, off);
-        set(d, off, v * v);
+        double v = cfx_nn_get(d, off);
+        cfx_nn_set(d, off, v * v);
         sum += v * v;
     }
     if (reduction == 0)
         return d;
     cfx_tensor *out = cfx_tensor_new(NULL, 0, (cfx_dtype)d->dtype, CPU);
     if (out)
-        set(out, 0, reduction == 1 ? sum / (double)numel : sum);
+        cfx_nn_set(out, 0, reduction == 1 ? sum / (double)numel : sum);
     cfx_kernel_discard(d);
     return out;
 }

@@ -26,19 +26,6 @@ static int64_t offset_of(const cfx_tensor *t, int64_t plane, int64_t h, int64_t 
     return off;
 }
 
-static double get(const cfx_tensor *t, int64_t off)
-{
-    return t->dtype == CFX_FLOAT32 ? ((const float *)cfx_tensor_data(t))[off] : ((const double *)cfx_tensor_data(t))[off];
-}
-
-static void set(cfx_tensor *t, int64_t off, double v)
-{
-    if (t->dtype == CFX_FLOAT32)
-        ((float *)cfx_tensor_data(t))[off] = (float)v;
-    else
-        ((double *)cfx_tensor_data(t))[off] = v;
-}
-
 static bool floating_only(const char *op, const char *kernel, const cfx_tensor *self)
 {
     if (cfx_dtype_is_floating((cfx_dtype)self->dtype))
@@ -57,12 +44,9 @@ cfx_max_pool2d_with_indices_result cfx_cpu_max_pool2d_with_indices(cfx_tensor *s
     if (!cfx_pool2d_params(op, self, kernel_size, stride, padding, &dilation, ceil_mode, &p) ||
         !floating_only(op, "max_pool2d", self))
         return none;
-    cfx_tensor *out = cfx_pool2d_output(self, p.oh, p.ow, (cfx_dtype)self->dtype);
-    cfx_tensor *idx = out ? cfx_pool2d_output(self, p.oh, p.ow, CFX_INT64) : NULL;
-    if (!idx) {
-        cfx_kernel_discard(out);
+    cfx_tensor *out, *idx;
+    if (!cfx_pool2d_outputs(self, &p, &out, &idx))
         return none;
-    }
     int64_t *pi = cfx_tensor_data(idx);
     for (int64_t pl = 0; pl < p.planes; pl++)
         for (int64_t oh = 0; oh < p.oh; oh++)
@@ -78,13 +62,13 @@ cfx_max_pool2d_with_indices_result cfx_cpu_max_pool2d_with_indices(cfx_tensor *s
                 double m = -INFINITY;
                 for (int64_t h = h0; h < h1; h += p.dh)
                     for (int64_t w = w0; w < w1; w += p.dw) {
-                        double v = get(self, offset_of(self, pl, h, w));
+                        double v = cfx_nn_get(self, offset_of(self, pl, h, w));
                         if (v > m || isnan(v)) {
                             m = v;
                             best = h * p.iw + w;
                         }
                     }
-                set(out, offset_of(out, pl, oh, ow), m);
+                cfx_nn_set(out, offset_of(out, pl, oh, ow), m);
                 pi[offset_of(idx, pl, oh, ow)] = best;
             }
     return (cfx_max_pool2d_with_indices_result){{out, idx}};
@@ -120,9 +104,9 @@ cfx_tensor *cfx_cpu_avg_pool2d(cfx_tensor *self, cfx_int_list kernel_size, cfx_i
                 double sum = 0;
                 for (int64_t h = h0; h < h1; h++)
                     for (int64_t w = w0; w < w1; w++)
-                        sum += get(self, offset_of(self, pl, h, w));
+                        sum += cfx_nn_get(self, offset_of(self, pl, h, w));
                 int64_t div = has_divisor ? divisor : count_include_pad ? pool : (h1 - h0) * (w1 - w0);
-                set(out, offset_of(out, pl, oh, ow), h0 >= h1 || w0 >= w1 ? 0.0 : sum / (double)div);
+                cfx_nn_set(out, offset_of(out, pl, oh, ow), h0 >= h1 || w0 >= w1 ? 0.0 : sum / (double)div);
             }
     return out;
 }
@@ -160,8 +144,8 @@ cfx_tensor *cfx_cpu__adaptive_avg_pool2d(cfx_tensor *self, cfx_int_list output_s
                 double sum = 0;
                 for (int64_t h = h0; h < h1; h++)
                     for (int64_t w = w0; w < w1; w++)
-                        sum += get(self, offset_of(self, pl, h, w));
-                set(out, offset_of(out, pl, y, x), sum / (double)((h1 - h0) * (w1 - w0)));
+                        sum += cfx_nn_get(self, offset_of(self, pl, h, w));
+                cfx_nn_set(out, offset_of(out, pl, y, x), sum / (double)((h1 - h0) * (w1 - w0)));
             }
     return out;
 }

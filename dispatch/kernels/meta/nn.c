@@ -133,12 +133,9 @@ cfx_max_pool2d_with_indices_result cfx_meta_max_pool2d_with_indices(cfx_tensor *
     if (!cfx_pool2d_params("aten::max_pool2d_with_indices", self, kernel_size, stride, padding, &dilation, ceil_mode,
                            &p))
         return none;
-    cfx_tensor *out = cfx_pool2d_output(self, p.oh, p.ow, (cfx_dtype)self->dtype);
-    cfx_tensor *idx = out ? cfx_pool2d_output(self, p.oh, p.ow, CFX_INT64) : NULL;
-    if (!idx) {
-        cfx_kernel_discard(out);
+    cfx_tensor *out, *idx;
+    if (!cfx_pool2d_outputs(self, &p, &out, &idx))
         return none;
-    }
     return (cfx_max_pool2d_with_indices_result){{out, idx}};
 }
 
