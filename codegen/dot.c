@@ -16,20 +16,25 @@
 #include "dispatch/dtype.h"
 #include "dispatch/error.h"
 
-/* Appends s to b escaped for a DOT double-quoted string; newlines become left-justified breaks. */
+/* Appends s to b escaped for a DOT double-quoted string; newlines become left-justified breaks.
+ * Runs of plain characters (nearly everything: names, targets) are copied in one call. */
 static void put_escaped(cfx_buf *b, const char *s, size_t n)
 {
+    size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        if (c == '"' || c == '\\')
+        if (c != '"' && c != '\\' && (unsigned char)c >= 0x20)
+            continue;
+        cfx_buf_putn(b, s + run, i - run);
+        run = i + 1;
+        if (c == '"' || c == '\\') {
             cfx_buf_putc(b, '\\');
-        if (c == '\n')
-            cfx_buf_puts(b, "\\l");
-        else if ((unsigned char)c < 0x20)
-            cfx_buf_putc(b, ' ');
-        else
             cfx_buf_putc(b, c);
+        } else {
+            cfx_buf_puts(b, c == '\n' ? "\\l" : " ");
+        }
     }
+    cfx_buf_putn(b, s + run, n - run);
 }
 
 /* A node's id: its name, quoted (names are identifiers, but "graph", "node" and "edge" are

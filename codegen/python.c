@@ -14,6 +14,7 @@
 
 #include "codegen/codegen.h"
 #include "dispatch/error.h"
+#include "dispatch/tensor.h"
 #include "ir/print.h"
 
 static const char prelude[] =
@@ -96,19 +97,40 @@ int cfx_graph_module_to_python(const cfx_graph_module *gm, const char *weights_f
     cfx_buf_puts(b, "'.\n# A standalone PyTorch module: forward() is torch.fx's python_code of the graph; the\n"
                     "# tensors its get_attr nodes read are loaded from the safetensors file WEIGHTS.\n");
     cfx_buf_puts(b, prelude);
+    /* CPU attributes come from the weights file; others (meta tensors: no data) are made
+     * empty on the meta device with their recorded dtype, shape and strides */
+    int n_cpu = 0;
+    for (int i = 0; i < n_attrs; i++) {
+        const cfx_tensor *t = cfx_graph_module_attr(gm, i);
+        n_cpu += t && t->device.type == CFX_DEVICE_CPU;
+    }
     cfx_buf_puts(b, "WEIGHTS = ");
-    if (weights_file && n_attrs > 0)
+    if (weights_file && n_cpu > 0)
         cfx_ir_print_py_string(weights_file, strlen(weights_file), b);
     else
         cfx_buf_puts(b, "None");
-    cfx_buf_puts(b, "\nATTRIBUTES = [");
-    for (int i = 0; i < n_attrs; i++) {
-        const char *a = cfx_graph_module_attr_name(gm, i);
-        if (i)
-            cfx_buf_puts(b, ", ");
-        cfx_ir_print_py_string(a, strlen(a), b);
+    for (int pass = 0; pass < 2; pass++) {
+        cfx_buf_puts(b, pass ? "\nMETA_ATTRIBUTES = {" : "\nATTRIBUTES = [");
+        for (int i = 0, k = 0; i < n_attrs; i++) {
+            const cfx_tensor *t = cfx_graph_module_attr(gm, i);
+            const char *a = cfx_graph_module_attr_name(gm, i);
+            if (!t || (t->device.type == CFX_DEVICE_CPU) == (pass == 1))
+                continue;
+            cfx_buf_puts(b, k++ ? ", " : "");
+            cfx_ir_print_py_string(a, strlen(a), b);
+            if (pass == 0)
+                continue;
+            cfx_buf_printf(b, ": (%s, [", cfx_dtype_torch_name((cfx_dtype)t->dtype));
+            for (int d = 0; d < t->ndim; d++)
+                cfx_buf_printf(b, "%s%lld", d ? ", " : "", (long long)t->sizes[d]);
+            cfx_buf_puts(b, "], [");
+            for (int d = 0; d < t->ndim; d++)
+                cfx_buf_printf(b, "%s%lld", d ? ", " : "", (long long)t->strides[d]);
+            cfx_buf_puts(b, "])");
+        }
+        cfx_buf_puts(b, pass ? "}" : "]");
     }
-    cfx_buf_puts(b, "]\n\n");
+    cfx_buf_puts(b, "\n\n");
     cfx_buf_puts(b, loader);
     cfx_buf_puts(b, "class ");
     put_class_name(b, gname);
@@ -116,14 +138,16 @@ int cfx_graph_module_to_python(const cfx_graph_module *gm, const char *weights_f
                     "    def __init__(self, weights=None):\n"
                     "        \"\"\"weights: the safetensors file (default: WEIGHTS beside this file).\"\"\"\n"
                     "        super().__init__()\n"
-                    "        if not ATTRIBUTES:\n"
-                    "            return\n"
-                    "        if weights is None and WEIGHTS is None:\n"
-                    "            raise ValueError('this module has attributes: give the weights file')\n"
-                    "        if weights is None:\n"
-                    "            weights = os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)\n"
-                    "        tensors = load_safetensors(weights)\n"
-                    "        for qualname in ATTRIBUTES:\n"
+                    "        tensors = {}\n"
+                    "        if ATTRIBUTES:\n"
+                    "            if weights is None and WEIGHTS is None:\n"
+                    "                raise ValueError('this module has attributes: give the weights file')\n"
+                    "            if weights is None:\n"
+                    "                weights = os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)\n"
+                    "            tensors = load_safetensors(weights)\n"
+                    "        for qualname, (dtype, shape, stride) in META_ATTRIBUTES.items():\n"
+                    "            tensors[qualname] = torch.empty_strided(shape, stride, dtype=dtype, device='meta')\n"
+                    "        for qualname in ATTRIBUTES + list(META_ATTRIBUTES):\n"
                     "            *path, leaf = qualname.split('.')\n"
                     "            owner = self\n"
                     "            for part in path:\n"

@@ -38,6 +38,14 @@ static inline void cg_rmdir(const char *dir)
     cr_expect_eq(system(cmd), 0);
 }
 
+static inline void cg_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "cannot write %s", path);
+    fputs(text, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
 /* The driver the tests were built with (make test sets CFX_BIN). */
 static inline const char *cg_bin(void)
 {
@@ -59,7 +67,7 @@ static inline bool cg_have(const char *prog)
 /* Writes tensors t[0..n) to path as safetensors under the names "0", "1", .... */
 static inline void cg_save_tensors(const char *path, cfx_tensor *const *t, int n)
 {
-    char names_buf[16][8];
+    char names_buf[16][12];
     const char *names[16];
     cr_assert_leq(n, 16);
     for (int i = 0; i < n; i++) {

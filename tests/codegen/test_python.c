@@ -17,14 +17,6 @@ static char *python_of(const cfx_graph_module *gm, const char *weights)
     return cfx_buf_take(&b);
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert(f, "cannot write %s", path);
-    fputs(text, f);
-    cr_assert_eq(fclose(f), 0);
-}
-
 /* The golden python_code body, each line indented by 4 more (blank lines dropped). */
 static char *golden_in_class(const char *model)
 {
@@ -70,7 +62,7 @@ Test(codegen_python, every_model_runs_in_pytorch, .timeout = 240)
         cr_expect(strstr(py, "\nclass "), "%s", py);
         free(want);
         snprintf(path, sizeof path, "%s/%s.py", dir, m->name);
-        write_text(path, py);
+        cg_write_text(path, py);
         free(py);
         cfx_buf_printf(&cmd, " module %s/%s.py %s/%s.in.safetensors %s/%s.want.safetensors", dir, m->name, dir,
                        m->name, dir, m->name);
@@ -142,4 +134,44 @@ Test(codegen_python, call_module_refused)
     cfx_error_clear();
     cfx_buf_free(&b);
     cfx_graph_module_free(gm);
+}
+
+/* A meta attribute has no data in the weights file: the module makes it empty on the meta
+ * device with its dtype, shape and strides; a dotted name becomes a submodule. */
+Test(codegen_python, meta_and_nested_attributes, .timeout = 120)
+{
+    char dir[64], path[512], cmd[1024], *out;
+    cg_tmpdir(dir, sizeof dir);
+    cfx_scope s = cfx_scope_begin();
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *w = cfx_graph_get_attr(g, "fc.weight");
+    cfx_node *m = cfx_graph_get_attr(g, "stats");
+    cfx_value outs[2] = {cfx_node_value(w), cfx_node_value(m)};
+    cfx_graph_output(g, cfx_tuple(outs, 2));
+    cfx_graph_module *gm = cfx_graph_module_new(g, "Holder");
+    static const int64_t ws[2] = {2, 3}, ms[2] = {4, 5}, mst[2] = {1, 4};
+    cfx_device meta = {CFX_DEVICE_META, -1};
+    cr_assert_eq(cfx_graph_module_set_attr(gm, "fc.weight", cfx_model_example_tensor(ws, 2, 1)), CFX_OK);
+    cr_assert_eq(cfx_graph_module_set_attr(gm, "stats", cfx_tensor_new_strided(ms, mst, 2, CFX_FLOAT64, meta)), CFX_OK,
+                 "%s", cfx_error_message());
+    snprintf(path, sizeof path, "%s/holder.json", dir);
+    cr_assert_eq(cfx_graph_module_save(gm, path, 0), CFX_OK, "%s", cfx_error_message());
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cr_assert_eq(cfx_graph_module_to_python(gm, "holder.safetensors", &b), CFX_OK, "%s", cfx_error_message());
+    cr_expect(strstr(b.data, "\nMETA_ATTRIBUTES = {'stats': (torch.float64, [4, 5], [1, 4])}\n"), "%s", b.data);
+    snprintf(path, sizeof path, "%s/holder.py", dir);
+    cg_write_text(path, b.data);
+    cfx_buf_free(&b);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && python3 -c \"import holder; w, m = holder.Holder()(); "
+             "print(w.shape, w.dtype, m.device, m.dtype, m.stride(), w[1, 2].item() == holder.load_safetensors("
+             "'holder.safetensors')['fc.weight'][1, 2].item())\" 2>&1",
+             dir);
+    cr_assert_eq(test_run_command(cmd, &out), 0, "%s", out);
+    cr_expect_str_eq(out, "torch.Size([2, 3]) torch.float32 meta torch.float64 (1, 4) True\n");
+    free(out);
+    cfx_graph_module_free(gm);
+    cfx_scope_end(s);
+    cg_rmdir(dir);
 }
