@@ -44,6 +44,7 @@
 #include "tracer/plugin.h"
 #include "tracer/callable.h"
 #include "tracer/collectives.h"
+#include "tracer/user_kernel.h"
 #include "hop/hop.h"
 #include "hop/object.h"
 #include "hop/class.h"

@@ -92,7 +92,8 @@ static int partial_call_args(cfx_callable *c, const cfx_value *args, int n_args,
         return cfx_error_set(CFX_ERR, NULL, "%s(): too many arguments", c->schema->name);
     cfx_value merged[CALLABLE_MAX_ARGS];
     memcpy(merged, p->args, (size_t)p->n_args * sizeof *merged);
-    memcpy(merged + p->n_args, args, (size_t)n_args * sizeof *merged);
+    if (n_args) /* args may be NULL then */
+        memcpy(merged + p->n_args, args, (size_t)n_args * sizeof *merged);
     /* {**self.keywords, **kwargs}: a call's keyword replaces the bound one in place */
     cfx_kwarg kw[2 * CALLABLE_MAX_ARGS];
     int nk = p->n_kwargs;
