@@ -70,7 +70,7 @@ $(SRC_LIST): FORCE
 	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
 FORCE:
 
-.PHONY: all deps test asan bench goldens docs install clean examples check-torch FORCE
+.PHONY: all deps test asan bench goldens docs install clean examples check-torch fuzz FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
 
@@ -178,6 +178,27 @@ asan: deps
 	    CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS) > build-asan/tests.log 2>&1; \
 	    rc=$$?; cat build-asan/tests.log; sh scripts/check-leaks.sh build-asan/tests.log && exit $$rc
 
+# libFuzzer targets (fuzz/*.c, see docs/reliability.md): the library built by clang with
+# ASan+UBSan and coverage into build-fuzz, each target run for FUZZ_SECONDS on a copy of its
+# seed corpus (fuzz/corpus/<name>), crashes and slow inputs written to build-fuzz/.
+FUZZ_SECONDS ?= 10
+FUZZ_CC ?= clang
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN)
+FUZZ_TARGETS := $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c))
+fuzz: deps
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) OPT="$(FUZZ_OPT)" \
+	    LIBS="$(LIBS) $(FUZZ_SAN)" build-fuzz/libcfx.a
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    $(FUZZ_CC) $(CFLAGS_ALL) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o build-fuzz/fuzz_$$t fuzz/fuzz_$$t.c \
+	        -Wl,--whole-archive build-fuzz/libcfx.a -Wl,--no-whole-archive $(LIBS); \
+	    mkdir -p build-fuzz/corpus/$$t; cp fuzz/corpus/$$t/* build-fuzz/corpus/$$t/; \
+	    echo "fuzz $$t for $(FUZZ_SECONDS) s"; \
+	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=1 -rss_limit_mb=2048 -max_len=65536 \
+	        -artifact_prefix=build-fuzz/$$t- -print_final_stats=1 build-fuzz/corpus/$$t 2>&1 | \
+	        grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Slow|Done' ; \
+	    ! ls build-fuzz/$$t-crash-* build-fuzz/$$t-leak-* build-fuzz/$$t-timeout-* 2>/dev/null; done
+
 $(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
 	$(CC) -o $@ $(BENCH_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
 
@@ -217,4 +238,4 @@ install: all
 	install -D -m 644 tools/cli/cfx.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cfx
 
 clean:
-	rm -rf build build-asan build-bench
+	rm -rf build build-asan build-bench build-fuzz

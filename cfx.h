@@ -28,6 +28,8 @@
 #include "ir/print_tabular.h"
 #include "codegen/codegen.h"
 #include "ir/json.h"
+#include "ir/atomic_file.h"
+#include "ir/verify.h"
 #include "ir/safetensors.h"
 #include "ir/interpreter.h"
 #include "ir/passes/dce.h"

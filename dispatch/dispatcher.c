@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/fork_internal.h"
 #include "dispatch/hash.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/boxing_internal.h"
@@ -51,6 +52,14 @@ void cfx_registry_lock(void)
 }
 
 void cfx_registry_unlock(void) { pthread_mutex_unlock(&registry_mutex); }
+
+/* fork(): the registry is taken before, released in the parent, re-created in the child (a
+ * recursive mutex cannot be unlocked by the child's thread, whose id differs). */
+__attribute__((constructor)) static void registry_fork_guard(void)
+{
+    pthread_once(&mutex_once, init_mutex);
+    cfx_fork_guard_fn(CFX_FORK_RANK_REGISTRY, cfx_registry_lock, cfx_registry_unlock, init_mutex);
+}
 
 static void do_init(void)
 {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/fork_internal.h"
 #include "dispatch/error.h"
 #include "dispatch/library.h"
 #include "dispatch/operator.h"
@@ -83,6 +84,7 @@ static int register_table(const cfx_op_table *t)
  * lock that also serialises the registrations of different tables. */
 static pthread_mutex_t register_mutex = PTHREAD_MUTEX_INITIALIZER;
 static const cfx_op_table *registering;
+__attribute__((constructor)) static void register_mutex_fork_guard(void) { cfx_fork_guard_mutex(CFX_FORK_RANK_OP_TABLES, &register_mutex); }
 
 static void register_current(void) { registering->state->status = register_table(registering); }
 

@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/fork_internal.h"
 #include "dispatch/schema_internal.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char **names;
 static size_t n_names, cap_names;
 static atomic_size_t registered; /* n_names, readable without the lock */
+__attribute__((constructor)) static void lock_fork_guard(void) { cfx_fork_guard_mutex(CFX_FORK_RANK_LEAF, &lock); }
 
 static size_t find(const char *name, size_t n)
 {

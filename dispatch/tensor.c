@@ -34,6 +34,7 @@
 
 #include <unistd.h>
 
+#include "dispatch/fork_internal.h"
 #include "dispatch/error.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor.h"
@@ -64,6 +65,7 @@ static pthread_once_t fl_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static free_lists *registry;
 static int64_t exited_live; /* the counts of threads that have exited; under registry_lock */
+__attribute__((constructor)) static void registry_lock_fork_guard(void) { cfx_fork_guard_mutex(CFX_FORK_RANK_LEAF, &registry_lock); }
 
 static void drain(void *unused)
 {

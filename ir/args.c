@@ -195,7 +195,7 @@ int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const 
     for (uint32_t i = 0; i < n_args; i++)
         if ((rc = copy_value(g, &dst[i], args[i], map, ctx, &refs)) != CFX_OK)
             return rc;
-    cfx_kwarg *k = (cfx_kwarg *)(void *)(dst + n_args);
+    cfx_kwarg *k = dst ? (cfx_kwarg *)(void *)(dst + n_args) : NULL; /* no block for no arguments */
     for (uint32_t i = 0; i < n_kwargs; i++) {
         if (!kwargs[i].name)
             return cfx_error_set(CFX_ERR, NULL, "kwarg %u has no name", i);

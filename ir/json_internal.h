@@ -46,6 +46,9 @@ typedef struct jwriter {
 int jw_err(jwriter *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string; false (nothing written) if s is not UTF-8 or holds NUL. */
 bool jw_str(cfx_buf *b, const char *s, size_t n);
+/* Length of the well-formed UTF-8 sequence at s (n bytes available, s[0] >= 0x80), 0 if
+ * ill-formed; the loader refuses what the writer would (json_write_values.c). */
+size_t jw_utf8_seq(const unsigned char *s, size_t n);
 /* Same for a C string, with the error recorded. */
 int jw_cstr(jwriter *w, const char *s);
 int jw_name(jwriter *w, cfx_name nm);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ir/verify.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/schema.h"
 #include "ir/internal.h"
@@ -534,6 +535,36 @@ static int check_weights_used(jreader *r, const jr_doc *d)
     return CFX_OK;
 }
 
+/* JSON text is UTF-8 (RFC 8259), and what the writer refuses to write must not load: a
+ * loaded graph can always be saved again. */
+static int check_utf8(jreader *r)
+{
+    const unsigned char *u = (const unsigned char *)r->text;
+    for (size_t i = 0; i < r->len;) {
+        if (u[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t k = jw_utf8_seq(u + i, r->len - i);
+        if (!k)
+            return jr_err_at(r, i, "the document is not valid UTF-8");
+        i += k;
+    }
+    return CFX_OK;
+}
+
+/* The graph read is one cfx_graph_verify accepts (the `verify` pass's rules). */
+static int verify_loaded(cfx_graph *g)
+{
+    if (cfx_graph_verify(g) == CFX_OK)
+        return CFX_OK;
+    const char *m = cfx_error_message();
+    char *copy = m ? cfx_strdup(m) : NULL;
+    int rc = cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: %s", copy ? copy : "the graph is not well formed");
+    free(copy);
+    return rc;
+}
+
 static int load(const char *text, size_t len, bool module, const char *dir, const cfx_graph_load_options *opts,
                 cfx_graph **gout, cfx_graph_module **mout)
 {
@@ -548,7 +579,9 @@ static int load(const char *text, size_t len, bool module, const char *dir, cons
     cfx_arena_init(&r.scratch);
     jr_doc d = {0};
     cfx_graph_module *gm = NULL;
-    int rc = jr_scan_doc(&r, &d);
+    int rc = check_utf8(&r);
+    if (rc == CFX_OK)
+        rc = jr_scan_doc(&r, &d);
     if (rc != CFX_OK)
         goto out;
     r.schemas = d.schemas;
@@ -558,7 +591,7 @@ static int load(const char *text, size_t len, bool module, const char *dir, cons
     }
     r.rec_array = "nodes";
     if ((rc = jr_read_records(&r, d.nodes, "a node record", node_record, NULL)) != CFX_OK ||
-        (rc = read_pending(&r)) != CFX_OK)
+        (rc = read_pending(&r)) != CFX_OK || (rc = verify_loaded(r.g)) != CFX_OK)
         goto out;
     if (module) {
         gm = cfx_graph_module_new(r.g, cJSON_IsString(d.name) ? d.name->valuestring : NULL);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/atomic_file.h"
 #include "dispatch/schema.h"
 #include "dispatch/tensor.h"
 #include "ir/internal.h"
@@ -460,21 +461,18 @@ int cfx_graph_module_to_json(const cfx_graph_module *gm, unsigned flags, char **
 
 int jw_to_file(const cfx_graph *g, const cfx_graph_module *gm, const char *path, unsigned flags, const char *weights)
 {
-    if (!g || !path)
-        return CFX_ERR;
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return cfx_error_set(CFX_ERR, NULL, "cannot write graph JSON: cannot open '%s': %s", path,
-                             strerror(errno));
+    if (!g)
+        return cfx_error_set(CFX_ERR, NULL, "cannot write graph JSON: no graph");
+    cfx_atomic_file *af = cfx_atomic_file_open(path, "graph JSON");
+    if (!af)
+        return cfx_error_status();
     cfx_buf b;
     cfx_buf_init(&b);
-    int rc = write_doc(g, gm, flags, &b, f, path, weights);
+    int rc = write_doc(g, gm, flags, &b, cfx_atomic_file_stream(af), path, weights);
     cfx_buf_free(&b);
-    if (fclose(f) != 0 && rc == CFX_OK)
-        rc = cfx_error_set(CFX_ERR, NULL, "cannot write graph JSON: closing '%s' failed: %s", path,
-                           strerror(errno));
-    if (rc != CFX_OK)
-        remove(path);
+    if (rc == CFX_OK)
+        return cfx_atomic_file_commit(af);
+    cfx_atomic_file_abort(af);
     return rc;
 }
 
@@ -486,6 +484,6 @@ int cfx_graph_to_json_file(const cfx_graph *g, const char *path, unsigned flags)
 int cfx_graph_module_to_json_file(const cfx_graph_module *gm, const char *path, unsigned flags)
 {
     if (!gm)
-        return CFX_ERR;
+        return cfx_error_set(CFX_ERR, NULL, "cannot write graph JSON: no graph module");
     return jw_to_file(cfx_graph_module_graph(gm), gm, path, flags, NULL);
 }

@@ -26,7 +26,7 @@ static int too_deep(jwriter *w)
 /* ---- scalars ------------------------------------------------------------------------------- */
 
 /* Length of the well-formed UTF-8 sequence at s (n bytes available), 0 if ill-formed. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t jw_utf8_seq(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];
     size_t len;
@@ -68,7 +68,7 @@ bool jw_str(cfx_buf *b, const char *s, size_t n)
                 run++;
                 continue;
             }
-            size_t k = utf8_seq(u + run, n - run);
+            size_t k = jw_utf8_seq(u + run, n - run);
             if (!k)
                 goto refuse;
             run += k;

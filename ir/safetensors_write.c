@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/atomic_file.h"
 #include "dispatch/error.h"
 #include "dispatch/value.h"
 #include "ir/safetensors_internal.h"
@@ -283,16 +284,17 @@ int cfx_safetensors_write_file(const char *path, const char *const *names, cfx_t
     uint64_t data_size = 0;
     int rc = order ? build_header(&w, names, tensors, n, meta, n_meta, order, &h, &data_size)
                    : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    if (rc == CFX_OK && !(w.f = fopen(path, "wb")))
-        rc = werr(&w, "cannot open it: %s", strerror(errno));
-    if (rc == CFX_OK)
+    cfx_atomic_file *af = NULL;
+    if (rc == CFX_OK && !(af = cfx_atomic_file_open(path, "safetensors")))
+        rc = cfx_error_status();
+    if (rc == CFX_OK) {
+        w.f = cfx_atomic_file_stream(af);
         rc = write_all(&w, names, tensors, n, &h, order);
-    if (w.f) {
-        if (fclose(w.f) != 0 && rc == CFX_OK)
-            rc = werr(&w, "closing it failed: %s", strerror(errno));
-        if (rc != CFX_OK)
-            remove(path);
     }
+    if (af && rc == CFX_OK)
+        rc = cfx_atomic_file_commit(af);
+    else
+        cfx_atomic_file_abort(af);
     free(order);
     cfx_buf_free(&h);
     return rc;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/fork_internal.h"
 #include "ir/internal.h"
 
 enum { EFFECT_SIDE = 1, EFFECT_NONDET = 2 };
@@ -52,6 +53,7 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static entry *reg;
 static size_t reg_len, reg_cap;
 static atomic_uint reg_version = 1;
+__attribute__((constructor)) static void reg_lock_fork_guard(void) { cfx_fork_guard_mutex(CFX_FORK_RANK_LEAF, &reg_lock); }
 
 /* "ns::name.default" -> "ns::name" (length of the normalized key). */
 static size_t norm_len(const char *key)

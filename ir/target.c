@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/fork_internal.h"
 #include "ir/internal.h"
 
 /* ---- builtin functions ------------------------------------------------------------------ */
@@ -45,6 +46,7 @@ static const cfx_builtin_fn *const known_fns[] = {
 static pthread_mutex_t fn_lock = PTHREAD_MUTEX_INITIALIZER;
 static const cfx_builtin_fn **extra_fns;
 static size_t n_extra_fns, cap_extra_fns;
+__attribute__((constructor)) static void fn_lock_fork_guard(void) { cfx_fork_guard_mutex(CFX_FORK_RANK_LEAF, &fn_lock); }
 
 __attribute__((destructor)) static void extra_fns_free(void)
 {

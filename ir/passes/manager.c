@@ -19,6 +19,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "ir/verify.h"
+#include "dispatch/fork_internal.h"
 #include "dispatch/dispatcher.h"
 #include "ir/passes/cse.h"
 #include "ir/passes/dce.h"
@@ -53,7 +55,7 @@ static int run_verify(cfx_graph_module *gm, void *ctx, bool *changed)
 {
     (void)ctx;
     *changed = false;
-    return cfx_graph_lint(cfx_graph_module_graph(gm));
+    return cfx_graph_verify(cfx_graph_module_graph(gm));
 }
 
 static int run_strip_asserts(cfx_graph_module *gm, void *ctx, bool *changed)
@@ -81,7 +83,7 @@ static const pass_entry builtins[] = {
     {"dce", "dead-code elimination: erase pure nodes nobody uses (Graph.eliminate_dead_code)", run_dce, NULL},
     {"cse", "common subexpression elimination; never merges impure or nondeterministic nodes", run_cse, NULL},
     {"topo-sort", "stable topological sort of the nodes (Kahn); fails on a cycle", run_topo_sort, NULL},
-    {"verify", "check that the graph is well formed (Graph.lint)", run_verify, NULL},
+    {"verify", "check that the graph is well formed (Graph.lint, one output last, calls match schemas)", run_verify, NULL},
     {"strip-asserts", "erase assertion nodes (_assert_async, _assert_scalar, torch._assert, ...)",
      run_strip_asserts, NULL},
     {"fold", "constant folding: calls whose inputs are all constants become get_attr constants "
@@ -98,6 +100,7 @@ enum { N_BUILTINS = sizeof builtins / sizeof builtins[0] };
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pass_entry *reg;
 static int reg_len, reg_cap;
+__attribute__((constructor)) static void reg_lock_fork_guard(void) { cfx_fork_guard_mutex(CFX_FORK_RANK_LEAF, &reg_lock); }
 
 __attribute__((destructor)) static void registry_free(void)
 {

@@ -46,4 +46,11 @@ struct cfx_graph_module *cli_load_module(const char *path);
 /* All of stdin, malloc'd and NUL-terminated (*len without the NUL); NULL + error naming what. */
 char *cli_read_stdin(size_t *len, const char *what);
 
+/* io.c: re-occupies closed standard descriptors (at start); closes stdout at exit, turning a
+ * write error into a message and status 1 (returns rc otherwise); writes text (newline added
+ * if missing) to path atomically, or to stdout when path is NULL: 0, or 1 with the message. */
+void cli_io_init(void);
+int cli_io_finish(int rc);
+int cli_write_text(const char *text, const char *path);
+
 #endif

@@ -66,7 +66,7 @@ void cli_report_error(const char *fallback)
     fprintf(stderr, "cfx: %s\n", msg ? msg : fallback);
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2)
         return usage(stderr);
@@ -92,4 +92,10 @@ int main(int argc, char **argv)
         return run_command(argv[2], 1, args);
     }
     return run_command(argv[1], argc - 2, argv + 2);
+}
+
+int main(int argc, char **argv)
+{
+    cli_io_init();
+    return cli_io_finish(run(argc, argv));
 }

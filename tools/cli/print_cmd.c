@@ -53,22 +53,7 @@ static int usage(FILE *f)
     return f == stdout ? 0 : 2;
 }
 
-static int write_out(const char *text, const char *path)
-{
-    FILE *f = path ? fopen(path, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "cfx: cannot write '%s'\n", path);
-        return 1;
-    }
-    size_t n = strlen(text);
-    bool ok = fwrite(text, 1, n, f) == n && (n == 0 || text[n - 1] == '\n' || fputc('\n', f) != EOF);
-    ok = (path ? fclose(f) : fflush(f)) == 0 && ok;
-    if (!ok) {
-        fprintf(stderr, "cfx: error writing '%s'\n", path ? path : "stdout");
-        return 1;
-    }
-    return 0;
-}
+static int write_out(const char *text, const char *path) { return cli_write_text(text, path); }
 
 /* Runs `dot -T<format> [-o out]` with the DOT text on its stdin (its output goes to ours when
  * out is NULL). 0, or 1 with a message: Graphviz missing, or dot failing. */

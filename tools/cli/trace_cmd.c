@@ -220,24 +220,10 @@ static char *render(const cfx_graph_module *gm, const char *format)
     return cfx_graph_module_to_json(gm, 0, &json) == CFX_OK ? json : NULL;
 }
 
+/* `-o -` is stdout */
 static int write_text(const char *text, const char *path)
 {
-    if (path && !strcmp(path, "-"))
-        path = NULL;
-    FILE *f = path ? fopen(path, "w") : stdout;
-    if (!f) {
-        fprintf(stderr, "cfx: cannot write '%s'\n", path);
-        return 1;
-    }
-    size_t n = strlen(text);
-    bool ok = fwrite(text, 1, n, f) == n && (n == 0 || text[n - 1] == '\n' || fputc('\n', f) != EOF);
-    if (path)
-        ok = fclose(f) == 0 && ok;
-    if (!ok) {
-        fprintf(stderr, "cfx: error writing '%s'\n", path ? path : "stdout");
-        return 1;
-    }
-    return 0;
+    return cli_write_text(text, path && strcmp(path, "-") ? path : NULL);
 }
 
 int cfx_cmd_trace(int argc, char **argv)

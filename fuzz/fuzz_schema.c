@@ -1,0 +1,49 @@
+/* fuzz_schema.c - libFuzzer target: the schema parser, parse -> print -> parse fixed point.
+ *
+ * Any input either fails with an error text, or parses; its printed form must parse again
+ * and print identically. Exception, as in PyTorch: a string default with bytes >= 0x80 prints
+ * through c10's printQuotedString, which escapes a signed char into a malformed octal
+ * escape ("\00/" for 0xFF); cfx prints what PyTorch prints, so those need not reparse. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfx.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    bool high = false;
+    for (size_t i = 0; i < size; i++)
+        high |= data[i] >= 0x80;
+    char *text = malloc(size + 1);
+    if (!text)
+        return 0;
+    memcpy(text, data, size);
+    text[size] = '\0';
+    char *err = NULL;
+    cfx_schema *s = cfx_schema_parse(text, &err);
+    free(text);
+    if (!s) {
+        free(err);
+        return 0;
+    }
+    char *p1 = cfx_schema_to_string(s);
+    cfx_schema *s2 = p1 ? cfx_schema_parse(p1, &err) : NULL;
+    if (p1 && !s2 && !high) {
+        fprintf(stderr, "printed schema does not parse: %s\n%s\n", err ? err : "?", p1);
+        abort();
+    }
+    char *p2 = s2 ? cfx_schema_to_string(s2) : NULL;
+    if (p1 && p2 && !high && strcmp(p1, p2) != 0) {
+        fprintf(stderr, "not a fixed point:\n%s\n%s\n", p1, p2);
+        abort();
+    }
+    free(err);
+    free(p1);
+    free(p2);
+    cfx_schema_free(s);
+    cfx_schema_free(s2);
+    return 0;
+}
