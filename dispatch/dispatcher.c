@@ -68,6 +68,7 @@ static void do_init(void)
     /* The built-in operators come with the dispatcher, so `cfx ops --list` and every lookup by
      * name see them without the caller touching a wrapper first. */
     cfx_builtin_ops_init();
+    cfx_effects_init();
     initializing = false;
 }
 

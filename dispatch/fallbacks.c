@@ -32,11 +32,13 @@
  * Meta tensors, but there was no fake impl or Meta kernel registered" error): the fake mode
  * reads an op's computed Meta slot to know whether the op has a Meta kernel, so a fallback
  * there would claim one for every op; cfx reports the missing Meta kernel as a missing kernel.
- * And the fallbacks of functionalities cfx does not implement (Functionalize, Conjugate,
+ * Functionalize's is the functionalization kernel (functionalize.c), as 2.13's functionalizeFallback.
+ * And the fallbacks of functionalities cfx does not implement (Conjugate,
  * Negative, ZeroTensor, Tracer, functorch, Batched, PythonDispatcher): no cfx tensor or thread
  * carries those keys. */
 #include <stddef.h>
 
+#include "dispatch/functional_internal.h"
 #include "dispatch/library.h"
 #include "dispatch/mode.h"
 #include "dispatch/mode_internal.h"
@@ -48,6 +50,7 @@ static const cfx_dispatch_key fallthrough_keys[] = {
     CFX_KEY_BackendSelect,     CFX_KEY_ADInplaceOrView, CFX_KEY_Autograd,     CFX_KEY_AutocastCPU,
     CFX_KEY_AutocastMTIA,      CFX_KEY_AutocastMAIA,    CFX_KEY_AutocastXPU,  CFX_KEY_AutocastMPS,
     CFX_KEY_AutocastCUDA,      CFX_KEY_FuncTorchVmapMode, CFX_KEY_VmapMode,   CFX_KEY_PreDispatch,
+    CFX_KEY_PythonDispatcher, /* cfx has no Python kernels to route to (crossref.h) */
 };
 
 void cfx_fallbacks_register_defaults(void)
@@ -60,6 +63,8 @@ void cfx_fallbacks_register_defaults(void)
     cfx_library_fallback_at(lib, CFX_KEY_Python, cfx_python_fallback, NULL, __FILE__, __LINE__);
     cfx_library_fallback_at(lib, CFX_KEY_PythonTLSSnapshot, cfx_python_tls_snapshot_fallback, NULL,
                             __FILE__, __LINE__);
+    /* functionalization (functional.h): 2.13's functionalizeFallback */
+    cfx_library_fallback_at(lib, CFX_KEY_Functionalize, cfx_functionalize_fallback, NULL, __FILE__, __LINE__);
     defaults = lib;
 }
 

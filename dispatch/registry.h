@@ -59,5 +59,7 @@ int cfx_fallthrough_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value
 /* --- fallbacks.c ---------------------------------------------------------------------------- */
 /* Registers cfx's dispatcher-wide default fallbacks; called once from cfx_dispatcher_init. */
 void cfx_fallbacks_register_defaults(void);
+/* aten::_print and 2.13's pre-registered effects (effects.c). */
+void cfx_effects_init(void);
 
 #endif

@@ -44,7 +44,9 @@
 
 #include "dispatch/boxing.h"
 #include "dispatch/error.h"
+#include "dispatch/effects.h"
 #include "dispatch/fake.h"
+#include "dispatch/functional.h"
 #include "dispatch/schema.h"
 #include "dispatch/scope.h"
 #include "ir/graph.h"
@@ -289,10 +291,19 @@ static int map_output(trace *tr, cfx_value in, cfx_value *out, cfx_value ***allo
     return rc;
 }
 
-static int build_output(trace *tr, const cfx_value *rets)
+/* The output node; a final effect token (or NULL) goes first, as the graphs 2.13 traces with
+ * FunctionalTensorMode tokens return (token, *outputs). */
+static int build_output(trace *tr, const cfx_value *rets, cfx_tensor *token)
 {
     int nr = tr->schema->n_returns;
-    cfx_value in = nr == 0 ? cfx_none() : nr == 1 ? rets[0] : cfx_tuple(rets, (uint32_t)nr);
+    cfx_value with_token[MAX_VALUES + 1];
+    if (token) {
+        with_token[0] = cfx_tensor_value(token);
+        memcpy(with_token + 1, rets, (size_t)nr * sizeof *rets);
+        rets = with_token;
+        nr++;
+    }
+    cfx_value in = nr == 0 ? cfx_none() : nr == 1 && !token ? rets[0] : cfx_tuple(rets, (uint32_t)nr);
     cfx_value out;
     cfx_value **allocs = NULL;
     int n_allocs = 0;
@@ -338,7 +349,7 @@ cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_val
     /* the first error of a context wins: a pending one would hide the model's */
     if (cfx_error_occurred())
         return NULL;
-    cfx_make_fx_options o = options ? *options : (cfx_make_fx_options){CFX_TRACE_REAL, NULL, NULL, false};
+    cfx_make_fx_options o = options ? *options : (cfx_make_fx_options){CFX_TRACE_REAL, NULL, NULL, false, false};
     if (!fn || !signature || (n_args > 0 && !args)) {
         cfx_error_set(CFX_ERR, NULL, "cfx_make_fx: NULL function, signature or arguments");
         return NULL;
@@ -396,6 +407,21 @@ cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_val
         if (!stack[i].u.t)
             goto fail;
     }
+    /* the effect token comes first: make_fx of f(token, *args) under a functional mode that
+     * threads it (tools/interop/gen_effects.py) */
+    cfx_tensor *token = NULL;
+    if (o.effect_tokens) {
+        if (!o.functionalize) {
+            cfx_error_set(CFX_ERR, NULL, "make_fx: effect_tokens needs functionalize");
+            goto fail;
+        }
+        token = cfx_token_new();
+        if (token && tr.fake && (!(token = cfx_fake_from_tensor(tr.fake, token)) || cfx_tensor_mark_token(token) != CFX_OK))
+            token = NULL;
+        cfx_node *tn = token ? cfx_graph_placeholder(cfx_graph_module_graph(tr.gm), "token_1") : NULL;
+        if (!tn || cfx_proxy_track(tr.pm, token, tn) != CFX_OK || remember(&tr, token) != CFX_OK)
+            goto fail;
+    }
     if (make_placeholders(&tr, stack) != CFX_OK)
         goto fail;
     if (tr.fake) {
@@ -407,9 +433,34 @@ cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_val
         goto fail;
     tr.proxy_pushed = true;
 
+    /* make_fx(functionalize(f)): the wrapper runs inside the trace, so placeholders are the
+     * plain inputs and the trailing copy_ into mutated inputs is recorded */
+    cfx_functionalize_call fc;
+    if (o.functionalize && cfx_functionalize_begin(&fc, stack, n_args) != CFX_OK) {
+        cfx_functionalize_end(&fc, stack, 0, false);
+        goto fail;
+    }
+    if (token) {
+        cfx_tensor *wrapped = cfx_functional_wrap(token);
+        cfx_functional_mode_enable_tokens(fc.mode, false);
+        if (!wrapped || cfx_functional_mode_set_token(fc.mode, CFX_EFFECT_ORDERED, wrapped) != CFX_OK) {
+            cfx_functionalize_end(&fc, stack, 0, false);
+            goto fail;
+        }
+    }
     int rc = o.module ? cfx_adapter_call_lead(tr.adapter, o.module, stack)
                       : cfx_adapter_call_boxed(tr.adapter, NULL, cfx_keyset_empty(), stack);
-    if (rc != CFX_OK || build_output(&tr, stack) != CFX_OK)
+    cfx_value final_token = cfx_tensor_value(token ? cfx_functional_mode_token(fc.mode, CFX_EFFECT_ORDERED) : NULL);
+    cfx_tensor_retain(final_token.u.t); /* the mode, which holds it, goes at the end of the call */
+    if (o.functionalize && cfx_functionalize_end(&fc, stack, tr.schema->n_returns, rc == CFX_OK) != CFX_OK)
+        rc = CFX_ERR;
+    if (rc == CFX_OK && final_token.u.t && (cfx_functional_sync(final_token.u.t) != CFX_OK))
+        rc = CFX_ERR;
+    cfx_tensor *out_token = final_token.u.t ? cfx_functional_value(final_token.u.t) : NULL;
+    if (rc == CFX_OK)
+        rc = build_output(&tr, stack, out_token);
+    cfx_tensor_release(final_token.u.t);
+    if (rc != CFX_OK)
         goto fail;
     finish(&tr, &o);
     return tr.gm;

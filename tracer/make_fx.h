@@ -30,6 +30,9 @@ typedef struct cfx_make_fx_options {
     cfx_module *module;       /* passed as the first C argument when non-NULL */
     const char *name;         /* graph module class name; default: the module's class or "f" */
     bool record_stack_traces; /* make_fx's flag: meta["stack_trace"] = the op's C call site */
+    bool functionalize;       /* make_fx(torch.func.functionalize(f)): dispatch/functional.h */
+    bool effect_tokens;       /* with functionalize: effectful ops through with_effects, the token
+                               * as leading placeholder `token_1` and leading output (effects.h) */
 } cfx_make_fx_options;
 
 /* Traces fn called with args (boxed, in schema order). Returns the graph module or NULL with

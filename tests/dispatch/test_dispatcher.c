@@ -149,13 +149,15 @@ Test(dispatcher, default_fallbacks_table)
     cr_assert_eq(cfx_library_impl_boxed_at(lib, "b", CFX_KEY_CPU, identity_boxed, NULL, "/dev/null", 4), CFX_OK);
     cfx_op *op = cfx_op_find("dfb::b");
     char *table = cfx_op_dump_computed_table(op);
-    /* Python and PythonTLSSnapshot are real fallbacks (the mode stack), the rest fall through */
+    /* Python and PythonTLSSnapshot are real fallbacks (the mode stack), Functionalize the
+     * functionalization kernel, the rest fall through */
     static const char *keys[] = {
-        "BackendSelect", "Python", "ADInplaceOrView", "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradHIP",
+        "BackendSelect", "Python", "Functionalize", "ADInplaceOrView", "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradHIP",
         "AutogradXLA", "AutogradMPS", "AutogradIPU", "AutogradXPU", "AutogradHPU", "AutogradVE", "AutogradLazy",
         "AutogradMTIA", "AutogradMAIA", "AutogradPrivateUse1", "AutogradPrivateUse2", "AutogradPrivateUse3",
         "AutogradMeta", "AutogradNestedTensor", "AutocastCPU", "AutocastMTIA", "AutocastMAIA", "AutocastXPU",
-        "AutocastMPS", "AutocastCUDA", "FuncTorchVmapMode", "VmapMode", "PythonTLSSnapshot", "PreDispatch"};
+        "AutocastMPS", "AutocastCUDA", "FuncTorchVmapMode", "VmapMode", "PythonTLSSnapshot", "PreDispatch",
+        "PythonDispatcher"};
     cfx_buf want;
     cfx_buf_init(&want);
     cfx_buf_puts(&want, "CPU: registered at /dev/null:4 [kernel]\n");
@@ -163,7 +165,8 @@ Test(dispatcher, default_fallbacks_table)
     cr_assert(p, "%s", table);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         /* the line number is whatever fallbacks.c has; read it from the row */
-        bool through = strncmp(keys[i], "Python", 6) != 0;
+        bool through = strcmp(keys[i], "Python") && strcmp(keys[i], "PythonTLSSnapshot") &&
+                       strcmp(keys[i], "Functionalize");
         char prefix[128];
         snprintf(prefix, sizeof prefix, "%s: %sregistered at dispatch/fallbacks.c:", keys[i],
                  through ? "fallthrough " : "");

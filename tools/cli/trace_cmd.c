@@ -63,6 +63,8 @@ static int trace_help(void)
           "  --mode real|fake     trace on real tensors (default) or on fake ones\n"
           "  --format F           graph (default), code or json\n"
           "  --dce                dead-code elimination first, naming each removed node on stderr\n"
+          "  --functionalize      trace make_fx(torch.func.functionalize(model)): no in-place ops\n"
+          "  --crossref-functionalize  functionalize, checking each op's Meta kernel against its result\n"
           "  --time               print the time taken on stderr\n"
           "  -o FILE              write to FILE instead of stdout (`-o -` is stdout)\n",
           stdout);
@@ -96,6 +98,7 @@ typedef struct trace_args {
     const char *format, *out;
     bool dce, time;
     cli_passes passes;
+    bool functionalize, crossref;
 } trace_args;
 
 static bool is_plugin_spec(const char *arg)
@@ -139,6 +142,10 @@ static int parse_trace_args(int argc, char **argv, trace_args *a)
             i++;
         } else if (!strcmp(arg, "--dce")) {
             a->dce = true;
+        } else if (!strcmp(arg, "--functionalize")) {
+            a->functionalize = true;
+        } else if (!strcmp(arg, "--crossref-functionalize")) {
+            a->functionalize = a->crossref = true;
         } else if (!strcmp(arg, "--time")) {
             a->time = true;
         } else if (!a->model && !a->plugin && is_plugin_spec(arg)) {
@@ -246,8 +253,13 @@ int cfx_cmd_trace(int argc, char **argv)
     int n = setup_model(&a, &plugin, &module, args, &forward, &signature);
     cfx_graph_module *gm = NULL;
     if (n >= 0) {
-        cfx_make_fx_options opts = {a.mode, module, NULL};
+        cfx_make_fx_options opts = {a.mode, module, NULL, .functionalize = a.functionalize};
+        cfx_crossref_guard cg;
+        if (a.crossref)
+            cfx_crossref_functionalize_begin(&cg);
         gm = cfx_make_fx(forward, signature, args, n, &opts);
+        if (a.crossref)
+            cfx_crossref_functionalize_end(&cg);
     }
     char *text = NULL;
     if (gm && a.dce) {

@@ -1,0 +1,96 @@
+"""Goldens for effect tokens and with_effects (dispatch/effects.h, hop/effects.c).
+
+tests/data/effects.txt holds the graph and code PyTorch 2.13 records with make_fx for
+f(token, *args) running the program under a FunctionalTensorMode whose ORDERED token is the
+`token` argument: each aten::_print becomes with_effects(token, aten._print.default, s), the
+tokens chain, and the final token is the leading output. That is what cfx's
+make_fx(..., functionalize, effect_tokens) traces (the token is its leading placeholder
+token_1). Also the texts of with_effects' own checks and of a missing token.
+Blocks are "@@@ NAME KIND" lines followed by the text.
+"""
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch._subclasses.functional_tensor import FunctionalTensorMode, FunctionalTensor
+from torch._higher_order_ops.effects import _EffectType, with_effects
+
+import golden
+
+
+def prints(x, y):
+    torch.ops.aten._print("moo")
+    a = x + y
+    torch.ops.aten._print("moo2")
+    return a.relu()
+
+
+def mutate_print(x, y):
+    x.add_(y)
+    torch.ops.aten._print("after add_")
+    return x.sin()
+
+
+def no_effects(x, y):
+    return (x * y).cos()
+
+
+def with_tokens(fn):
+    def f(token, x, y):
+        args = (x, y)
+        mode = FunctionalTensorMode()
+        with mode:
+            ft = FunctionalTensor.to_functional(token)
+            fargs = [FunctionalTensor.to_functional(a) for a in args]
+            mode._tokens[_EffectType.ORDERED] = ft
+            out = fn(*fargs)
+        final = mode._tokens[_EffectType.ORDERED]
+        torch._sync(final.elem)
+        torch._sync(out.elem)
+        for a, fa in zip(args, fargs):
+            torch._sync(fa.elem)
+            v = torch._from_functional_tensor(fa.elem)
+            if v is not a:
+                a.copy_(v)
+        return (torch._from_functional_tensor(final.elem), torch._from_functional_tensor(out.elem))
+    return f
+
+
+def t23(seed):
+    return ((torch.arange(6, dtype=torch.float32) * 7 + seed * 13) % 32 - 16).div(16).reshape(2, 3)
+
+
+PROGRAMS = [("prints", prints), ("mutate_print", mutate_print), ("no_effects", no_effects)]
+
+
+def error(thunk):
+    try:
+        thunk()
+        return "no error"
+    except AssertionError as e:
+        return str(e)
+
+
+def main():
+    out = []
+    for name, fn in PROGRAMS:
+        real = make_fx(with_tokens(fn))(torch.tensor([]), t23(0), t23(1))
+        fake = make_fx(with_tokens(fn), tracing_mode="fake")(torch.tensor([]), t23(0), t23(1))
+        assert str(real.graph) == str(fake.graph) and real.code == fake.code, name
+        out.append(f"@@@ {name} graph\n{real.graph}\n")
+        out.append(f"@@@ {name} code\n{real.code}\n")
+    # without functionalization _print is an ordinary node (make_fx; the fake trace prints nothing)
+    traced = make_fx(prints)(t23(0), t23(1))
+    out.append(f"@@@ prints_plain graph\n{traced.graph}\n")
+    out.append("@@@ aliasing error\n" + error(lambda: with_effects(torch.tensor([]), torch.ops.aten.add_.Tensor,
+                                                                   t23(0), t23(1))) + "\n")
+
+    def missing():
+        with FunctionalTensorMode():
+            torch.ops.aten._print("x")
+    out.append("@@@ missing_token error\n" + error(missing) + "\n")
+    dense = with_effects(torch.tensor([]), torch.ops.aten._print.default, "hi")
+    out.append(f"@@@ dense result\n{len(dense)} {tuple(dense[0].shape)} {dense[0].dtype} {dense[1]}\n")
+    golden.write_text("effects.txt", "".join(out))
+
+
+if __name__ == "__main__":
+    main()
