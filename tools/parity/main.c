@@ -252,7 +252,9 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < cfx_model_count() && !rc; i++) {
         const cfx_model *m = cfx_model_at(i);
-        if (!wanted(m->name, argc, argv))
+        /* a script-object model's twin needs the wheel's torchbind test library: its graphs are
+         * compared with 2.13's in tests/hop (tools/interop/gen_hop.py) instead */
+        if (!wanted(m->name, argc, argv) || cfx_model_has_object_input(m))
             continue;
         cfx_buf b;
         cfx_buf_init(&b);
