@@ -26,6 +26,8 @@ void bench_trace(const char *self);
 void bench_ir(void);
 void bench_interp(void);
 void bench_json(long nodes);
+/* cfx vs PyTorch eager op throughput; torch_script is tools/bench/torch_eager.py. */
+void bench_eager(const char *torch_script);
 int bench_trace_child(long nodes);
 /* make_fx (fake mode) of a chain of `nodes` ops alternating add, mul and relu on x. */
 cfx_graph_module *bench_trace_chain(cfx_tensor *x, long nodes);
