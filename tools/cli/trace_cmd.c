@@ -35,9 +35,15 @@ int cfx_cmd_models(int argc, char **argv)
         fprintf(stderr, "usage: cfx models\n");
         return 2;
     }
+    /* name and description in aligned columns, the signature (make_fx's schema) below */
+    int w = 0;
+    for (int i = 0; i < cfx_model_count(); i++) {
+        int n = (int)strlen(cfx_model_at(i)->name);
+        w = n > w ? n : w;
+    }
     for (int i = 0; i < cfx_model_count(); i++) {
         const cfx_model *m = cfx_model_at(i);
-        printf("%-8s %-32s %s\n", m->name, m->signature, m->description);
+        printf("%-*s  %s\n%-*s  %s\n", w, m->name, m->description, w, "", m->signature);
     }
     return 0;
 }
