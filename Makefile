@@ -70,7 +70,7 @@ $(SRC_LIST): FORCE
 	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
 FORCE:
 
-.PHONY: all deps test asan bench goldens docs install clean examples check-torch fuzz FORCE
+.PHONY: all deps test asan tsan bench goldens docs install clean examples check-torch fuzz FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
 
@@ -178,6 +178,20 @@ asan: deps
 	    CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS) > build-asan/tests.log 2>&1; \
 	    rc=$$?; cat build-asan/tests.log; sh scripts/check-leaks.sh build-asan/tests.log && exit $$rc
 
+# The threaded workload under ThreadSanitizer: tests/tools/threads_zoo.c (8 threads tracing the
+# zoo, custom-op registration, JSON) run by a plain program, tools/tsan/main.c, since
+# Criterion's BoxFort arena cannot start under TSan (Criterion issue #274). Built into
+# build-tsan; any data race or lock-order report fails the run (halt_on_error, exitcode).
+TSAN_OPT = -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+TSAN_OBJ = build-tsan/static/tools/tsan/main.o build-tsan/static/tests/tools/threads_zoo.o \
+           $(MODEL_SRC:%.c=build-tsan/static/%.o)
+build-tsan/cfx-tsan: $(TSAN_OBJ) build-tsan/libcfx.a
+	$(CC) -fsanitize=thread -o $@ $(TSAN_OBJ) -Wl,--whole-archive build-tsan/libcfx.a -Wl,--no-whole-archive $(LIBS)
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build-tsan OPT="$(TSAN_OPT)" build-tsan/cfx-tsan
+	@TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 exitcode=66" build-tsan/cfx-tsan 2> build-tsan/tsan.log; \
+	    rc=$$?; grep -v '^Warning: ' build-tsan/tsan.log; exit $$rc
+
 # libFuzzer targets (fuzz/*.c, see docs/reliability.md): the library built by clang with
 # ASan+UBSan and coverage into build-fuzz, each target run for FUZZ_SECONDS on a copy of its
 # seed corpus (fuzz/corpus/<name>), crashes and slow inputs written to build-fuzz/.
@@ -238,4 +252,4 @@ install: all
 	install -D -m 644 tools/cli/cfx.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cfx
 
 clean:
-	rm -rf build build-asan build-bench build-fuzz
+	rm -rf build build-asan build-bench build-fuzz build-tsan

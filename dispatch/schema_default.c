@@ -505,7 +505,7 @@ static bool is_none(cfx_value v) { return v.kind == CFX_V_NONE || (v.kind == CFX
 /* IValue equality of a non-list value with a default. */
 static bool scalar_equal(cfx_value d, cfx_value v)
 {
-    int64_t a, b;
+    int64_t a = 0, b = 0; /* set by int_code; zeroed for GCC -O1 -fsanitize=thread (maybe-uninitialized) */
     switch (d.kind) {
     case CFX_V_NONE: return is_none(v);
     case CFX_V_BOOL: return v.kind == CFX_V_BOOL && v.u.b == d.u.b;

@@ -5,16 +5,25 @@
  * functions called through the same libffi adapter kernels use (boxing.h), built once from
  * the signature when the callable is made; a closure passes its environment as the adapter's
  * leading pointer, so captured state needs no global. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/fork_internal.h"
 #include "dispatch/scope.h"
 #include "hop/object_internal.h"
 
 /* Bindings an object keeps: one per trace it took part in, the latest MAX_BINDINGS (traces
  * nest far less deeply than that). */
 enum { MAX_BINDINGS = 8 };
+
+/* One object may be an input of traces running on several threads at once (each tracer binds
+ * it to its own placeholder), so its binding table is read and rewritten concurrently: a
+ * process-wide leaf lock guards every object's table (bindings change once per placeholder,
+ * not per op, so one lock costs nothing measurable). Found by `make tsan`. */
+static pthread_mutex_t bind_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((constructor)) static void bind_lock_fork_guard(void) { cfx_fork_guard_mutex(CFX_FORK_RANK_LEAF, &bind_lock); }
 
 cfx_object *hop_object_alloc(cfx_object_kind kind)
 {
@@ -64,13 +73,16 @@ cfx_object *cfx_value_object(cfx_value v) { return v.kind == CFX_V_OBJECT ? v.u.
 
 struct cfx_node *hop_object_node(const cfx_object *o, uint64_t owner)
 {
-    for (uint32_t i = 0; o && i < o->n_bindings; i++)
+    struct cfx_node *n = NULL;
+    pthread_mutex_lock(&bind_lock);
+    for (uint32_t i = 0; o && i < o->n_bindings && !n; i++)
         if (o->bindings[i].owner == owner)
-            return o->bindings[i].node;
-    return NULL;
+            n = o->bindings[i].node;
+    pthread_mutex_unlock(&bind_lock);
+    return n;
 }
 
-int hop_object_bind(cfx_object *o, uint64_t owner, struct cfx_node *n)
+static int bind_locked(cfx_object *o, uint64_t owner, struct cfx_node *n)
 {
     for (uint32_t i = 0; i < o->n_bindings; i++)
         if (o->bindings[i].owner == owner) {
@@ -91,6 +103,14 @@ int hop_object_bind(cfx_object *o, uint64_t owner, struct cfx_node *n)
     }
     o->bindings[o->n_bindings++] = (hop_obj_binding){owner, n};
     return CFX_OK;
+}
+
+int hop_object_bind(cfx_object *o, uint64_t owner, struct cfx_node *n)
+{
+    pthread_mutex_lock(&bind_lock);
+    int rc = bind_locked(o, owner, n);
+    pthread_mutex_unlock(&bind_lock);
+    return rc;
 }
 
 void hop_object_unbind(cfx_object *o, uint64_t owner)

@@ -144,7 +144,15 @@ static void *fake_unflatten(const cfx_named_value *pairs, int n)
         return NULL;
     }
     queue *q = calloc(1, sizeof *q);
-    if (!q || !(q->init = cfx_tensor_new(NULL, 0, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU)))) {
+    /* The queue owns one reference to init (queue_free releases it). Made in a scope of its
+     * own and retained, so that holds whether or not the caller has a scope open: taking
+     * cfx_tensor_new's result as the queue's reference let the caller's scope free it under
+     * the queue (a use-after-free `make tsan` found when a thread's cached fake queue died). */
+    cfx_scope s = cfx_scope_begin();
+    if (q)
+        q->init = cfx_tensor_retain(cfx_tensor_new(NULL, 0, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU)));
+    cfx_scope_end(s);
+    if (!q || !q->init) {
         free(q);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;

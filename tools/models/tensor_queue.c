@@ -4,6 +4,8 @@
  * dce / cse must keep all of them because call_torchbind is side-effectful. Its PyTorch twin is
  * in tools/interop/gen_hop.py. The model leaves the queue as it found it (two pushes, two pops),
  * so running it again, eagerly or as a graph, gives the same result. */
+#include <pthread.h>
+
 #include "cfx.h"
 #include "hop/torchbind.h"
 #include "tools/models/models.h"
@@ -33,15 +35,33 @@ static cfx_tensor2 queue_forward(const cfx_value *tq, cfx_tensor *x)
     return (cfx_tensor2){cfx_add(a, b), x};
 }
 
+/* One queue per thread: the model's object outlives its traces, and a queue is mutable state
+ * its traces push to and pop from, so threads tracing the model at the same time must not
+ * share one (their pushes would interleave; `make tsan` found the race). Released when its
+ * thread exits. */
+static pthread_key_t queue_key;
+static pthread_once_t queue_key_once = PTHREAD_ONCE_INIT;
+static void queue_key_free(void *q) { cfx_object_release(q); }
+static void queue_key_make(void) { (void)pthread_key_create(&queue_key, queue_key_free); }
+
 static int queue_setup(cfx_module **module, cfx_value *args)
 {
-    static cfx_object *queue; /* one per process: the model's object outlives its traces */
     static const int64_t shape[2] = {2, 3};
     int64_t zero[1] = {0};
+    pthread_once(&queue_key_once, queue_key_make);
+    cfx_object *queue = pthread_getspecific(queue_key);
     if (!queue) {
+        /* init in a scope of its own: the queue's reference is then its only one, whether or not
+         * the caller has a scope open (releasing it by hand inside the caller's scope freed
+         * it under the queue, a use-after-free TSan saw at thread exit) */
+        cfx_scope s = cfx_scope_begin();
         cfx_tensor *init = cfx_tensor_new(zero, 1, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
         queue = init ? cfx_tensor_queue_new(init) : NULL;
-        cfx_tensor_release(init);
+        cfx_scope_end(s);
+        if (queue && pthread_setspecific(queue_key, queue) != 0) {
+            cfx_object_release(queue);
+            queue = NULL;
+        }
     }
     cfx_tensor *x = cfx_model_example_tensor(shape, 2, 0);
     if (!queue || !x)
