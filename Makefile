@@ -196,6 +196,11 @@ tsan: deps
 # ASan+UBSan and coverage into build-fuzz, each target run for FUZZ_SECONDS on a copy of its
 # seed corpus (fuzz/corpus/<name>), crashes and slow inputs written to build-fuzz/.
 FUZZ_SECONDS ?= 10
+# FUZZ_RUNS=N (the CI smoke): a fixed -seed=1 and N executions instead of a time, so the smoke
+# is deterministic and bounded and cannot fail on a finding only a longer run reaches.
+# It starts from the seed corpus alone (build-fuzz/smoke), not what long runs have grown.
+FUZZ_LIMIT = $(if $(FUZZ_RUNS),-seed=1 -runs=$(FUZZ_RUNS),-max_total_time=$(FUZZ_SECONDS))
+FUZZ_CORPUS = $(CURDIR)/build-fuzz/$(if $(FUZZ_RUNS),smoke,corpus)
 FUZZ_CC ?= clang
 FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OPT = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link $(FUZZ_SAN)
@@ -205,12 +210,14 @@ fuzz: deps
 	    LIBS="$(LIBS) $(FUZZ_SAN)" build-fuzz/libcfx.a
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	    $(FUZZ_CC) $(CFLAGS_ALL) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o build-fuzz/fuzz_$$t fuzz/fuzz_$$t.c \
+	        $$([ $$t = cli ] && echo $(filter-out tools/cli/main.c,$(TOOL_SRC))) \
 	        -Wl,--whole-archive build-fuzz/libcfx.a -Wl,--no-whole-archive $(LIBS); \
-	    mkdir -p build-fuzz/corpus/$$t; cp fuzz/corpus/$$t/* build-fuzz/corpus/$$t/; \
-	    echo "fuzz $$t for $(FUZZ_SECONDS) s"; \
-	    build-fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=1 -rss_limit_mb=2048 -max_len=65536 \
-	        -artifact_prefix=build-fuzz/$$t- -print_final_stats=1 build-fuzz/corpus/$$t 2>&1 | \
-	        grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Slow|Done' ; \
+	    $(if $(FUZZ_RUNS),rm -rf $(FUZZ_CORPUS)/$$t;) mkdir -p $(FUZZ_CORPUS)/$$t; cp fuzz/corpus/$$t/* $(FUZZ_CORPUS)/$$t/; \
+	    echo "fuzz $$t: $(FUZZ_LIMIT)"; \
+	    build-fuzz/fuzz_$$t $(FUZZ_LIMIT) -timeout=1 -rss_limit_mb=2048 -max_len=65536 \
+	        $$([ $$t = cli ] && echo -close_fd_mask=2) -artifact_prefix=$(CURDIR)/build-fuzz/$$t- -print_final_stats=1 $(FUZZ_CORPUS)/$$t \
+	        >build-fuzz/$$t.log 2>&1 || { tail -n 40 build-fuzz/$$t.log; exit 1; }; \
+	        grep -E 'stat::number_of_executed_units|stat::peak_rss|ERROR|SUMMARY|Slow|Done' build-fuzz/$$t.log; \
 	    ! ls build-fuzz/$$t-crash-* build-fuzz/$$t-leak-* build-fuzz/$$t-timeout-* 2>/dev/null; done
 
 $(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)

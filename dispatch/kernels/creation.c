@@ -197,18 +197,33 @@ static cfx_tensor *arange(const char *op, cfx_value start, cfx_value end, cfx_va
     bool int_length = dt == CFX_INT64 || (meta && integer_args);
     double ds = cfx_scalar_to_double(start), de = cfx_scalar_to_double(end), dst = cfx_scalar_to_double(step);
     int64_t is = cfx_scalar_to_int64(start), ie = cfx_scalar_to_int64(end), ist = cfx_scalar_to_int64(step);
-    if (int_checks ? ist == 0 : dst == 0) {
+    /* NaN and infinite numbers (found by fuzz/fuzz_op_call.c), as PyTorch 2.13 answers them for
+     * any dtype: a NaN step is "nonzero", a non-finite bound an unsupported range, and for int64
+     * a number past int64 (an infinite step) fails Scalar::to<int64_t> after the sign check.
+     * The meta reference refuses a non-finite step first and lets a NaN bound reach the sign
+     * check; its int64 length past int64 (a pybind cast error there) is the CPU text here. */
+    if (meta && !isfinite(dst)) {
+        cfx_error_set(CFX_ERR, op, "step must be finite but got %s", isnan(dst) ? "nan" : dst > 0 ? "inf" : "-inf");
+        return NULL;
+    }
+    if (isnan(dst) || (int_checks ? ist == 0 : dst == 0)) {
         cfx_error_set(CFX_ERR, op, "step must be nonzero");
         return NULL;
     }
-    if (!int_checks && (!isfinite(ds) || !isfinite(de))) {
+    if (meta ? isinf(ds) || isinf(de) : !isfinite(ds) || !isfinite(de)) {
         cfx_error_set(CFX_ERR, op, "unsupported range: %g -> %g", ds, de); /* C++ ostream's default format */
         return NULL;
     }
-    bool ok_sign = int_checks ? (ist > 0 && ie >= is) || (ist < 0 && ie <= is)
-                              : (dst > 0 && de >= ds) || (dst < 0 && de <= ds);
+    bool in_int64 = fabs(ds) < 9223372036854775808.0 && fabs(de) < 9223372036854775808.0 &&
+                    fabs(dst) < 9223372036854775808.0;
+    bool ok_sign = int_checks && in_int64 ? (ist > 0 && ie >= is) || (ist < 0 && ie <= is)
+                                          : (dst > 0 && de >= ds) || (dst < 0 && de <= ds);
     if (!ok_sign) {
         cfx_error_set(CFX_ERR, op, "upper bound and lower bound inconsistent with step sign");
+        return NULL;
+    }
+    if (int_length && !in_int64) {
+        cfx_error_set(CFX_ERR, op, "value cannot be converted to type int64_t without overflow");
         return NULL;
     }
     int64_t n;

@@ -125,6 +125,26 @@ typedef struct cfx_pointwise_alpha {
         }                                                                                       \
     } while (0)
 
+/* aten::pow on integers is c10's powi, not libm's pow: exact, wrapping on overflow, and a
+ * negative exponent gives 0 except for a base of 1 or -1 (pow's inf cast to an integer was
+ * undefined behaviour, found by fuzz/fuzz_op_call.c). Floating types keep pow. */
+static inline int64_t cfx_powi(int64_t a, int64_t b)
+{
+    if (b < 0)
+        return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    uint64_t r = 1, x = (uint64_t)a;
+    for (; b; b >>= 1, x *= x)
+        if (b & 1)
+            r *= x;
+    return (int64_t)r;
+}
+#define CFX_POW(a, b)                                                                           \
+    _Generic((a), signed char: cfx_powi((int64_t)(a), (int64_t)(b)),                            \
+             unsigned char: cfx_powi((int64_t)(a), (int64_t)(b)),                               \
+             short: cfx_powi((int64_t)(a), (int64_t)(b)), int: cfx_powi((int64_t)(a), (int64_t)(b)), \
+             long: cfx_powi((int64_t)(a), (int64_t)(b)), long long: cfx_powi((int64_t)(a), (int64_t)(b)), \
+             default: pow((a), (b)))
+
 #define CFX_POINTWISE_BINARY_LOOP(T, C, BODY)                                                   \
     do {                                                                                        \
         const C alpha = CFX_POINTWISE_ALPHA_(C, ctx);                                           \

@@ -179,7 +179,10 @@ int64_t cfx_scalar_to_int64(cfx_value v)
     switch (v.kind) {
     case CFX_V_INT: return v.u.i;
     case CFX_V_BOOL: return v.u.b;
-    case CFX_V_DOUBLE: return (int64_t)v.u.d;
+    case CFX_V_DOUBLE:
+        /* NaN and numbers past int64 (undefined in C) give INT64_MIN, as x86's cvttsd2si does
+         * for PyTorch's own cast; callers that must refuse them check the double first */
+        return v.u.d > -9223372036854775808.0 && v.u.d < 9223372036854775808.0 ? (int64_t)v.u.d : INT64_MIN;
     default: return 0;
     }
 }

@@ -1,6 +1,7 @@
 /* test_op_call.c - the boxed call API as a new user meets it: looking an operator up by name
  * and calling it with a cfx_value stack. Each test pins a bug found by doing exactly that. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "cfx.h"
@@ -122,5 +123,74 @@ Test(op_call, wrong_item_in_an_int_list)
     cr_expect(strstr(cfx_error_message(), "Cast error details: Unable to cast Python instance of type "
                                           "<class 'list'> to C++ type '?'") != NULL,
               "%s", cfx_error_message());
+    cfx_scope_end(s);
+}
+
+/* fuzz/fuzz_op_call.c found aten::arange casting a NaN to int64 (undefined behaviour, UBSan).
+ * Each case and text is what torch.ops.aten.arange.start_step(start, end, step, dtype=...,
+ * device=...) raises in PyTorch 2.13. */
+Test(op_call, arange_non_finite_numbers_fail_like_pytorch)
+{
+    static const struct {
+        double start, end, step;
+        bool int64, meta;
+        const char *want;
+    } cases[] = {
+        {0, NAN, 1, false, false, "unsupported range: 0 -> nan"},
+        {0, NAN, 1, true, false, "unsupported range: 0 -> nan"},
+        {NAN, 3, 1, true, false, "unsupported range: nan -> 3"},
+        {0, INFINITY, 1, false, false, "unsupported range: 0 -> inf"},
+        {-INFINITY, 0, 1, true, false, "unsupported range: -inf -> 0"},
+        {0, 3, NAN, false, false, "step must be nonzero"},
+        {0, 3, NAN, true, false, "step must be nonzero"},
+        {NAN, 3, NAN, true, false, "step must be nonzero"},
+        {0, 3, -INFINITY, true, false, "upper bound and lower bound inconsistent with step sign"},
+        {0, 3, INFINITY, true, false, "value cannot be converted to type int64_t without overflow"},
+        {0, 1e300, 1, true, false, "value cannot be converted to type int64_t without overflow"},
+        {-1e300, 0, 1, true, false, "value cannot be converted to type int64_t without overflow"},
+        {0, 3, INFINITY, true, true, "step must be finite but got inf"},
+        {0, 3, NAN, false, true, "step must be finite but got nan"},
+        {0, NAN, 1, true, true, "upper bound and lower bound inconsistent with step sign"},
+        {0, INFINITY, 1, false, true, "unsupported range: 0 -> inf"},
+    };
+    cfx_op *op = cfx_op_find("aten::arange.start_step");
+    cr_assert(op);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cfx_scope s = cfx_scope_begin();
+        cfx_value stack[8] = {cfx_double(cases[i].start), cfx_double(cases[i].end), cfx_double(cases[i].step),
+                              cases[i].int64 ? cfx_dtype_value(CFX_INT64) : cfx_none(), cfx_none(),
+                              cases[i].meta ? cfx_device_value((cfx_device){CFX_DEVICE_META, -1}) : cfx_none()};
+        cr_expect_eq(cfx_op_call(op, stack, 6, 8), CFX_ERR, "case %zu ran", i);
+        cr_expect_str_eq(cfx_error_message() ? cfx_error_message() : "(none)", cases[i].want, "case %zu", i);
+        cfx_error_clear();
+        cfx_scope_end(s);
+    }
+    /* a step past the range still makes one element, as torch.arange(0, 3, 1e300) does */
+    cfx_scope s = cfx_scope_begin();
+    cfx_value ok[8] = {cfx_int(0), cfx_int(3), cfx_double(1e300)};
+    cr_expect_eq(cfx_op_call(op, ok, 3, 8), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(ok[0].u.t->sizes[0], 1);
+    cfx_scope_end(s);
+}
+
+/* fuzz/fuzz_op_call.c found integer aten::pow casting libm's inf (0 ** -1) to int64. PyTorch
+ * 2.13: torch.pow(tensor([0, 1, -1, 2, -2, 3, 0, 7, -3]), tensor([-1, -3, -3, -1, -2, 40, 0, 3, 3]))
+ * is [0, 1, -1, 0, 0, -6289078614652622815, 1, 343, -27] (int32: 3 ** 40 is 689956897). */
+Test(op_call, integer_pow_is_exact_and_wraps_like_pytorch)
+{
+    cfx_scope s = cfx_scope_begin();
+    const int64_t base[] = {0, 1, -1, 2, -2, 3, 0, 7, -3}, expo[] = {-1, -3, -3, -1, -2, 40, 0, 3, 3};
+    const int64_t want[] = {0, 1, -1, 0, 0, -6289078614652622815LL, 1, 343, -27};
+    int64_t n = 9;
+    cfx_tensor *b = cfx_tensor_new(&n, 1, CFX_INT64, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_tensor *e = cfx_tensor_new(&n, 1, CFX_INT64, cfx_device_make(CFX_DEVICE_CPU));
+    cr_assert(b && e);
+    memcpy(cfx_tensor_data(b), base, sizeof base);
+    memcpy(cfx_tensor_data(e), expo, sizeof expo);
+    cfx_value stack[2] = {cfx_tensor_value(b), cfx_tensor_value(e)};
+    cr_assert_eq(cfx_op_call(cfx_op_find("aten::pow.Tensor_Tensor"), stack, 2, 2), CFX_OK, "%s", cfx_error_message());
+    const int64_t *got = cfx_tensor_data(stack[0].u.t);
+    for (int i = 0; i < 9; i++)
+        cr_expect_eq(got[i], want[i], "element %d: %lld", i, (long long)got[i]);
     cfx_scope_end(s);
 }

@@ -653,3 +653,31 @@ Test(schema, errors_without_oracle)
     cr_assert_null(cfx_schema_with_name(NULL, "x"));
     cfx_schema_free(NULL);
 }
+
+/* fuzz_schema's finding: a bare "!" after a list type ("Tensor(a!)[] !x") parses in PyTorch
+ * 2.13 to a fresh write set "$0", printed "Tensor(a!)[]($0! -> ) x", and that printed form is
+ * refused by PyTorch's own lexer. cfx does both as PyTorch does (texts from
+ * torch._C.parse_schema; also in tests/data/schema_reprint.tsv and schema_errors.tsv). */
+Test(schema, bare_write_mark_after_list_like_pytorch)
+{
+    cfx_schema *s = parse_ok("f(Tensor(a!)[] !x) -> ()");
+    const cfx_alias_info *a = s->args[0].type->alias;
+    cr_assert_not_null(a);
+    cr_assert(a->is_write);
+    cr_assert_eq(a->n_before, 1);
+    cr_assert_str_eq(a->before[0], "$0");
+    cr_assert_eq(a->n_after, 0);
+    cr_assert_not_null(a->contained);
+    cr_assert_str_eq(a->contained->before[0], "a");
+    char *p = cfx_schema_to_string(s);
+    cr_assert_str_eq(p, "f(Tensor(a!)[]($0! -> ) x) -> ()");
+    char *err = NULL;
+    cfx_schema *again = cfx_schema_parse(p, &err);
+    cr_assert_null(again);
+    cr_assert_str_eq(err, "expected a valid token but found '$' here:\n"
+                          "f(Tensor(a!)[]($0! -> ) x) -> ()\n"
+                          "               ~ <--- HERE\n");
+    free(err);
+    free(p);
+    cfx_schema_free(s);
+}

@@ -25,6 +25,13 @@ void cli_io_init(void)
         }
 }
 
+/* Here, not in main.c: the subcommands link without main (fuzz/fuzz_cli.c runs them). */
+void cli_report_error(const char *fallback)
+{
+    const char *msg = cfx_error_message();
+    fprintf(stderr, "cfx: %s\n", msg ? msg : fallback);
+}
+
 int cli_io_finish(int rc)
 {
     bool bad = ferror(stdout) != 0;

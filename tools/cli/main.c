@@ -60,12 +60,6 @@ static int run_command(const char *name, int argc, char **argv)
     return usage(stderr);
 }
 
-void cli_report_error(const char *fallback)
-{
-    const char *msg = cfx_error_message();
-    fprintf(stderr, "cfx: %s\n", msg ? msg : fallback);
-}
-
 static int run(int argc, char **argv)
 {
     if (argc < 2)

@@ -258,10 +258,15 @@ REPRINT = [
     "f(Union(Storage, Stream, Generator, Device, Capsule, QScheme, Quantizer) a, Union(AnyEnumType, int) b) -> ()",
     "f((Union(int, str), int) a, Union(int, str)[2] b, Dict(str, Union(int, str)) c) -> ()",
     "f(Scalar(a)?? a, Union(int, str)(a)?? b, Tensor(a)[]? c) -> Scalar??",
+    # a bare "!" after a list type: a fresh "$N" write set, printed as "($0! -> )" (fuzz_schema)
+    "f(Tensor(a!)[] !x) -> ()",
+    "f(int[]! x, Tensor?[] ! y) -> Tensor[] !",
 ]
 
 # Malformed schemas; the expected column is the oracle's exception text.
 ERRORS = [
+    # the printed form of a bare "!" alias set does not parse again, in PyTorch either
+    "f(Tensor(a!)[]($0! -> ) x) -> ()",
     "foo::a(Tensor x, ..., int y) -> Tensor",
     "foo::b(Tensor x) Tensor",
     "foo::c(Tensr x) -> Tensor",
