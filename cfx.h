@@ -57,5 +57,6 @@
 #include "hop/torchbind.h"
 #include "hop/fake_class.h"
 #include "hop/trace_wrapped.h"
+#include "hop/with_effects.h"
 
 #endif

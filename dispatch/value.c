@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/operator.h"
 #include "dispatch/tensor.h"
 #include "dispatch/schema.h"
 #include "dispatch/value.h"
@@ -55,8 +56,9 @@ static const char *const kind_names[CFX_V_KIND_COUNT] = {
     [CFX_V_LIST] = "list",     [CFX_V_TUPLE] = "tuple",   [CFX_V_DTYPE] = "dtype",
     [CFX_V_DEVICE] = "device", [CFX_V_MEMORY_FORMAT] = "memory_format",
     [CFX_V_LAYOUT] = "layout", [CFX_V_OBJECT] = "object", [CFX_V_NODE] = "node",
+    [CFX_V_OP] = "op",
 };
-_Static_assert(CFX_V_KIND_COUNT == 14, "kind_names must list every cfx_value_kind");
+_Static_assert(CFX_V_KIND_COUNT == 15, "kind_names must list every cfx_value_kind");
 
 const char *cfx_value_kind_name(cfx_value_kind k)
 {
@@ -128,6 +130,7 @@ static bool scalar_equal(const cfx_value *a, const cfx_value *b)
     case CFX_V_LAYOUT: return a->u.layout == b->u.layout;
     case CFX_V_OBJECT: return a->u.obj == b->u.obj;
     case CFX_V_NODE: return a->u.node == b->u.node;
+    case CFX_V_OP: return a->u.op == b->u.op;
     default: return false;
     }
 }
@@ -499,6 +502,23 @@ static void put_scalar(const cfx_value *v, cfx_value_style style, cfx_buf *b)
             cfx_buf_putc(b, '%');
         put_node(v->u.node, b);
         break;
+    case CFX_V_OP: {
+        /* str(OpOverload) is "aten._print.default"; python_code emits the global's path */
+        const cfx_schema *sc = v->u.op ? cfx_op_schema(v->u.op) : NULL;
+        if (!sc) {
+            cfx_buf_puts(b, "None");
+            break;
+        }
+        const char *colons = strstr(sc->name, "::");
+        if (style == CFX_STYLE_PYTHON)
+            cfx_buf_puts(b, "torch.ops.");
+        if (colons) {
+            cfx_buf_putn(b, sc->name, (size_t)(colons - sc->name));
+            cfx_buf_putc(b, '.');
+        }
+        cfx_buf_printf(b, "%s.%s", colons ? colons + 2 : sc->name, sc->overload[0] ? sc->overload : "default");
+        break;
+    }
     default: cfx_buf_printf(b, "<invalid value kind %u>", (unsigned)v->kind); break;
     }
 }

@@ -40,6 +40,7 @@ typedef enum cfx_value_kind {
     CFX_V_LAYOUT,
     CFX_V_OBJECT,
     CFX_V_NODE,
+    CFX_V_OP, /* an operator overload as a value (with_effects' op argument) */
     CFX_V_KIND_COUNT
 } cfx_value_kind;
 
@@ -59,6 +60,7 @@ typedef struct cfx_value {
         int64_t layout;
         cfx_object *obj;
         struct cfx_node *node;
+        const struct cfx_op *op;
     } u;
 } cfx_value;
 
@@ -79,6 +81,7 @@ static inline cfx_value cfx_memory_format_value(cfx_memory_format m) { cfx_value
 static inline cfx_value cfx_layout_value(int64_t l) { cfx_value v = {CFX_V_LAYOUT, 0, {.layout = l}}; return v; }
 static inline cfx_value cfx_object_value(cfx_object *o) { cfx_value v = {CFX_V_OBJECT, 0, {.obj = o}}; return v; }
 static inline cfx_value cfx_node_value(struct cfx_node *n) { cfx_value v = {CFX_V_NODE, 0, {.node = n}}; return v; }
+static inline cfx_value cfx_op_value(const struct cfx_op *o) { cfx_value v = {CFX_V_OP, 0, {.op = o}}; return v; }
 
 static inline bool cfx_value_is_none(cfx_value v) { return v.kind == CFX_V_NONE; }
 /* INT, DOUBLE or BOOL: what a schema `Scalar` accepts. */

@@ -16,5 +16,6 @@ int hop_map_tensors(const cfx_value *in, int n, cfx_value *out, hop_tensor_map_f
 void hop_tensor_queue_register(void);
 void hop_trace_wrapped_register(void);
 void hop_inline_trace_wrapped_register(void);
+void hop_with_effects_register(void);
 
 #endif

@@ -204,6 +204,7 @@ static void init(void)
     cfx_tensor_queue_register_fake();
     hop_trace_wrapped_register();
     hop_inline_trace_wrapped_register();
+    hop_with_effects_register();
     cfx_make_fx_set_object_hook(bind_placeholder);
 }
 

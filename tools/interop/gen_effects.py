@@ -77,6 +77,10 @@ def main():
         assert str(real.graph) == str(fake.graph) and real.code == fake.code, name
         out.append(f"@@@ {name} graph\n{real.graph}\n")
         out.append(f"@@@ {name} code\n{real.code}\n")
+    # eliminate_dead_code: the unused getitems of None go, with_effects stays (its token is used)
+    dced = make_fx(with_tokens(prints))(torch.tensor([]), t23(0), t23(1))
+    dced.graph.eliminate_dead_code()
+    out.append(f"@@@ prints_dce graph\n{dced.graph}\n")
     # without functionalization _print is an ordinary node (make_fx; the fake trace prints nothing)
     traced = make_fx(prints)(t23(0), t23(1))
     out.append(f"@@@ prints_plain graph\n{traced.graph}\n")

@@ -1,0 +1,131 @@
+/* test_with_effects.c - the with_effects HOP and handle_effects against PyTorch 2.13
+ * (goldens: tests/data/effects.txt, tools/interop/gen_effects.py): make_fx with
+ * functionalization and effect tokens turns each aten::_print into with_effects, chaining the
+ * tokens, in real and fake tracing; with_effects' own checks and dense result; DCE. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfx.h"
+#include "tests/dispatch/golden_blocks.h"
+
+static char *block(const char *name, const char *kind) { return golden_block("tests/data/effects.txt", name, kind); }
+
+static int print_str(const char *s)
+{
+    cfx_value st[1] = {cfx_string(s)};
+    return cfx_op_call(cfx_op_find("aten::_print"), st, 1, 1);
+}
+
+static cfx_tensor *prints(cfx_tensor *x, cfx_tensor *y)
+{
+    if (print_str("moo") != CFX_OK)
+        return NULL;
+    cfx_tensor *a = cfx_add(x, y);
+    if (print_str("moo2") != CFX_OK)
+        return NULL;
+    return cfx_relu(a);
+}
+
+static cfx_tensor *mutate_print(cfx_tensor *x, cfx_tensor *y)
+{
+    if (!cfx_add_(x, y) || print_str("after add_") != CFX_OK)
+        return NULL;
+    return cfx_sin(x);
+}
+
+static cfx_tensor *t23(int seed)
+{
+    float d[6];
+    for (int i = 0; i < 6; i++)
+        d[i] = (float)((i * 7 + seed * 13) % 32 - 16) / 16.0f;
+    return cfx_tensor_from_floats(d, (const int64_t[]){2, 3}, 2);
+}
+
+static cfx_graph_module *trace(cfx_fnptr fn, int mode)
+{
+    cfx_hop_init();
+    cfx_tensor *x = t23(0), *y = t23(1);
+    cfx_value args[2] = {cfx_tensor_value(x), cfx_tensor_value(y)};
+    cfx_make_fx_options o = {(cfx_tracing_mode)mode, NULL, NULL, false, .functionalize = true,
+                             .effect_tokens = true};
+    cfx_graph_module *gm = cfx_make_fx(fn, "(Tensor x, Tensor y) -> Tensor", args, 2, &o);
+    cfx_tensor_release(x);
+    cfx_tensor_release(y);
+    return gm;
+}
+
+static void check_golden(const char *name, cfx_fnptr fn)
+{
+    char *want_graph = block(name, "graph"), *want_code = block(name, "code");
+    cr_assert(want_graph && want_code);
+    for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
+        cfx_graph_module *gm = trace(fn, mode);
+        cr_assert(gm, "%s", cfx_error_message());
+        char *g = cfx_graph_to_string(cfx_graph_module_graph(gm));
+        char *c = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
+        cr_expect_str_eq(g, want_graph, "mode %d\n%s", mode, g);
+        cr_expect_str_eq(c, want_code, "mode %d\n%s", mode, c);
+        free(g);
+        free(c);
+        cfx_graph_module_free(gm);
+        cr_expect_eq(cfx_mode_stack_len(), 0);
+    }
+    free(want_graph);
+    free(want_code);
+}
+
+Test(with_effects, prints_golden) { check_golden("prints", (cfx_fnptr)prints); }
+
+Test(with_effects, mutate_print_golden) { check_golden("mutate_print", (cfx_fnptr)mutate_print); }
+
+/* eliminate_dead_code: the getitems of the None results go; with_effects is not itself
+ * side-effectful in 2.13, its token chain to the output is what keeps it. */
+Test(with_effects, dce_keeps_the_token_chain)
+{
+    char *want = block("prints_dce", "graph");
+    cr_assert(want);
+    cfx_graph_module *gm = trace((cfx_fnptr)prints, CFX_TRACE_FAKE);
+    cr_assert(gm, "%s", cfx_error_message());
+    bool changed = false;
+    cr_assert_eq(cfx_pass_eliminate_dead_code(cfx_graph_module_graph(gm), NULL, &changed), CFX_OK);
+    cr_expect(changed);
+    char *got = cfx_graph_to_string(cfx_graph_module_graph(gm));
+    cr_expect_str_eq(got, want);
+    free(got);
+    cfx_graph_module_free(gm);
+    free(want);
+}
+
+/* with_effects(torch.tensor([]), aten._print.default, "hi") is (float32 [0] token, None);
+ * an op with alias annotations is refused with 2.13's text. */
+Test(with_effects, dense_and_aliasing)
+{
+    cfx_hop_init();
+    char *want_dense = block("dense", "result"), *want_alias = block("aliasing", "error");
+    cr_assert(want_dense && want_alias);
+    cfx_scope sc = cfx_scope_begin();
+    cfx_value hi = cfx_string("hi"), out;
+    cr_assert_eq(cfx_with_effects(cfx_token_new(), cfx_op_find("aten::_print"), &hi, 1, &out), CFX_OK, "%s",
+                 cfx_error_message());
+    cr_assert_eq(out.kind, CFX_V_TUPLE);
+    cr_assert_eq(out.len, 2);
+    cr_assert_eq(out.u.items[0].kind, CFX_V_TENSOR);
+    cfx_tensor *tok = out.u.items[0].u.t;
+    cr_expect_eq(tok->ndim, 1);
+    cr_expect_eq(tok->sizes[0], 0);
+    cr_expect_eq(cfx_tensor_dtype(tok), CFX_FLOAT32);
+    cr_expect(cfx_tensor_is_token(tok));
+    cr_expect_eq(out.u.items[1].kind, CFX_V_NONE);
+    cr_expect(strstr(want_dense, "2 (0,) torch.float32 None"), "%s", want_dense);
+    cfx_tensor *x = cfx_tensor_from_floats((const float[]){1, 2}, (const int64_t[]){2}, 1);
+    cfx_value xy[2] = {cfx_tensor_value(x), cfx_tensor_value(x)};
+    cr_expect_neq(cfx_with_effects(cfx_token_new(), cfx_op_find("aten::add_.Tensor"), xy, 2, &out), CFX_OK);
+    cr_expect_str_eq(cfx_error_message(), want_alias);
+    cfx_error_clear();
+    cfx_tensor_release(x);
+    cfx_scope_end(sc);
+    free(want_dense);
+    free(want_alias);
+}
+
