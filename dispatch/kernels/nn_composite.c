@@ -1,10 +1,10 @@
 /* nn_composite.c - the CompositeImplicitAutograd nn operators, as 2.13's C++ decomposes them.
  *
  * layer_norm -> native_layer_norm[0]; softmax.int / log_softmax.int -> _softmax / _log_softmax
- * (after a dtype conversion only when the dtype changes: toType of the same dtype is the
- * tensor itself); dropout in eval (or p == 0, or an empty input) -> the input itself, no node;
+ * (after _to_copy only when the dtype changes: toType of the same dtype is the tensor itself); dropout in eval (or p == 0, or an empty input) -> the input itself, no node;
  * conv2d / conv1d -> convolution (an unbatched input is refused until unsqueeze exists);
- * max_pool2d -> max_pool2d_with_indices[0]; nll_loss -> nll_loss_forward[0]; nll_loss_nd ->
+ * max_pool2d -> max_pool2d_with_indices[0]; adaptive_avg_pool2d -> mean.dim([-1, -2], keepdim) for
+ * a 1x1 output (2.13's fast path), else _adaptive_avg_pool2d; nll_loss -> nll_loss_forward[0]; nll_loss_nd ->
  * nll_loss for 1-D/2-D inputs; cross_entropy_loss with class-index targets -> nll_loss_nd of
  * log_softmax(self, class dim, self's dtype). Each is written with cfx_op_* calls so a mode
  * or tracer sees exactly these calls (see composite.h). */
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/fake.h"
 #include "dispatch/kernels/composite.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/kernels.h"
@@ -31,25 +32,30 @@ cfx_tensor *cfx_composite_layer_norm(cfx_tensor *input, cfx_int_list normalized_
     return cfx_composite_return(s, r.out);
 }
 
-/* input.toType(dtype): the tensor itself when the dtype does not change. */
-static cfx_tensor *to_dtype(const char *op, cfx_tensor *self, cfx_value dtype)
+/* input.toType(dtype): the tensor itself when the dtype does not change, else
+ * to(options().dtype(dtype)), which 2.13 records as _to_copy with the tensor's layout and
+ * device spelled out (TensorOptions carries them; a fake tensor's is the device it fakes). */
+static cfx_tensor *to_dtype(cfx_tensor *self, cfx_value dtype)
 {
     int64_t code;
     if (!cfx_geom_opt_int(dtype, &code) || code == self->dtype)
         return self;
-    return not_implemented(op, "a dtype conversion (_to_copy)");
+    return cfx_op__to_copy(NULL, self, dtype, cfx_layout_value(CFX_LAYOUT_STRIDED), cfx_device_value(cfx_tensor_fake_device(self)),
+                           cfx_none(), false, cfx_none());
 }
 
 cfx_tensor *cfx_composite_softmax_int(cfx_tensor *self, int64_t dim, cfx_value dtype)
 {
-    cfx_tensor *x = to_dtype("aten::softmax.int", self, dtype);
-    return x ? cfx_op__softmax(NULL, x, dim, false) : NULL;
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *x = to_dtype(self, dtype);
+    return cfx_composite_return(s, x ? cfx_op__softmax(NULL, x, dim, false) : NULL);
 }
 
 cfx_tensor *cfx_composite_log_softmax_int(cfx_tensor *self, int64_t dim, cfx_value dtype)
 {
-    cfx_tensor *x = to_dtype("aten::log_softmax.int", self, dtype);
-    return x ? cfx_op__log_softmax(NULL, x, dim, false) : NULL;
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *x = to_dtype(self, dtype);
+    return cfx_composite_return(s, x ? cfx_op__log_softmax(NULL, x, dim, false) : NULL);
 }
 
 cfx_tensor *cfx_composite_dropout(cfx_tensor *input, double p, bool train)
@@ -110,6 +116,30 @@ cfx_tensor *cfx_composite_max_pool2d(cfx_tensor *self, cfx_int_list kernel_size,
     cfx_max_pool2d_with_indices_result r =
         cfx_op_max_pool2d_with_indices(NULL, self, kernel_size, stride, padding, dilation, ceil_mode);
     return cfx_composite_return(s, r.values);
+}
+
+cfx_tensor *cfx_composite_adaptive_avg_pool2d(cfx_tensor *self, cfx_int_list output_size)
+{
+    const char *op = "aten::adaptive_avg_pool2d";
+    if (output_size.len != 2) {
+        cfx_error_set(CFX_ERR, op, "adaptive_avg_pool2d: output_size must be 2");
+        return NULL;
+    }
+    const int64_t *o = output_size.data;
+    if (o[0] < 0 || o[1] < 0) {
+        cfx_error_set(CFX_ERR, op,
+                      "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received "
+                      "{%lld, %lld}",
+                      (long long)o[0], (long long)o[1]);
+        return NULL;
+    }
+    if (o[0] != 1 || o[1] != 1)
+        return cfx_op__adaptive_avg_pool2d(NULL, self, output_size);
+    /* a channels-last input makes 2.13 restride the mean with as_strided_, which cfx lacks */
+    if (cfx_geom_suggest_memory_format(self->sizes, self->strides, self->ndim) == CFX_CHANNELS_LAST)
+        return not_implemented(op, "a 1x1 adaptive_avg_pool2d of a channels-last input (it needs as_strided_)");
+    int64_t dims[2] = {-1, -2};
+    return cfx_op_mean_dim(NULL, self, cfx_ints(dims, 2), true, cfx_none());
 }
 
 cfx_tensor *cfx_composite_nll_loss(cfx_tensor *self, cfx_tensor *target, cfx_tensor *weight, int64_t reduction,

@@ -134,6 +134,20 @@ cfx_tensor *cfx_pointwise_cpu_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx
 
 /* ---- the ops' own checks in their C++ kernels --------------------------------------------- */
 
+/* remainder on integers: the kernel's TORCH_CHECK(b != 0, "ZeroDivisionError") per element */
+bool cfx_pointwise_check_remainder(const char *op, const cfx_tensor *a, const cfx_tensor *b)
+{
+    if (cfx_dtype_is_floating((cfx_dtype)a->dtype) || cfx_dtype_is_floating((cfx_dtype)b->dtype))
+        return true;
+    int64_t n = cfx_tensor_numel(b);
+    for (int64_t i = 0; i < n; i++)
+        if (cfx_tensor_get_double(b, i) == 0) {
+            cfx_error_set(CFX_ERR, op, "ZeroDivisionError");
+            return false;
+        }
+    return true;
+}
+
 bool cfx_pointwise_check_sub(const char *op, const cfx_tensor *a, const cfx_tensor *b)
 {
     if (a->dtype == CFX_BOOL && b->dtype == CFX_BOOL) {

@@ -25,6 +25,7 @@
 #ifndef CFX_KERNELS_POINTWISE_H
 #define CFX_KERNELS_POINTWISE_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -76,6 +77,29 @@ bool cfx_pointwise_check_sub(const char *op, const cfx_tensor *a, const cfx_tens
 bool cfx_pointwise_check_neg(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_relu(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_silu(const char *op, const cfx_tensor *a, const cfx_tensor *b);
+bool cfx_pointwise_check_remainder(const char *op, const cfx_tensor *a, const cfx_tensor *b);
+
+/* remainder's element functions (BinaryOpsKernel.cpp remainder_kernel): Python's modulo, whose
+ * result has the divisor's sign. The integer one is never called with b == 0 (the op's check
+ * refuses it first) and gives 0 for b == -1, where C's % is undefined for the minimum. */
+static inline float cfx_pw_remainder_f32(float a, float b)
+{
+    float m = fmodf(a, b);
+    return (m != 0 && ((b < 0) != (m < 0))) ? m + b : m;
+}
+static inline double cfx_pw_remainder_f64(double a, double b)
+{
+    double m = fmod(a, b);
+    return (m != 0 && ((b < 0) != (m < 0))) ? m + b : m;
+}
+static inline int64_t cfx_pw_remainder_int(int64_t a, int64_t b)
+{
+    if (b == 0 || b == -1)
+        return 0;
+    int64_t r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
 /* ... and the references' (torch._refs add, sub and neg's _neg_meta) */
 bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);
 bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);

@@ -998,6 +998,15 @@ def pointwise_cases_2():
             add_case(f"{op}/{name}", op, [T(sa, sta, dt, kind="small"), T(sb, stb, dt, kind="small")])
         for da, db in PW_DTYPE_PAIRS:
             add_case(f"{op}/{da}_{db}", op, [T([2, 3], dtype=da, kind="small"), T([2, 3], dtype=db, kind="small")])
+    def vals(dt, v):
+        return {"k": "tensor", "dtype": dt, "sizes": [len(v)], "strides": [1], "offset": 0, "storage": v, "dev": "auto"}
+    for dt in ("float32", "float64", "int64", "int32"):
+        add_case(f"remainder_Tensor/signs/{dt}", "remainder_Tensor",
+                 [vals(dt, [7, -7, 7, -7, 0, 5]), vals(dt, [3, 3, -3, -3, 2, 5])])
+    add_case("remainder_Tensor/float_frac", "remainder_Tensor", [vals("float32", [5.5, -5.5, 0.25]), vals("float32", [2.0, 2.0, -0.1])])
+    add_case("remainder_Tensor/bcast_mixed", "remainder_Tensor", [T([2, 3], dtype="int64", kind="small"), vals("float32", [1.5, -2.0, 3.0])])
+    add_case("remainder_Tensor/int_by_zero", "remainder_Tensor", [vals("int64", [3, 4]), vals("int64", [1, 0])])
+    add_case("remainder_Tensor/float_by_zero", "remainder_Tensor", [vals("float32", [3, -4]), vals("float32", [0, 0])])
     nan = float("nan")
     for op in ("maximum", "minimum"):
         a = {"k": "tensor", "dtype": "float32", "sizes": [3], "strides": [1], "offset": 0,

@@ -101,7 +101,8 @@ def nn_cases(g, T, I, D, B, NONE, INTS, DT, perm):
         add(f"_log_softmax/{name}", "_log_softmax", [x, I(d), B(False)])
     add("_softmax/half_to_float", "_softmax", [T([3]), I(0), B(True)])
     for name, x, d, dt in [("basic", T([3, 4]), 1, NONE()), ("neg_dim", T([2, 3, 4]), -2, NONE()),
-                           ("same_dtype", T([3, 4]), 0, DT("float32"))]:
+                           ("same_dtype", T([3, 4]), 0, DT("float32")), ("to_float64", T([3, 4]), 1, DT("float64")),
+                           ("int_to_float", T([2, 3], dtype="int64", kind="small"), 1, DT("float32"))]:
         add(f"softmax/{name}", "softmax_int", [x, I(d), dt])
         add(f"log_softmax/{name}", "log_softmax_int", [x, I(d), dt])
     add("layer_norm/basic", "layer_norm", [T([2, 3, 4]), INTS([4]), T([4]), T([4]), D(1e-5), B(True)])
@@ -162,6 +163,9 @@ def nn_cases(g, T, I, D, B, NONE, INTS, DT, perm):
                         ("one", [1, 2, 4, 4], [1, 1]), ("upsample", [1, 1, 2, 2], [3, 3])]:
         add(f"_adaptive_avg_pool2d/{name}", "_adaptive_avg_pool2d", [T(xs), INTS(o)])
     add("_adaptive_avg_pool2d/channels_last", "_adaptive_avg_pool2d", [T([2, 3, 4, 4], cl), INTS([2, 3])])
+    for name, x, o in [("basic", T([2, 3, 6, 6]), [2, 3]), ("one", T([1, 2, 4, 4]), [1, 1]),
+                       ("one_rank3", T([2, 5, 3]), [1, 1]), ("negative", T([1, 2, 4, 4]), [1, -1])]:
+        add(f"adaptive_avg_pool2d/{name}", "adaptive_avg_pool2d", [x, INTS(o)])
     for name, xs, strides in [("4d", [2, 3, 4, 4], None), ("2d", [4, 3], None), ("channels_last", [2, 3, 4, 4], cl),
                               ("3d", [2, 3, 5], None)]:
         var = {**T([3]), "storage": [0.5, 1.0, 2.25]}
