@@ -113,3 +113,18 @@ int hop_map_tensors(const cfx_value *in, int n, cfx_value *out, hop_tensor_map_f
             return CFX_ERR;
     return CFX_OK;
 }
+
+int hop_functionalize_redispatch(cfx_hop *hop, cfx_functionalize_ctx *c, void *ctx, const cfx_value *args, int n,
+                                 cfx_value *out)
+{
+    (void)ctx;
+    cfx_value *un = cfx_scope_alloc((size_t)(n > 0 ? n : 1) * sizeof *un);
+    if (!un)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    if (cfx_functionalize_unwrap(c, args, n, un) != CFX_OK || cfx_functionalize_redispatch_begin(c) != CFX_OK)
+        return CFX_ERR;
+    cfx_value r;
+    int rc = cfx_hop_call(hop, un, n, &r);
+    cfx_functionalize_redispatch_end(c);
+    return rc == CFX_OK ? cfx_functionalize_wrap(c, &r, 1, out) : rc;
+}

@@ -7,6 +7,12 @@
 /* Fills a functionalize context for a route with the installed (or default) ops. */
 void hop_functionalize_ctx_init(cfx_functionalize_ctx *c, cfx_functionalize_route route, cfx_mode *mode);
 
+/* The functionalize rule of a HOP that is already functional (PyTorch's usual
+ * py_functionalize_impl): unwrap the arguments, call the HOP again below functionalization,
+ * wrap its results. */
+int hop_functionalize_redispatch(cfx_hop *hop, cfx_functionalize_ctx *c, void *ctx, const cfx_value *args, int n,
+                                 cfx_value *out);
+
 /* Copies a value tree, mapping each tensor through fn (lists and tuples rebuilt in scope
  * memory). fn returns the new tensor or NULL with an error recorded. */
 typedef cfx_tensor *(*hop_tensor_map_fn)(cfx_tensor *t, void *ctx);

@@ -223,21 +223,6 @@ static int proxy(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args,
     return out->kind == CFX_V_TENSOR && out->u.t ? add_assert(g, node, out->u.t) : CFX_OK;
 }
 
-static int functionalize(cfx_hop *hop, cfx_functionalize_ctx *c, void *ctx, const cfx_value *args, int n,
-                         cfx_value *out)
-{
-    (void)ctx;
-    cfx_value *un = cfx_scope_alloc((size_t)(n > 0 ? n : 1) * sizeof *un);
-    if (!un)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    if (cfx_functionalize_unwrap(c, args, n, un) != CFX_OK || cfx_functionalize_redispatch_begin(c) != CFX_OK)
-        return CFX_ERR;
-    cfx_value r;
-    int rc = cfx_hop_call(hop, un, n, &r);
-    cfx_functionalize_redispatch_end(c);
-    return rc == CFX_OK ? cfx_functionalize_wrap(c, &r, 1, out) : rc;
-}
-
 void hop_trace_wrapped_register(void)
 {
     cfx_builtin_fn_register(&cfx_fn_assert_meta);
@@ -249,7 +234,7 @@ void hop_trace_wrapped_register(void)
     cfx_hop_py_impl_mode(trace_wrapped, CFX_MODE_PROXY, proxy, NULL);
     cfx_hop_py_impl_mode(trace_wrapped, CFX_MODE_FAKE, fake, NULL);
     cfx_hop_autograd_not_implemented(trace_wrapped, true);
-    cfx_hop_py_functionalize_impl(trace_wrapped, functionalize, NULL);
+    cfx_hop_py_functionalize_impl(trace_wrapped, hop_functionalize_redispatch, NULL);
 }
 
 cfx_hop *cfx_trace_wrapped_hop(void)

@@ -147,22 +147,6 @@ static int proxy(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args,
     return cfx_proxy_track_outputs(pm, node, out->u.items, (int)out->len);
 }
 
-/* py_functionalize_impl: already functional, so re-emitted below functionalization. */
-static int functionalize(cfx_hop *hop, cfx_functionalize_ctx *c, void *ctx, const cfx_value *args, int n,
-                         cfx_value *out)
-{
-    (void)ctx;
-    cfx_value *un = cfx_scope_alloc((size_t)(n > 0 ? n : 1) * sizeof *un);
-    if (!un)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    if (cfx_functionalize_unwrap(c, args, n, un) != CFX_OK || cfx_functionalize_redispatch_begin(c) != CFX_OK)
-        return CFX_ERR;
-    cfx_value r;
-    int rc = cfx_hop_call(hop, un, n, &r);
-    cfx_functionalize_redispatch_end(c);
-    return rc == CFX_OK ? cfx_functionalize_wrap(c, &r, 1, out) : rc;
-}
-
 static void op_name(const cfx_schema *s, char *buf, size_t cap)
 {
     const char *colons = strstr(s->name, "::");
@@ -246,7 +230,7 @@ void hop_with_effects_register(void)
     cfx_hop_py_impl(with_effects, CFX_KEY_CompositeExplicitAutograd, dense, NULL);
     cfx_hop_py_impl_mode(with_effects, CFX_MODE_PROXY, proxy, NULL);
     cfx_hop_py_impl_mode(with_effects, CFX_MODE_FAKE, fake, NULL);
-    cfx_hop_py_functionalize_impl(with_effects, functionalize, NULL);
+    cfx_hop_py_functionalize_impl(with_effects, hop_functionalize_redispatch, NULL);
     cfx_hop_fallthrough(with_effects, CFX_KEY_AutogradCPU);
     cfx_effects_set_handler(handle_effects);
 }
