@@ -10,48 +10,10 @@
 #include <string.h>
 
 #include "cfx.h"
-#include "tests/dispatch/golden_blocks.h"
+#include "tests/dispatch/effects_programs.h"
 #include "tests/test_util.h"
 
-static char *block(const char *name, const char *kind) { return golden_block("tests/data/effects.txt", name, kind); }
-
-static int print_str(const char *s)
-{
-    cfx_value st[1] = {cfx_string(s)};
-    return cfx_op_call(cfx_op_find("aten::_print"), st, 1, 1);
-}
-
-static cfx_tensor *prints(cfx_tensor *x, cfx_tensor *y)
-{
-    if (print_str("moo") != CFX_OK)
-        return NULL;
-    cfx_tensor *a = cfx_add(x, y);
-    if (print_str("moo2") != CFX_OK)
-        return NULL;
-    return cfx_relu(a);
-}
-
 static cfx_tensor *no_effects(cfx_tensor *x, cfx_tensor *y) { return cfx_cos(cfx_mul(x, y)); }
-
-static cfx_tensor *t23(int seed)
-{
-    float d[6];
-    for (int i = 0; i < 6; i++)
-        d[i] = (float)((i * 7 + seed * 13) % 32 - 16) / 16.0f;
-    return cfx_tensor_from_floats(d, (const int64_t[]){2, 3}, 2);
-}
-
-static cfx_graph_module *trace(cfx_fnptr fn, int mode, bool tokens)
-{
-    cfx_tensor *x = t23(0), *y = t23(1);
-    cfx_value args[2] = {cfx_tensor_value(x), cfx_tensor_value(y)};
-    cfx_make_fx_options o = {(cfx_tracing_mode)mode, NULL, NULL, false, .functionalize = tokens,
-                             .effect_tokens = tokens};
-    cfx_graph_module *gm = cfx_make_fx(fn, "(Tensor x, Tensor y) -> Tensor", args, 2, &o);
-    cfx_tensor_release(x);
-    cfx_tensor_release(y);
-    return gm;
-}
 
 Test(effects, registry)
 {
@@ -82,7 +44,7 @@ Test(effects, registry)
 /* with_effects' dense result in 2.13 is (torch.tensor([]), None): the token is float32 [0] */
 Test(effects, tokens)
 {
-    char *want = block("dense", "result");
+    char *want = effects_block("dense", "result");
     cr_assert(want);
     cr_expect(strstr(want, "(0,) torch.float32"), "%s", want);
     cfx_scope sc = cfx_scope_begin();
@@ -93,7 +55,7 @@ Test(effects, tokens)
     cr_expect_eq(cfx_tensor_dtype(t), CFX_FLOAT32);
     cr_expect(cfx_tensor_is_token(t));
     cr_expect(cfx_tensor_is_token(cfx_functional_wrap(t)));
-    cr_expect(!cfx_tensor_is_token(t23(0)));
+    cr_expect(!cfx_tensor_is_token(effects_t23(0)));
     cfx_scope_end(sc);
     free(want);
 }
@@ -101,9 +63,9 @@ Test(effects, tokens)
 /* Without functionalization _print is an ordinary call_function node, as make_fx records it. */
 Test(effects, print_traced_plainly)
 {
-    char *want = block("prints_plain", "graph");
+    char *want = effects_block("prints_plain", "graph");
     cr_assert(want);
-    cfx_graph_module *gm = trace((cfx_fnptr)prints, CFX_TRACE_REAL, false);
+    cfx_graph_module *gm = effects_trace((cfx_fnptr)effects_prints, CFX_TRACE_REAL, false);
     cr_assert(gm, "%s", cfx_error_message());
     char *got = cfx_graph_to_string(cfx_graph_module_graph(gm));
     cr_expect_str_eq(got, want);
@@ -115,11 +77,11 @@ Test(effects, print_traced_plainly)
 /* Token threading with no effectful op: the token goes straight from input to output. */
 Test(effects, token_threads_through_a_program_without_effects)
 {
-    char *want_graph = block("no_effects", "graph"), *want_code = block("no_effects", "code");
+    char *want_graph = effects_block("no_effects", "graph"), *want_code = effects_block("no_effects", "code");
     cr_assert(want_graph && want_code);
     int64_t live0 = cfx_tensor_live_count();
     for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
-        cfx_graph_module *gm = trace((cfx_fnptr)no_effects, mode, true);
+        cfx_graph_module *gm = effects_trace((cfx_fnptr)no_effects, mode, true);
         cr_assert(gm, "%s", cfx_error_message());
         char *g = cfx_graph_to_string(cfx_graph_module_graph(gm));
         char *c = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
@@ -141,13 +103,13 @@ Test(effects, effectful_op_without_the_hop_layer)
 {
     if (cfx_effects_get_handler())
         return; /* the HOP layer is linked: hop's tests cover the rewrite */
-    cfx_graph_module *gm = trace((cfx_fnptr)prints, CFX_TRACE_FAKE, true);
+    cfx_graph_module *gm = effects_trace((cfx_fnptr)effects_prints, CFX_TRACE_FAKE, true);
     cr_expect_null(gm);
     cr_expect_str_eq(cfx_error_message(), "aten::_print has an effect but with_effects is not available (hop/effects.c)");
     cfx_error_clear();
     cr_expect_eq(cfx_mode_stack_len(), 0);
     /* effect_tokens without functionalize is refused */
-    cfx_tensor *x = t23(0);
+    cfx_tensor *x = effects_t23(0);
     cfx_value args[2] = {cfx_tensor_value(x), cfx_tensor_value(x)};
     cfx_make_fx_options o = {CFX_TRACE_REAL, NULL, NULL, false, .effect_tokens = true};
     cr_expect_null(cfx_make_fx((cfx_fnptr)no_effects, "(Tensor x, Tensor y) -> Tensor", args, 2, &o));

@@ -7,57 +7,24 @@
 #include <string.h>
 
 #include "cfx.h"
-#include "tests/dispatch/golden_blocks.h"
-
-static char *block(const char *name, const char *kind) { return golden_block("tests/data/effects.txt", name, kind); }
-
-static int print_str(const char *s)
-{
-    cfx_value st[1] = {cfx_string(s)};
-    return cfx_op_call(cfx_op_find("aten::_print"), st, 1, 1);
-}
-
-static cfx_tensor *prints(cfx_tensor *x, cfx_tensor *y)
-{
-    if (print_str("moo") != CFX_OK)
-        return NULL;
-    cfx_tensor *a = cfx_add(x, y);
-    if (print_str("moo2") != CFX_OK)
-        return NULL;
-    return cfx_relu(a);
-}
+#include "tests/dispatch/effects_programs.h"
 
 static cfx_tensor *mutate_print(cfx_tensor *x, cfx_tensor *y)
 {
-    if (!cfx_add_(x, y) || print_str("after add_") != CFX_OK)
+    if (!cfx_add_(x, y) || effects_print("after add_") != CFX_OK)
         return NULL;
     return cfx_sin(x);
-}
-
-static cfx_tensor *t23(int seed)
-{
-    float d[6];
-    for (int i = 0; i < 6; i++)
-        d[i] = (float)((i * 7 + seed * 13) % 32 - 16) / 16.0f;
-    return cfx_tensor_from_floats(d, (const int64_t[]){2, 3}, 2);
 }
 
 static cfx_graph_module *trace(cfx_fnptr fn, int mode)
 {
     cfx_hop_init();
-    cfx_tensor *x = t23(0), *y = t23(1);
-    cfx_value args[2] = {cfx_tensor_value(x), cfx_tensor_value(y)};
-    cfx_make_fx_options o = {(cfx_tracing_mode)mode, NULL, NULL, false, .functionalize = true,
-                             .effect_tokens = true};
-    cfx_graph_module *gm = cfx_make_fx(fn, "(Tensor x, Tensor y) -> Tensor", args, 2, &o);
-    cfx_tensor_release(x);
-    cfx_tensor_release(y);
-    return gm;
+    return effects_trace(fn, mode, true);
 }
 
 static void check_golden(const char *name, cfx_fnptr fn)
 {
-    char *want_graph = block(name, "graph"), *want_code = block(name, "code");
+    char *want_graph = effects_block(name, "graph"), *want_code = effects_block(name, "code");
     cr_assert(want_graph && want_code);
     for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
         cfx_graph_module *gm = trace(fn, mode);
@@ -75,7 +42,7 @@ static void check_golden(const char *name, cfx_fnptr fn)
     free(want_code);
 }
 
-Test(with_effects, prints_golden) { check_golden("prints", (cfx_fnptr)prints); }
+Test(with_effects, prints_golden) { check_golden("prints", (cfx_fnptr)effects_prints); }
 
 Test(with_effects, mutate_print_golden) { check_golden("mutate_print", (cfx_fnptr)mutate_print); }
 
@@ -83,9 +50,9 @@ Test(with_effects, mutate_print_golden) { check_golden("mutate_print", (cfx_fnpt
  * side-effectful in 2.13, its token chain to the output is what keeps it. */
 Test(with_effects, dce_keeps_the_token_chain)
 {
-    char *want = block("prints_dce", "graph");
+    char *want = effects_block("prints_dce", "graph");
     cr_assert(want);
-    cfx_graph_module *gm = trace((cfx_fnptr)prints, CFX_TRACE_FAKE);
+    cfx_graph_module *gm = trace((cfx_fnptr)effects_prints, CFX_TRACE_FAKE);
     cr_assert(gm, "%s", cfx_error_message());
     bool changed = false;
     cr_assert_eq(cfx_pass_eliminate_dead_code(cfx_graph_module_graph(gm), NULL, &changed), CFX_OK);
@@ -102,7 +69,7 @@ Test(with_effects, dce_keeps_the_token_chain)
 Test(with_effects, dense_and_aliasing)
 {
     cfx_hop_init();
-    char *want_dense = block("dense", "result"), *want_alias = block("aliasing", "error");
+    char *want_dense = effects_block("dense", "result"), *want_alias = effects_block("aliasing", "error");
     cr_assert(want_dense && want_alias);
     cfx_scope sc = cfx_scope_begin();
     cfx_value hi = cfx_string("hi"), out;
