@@ -79,16 +79,36 @@ static void register_ops(void)
     register_status = rc;
 }
 
+/* PyTorch 2.13's graph break for async_op=True (CollectiveFunctionRewriteVariable), for the
+ * call with every argument given as a literal, as the C call gives them. Python prints the
+ * function object as `<function all_reduce at 0x7f...>`, an id() that changes every run; the
+ * address is dropped so the text is deterministic (gen_callables.py drops it the same way). */
+static int async_op_refused(const char *group)
+{
+    return cfx_error_set(
+        CFX_ERR, NULL,
+        "async_op=True for distributed collectives\n"
+        "  Explanation: `torch.compile` doesn't support `async_op=True for <function all_reduce>\n"
+        "  Hint: It may be possible to write Dynamo tracing rules for this code. Please report an issue to PyTorch "
+        "if you encounter this graph break often and it is causing performance issues.\n"
+        "\n"
+        "  Developer debug context: <function all_reduce>, args=[], kwargs={'tensor': TensorVariable(), "
+        "'op': LazyVariableTracker(unrealized: <class 'torch._C._distributed_c10d.ReduceOp.RedOpType'>), "
+        "'group': ConstantVariable(%s%s%s), 'async_op': ConstantVariable(bool: True)}\n"
+        "\n"
+        " For more details about this graph break, please visit: "
+        "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb0172.html",
+        group ? "str: '" : "NoneType: None", group ? group : "", group ? "'" : "");
+}
+
 int cfx_dist_all_reduce(cfx_tensor *t, cfx_reduce_op op, const char *group, bool async_op)
 {
     if (cfx_error_occurred())
         return cfx_error_status();
     if (!t)
         return cfx_error_set(CFX_ERR, NULL, "cfx_dist_all_reduce: NULL tensor");
-    /* the seed's text; Python prints the function object, C has only its name */
     if (async_op)
-        return cfx_error_set(CFX_ERR, NULL,
-                             "CollectiveFunctionRewriteVariable can't support async_op=True for <function all_reduce>");
+        return async_op_refused(group);
     if ((unsigned)op >= N_REDUCE_STR)
         return cfx_error_set(CFX_ERR, NULL, "Unsupported all_reduce op: RedOpType.%s",
                              (unsigned)op < sizeof red_op_type_name / sizeof red_op_type_name[0]

@@ -12,10 +12,14 @@ The twins are the Python programs the C tests write with cfx_callable*:
   opaque     torch.library.custom_op mylib::fused (x.sin() + 1, fake rule empty_like): one node
   allreduce  _functional_collectives.all_reduce_inplace on a one-process gloo group (what
              Dynamo rewrites dist.all_reduce into): all_reduce, wait_tensor, copy_
+  async      dist.all_reduce(y, op, group, True) under torch.compile(fullgraph=True): Dynamo's
+             graph break, its "from user code" trailer cut and the function's address
+             (`<function all_reduce at 0x7f...>`, an id() that changes every run) dropped
 Run from the repo root: python3 tools/interop/gen_callables.py
 """
 import functools
 import os
+import re
 import sys
 
 import torch
@@ -69,6 +73,30 @@ def allreduce(x):
     return y
 
 
+def async_none(x):
+    y = torch.add(x, x)
+    dist.all_reduce(y, dist.ReduceOp.SUM, None, True)
+    return y
+
+
+def async_group(x):
+    y = torch.add(x, x)
+    dist.all_reduce(y, dist.ReduceOp.SUM, "0", True)
+    return y
+
+
+def async_all_reduce_break(fn):
+    """The graph break text of fn's dist.all_reduce(y, SUM, <literal group>, True) (the C call
+    passes every argument); deterministic: the Python function object's address is removed."""
+    torch._dynamo.reset()
+    try:
+        torch.compile(fn, backend="eager", fullgraph=True)(torch.ones(4))
+    except torch._dynamo.exc.Unsupported as e:
+        msg = str(e).split("\n\nfrom user code:")[0]
+        return re.sub(r"<function all_reduce at 0x[0-9a-f]+>", "<function all_reduce>", msg)
+    raise AssertionError("async_op=True was traced")
+
+
 def code(fn, mode, *args):
     # cfx traces as make_fx does with _allow_non_fake_inputs=True (tracer/make_fx.h)
     return make_fx(fn, tracing_mode=mode, _allow_non_fake_inputs=True)(*args).code
@@ -116,6 +144,8 @@ def main():
     from torch.distributed._functional_collectives import REDUCE_OP_TO_STR
     assert dist.ReduceOp.PREMUL_SUM not in REDUCE_OP_TO_STR
     errors["allreduce_premul_sum"] = f"Unsupported all_reduce op: {dist.ReduceOp.PREMUL_SUM}"
+    errors["allreduce_async_op"] = async_all_reduce_break(async_none)
+    errors["allreduce_async_op_group"] = async_all_reduce_break(async_group)
     dist.destroy_process_group()
     golden.write_text("callable_errors.tsv",
                       "".join(f"{k}\t{v}".replace("\n", "\\n") + "\n" for k, v in errors.items()))
