@@ -28,6 +28,7 @@
 #include "codegen/codegen.h"
 #include "dispatch/boxing_internal.h"
 #include "dispatch/error.h"
+#include "hop/hop.h"
 #include "dispatch/ops.h"
 #include "dispatch/ops_table.h"
 #include "dispatch/ops_gen_kernels.h"
@@ -174,6 +175,20 @@ static int put_value(gen *G, cfx_value v, int depth)
                 return CFX_ERR;
         }
         cfx_buf_printf(b, "}, %u)", v.len);
+        return CFX_OK;
+    case CFX_V_DICT: /* cfx_dict((const cfx_value[]){key, value, ...}, entries) */
+        if (v.len == 0) {
+            cfx_buf_puts(b, "cfx_dict(NULL, 0)");
+            return CFX_OK;
+        }
+        cfx_buf_puts(b, "cfx_dict((const cfx_value[]){");
+        for (uint32_t i = 0; i < v.len; i++) {
+            if (i)
+                cfx_buf_puts(b, ", ");
+            if (put_value(G, v.u.items[i], depth + 1) != CFX_OK)
+                return CFX_ERR;
+        }
+        cfx_buf_printf(b, "}, %u)", v.len / 2);
         return CFX_OK;
     default:
         G->why = "an argument value of a kind C code cannot hold (a tensor or script object constant)";
@@ -474,7 +489,7 @@ static int emit_output(gen *G, cfx_value v, const char *dest, int depth)
         G->why = "an output nested deeper than 64 containers";
         return CFX_ERR;
     }
-    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE) {
+    if (!cfx_value_is_container(v)) {
         cfx_buf_printf(b, "    %s = ", dest);
         if (put_value(G, v, 0) != CFX_OK)
             return CFX_ERR;
@@ -490,7 +505,79 @@ static int emit_output(gen *G, cfx_value v, const char *dest, int depth)
         if (emit_output(G, v.u.items[i], sub, depth + 1) != CFX_OK)
             return CFX_ERR;
     }
-    cfx_buf_printf(b, "    %s = %s(o%u, %u);\n", dest, v.kind == CFX_V_LIST ? "cfx_list" : "cfx_tuple", t, v.len);
+    if (v.kind == CFX_V_DICT)
+        cfx_buf_printf(b, "    %s = cfx_dict(o%u, %u);\n", dest, t, v.len / 2);
+    else
+        cfx_buf_printf(b, "    %s = %s(o%u, %u);\n", dest, v.kind == CFX_V_LIST ? "cfx_list" : "cfx_tuple", t, v.len);
+    return CFX_OK;
+}
+
+/* d['key'] on a HOP's dict result: the entry, or the interpreter's KeyError. */
+static int emit_dict_getitem(gen *G, const cfx_node *n)
+{
+    cfx_buf *b = G->b;
+    cfx_value key = cfx_node_arg(n, 1);
+    G->kind[n->seq] = K_VALUE;
+    cfx_buf_puts(b, "    const cfx_value *p_");
+    put_var(G, n);
+    cfx_buf_puts(b, " = cfx_dict_get(");
+    put_var(G, cfx_node_arg(n, 0).u.node);
+    cfx_buf_puts(b, ", ");
+    put_c_string(b, key.u.s, key.len);
+    cfx_buf_puts(b, ");\n    if (!p_");
+    put_var(G, n);
+    cfx_buf_puts(b, ")\n        return cfx_error_set(CFX_ERR, NULL, \"KeyError: %s\", ");
+    char *k = cfx_value_to_string(key, CFX_STYLE_PYTHON);
+    if (!k)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    put_c_string(b, k, strlen(k));
+    free(k);
+    cfx_buf_puts(b, ");\n    cfx_value ");
+    put_var(G, n);
+    cfx_buf_puts(b, " = *p_");
+    put_var(G, n);
+    cfx_buf_puts(b, ";\n");
+    return CFX_OK;
+}
+
+/* A higher-order operator: cfx_hop_call on its args (and, for a HOP called with keywords, one
+ * dict of its kwargs after them, as the interpreter passes them). */
+static int emit_hop(gen *G, const cfx_node *n, const cfx_builtin_fn *fn)
+{
+    cfx_buf *b = G->b;
+    uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
+    if (nk && !fn->kwargs_dict)
+        return fail_node(n, "a keyword argument to a higher-order operator that takes none");
+    const cfx_kwarg *kw = cfx_node_kwargs(n);
+    G->kind[n->seq] = K_VALUE;
+    cfx_buf_puts(b, "    cfx_value ");
+    put_var(G, n);
+    cfx_buf_puts(b, ";\n    {\n        cfx_value hop_args[] = {");
+    for (uint32_t i = 0; i < na; i++) {
+        cfx_buf_puts(b, i ? ", " : "");
+        if (put_value(G, cfx_node_arg(n, i), 0) != CFX_OK)
+            return fail_node(n, G->why);
+    }
+    if (fn->kwargs_dict) {
+        cfx_buf_puts(b, na ? ", " : "");
+        cfx_buf_puts(b, nk ? "cfx_dict((const cfx_value[]){" : "cfx_dict(NULL, 0)");
+        for (uint32_t i = 0; i < nk; i++) {
+            cfx_buf_puts(b, i ? ", cfx_string(" : "cfx_string(");
+            put_c_string(b, kw[i].name, strlen(kw[i].name));
+            cfx_buf_puts(b, "), ");
+            if (put_value(G, kw[i].value, 0) != CFX_OK)
+                return fail_node(n, G->why);
+        }
+        if (nk)
+            cfx_buf_printf(b, "}, %u)", nk);
+    } else if (!na) {
+        cfx_buf_puts(b, "{0}");
+    }
+    cfx_buf_puts(b, "};\n        if (cfx_hop_call(cfx_hop_find(");
+    put_c_string(b, fn->name, strlen(fn->name));
+    cfx_buf_printf(b, "), hop_args, %u, &", na + (fn->kwargs_dict ? 1 : 0));
+    put_var(G, n);
+    cfx_buf_puts(b, ") != CFX_OK)\n            return cfx_error_status();\n    }\n");
     return CFX_OK;
 }
 
@@ -552,6 +639,11 @@ static int emit_node(gen *G, const cfx_node *n, int *n_placeholders)
             cfx_buf_printf(b, ".u.items[%" PRId64 "];\n", cfx_node_arg(n, 1).u.i);
             return CFX_OK;
         }
+        if (fn == &cfx_fn_getitem && cfx_node_num_args(n) == 2 && cfx_node_arg(n, 0).kind == CFX_V_NODE &&
+            cfx_node_arg(n, 1).kind == CFX_V_STRING && G->kind[cfx_node_arg(n, 0).u.node->seq] == K_VALUE)
+            return emit_dict_getitem(G, n);
+        if (fn && cfx_hop_from_target(fn))
+            return emit_hop(G, n, fn);
         return fail_node(n, fn ? "this builtin function has no C form (only getitem on an operator's tuple)"
                                : "its target has no C form");
     }

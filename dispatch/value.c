@@ -56,9 +56,9 @@ static const char *const kind_names[CFX_V_KIND_COUNT] = {
     [CFX_V_LIST] = "list",     [CFX_V_TUPLE] = "tuple",   [CFX_V_DTYPE] = "dtype",
     [CFX_V_DEVICE] = "device", [CFX_V_MEMORY_FORMAT] = "memory_format",
     [CFX_V_LAYOUT] = "layout", [CFX_V_OBJECT] = "object", [CFX_V_NODE] = "node",
-    [CFX_V_OP] = "op",
+    [CFX_V_OP] = "op",         [CFX_V_DICT] = "dict",
 };
-_Static_assert(CFX_V_KIND_COUNT == 15, "kind_names must list every cfx_value_kind");
+_Static_assert(CFX_V_KIND_COUNT == 16, "kind_names must list every cfx_value_kind");
 
 const char *cfx_value_kind_name(cfx_value_kind k)
 {
@@ -140,7 +140,7 @@ bool cfx_value_equal(cfx_value a, cfx_value b)
     /* Most comparisons are of two scalars (a default argument): no walk to set up. */
     if (a.kind != b.kind)
         return false;
-    if (a.kind != CFX_V_LIST && a.kind != CFX_V_TUPLE)
+    if (!cfx_value_is_container(a))
         return scalar_equal(&a, &b);
     walk w;
     walk_init(&w);
@@ -152,7 +152,7 @@ bool cfx_value_equal(cfx_value a, cfx_value b)
                 eq = false;
                 break;
             }
-            if (x->kind == CFX_V_LIST || x->kind == CFX_V_TUPLE) {
+            if (cfx_value_is_container(*x)) { /* a dict's keys compare as strings, in order */
                 if (x->len != y->len) {
                     eq = false;
                     break;
@@ -530,8 +530,8 @@ void cfx_value_print(cfx_value v, cfx_value_style style, cfx_buf *b)
     const cfx_value *cur = &v;
     for (;;) {
         if (cur) {
-            if (cur->kind == CFX_V_LIST || cur->kind == CFX_V_TUPLE) {
-                cfx_buf_putc(b, cur->kind == CFX_V_LIST ? '[' : '(');
+            if (cfx_value_is_container(*cur)) {
+                cfx_buf_putc(b, cur->kind == CFX_V_LIST ? '[' : cur->kind == CFX_V_DICT ? '{' : '(');
                 if (!walk_push(&w, (frame){cur->u.items, NULL, cur->len, 0, cur->kind})) {
                     b->oom = true;
                     break;
@@ -545,18 +545,34 @@ void cfx_value_print(cfx_value v, cfx_value_style style, cfx_buf *b)
             break;
         frame *f = &w.f[w.depth - 1];
         if (f->i < f->n) {
-            if (f->i > 0)
+            /* a dict item is a key (even index) or its value: {k: v, k2: v2} */
+            if (f->kind == CFX_V_DICT && f->i % 2)
+                cfx_buf_puts(b, ": ");
+            else if (f->i > 0)
                 cfx_buf_puts(b, ", ");
             cur = &f->a[f->i++];
         } else {
             if (f->kind == CFX_V_LIST)
                 cfx_buf_putc(b, ']');
+            else if (f->kind == CFX_V_DICT)
+                cfx_buf_putc(b, '}');
             else
                 cfx_buf_puts(b, f->n == 1 ? ",)" : ")");
             w.depth--;
         }
     }
     walk_free(&w);
+}
+
+const cfx_value *cfx_dict_get(cfx_value dict, const char *key)
+{
+    if (dict.kind != CFX_V_DICT || !key)
+        return NULL;
+    size_t n = strlen(key);
+    for (uint32_t i = 0; i + 1 < dict.len; i += 2)
+        if (dict.u.items[i].kind == CFX_V_STRING && dict.u.items[i].len == n && !memcmp(dict.u.items[i].u.s, key, n))
+            return &dict.u.items[i + 1];
+    return NULL;
 }
 
 char *cfx_value_to_string(cfx_value v, cfx_value_style style)

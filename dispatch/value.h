@@ -41,19 +41,20 @@ typedef enum cfx_value_kind {
     CFX_V_OBJECT,
     CFX_V_NODE,
     CFX_V_OP, /* an operator overload as a value (with_effects' op argument) */
+    CFX_V_DICT, /* str keys -> values (FX's dict arguments): see cfx_dict */
     CFX_V_KIND_COUNT
 } cfx_value_kind;
 
 typedef struct cfx_value {
     uint32_t kind; /* cfx_value_kind */
-    uint32_t len;  /* LIST/TUPLE: item count; STRING: byte length */
+    uint32_t len;  /* LIST/TUPLE: item count; DICT: 2 x entries; STRING: byte length */
     union {
         bool b;
         int64_t i;
         double d;
         const char *s;                /* NUL-terminated, len bytes */
         cfx_tensor *t;                /* may be NULL only inside an optional/None context */
-        const struct cfx_value *items; /* LIST/TUPLE */
+        const struct cfx_value *items; /* LIST/TUPLE; DICT: key, value, key, value, ... */
         cfx_dtype dtype;
         cfx_device device;
         int64_t memory_format;        /* cfx_memory_format */
@@ -81,9 +82,17 @@ static inline cfx_value cfx_memory_format_value(cfx_memory_format m) { cfx_value
 static inline cfx_value cfx_layout_value(int64_t l) { cfx_value v = {CFX_V_LAYOUT, 0, {.layout = l}}; return v; }
 static inline cfx_value cfx_object_value(cfx_object *o) { cfx_value v = {CFX_V_OBJECT, 0, {.obj = o}}; return v; }
 static inline cfx_value cfx_node_value(struct cfx_node *n) { cfx_value v = {CFX_V_NODE, 0, {.node = n}}; return v; }
+/* A dict of n entries: kv holds 2n values, each entry a key (a STRING value) then its value,
+ * in insertion order (a Python dict's). len is 2n, so code that walks nested containers
+ * item by item sees a dict's keys and values like a tuple's items. */
+static inline cfx_value cfx_dict(const cfx_value *kv, uint32_t n) { cfx_value v = {CFX_V_DICT, 2 * n, {.items = kv}}; return v; }
 static inline cfx_value cfx_op_value(const struct cfx_op *o) { cfx_value v = {CFX_V_OP, 0, {.op = o}}; return v; }
 
 static inline bool cfx_value_is_none(cfx_value v) { return v.kind == CFX_V_NONE; }
+/* LIST, TUPLE or DICT: a value whose items (u.items[0..len)) are values. */
+static inline bool cfx_value_is_container(cfx_value v) { return v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE || v.kind == CFX_V_DICT; }
+/* The value of key in a dict, or NULL (not a dict, or no such key). */
+CFX_API const cfx_value *cfx_dict_get(cfx_value dict, const char *key);
 /* INT, DOUBLE or BOOL: what a schema `Scalar` accepts. */
 static inline bool cfx_value_is_number(cfx_value v) { return v.kind == CFX_V_INT || v.kind == CFX_V_DOUBLE || v.kind == CFX_V_BOOL; }
 /* Numeric value of a number as double (bool -> 0/1). */

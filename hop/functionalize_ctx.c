@@ -89,7 +89,7 @@ static int map_one(cfx_value in, cfx_value *out, hop_tensor_map_fn fn, void *ctx
         *out = cfx_tensor_value(t);
         return CFX_OK;
     }
-    if ((in.kind == CFX_V_LIST || in.kind == CFX_V_TUPLE) && in.len > 0) {
+    if (cfx_value_is_container(in) && in.len > 0) { /* a dict too: its keys map to themselves */
         if (depth > 64)
             return cfx_error_set(CFX_ERR, NULL, "value nested too deeply");
         cfx_value *items = cfx_scope_alloc(in.len * sizeof *items);

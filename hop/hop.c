@@ -259,7 +259,7 @@ static cfx_keyset tensor_keys(const cfx_value *v, int n, int depth)
     for (int i = 0; i < n; i++) {
         if (v[i].kind == CFX_V_TENSOR && v[i].u.t)
             ks = cfx_keyset_or(ks, v[i].u.t->keys);
-        else if ((v[i].kind == CFX_V_LIST || v[i].kind == CFX_V_TUPLE) && depth < 32)
+        else if (cfx_value_is_container(v[i]) && depth < 32) /* a dict too: _get_overloaded_args */
             ks = cfx_keyset_or(ks, tensor_keys(v[i].u.items, (int)v[i].len, depth + 1));
     }
     return ks;

@@ -23,5 +23,6 @@ void hop_tensor_queue_register(void);
 void hop_trace_wrapped_register(void);
 void hop_inline_trace_wrapped_register(void);
 void hop_with_effects_register(void);
+void hop_triton_kernel_wrap_register(void);
 
 #endif

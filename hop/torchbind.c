@@ -205,6 +205,7 @@ static void init(void)
     hop_trace_wrapped_register();
     hop_inline_trace_wrapped_register();
     hop_with_effects_register();
+    hop_triton_kernel_wrap_register();
     cfx_make_fx_set_object_hook(bind_placeholder);
 }
 

@@ -74,7 +74,7 @@ static cfx_value *vstack_next(vstack *s)
 static inline bool needs_fixup(const cfx_value *v, bool map)
 {
     uint32_t k = v->kind;
-    return k == CFX_V_STRING || k == CFX_V_LIST || k == CFX_V_TUPLE || (k == CFX_V_NODE && (map || !v->u.node));
+    return k == CFX_V_STRING || k == CFX_V_LIST || k == CFX_V_TUPLE || k == CFX_V_DICT || (k == CFX_V_NODE && (map || !v->u.node));
 }
 
 int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx, uint32_t *refs)
@@ -94,6 +94,7 @@ int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn m
             break;
         case CFX_V_LIST:
         case CFX_V_TUPLE:
+        case CFX_V_DICT:
             if (v->len) {
                 cfx_value *copy = cfx_arena_alloc(&g->arena, (size_t)v->len * sizeof *copy);
                 if (!copy)
@@ -220,7 +221,7 @@ bool ir_walk_nested(cfx_value *container, ir_ref_fn fn, void *ctx)
     for (cfx_value *v; ok && (v = vstack_next(&st));) {
         if (v->kind == CFX_V_NODE)
             ok = fn(v, ctx);
-        else if ((v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) && v->len && !vstack_push(&st, (cfx_value *)v->u.items, v->len))
+        else if (cfx_value_is_container(*v) && v->len && !vstack_push(&st, (cfx_value *)v->u.items, v->len))
             ok = !cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
     vstack_free(&st);

@@ -218,7 +218,7 @@ static inline bool ir_walk_values(cfx_value *vals, uint32_t n, size_t stride, ir
         if (v->kind == CFX_V_NODE) {
             if (!fn(v, ctx))
                 return false;
-        } else if ((v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) && v->len && !ir_walk_nested(v, fn, ctx)) {
+        } else if (cfx_value_is_container(*v) && v->len && !ir_walk_nested(v, fn, ctx)) {
             return false;
         }
     }

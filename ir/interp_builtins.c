@@ -28,6 +28,7 @@ const char *ir_interp_type_name(cfx_value v)
     case CFX_V_TENSOR: return v.u.t ? "Tensor" : "NoneType";
     case CFX_V_LIST: return "list";
     case CFX_V_TUPLE: return "tuple";
+    case CFX_V_DICT: return "dict";
     case CFX_V_DTYPE: return "torch.dtype";
     case CFX_V_DEVICE: return "torch.device";
     case CFX_V_MEMORY_FORMAT: return "torch.memory_format";
@@ -46,6 +47,17 @@ static int getitem(const cfx_value *a, uint32_t n, cfx_value *out)
         return cfx_error_set(CFX_ERR, NULL,
                              "operator.getitem on a Tensor cannot run in cfx's interpreter (make_fx records "
                              "indexing as aten operators)");
+    if (c.kind == CFX_V_DICT) { /* d[key]: a missing key is Python's KeyError, str() 'key' */
+        const cfx_value *v = i.kind == CFX_V_STRING ? cfx_dict_get(c, i.u.s) : NULL;
+        if (!v) {
+            char *k = cfx_value_to_string(i, CFX_STYLE_PYTHON);
+            int rc = cfx_error_set(CFX_ERR, NULL, "KeyError: %s", k ? k : "?");
+            free(k);
+            return rc;
+        }
+        *out = *v;
+        return CFX_OK;
+    }
     if (c.kind != CFX_V_TUPLE && c.kind != CFX_V_LIST)
         return cfx_error_set(CFX_ERR, NULL, "'%s' object is not subscriptable", ir_interp_type_name(c));
     const char *what = c.kind == CFX_V_TUPLE ? "tuple" : "list";
@@ -252,7 +264,7 @@ static int torch_assert(const cfx_value *a, uint32_t n, cfx_value *out)
     else if (c.kind == CFX_V_TENSOR && c.u.t)
         return cfx_error_set(CFX_ERR, NULL, "Boolean value of Tensor with more than one value is ambiguous");
     else
-        ok = !(c.kind == CFX_V_NONE || ((c.kind == CFX_V_LIST || c.kind == CFX_V_TUPLE || c.kind == CFX_V_STRING) &&
+        ok = !(c.kind == CFX_V_NONE || ((cfx_value_is_container(c) || c.kind == CFX_V_STRING) &&
                                         c.len == 0));
     if (!ok) {
         if (n == 2 && a[1].kind == CFX_V_STRING)

@@ -62,7 +62,7 @@ static void drop(cfx_value v)
 {
     if (v.kind == CFX_V_TENSOR) {
         cfx_tensor_release(v.u.t);
-    } else if (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE) {
+    } else if (cfx_value_is_container(v)) {
         for (uint32_t i = 0; i < v.len; i++)
             drop(v.u.items[i]);
         free((void *)v.u.items);
@@ -79,7 +79,8 @@ static int own(cfx_value v, cfx_value *out, int depth)
         *out = v.u.t ? cfx_tensor_value(cfx_tensor_retain(v.u.t)) : cfx_none();
         return CFX_OK;
     case CFX_V_LIST:
-    case CFX_V_TUPLE: {
+    case CFX_V_TUPLE:
+    case CFX_V_DICT: {
         cfx_value *items = v.len ? malloc(v.len * sizeof *items) : NULL;
         if (v.len && !items)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -112,7 +113,7 @@ static int give(cfx_value v, cfx_value *out, int depth)
     *out = v;
     if (v.kind == CFX_V_TENSOR) {
         cfx_autorelease(cfx_tensor_retain(v.u.t));
-    } else if (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE) {
+    } else if (cfx_value_is_container(v)) {
         cfx_value *items = cfx_scope_alloc(v.len * sizeof *items);
         if (!items)
             return CFX_ERR_NOMEM;
@@ -129,7 +130,7 @@ static int give(cfx_value v, cfx_value *out, int depth)
 /* Scratch items a value needs when substituted (every list is copied). */
 static int count_items(cfx_value v, size_t *n, int depth)
 {
-    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+    if (!cfx_value_is_container(v))
         return CFX_OK;
     if (depth > MAX_DEPTH)
         return too_deep();
@@ -165,7 +166,7 @@ static int subst(run *r, const cfx_node *user, cfx_value v, cfx_value *out)
         return CFX_OK;
     }
     *out = v;
-    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+    if (!cfx_value_is_container(v))
         return CFX_OK;
     cfx_value *items = r->scratch + r->n_scratch;
     r->n_scratch += v.len;
@@ -304,17 +305,30 @@ static int call_op(run *r, const cfx_node *n, const cfx_op *op, cfx_value *res)
 
 static int call_builtin(run *r, const cfx_node *n, const cfx_builtin_fn *fn, cfx_value *res)
 {
-    uint32_t na = cfx_node_num_args(n);
-    if (cfx_node_num_kwargs(n))
+    uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
+    if (nk && !fn->kwargs_dict)
         return cfx_error_set(CFX_ERR, NULL, "%s() takes no keyword arguments", fn->qualified_name);
-    if (reserve_stack(r, na) != CFX_OK || reserve_scratch(r, n) != CFX_OK)
+    if (reserve_stack(r, na + 1) != CFX_OK || reserve_scratch(r, n) != CFX_OK)
         return CFX_ERR;
     for (uint32_t i = 0; i < na; i++)
         if (subst(r, n, cfx_node_arg(n, i), &r->stack[i]) != CFX_OK)
             return CFX_ERR;
     cfx_value v;
     cfx_scope scope = cfx_scope_begin(); /* what a later layer's builtin returns is scope-owned */
-    int rc = ir_interp_builtin(fn, r->stack, na, &v);
+    int rc = CFX_OK;
+    if (fn->kwargs_dict) { /* target(*args, **kwargs): the kwargs as one trailing dict */
+        const cfx_kwarg *kw = cfx_node_kwargs(n);
+        cfx_value *kv = cfx_scope_alloc((2 * (size_t)nk + 1) * sizeof *kv);
+        if (!kv)
+            rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        for (uint32_t i = 0; rc == CFX_OK && i < nk; i++) {
+            kv[2 * i] = cfx_string(kw[i].name);
+            rc = subst(r, n, kw[i].value, &kv[2 * i + 1]);
+        }
+        r->stack[na++] = cfx_dict(kv, nk);
+    }
+    if (rc == CFX_OK)
+        rc = ir_interp_builtin(fn, r->stack, na, &v);
     if (rc == CFX_OK)
         rc = own(v, res, 1);
     cfx_scope_end(scope);

@@ -273,6 +273,36 @@ static int resolve_ref(jreader *r, const cJSON *t, cfx_value *o, int ref_mode)
     return jr_err(r, CFX_ERR_PARSE, "refers to node '%s', which is not in the graph", t->valuestring);
 }
 
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A dict's array a (n items): key, value, key, value, ...; every key a string, none twice
+ * (a Python dict has each key once). Sorted copies of the keys find duplicates in n log n. */
+static int check_dict_keys(jreader *r, const cJSON *a, uint32_t n)
+{
+    r->at = a;
+    if (n % 2)
+        return jr_err(r, CFX_ERR_PARSE, "{\"dict\": ...} needs key, value pairs (got %u items)", n);
+    const char **keys = n ? scratch(r, (size_t)(n / 2) * sizeof *keys) : NULL;
+    if (n && !keys)
+        return CFX_ERR_NOMEM;
+    uint32_t k = 0;
+    for (const cJSON *c = a->child; c; c = c->next ? c->next->next : NULL) {
+        if (!cJSON_IsString(c)) {
+            r->at = c;
+            return jr_err(r, CFX_ERR_PARSE, "a dict key must be a string");
+        }
+        keys[k++] = c->valuestring;
+    }
+    qsort(keys, k, sizeof *keys, cmp_keys);
+    for (uint32_t i = 1; i < k; i++)
+        if (strcmp(keys[i - 1], keys[i]) == 0)
+            return jr_err(r, CFX_ERR_PARSE, "dict key '%s' appears twice", keys[i]);
+    return CFX_OK;
+}
+
 /* One value; a container gets its item array and *first / *items for the caller to fill. */
 static int value_one(jreader *r, const cJSON *j, cfx_value *o, int ref_mode, const cJSON **first)
 {
@@ -288,15 +318,19 @@ static int value_one(jreader *r, const cJSON *j, cfx_value *o, int ref_mode, con
         *o = cfx_int(i);
     } else if (cJSON_IsString(j)) {
         *o = cfx_string(j->valuestring);
-    } else if (cJSON_IsArray(j) || (jr_tagged(j) && strcmp(j->child->string, "tuple") == 0)) {
+    } else if (cJSON_IsArray(j) || (jr_tagged(j) && (strcmp(j->child->string, "tuple") == 0 ||
+                                                      strcmp(j->child->string, "dict") == 0))) {
         const cJSON *a = cJSON_IsArray(j) ? j : j->child;
+        bool dict = a != j && strcmp(a->string, "dict") == 0;
         if (!cJSON_IsArray(a))
-            return jr_err(r, CFX_ERR_PARSE, "{\"tuple\": ...} needs an array");
+            return jr_err(r, CFX_ERR_PARSE, "{\"%s\": ...} needs an array", dict ? "dict" : "tuple");
         uint32_t n = array_len(a);
+        if (dict && check_dict_keys(r, a, n) != CFX_OK)
+            return CFX_ERR_PARSE;
         cfx_value *items = NULL;
         if (n && !(items = scratch(r, (size_t)n * sizeof *items)))
             return CFX_ERR_NOMEM;
-        *o = a == j ? cfx_list(items, n) : cfx_tuple(items, n);
+        *o = a == j ? cfx_list(items, n) : dict ? cfx_dict(items, n / 2) : cfx_tuple(items, n);
         *first = a->child;
     } else {
         const cJSON *t = jr_tagged(j);

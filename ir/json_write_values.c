@@ -335,19 +335,22 @@ static const void *next_item(jwriter *w, uint32_t *sp, int *depth, size_t size)
 }
 
 /* A value with `depth` containers already open around it. Lists are arrays, tuples
- * {"tuple": [...]}; nesting is walked with w->stack. */
+ * {"tuple": [...]}, dicts {"dict": [key, value, ...]}; nesting is walked with w->stack. */
 int jw_value(jwriter *w, const cfx_value *root, int depth, int ref_mode)
 {
     cfx_buf *b = w->b;
     uint32_t sp = 0;
     const cfx_value *v = root;
     while (v) {
-        if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
-            bool tuple = v->kind == CFX_V_TUPLE;
+        if (cfx_value_is_container(*v)) {
+            /* a tuple {"tuple": [...]}, a dict {"dict": [key, value, ...]}: both close "]}" */
+            bool tuple = v->kind != CFX_V_LIST;
             depth += tuple ? 2 : 1;
             if (depth > CFX_GRAPH_JSON_MAX_DEPTH)
                 return too_deep(w);
-            if (tuple)
+            if (v->kind == CFX_V_DICT)
+                PB_LIT(b, "{\"dict\": [");
+            else if (tuple)
                 PB_LIT(b, "{\"tuple\": [");
             else
                 cfx_buf_putc(b, '[');

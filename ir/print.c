@@ -199,37 +199,46 @@ static void put_leaf(const cfx_value *v, cfx_arg_style style, bool top, const ir
 typedef struct pframe {
     const cfx_value *items;
     uint32_t n, i;
-    bool tuple;
+    uint32_t kind; /* CFX_V_LIST, CFX_V_TUPLE or CFX_V_DICT */
 } pframe;
 
-void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_style style,
-                     const ir_name_printer *np, cfx_buf *b)
+static void open_container(uint32_t kind, cfx_buf *b)
+{
+    cfx_buf_putc(b, kind == CFX_V_TUPLE ? '(' : kind == CFX_V_DICT ? '{' : '[');
+}
+
+/* items[0..n) as a container of the given kind; nested containers are walked with an explicit
+ * stack. A dict's items alternate key and value: FX prints the key with str() in graphs
+ * ({in_ptr0: %x_1}), repr() in code and in str(dict) ({'in_ptr0': x_1}). */
+static void print_container(const cfx_value *vals, uint32_t n, uint32_t kind, cfx_arg_style style,
+                            const ir_name_printer *np, cfx_buf *b)
 {
     pframe inline_frames[16];
     pframe *st = inline_frames;
     uint32_t len = 0, cap = 16;
-    st[len++] = (pframe){vals, n, 0, as_tuple};
-    cfx_buf_putc(b, as_tuple ? '(' : '[');
+    st[len++] = (pframe){vals, n, 0, kind};
+    open_container(kind, b);
     while (len) {
         pframe *f = &st[len - 1];
         if (f->i == f->n) {
-            if (f->tuple) {
+            if (f->kind == CFX_V_TUPLE) {
                 if (f->n == 1)
                     PB_LIT(b, ",)");
                 else
                     cfx_buf_putc(b, ')');
             } else {
-                cfx_buf_putc(b, ']');
+                cfx_buf_putc(b, f->kind == CFX_V_DICT ? '}' : ']');
             }
             len--;
             continue;
         }
-        if (f->i)
+        if (f->kind == CFX_V_DICT && f->i % 2)
+            PB_LIT(b, ": ");
+        else if (f->i)
             PB_LIT(b, ", ");
         const cfx_value *v = &f->items[f->i++];
-        if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE) {
-            bool tuple = v->kind == CFX_V_TUPLE;
-            cfx_buf_putc(b, tuple ? '(' : '[');
+        if (cfx_value_is_container(*v)) {
+            open_container(v->kind, b);
             if (len == cap) {
                 pframe *ns = malloc(2 * cap * sizeof *ns);
                 if (!ns) {
@@ -242,7 +251,7 @@ void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_s
                 st = ns;
                 cap *= 2;
             }
-            st[len++] = (pframe){v->u.items, v->len, 0, tuple};
+            st[len++] = (pframe){v->u.items, v->len, 0, v->kind};
         } else {
             put_leaf(v, style, false, np, b);
         }
@@ -251,18 +260,24 @@ void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_s
         free(st);
 }
 
+void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_style style,
+                     const ir_name_printer *np, cfx_buf *b)
+{
+    print_container(vals, n, as_tuple ? CFX_V_TUPLE : CFX_V_LIST, style, np, b);
+}
+
 void ir_print_value(const cfx_value *v, cfx_arg_style style, const ir_name_printer *np, cfx_buf *b)
 {
-    if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE)
-        ir_print_values(v->u.items, v->len, v->kind == CFX_V_TUPLE, style, np, b);
+    if (cfx_value_is_container(*v))
+        print_container(v->u.items, v->len, v->kind, style, np, b);
     else
         put_leaf(v, style, true, np, b);
 }
 
 void ir_print_nested_value(const cfx_value *v, cfx_arg_style style, const ir_name_printer *np, cfx_buf *b)
 {
-    if (v->kind == CFX_V_LIST || v->kind == CFX_V_TUPLE)
-        ir_print_values(v->u.items, v->len, v->kind == CFX_V_TUPLE, style, np, b);
+    if (cfx_value_is_container(*v))
+        print_container(v->u.items, v->len, v->kind, style, np, b);
     else
         put_leaf(v, style, false, np, b);
 }

@@ -26,6 +26,8 @@ typedef struct cfx_builtin_fn {
     const char *qualified_name; /* as format_node prints it: "operator.getitem", "torch._assert" */
     const char *name;           /* __name__, the naming candidate: "getitem", "_assert" */
     bool side_effect;           /* in FX's _side_effectful_functions */
+    bool kwargs_dict;           /* called with keywords: the interpreter passes a node's kwargs
+                                   after its args as one dict value (Python's **kwargs) */
 } cfx_builtin_fn;
 
 typedef enum cfx_target_kind {

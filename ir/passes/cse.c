@@ -143,7 +143,7 @@ static uint64_t hash_values(cse *c, const cfx_value *v, uint32_t n, uint64_t h)
         }
         const cfx_value *x = &f->a[f->i++];
         h = mix(h, x->kind);
-        if (x->kind == CFX_V_LIST || x->kind == CFX_V_TUPLE) {
+        if (cfx_value_is_container(*x)) {
             h = mix(h, x->len);
             if (x->len && !push(s, x->u.items, NULL, x->len))
                 return 0;
@@ -185,7 +185,7 @@ static bool values_eq(cse *c, const cfx_value *a, const cfx_value *b, uint32_t n
         f->i++;
         if (x->kind != y->kind)
             eq = false;
-        else if (x->kind == CFX_V_LIST || x->kind == CFX_V_TUPLE)
+        else if (cfx_value_is_container(*x))
             eq = x->len == y->len && (x->len == 0 || push(s, x->u.items, y->u.items, x->len));
         else
             eq = scalar_eq(c, x, y);
@@ -289,14 +289,14 @@ static bool copy_mapped(const cse *c, const cfx_node *n, vbuf *b)
             return false;
     for (size_t i = 0; i < b->len; i++) {
         cfx_value v = b->v[i]; /* items still point into the graph */
-        if (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE)
+        if (cfx_value_is_container(v))
             for (uint32_t j = 0; j < v.len; j++)
                 if (!vbuf_push(b, map_value(c, v.u.items[j])))
                     return false;
     }
     size_t next = (size_t)na + nk;
     for (size_t i = 0; i < b->len; i++)
-        if ((b->v[i].kind == CFX_V_LIST || b->v[i].kind == CFX_V_TUPLE) && b->v[i].len) {
+        if ((cfx_value_is_container(b->v[i])) && b->v[i].len) {
             b->v[i].u.items = &b->v[next];
             next += b->v[i].len;
         }

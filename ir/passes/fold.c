@@ -51,12 +51,13 @@ static int subst(const folder *f, cfx_value v, cfx_value *out, bool *tensor)
         return 1;
     }
     *out = v;
+    if (v.kind == CFX_V_DICT) /* a dict argument (a HOP's kwargs) is never folded */
+        return 0;
     if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
         return 1;
     bool has_node = false;
     for (uint32_t i = 0; i < v.len; i++)
-        has_node |= v.u.items[i].kind == CFX_V_NODE || v.u.items[i].kind == CFX_V_LIST ||
-                    v.u.items[i].kind == CFX_V_TUPLE;
+        has_node |= v.u.items[i].kind == CFX_V_NODE || cfx_value_is_container(v.u.items[i]);
     if (!has_node)
         return 1;
     cfx_value *items = cfx_scope_alloc((v.len ? v.len : 1) * sizeof *items);
@@ -64,7 +65,7 @@ static int subst(const folder *f, cfx_value v, cfx_value *out, bool *tensor)
         return CFX_ERR_NOMEM;
     for (uint32_t i = 0; i < v.len; i++) {
         cfx_value it = v.u.items[i];
-        if (it.kind == CFX_V_LIST || it.kind == CFX_V_TUPLE)
+        if (cfx_value_is_container(it))
             return 0;
         if (it.kind == CFX_V_NODE) {
             if (!is_const(f, it.u.node))
