@@ -102,7 +102,8 @@ CFX_API const char *cfx_value_kind_name(cfx_value_kind k); /* "int", "list", ...
 
 /* Deep structural equality. Tensors compare by identity, nodes by identity, doubles by bit
  * pattern except that +0.0 == -0.0 is false and NaN == NaN is true (so that a value equals
- * its own JSON round trip). A list never equals a tuple; int 1 never equals double 1.0. */
+ * its own JSON round trip). A list never equals a tuple; int 1 never equals double 1.0; dicts
+ * are equal when their entries are, in the same order (a graph's dict keeps its order). */
 CFX_API bool cfx_value_equal(cfx_value a, cfx_value b);
 
 /* Printing styles. */

@@ -112,6 +112,29 @@ Test(user_kernel, launch_is_triton_kernel_wrapper_mutation, .init = setup)
         cfx_value out;
         cr_assert_eq(cfx_graph_module_run(gm, &x, 1, &out), CFX_OK, "%s", cfx_error_message());
         expect_out(out);
+        /* through JSON: the same code, and it still runs */
+        char *json;
+        cr_assert_eq(cfx_graph_module_to_json(gm, 0, &json), CFX_OK, "%s", cfx_error_message());
+        cr_expect(strstr(json, "\"target\": {\"fn\": \"torch.ops.higher_order.triton_kernel_wrapper_mutation\"}, "
+                               "\"args\": [], \"kwargs\": [[\"kernel_idx\", 0]"),
+                  "%s", json);
+        cfx_graph_module *gm2 = cfx_graph_module_from_json(json, strlen(json));
+        cr_assert(gm2, "%s", cfx_error_message());
+        char *code2 = cfx_graph_python_code_string(cfx_graph_module_graph(gm2), "self");
+        cr_expect_str_eq(code2, code);
+        cr_assert_eq(cfx_graph_module_run(gm2, &x, 1, &out), CFX_OK, "%s", cfx_error_message());
+        expect_out(out);
+        /* DOT: the launch is an impure node fed by both tensors */
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cr_assert_eq(cfx_graph_to_dot(g, "M", &b), CFX_OK, "%s", cfx_error_message());
+        char *dot = cfx_buf_take(&b);
+        cr_expect(strstr(dot, "\"x_1\" -> \"triton_kernel_wrapper_mutation_proxy\""), "%s", dot);
+        cr_expect(strstr(dot, "\"empty_like\" -> \"triton_kernel_wrapper_mutation_proxy\""), "%s", dot);
+        free(dot);
+        free(code2);
+        free(json);
+        cfx_graph_module_free(gm2);
         free(code);
         free(after);
         cfx_graph_module_free(gm);
