@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/functional.h"
 #include "dispatch/scope.h"
 #include "hop/hop_internal.h"
 
@@ -112,6 +113,20 @@ int hop_map_tensors(const cfx_value *in, int n, cfx_value *out, hop_tensor_map_f
         if (map_one(in[i], &out[i], fn, ctx, 0) != CFX_OK)
             return CFX_ERR;
     return CFX_OK;
+}
+
+cfx_tensor *hop_functional_unwrap_one(cfx_tensor *t, void *ctx)
+{
+    (void)ctx;
+    if (!cfx_tensor_is_functional(t))
+        return t;
+    return cfx_functional_sync(t) == CFX_OK ? cfx_functional_value(t) : NULL;
+}
+
+cfx_tensor *hop_functional_wrap_one(cfx_tensor *t, void *ctx)
+{
+    (void)ctx;
+    return cfx_tensor_is_functional(t) ? t : cfx_functional_wrap(t);
 }
 
 int hop_functionalize_redispatch(cfx_hop *hop, cfx_functionalize_ctx *c, void *ctx, const cfx_value *args, int n,

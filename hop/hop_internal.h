@@ -25,4 +25,10 @@ void hop_inline_trace_wrapped_register(void);
 void hop_with_effects_register(void);
 void hop_triton_kernel_wrap_register(void);
 
+/* hop_map_tensors functions of the functionalize API (PythonFunctionalizeAPI's unwrap_tensors:
+ * the synced value of a functional tensor; wrap_tensors: a new wrapper), for the rules that do
+ * their own unwrapping because the routes' installable ops default to passing values through. */
+cfx_tensor *hop_functional_unwrap_one(cfx_tensor *t, void *ctx);
+cfx_tensor *hop_functional_wrap_one(cfx_tensor *t, void *ctx);
+
 #endif

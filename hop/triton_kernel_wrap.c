@@ -499,34 +499,20 @@ static int proxy(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args,
 
 /* ---- functionalization ---------------------------------------------------------------------- */
 
-/* The functionalize API's unwrap_tensors (synced values) and wrap_tensors, done here as in
- * with_effects.c: the routes' installable operations default to passing values through. */
-static cfx_tensor *unwrap_one(cfx_tensor *t, void *ctx)
-{
-    (void)ctx;
-    if (!cfx_tensor_is_functional(t))
-        return t;
-    return cfx_functional_sync(t) == CFX_OK ? cfx_functional_value(t) : NULL;
-}
-
-static cfx_tensor *wrap_one(cfx_tensor *t, void *ctx)
-{
-    (void)ctx;
-    return cfx_tensor_is_functional(t) ? t : cfx_functional_wrap(t);
-}
-
-/* triton_kernel_wrapper_functional_functionalize: unwrapped below, the outputs wrapped. */
+/* triton_kernel_wrapper_functional_functionalize: unwrapped below, the outputs wrapped (by
+ * hand, as with_effects.c does: the routes' installable ops default to passing values). */
 static int functional_functionalize(cfx_hop *hop, cfx_functionalize_ctx *fc, void *ctx, const cfx_value *args,
                                     int n, cfx_value *out)
 {
     (void)ctx;
+    tk_call c;
     cfx_value un, r;
-    if (n != 1 || hop_map_tensors(args, 1, &un, unwrap_one, NULL) != CFX_OK ||
+    if (parse(hop, args, n, &c) != CFX_OK || hop_map_tensors(args, 1, &un, hop_functional_unwrap_one, NULL) != CFX_OK ||
         cfx_functionalize_redispatch_begin(fc) != CFX_OK)
-        return n != 1 ? cfx_hop_call(hop, args, n, out) : CFX_ERR; /* n != 1: the binding error */
+        return CFX_ERR;
     int rc = cfx_hop_call(hop, &un, 1, &r);
     cfx_functionalize_redispatch_end(fc);
-    return rc == CFX_OK ? hop_map_tensors(&r, 1, out, wrap_one, NULL) : rc;
+    return rc == CFX_OK ? hop_map_tensors(&r, 1, out, hop_functional_wrap_one, NULL) : rc;
 }
 
 /* triton_kernel_wrapper_mutation_functionalize: the functional HOP below functionalization,
@@ -540,7 +526,7 @@ static int mutation_functionalize(cfx_hop *hop, cfx_functionalize_ctx *fc, void 
     if (parse(hop, args, n, &c) != CFX_OK)
         return CFX_ERR;
     cfx_value un;
-    if (hop_map_tensors(&c.kwargs, 1, &un, unwrap_one, NULL) != CFX_OK)
+    if (hop_map_tensors(&c.kwargs, 1, &un, hop_functional_unwrap_one, NULL) != CFX_OK)
         return CFX_ERR;
     cfx_value *names = cfx_scope_alloc((un.len / 2 + 1) * sizeof *names);
     if (!names)
@@ -558,7 +544,7 @@ static int mutation_functionalize(cfx_hop *hop, cfx_functionalize_ctx *fc, void 
     if (rc != CFX_OK)
         return rc;
     /* the new values, plain (a functionalize rule below may have wrapped them) */
-    if (hop_map_tensors(&r, 1, &r, unwrap_one, NULL) != CFX_OK)
+    if (hop_map_tensors(&r, 1, &r, hop_functional_unwrap_one, NULL) != CFX_OK)
         return CFX_ERR;
     if (r.kind != CFX_V_DICT)
         return cfx_error_set(CFX_ERR, NULL, "triton_kernel_wrapper_functional returned a %s, not a dict",

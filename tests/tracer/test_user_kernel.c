@@ -174,6 +174,47 @@ Test(user_kernel, functionalized_launch_is_triton_kernel_wrapper_functional, .in
     cfx_scope_end(s);
 }
 
+/* gen_user_kernel.py's functional(): the functional HOP called directly, its result read by key. */
+static cfx_tensor *functional_prog(cfx_tensor *x)
+{
+    cfx_tensor *out = cfx_empty_like(x, cfx_none(), cfx_none(), cfx_none(), cfx_bool(false));
+    cfx_value dims[3] = {cfx_int(3), cfx_int(1), cfx_int(1)}, grid = cfx_tuple(dims, 3);
+    cfx_value kw[6] = {cfx_string("in_ptr0"), cfx_tensor_value(x), cfx_string("out_ptr"), cfx_tensor_value(out),
+                       cfx_string("n_elements"), cfx_int(5)};
+    cfx_value clone = cfx_string("out_ptr");
+    cfx_value call[12] = {cfx_string("kernel_idx"), cfx_int(K), cfx_string("constant_args_idx"), cfx_int(0),
+                          cfx_string("grid"), cfx_list(&grid, 1), cfx_string("tma_descriptor_metadata"),
+                          cfx_dict(NULL, 0), cfx_string("kwargs"), cfx_dict(kw, 3), cfx_string("tensors_to_clone"),
+                          cfx_list(&clone, 1)};
+    cfx_value d = cfx_dict(call, 6), r;
+    if (cfx_hop_call(cfx_triton_kernel_wrapper_functional_hop(), &d, 1, &r) != CFX_OK)
+        return NULL;
+    const cfx_value *o = cfx_dict_get(r, "out_ptr");
+    return o && o->kind == CFX_V_TENSOR ? o->u.t : NULL;
+}
+
+Test(user_kernel, functional_hop_called_directly, .init = setup)
+{
+    cfx_scope s = cfx_scope_begin();
+    cr_assert_eq(cfx_kernel_side_table_add_constant_args(NULL, NULL, 0), 0, "add_constant_args({})");
+    cfx_value x = cfx_tensor_value(five());
+    /* eagerly: the kernel writes a clone of out_ptr, returned */
+    cfx_tensor *y = functional_prog(x.u.t);
+    cr_assert(y, "%s", cfx_error_message());
+    expect_out(cfx_tensor_value(y));
+    cfx_make_fx_options o = {CFX_TRACE_FAKE, NULL, NULL, false, .functionalize = true};
+    cfx_graph_module *gm = cfx_make_fx((cfx_fnptr)functional_prog, "(Tensor x) -> Tensor", &x, 1, &o);
+    cr_assert(gm, "%s", cfx_error_message());
+    char *code = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
+    expect_golden("user_kernel_functional_direct.code.txt", code);
+    cfx_value out;
+    cr_assert_eq(cfx_graph_module_run(gm, &x, 1, &out), CFX_OK, "%s", cfx_error_message());
+    expect_out(out);
+    free(code);
+    cfx_graph_module_free(gm);
+    cfx_scope_end(s);
+}
+
 Test(user_kernel, grid_errors_are_dynamos, .init = setup)
 {
     cfx_scope s = cfx_scope_begin();

@@ -15,6 +15,8 @@ cannot analyse the kernel without Triton and clones every tensor argument, as th
     tests/data/user_kernel_functional.code.txt      make_fx(functionalize(f)).code (fake)
     tests/data/user_kernel_functional.graph.txt     its str(graph)
     tests/data/user_kernel.out.txt                  f(arange(5.)) as a list
+    tests/data/user_kernel_functional_direct.code.txt  make_fx(functionalize(functional)).code (fake):
+                                                    triton_kernel_wrapper_functional called directly
 Run from the repo root: python3 tools/interop/gen_user_kernel.py
 """
 import contextlib
@@ -24,7 +26,8 @@ import os
 import sys
 
 import torch
-from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table, triton_kernel_wrapper_mutation
+from torch._higher_order_ops.triton_kernel_wrap import (kernel_side_table, triton_kernel_wrapper_functional,
+                                                        triton_kernel_wrapper_mutation)
 from torch.fx.experimental.proxy_tensor import make_fx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +63,16 @@ def f(x):
     return out
 
 
+def functional(x):
+    """The functional HOP called directly (its functionalize rule: unwrap, call below, wrap)."""
+    out = torch.empty_like(x)
+    r = triton_kernel_wrapper_functional(kernel_idx=K, constant_args_idx=C, grid=[(3, 1, 1)],
+                                         tma_descriptor_metadata={},
+                                         kwargs={"in_ptr0": x, "out_ptr": out, "n_elements": 5},
+                                         tensors_to_clone=["out_ptr"])
+    return r["out_ptr"]
+
+
 def main():
     # identify_accessed_tensors logs a warning with a traceback when Triton is missing
     logging.disable(logging.WARNING)
@@ -76,6 +89,9 @@ def main():
     golden.write_text("user_kernel_functional.code.txt", gm.code)
     golden.write_text("user_kernel_functional.graph.txt", str(gm.graph))
     golden.write_text("user_kernel.out.txt", repr(f(x).tolist()) + "\n")
+    gm = make_fx(torch.func.functionalize(functional), tracing_mode="fake")(x)
+    golden.write_text("user_kernel_functional_direct.code.txt", gm.code)
+    assert functional(x).tolist() == f(x).tolist()
 
 
 if __name__ == "__main__":
