@@ -9,20 +9,11 @@
 #include <unistd.h>
 
 #include "cfx.h"
+#include "tests/test_golden.h"
 #include "tests/test_util.h"
 
 #define VALS(...) ((cfx_value[]){__VA_ARGS__})
 #define NV(n) cfx_node_value(n)
-
-static void expect_golden(const char *name, const char *got)
-{
-    char path[128];
-    snprintf(path, sizeof path, "tests/data/%s", name);
-    char *want = read_golden(path);
-    cr_assert(want, "missing %s (run tools/interop/gen_dict_values.py)", path);
-    cr_expect_str_eq(got, want, "%s:\n%s\nwant:\n%s", name, got, want);
-    free(want);
-}
 
 static cfx_node *call_op(cfx_graph *g, const char *op, const char *name, const cfx_value *args, uint32_t n,
                          const cfx_kwarg *kw, uint32_t nk)
@@ -80,17 +71,9 @@ Test(dict_values, print_code_and_tabular_are_fxs)
 {
     cfx_scope s = cfx_scope_begin();
     cfx_graph *g = build();
-    char *t = cfx_graph_to_string(g);
-    expect_golden("ir_dict.graph.txt", t);
-    free(t);
-    t = cfx_graph_python_code_string(g, "self");
+    expect_graph_goldens(g, "ir_dict.graph.txt", "ir_dict.tabular.txt");
+    char *t = cfx_graph_python_code_string(g, "self");
     expect_golden("ir_dict.code.txt", t);
-    free(t);
-    cfx_buf b;
-    cfx_buf_init(&b);
-    cr_assert_eq(cfx_graph_print_tabular(g, &b), CFX_OK);
-    t = cfx_buf_take(&b);
-    expect_golden("ir_dict.tabular.txt", t);
     free(t);
     cr_expect_eq(cfx_graph_lint(g), CFX_OK, "%s", cfx_error_message());
     cfx_tensor *x;

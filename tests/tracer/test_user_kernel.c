@@ -10,6 +10,7 @@
 
 #include "cfx.h"
 #include "tracer/user_kernel.h"
+#include "tests/test_golden.h"
 #include "tests/test_util.h"
 
 enum { BLOCK = 2 };
@@ -49,16 +50,6 @@ static cfx_tensor *five(void)
     return cfx_tensor_from_floats(d, n, 1);
 }
 
-static void expect_golden(const char *name, const char *got)
-{
-    char path[128];
-    snprintf(path, sizeof path, "tests/data/%s", name);
-    char *want = read_golden(path);
-    cr_assert(want, "missing %s (run tools/interop/gen_user_kernel.py)", path);
-    cr_expect_str_eq(got, want, "%s:\n%s\nwant:\n%s", name, got, want);
-    free(want);
-}
-
 static void expect_out(cfx_value out)
 {
     cr_assert_eq(out.kind, CFX_V_TENSOR);
@@ -91,17 +82,8 @@ Test(user_kernel, launch_is_triton_kernel_wrapper_mutation, .init = setup)
         char *code = cfx_graph_python_code_string(g, "self"), name[64];
         snprintf(name, sizeof name, "user_kernel.%s.code.txt", mname);
         expect_golden(name, code);
-        if (mode == CFX_TRACE_FAKE) {
-            char *text = cfx_graph_to_string(g);
-            expect_golden("user_kernel.graph.txt", text);
-            free(text);
-            cfx_buf b;
-            cfx_buf_init(&b);
-            cr_assert_eq(cfx_graph_print_tabular(g, &b), CFX_OK);
-            text = cfx_buf_take(&b);
-            expect_golden("user_kernel.tabular.txt", text);
-            free(text);
-        }
+        if (mode == CFX_TRACE_FAKE)
+            expect_graph_goldens(g, "user_kernel.graph.txt", "user_kernel.tabular.txt");
         cr_expect_eq(cfx_graph_lint(g), CFX_OK, "%s", cfx_error_message());
         /* impure (a mutation with no users): DCE keeps the launch */
         bool changed;

@@ -1,0 +1,41 @@
+/* test_golden.h - comparing a graph's texts with golden files (tests/data/NAME, written by a
+ * tools/interop/gen_*.py script): one helper per text, shared by the suites that check
+ * str(graph), python_code and print_tabular of the same graph. */
+#ifndef CFX_TESTS_TEST_GOLDEN_H
+#define CFX_TESTS_TEST_GOLDEN_H
+
+#include <criterion/criterion.h>
+
+#include "cfx.h"
+#include "tests/test_util.h"
+
+/* got must equal tests/data/NAME (its header line skipped). */
+static inline void expect_golden(const char *name, const char *got)
+{
+    char path[160];
+    snprintf(path, sizeof path, "tests/data/%s", name);
+    char *want = read_golden(path);
+    cr_assert(want, "missing %s (run its tools/interop/gen_*.py)", path);
+    cr_expect_str_eq(got, want, "%s:\n%s\nwant:\n%s", name, got, want);
+    free(want);
+}
+
+/* str(graph) and graph.print_tabular() against their goldens (NULL: not checked). */
+static inline void expect_graph_goldens(const cfx_graph *g, const char *graph_txt, const char *tabular_txt)
+{
+    if (graph_txt) {
+        char *text = cfx_graph_to_string(g);
+        expect_golden(graph_txt, text);
+        free(text);
+    }
+    if (tabular_txt) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cr_assert_eq(cfx_graph_print_tabular(g, &b), CFX_OK, "%s", cfx_error_message());
+        char *text = cfx_buf_take(&b);
+        expect_golden(tabular_txt, text);
+        free(text);
+    }
+}
+
+#endif
