@@ -5,6 +5,7 @@
 #define CFX_TESTS_TEST_GOLDEN_H
 
 #include <criterion/criterion.h>
+#include <unistd.h>
 
 #include "cfx.h"
 #include "tests/test_util.h"
@@ -36,6 +37,27 @@ static inline void expect_graph_goldens(const cfx_graph *g, const char *graph_tx
         expect_golden(tabular_txt, text);
         free(text);
     }
+}
+
+/* Generated C (codegen/c.c) compiles, -Wall -Wextra -Werror, against the source tree's
+ * headers (syntax and types only: running it needs an installed library, test_c.c's job). */
+static inline void expect_c_compiles(const char *c)
+{
+    char dir[] = "/tmp/cfx-cgen-XXXXXX", path[64];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/g.c", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(c, f);
+    fclose(f);
+    char cmd[512], *out = NULL;
+    snprintf(cmd, sizeof cmd, "${CFX_CC:-cc} -std=c11 -Wall -Wextra -Werror -fsyntax-only -I. -Ibuild/gen %s 2>&1",
+             path);
+    int st = test_run_command(cmd, &out);
+    cr_expect_eq(st, 0, "status %d: %s\n%s\n%s", st, cmd, out ? out : "", c);
+    free(out);
+    unlink(path);
+    rmdir(dir);
 }
 
 #endif

@@ -142,6 +142,16 @@ Test(user_kernel, functionalized_launch_is_triton_kernel_wrapper_functional, .in
         expect_golden("user_kernel_functional.code.txt", code);
         char *text = cfx_graph_to_string(g);
         expect_golden("user_kernel_functional.graph.txt", text);
+        /* as C: the HOP through cfx_hop_call, its dict result read by key */
+        cfx_buf cb;
+        cfx_buf_init(&cb);
+        cr_assert_eq(cfx_graph_to_c(g, "forward", &cb), CFX_OK, "%s", cfx_error_message());
+        char *c = cfx_buf_take(&cb);
+        cr_expect(strstr(c, "cfx_hop_call(cfx_hop_find(\"triton_kernel_wrapper_functional\"), hop_args, 1, &"), "%s", c);
+        cr_expect(strstr(c, " = cfx_dict_get(v_triton_kernel_wrapper_functional_proxy, \"in_ptr0\");"), "%s", c);
+        cr_expect(strstr(c, "return cfx_error_set(CFX_ERR, NULL, \"KeyError: %s\", \"'out_ptr'\");"), "%s", c);
+        expect_c_compiles(c);
+        free(c);
         cr_expect_eq(cfx_graph_lint(g), CFX_OK, "%s", cfx_error_message());
         /* the functional graph runs: the kernel on clones, x copied back unchanged */
         cfx_tensor *x2 = five();
