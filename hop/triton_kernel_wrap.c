@@ -189,6 +189,7 @@ static int parse(const cfx_hop *hop, const cfx_value *args, int n, tk_call *c)
         return cfx_error_set(CFX_ERR, NULL, "%s.__call__() takes 1 positional argument but %d were given", cls, n + 1);
     cfx_value d = args[0];
     int want = functional ? 6 : 5;
+    unsigned seen = 0;
     for (uint32_t i = 0; i < d.len; i += 2) {
         if (d.u.items[i].kind != CFX_V_STRING || !d.u.items[i].u.s)
             return cfx_error_set(CFX_ERR, NULL, "%s.__call__() keywords must be strings", cls);
@@ -198,6 +199,10 @@ static int parse(const cfx_hop *hop, const cfx_value *args, int n, tk_call *c)
         if (k == want)
             return cfx_error_set(CFX_ERR, NULL, "%s.__call__() got an unexpected keyword argument '%s'", cls,
                                  d.u.items[i].u.s);
+        if (seen >> k & 1) /* a dict built in C may repeat a key; a node's kwargs cannot */
+            return cfx_error_set(CFX_ERR, NULL, "%s.__call__() got multiple values for argument '%s'", cls,
+                                 keyword_names[k]);
+        seen |= 1u << k;
     }
     cfx_value v[6];
     for (int k = 0; k < want; k++) {

@@ -272,6 +272,13 @@ Test(user_kernel, hop_keywords_are_checked, .init = setup)
     cr_expect_str_eq(cfx_error_message(),
                      "TritonKernelWrapperMutation.__call__() missing 1 required positional argument: 'kwargs'");
     cfx_error_clear();
+    call[8] = cfx_string("grid");
+    d = cfx_dict(call, 5);
+    cr_expect_lt(cfx_hop_call(h, &d, 1, &out), 0);
+    cr_expect_str_eq(cfx_error_message(),
+                     "TritonKernelWrapperMutation.__call__() got multiple values for argument 'grid'");
+    cfx_error_clear();
+    call[8] = cfx_string("kwargs");
     kw[4] = cfx_string("n");
     d = cfx_dict(call, 5);
     cr_expect_lt(cfx_hop_call(h, &d, 1, &out), 0);
