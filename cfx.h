@@ -25,6 +25,7 @@
 #include "dispatch/fake.h"
 #include "dispatch/functional.h"
 #include "dispatch/crossref.h"
+#include "dispatch/opcheck.h"
 #include "dispatch/effects.h"
 #include "ir/graph.h"
 #include "ir/graph_module.h"

@@ -3,7 +3,8 @@
  * The example plugin (examples/plugin_mlp.c, built by the Makefile beside the driver) is the
  * zoo's mlp written outside the tree: its traced graph and code must be the built-in mlp's.
  * Broken plugins are compiled here with CFX_CC, one symbol per way of being broken; each must
- * exit 1 with one "cfx: ..." line naming what is wrong. */
+ * exit 1 with one "cfx: ..." line naming what is wrong. `cfx trace --crossref` passes on every
+ * built-in model and catches a plugin whose custom op's Meta kernel lies. */
 #include <criterion/criterion.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -114,7 +115,12 @@ static const char broken_src[] =
     "CFX_PLUGIN_EXPORT const cfx_plugin_model bad_param = {CFX_PLUGIN_ABI_VERSION, \"P\", \"\",\n"
     "    \"(Tensor x, Tensor y) -> Tensor\", (cfx_fnptr)fwd, neg, 1, xy, 2};\n";
 
-static void build_broken(char *so, size_t n, char *dir)
+static void build_plugin(const char *src, char *so, size_t n, char *dir);
+
+static void build_broken(char *so, size_t n, char *dir) { build_plugin(broken_src, so, n, dir); }
+
+/* src compiled to DIR/broken.so in a fresh DIR (removed by the caller) */
+static void build_plugin(const char *src, char *so, size_t n, char *dir)
 {
     const char *cc = getenv("CFX_CC"), *cflags = getenv("CFX_USER_CFLAGS");
     cr_assert(cc && cflags, "CFX_CC / CFX_USER_CFLAGS are not set (make test sets them)");
@@ -125,7 +131,7 @@ static void build_broken(char *so, size_t n, char *dir)
     snprintf(cmd, sizeof cmd, "%s/broken.c", dir);
     FILE *f = fopen(cmd, "w");
     cr_assert(f);
-    fputs(broken_src, f);
+    fputs(src, f);
     fclose(f);
     snprintf(so, n, "%s/broken.so", dir);
     snprintf(cmd, sizeof cmd,
@@ -176,4 +182,68 @@ Test(plugin, missing_file)
     cr_expect_eq(run("trace /nonexistent/model.so", &out), 1, "%s", out);
     expect_one_error_line(out, "cannot load plugin '/nonexistent/model.so': ");
     free(out);
+}
+
+/* ---- cfx trace --crossref -------------------------------------------------------------------- */
+
+Test(plugin, crossref_passes_on_every_builtin_model)
+{
+    static const char *const models[] = {"mlp", "chain", "mutate", "cnn", "classifier", "transformer", "tensor_queue"};
+    char args[256], *out;
+    for (int i = 0; i < COUNT_OF(models); i++)
+        for (int fake = 0; fake < 2; fake++) {
+            snprintf(args, sizeof args, "trace %s --crossref%s -o /dev/null", models[i], fake ? " --mode fake" : "");
+            cr_expect_eq(run(args, &out), 0, "%s: %s", args, out);
+            cr_expect(strstr(out, "op calls agree on fakes and for real"), "%s: %s", args, out);
+            free(out);
+        }
+}
+
+/* A plugin registering a custom op whose Meta kernel lies about strides, and using it. */
+static const char liar_src[] =
+    "#include <cfx.h>\n"
+    "static cfx_tensor *cpu(cfx_tensor *x) {\n"
+    "    cfx_tensor *r = cfx_tensor_new(x->sizes, x->ndim, CFX_FLOAT32, x->device);\n"
+    "    for (int64_t i = 0; r && i < cfx_tensor_numel(x); i++)\n"
+    "        ((float *)cfx_tensor_data(r))[i] = (float)cfx_tensor_get_double(x, i);\n"
+    "    return r;\n"
+    "}\n"
+    "static cfx_tensor *meta(cfx_tensor *x) {\n"
+    "    return cfx_tensor_new_strided(x->sizes, (const int64_t[]){1, x->sizes[0]}, 2, CFX_FLOAT32, x->device);\n"
+    "}\n"
+    "__attribute__((constructor)) static void define_liar(void) {\n"
+    "    cfx_library *lib = CFX_LIBRARY(CFX_LIB_DEF, \"plugin_liar\");\n"
+    "    cfx_library_def(lib, \"liar(Tensor x) -> Tensor\");\n"
+    "    CFX_IMPL(lib, \"liar\", CFX_KEY_CPU, cpu);\n"
+    "    CFX_IMPL(lib, \"liar\", CFX_KEY_Meta, meta);\n"
+    "}\n"
+    "static cfx_tensor *fwd(cfx_module *m, cfx_tensor *x) {\n"
+    "    (void)m;\n"
+    "    cfx_value s[1] = {cfx_tensor_value(cfx_relu(x))};\n"
+    "    return cfx_op_call(cfx_op_find(\"plugin_liar::liar\"), s, 1, 1) == CFX_OK ? cfx_neg(s[0].u.t) : NULL;\n"
+    "}\n"
+    "static const cfx_plugin_tensor in[] = {{\"x\", 2, {2, 3}}};\n"
+    "CFX_PLUGIN_EXPORT const cfx_plugin_model cfx_plugin_entry = {CFX_PLUGIN_ABI_VERSION, \"Liar\", \"\",\n"
+    "    \"(Tensor x) -> Tensor\", (cfx_fnptr)fwd, NULL, 0, in, 1};\n";
+
+Test(plugin, crossref_catches_a_lying_meta_kernel)
+{
+    char so[600], dir[64], args[1024], *out;
+    build_plugin(liar_src, so, sizeof so, dir);
+    snprintf(args, sizeof args, "trace %s -o /dev/null", so); /* unchecked, the lie goes unnoticed */
+    cr_expect_eq(run(args, &out), 0, "%s", out);
+    free(out);
+    for (int fake = 0; fake < 2; fake++) {
+        snprintf(args, sizeof args, "trace %s --crossref%s", so, fake ? " --mode fake" : "");
+        cr_expect_eq(run(args, &out), 1, "%s", out);
+        cr_expect(!strncmp(out, "cfx: plugin_liar::liar(torch.empty_strided((2, 3), (3, 1), dtype=torch.float32)) "
+                                "output 0: strides (1, 2) != (3, 1) (mismatch at index 0)\n\nWhile executing %liar : ",
+                           strlen("cfx: plugin_liar::liar(torch.empty_strided((2, 3), (3, 1), dtype=torch.float32)) "
+                                  "output 0: strides (1, 2) != (3, 1) (mismatch at index 0)\n\nWhile executing %liar : ")),
+                  "%s", out);
+        cr_expect(!strstr(out, "def forward"), "nothing printed on a mismatch: %s", out);
+        free(out);
+    }
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    cr_expect_eq(system(args), 0);
 }

@@ -2,7 +2,7 @@
  * make_fx and print its graph as torch.fx prints it, as FX's Python code, or as cfx's JSON.
  *
  *   cfx trace MODEL|PLUGIN.so[:SYMBOL]|- [--mode real|fake] [--format graph|code|json] [--dce]
- *             [--passes=P,...] [--time] [-o FILE|-]
+ *             [--crossref] [--passes=P,...] [--time] [-o FILE|-]
  *
  * MODEL names a built-in model; an argument with a '/' or a ".so" is a plugin (tracer/plugin.h)
  * and `-` reads a plugin's shared object from stdin (copied to a temporary file, since dlopen
@@ -10,7 +10,9 @@
  *
  * --dce runs dead-code elimination before printing and reports each removed node on stderr; it
  * stays as the alias of a first `dce` pass that names what it removed. --passes runs a pipeline
- * of the pass manager over the traced graph (after --dce), with the flags `cfx opt` takes. */
+ * of the pass manager over the traced graph (after --dce), with the flags `cfx opt` takes.
+ * --crossref runs the traced graph once more on the example inputs under CrossRefFakeMode
+ * (dispatch/opcheck.h): every op on fakes and for real, the first mismatch an error, exit 1. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 
 #include "cfx.h"
 #include "ir/json.h"
+#include "hop/hop.h"
 #include "ir/passes/dce.h"
 #include "tools/cli/cli.h"
 #include "tools/models/models.h"
@@ -50,7 +53,7 @@ int cfx_cmd_models(int argc, char **argv)
 
 static const char trace_usage_line[] =
     "usage: cfx trace MODEL|PLUGIN.so[:SYMBOL]|- [--mode real|fake] [--format graph|code|json] [--dce]\n"
-    "                 [--passes=P,...] [--time] [-o FILE|-]\n";
+    "                 [--crossref] [--passes=P,...] [--time] [-o FILE|-]\n";
 
 static int trace_usage(void)
 {
@@ -71,6 +74,8 @@ static int trace_help(void)
           "  --dce                dead-code elimination first, naming each removed node on stderr\n"
           "  --functionalize      trace make_fx(torch.func.functionalize(model)): no in-place ops\n"
           "  --crossref-functionalize  functionalize, checking each op's Meta kernel against its result\n"
+          "  --crossref           then run the graph on the example inputs, every op both on fakes and for\n"
+          "                       real (CrossRefFakeMode); the first mismatch fails with its message\n"
           "  --time               print the time taken on stderr\n"
           "  -o FILE              write to FILE instead of stdout (`-o -` is stdout)\n",
           stdout);
@@ -105,6 +110,7 @@ typedef struct trace_args {
     bool dce, time;
     cli_passes passes;
     bool functionalize, crossref;
+    bool crossref_fake; /* --crossref */
 } trace_args;
 
 static bool is_plugin_spec(const char *arg)
@@ -152,6 +158,8 @@ static int parse_trace_args(int argc, char **argv, trace_args *a)
             a->functionalize = true;
         } else if (!strcmp(arg, "--crossref-functionalize")) {
             a->functionalize = a->crossref = true;
+        } else if (!strcmp(arg, "--crossref")) {
+            a->crossref_fake = true;
         } else if (!strcmp(arg, "--time")) {
             a->time = true;
         } else if (!a->model && !a->plugin && is_plugin_spec(arg)) {
@@ -233,6 +241,50 @@ static char *render(const cfx_graph_module *gm, const char *format)
     return cfx_graph_module_to_json(gm, 0, &json) == CFX_OK ? json : NULL;
 }
 
+/* --crossref: the traced graph run on the example inputs under CrossRefFakeMode, so every op
+ * of the trace runs on fakes and for real with the same arguments (opcheck.h). The interpreter
+ * adds the node that failed to the message. */
+static int hop_passthrough(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args, int n_args,
+                           cfx_value *out)
+{
+    (void)mode, (void)ctx;
+    return cfx_hop_call(hop, args, n_args, out); /* the mode is popped: the modes and keys below */
+}
+
+/* A higher-order operator reaching a user mode needs a rule for the mode's type (PyTorch's
+ * CrossRefFakeMode has none either and raises): the HOPs of the graph pass through unchecked,
+ * the operators their implementations call are checked as any other. */
+static int let_hops_through(const cfx_graph_module *gm, const cfx_mode *m)
+{
+    for (cfx_node *n = cfx_graph_first(cfx_graph_module_graph(gm)); n; n = cfx_node_next(n)) {
+        const cfx_builtin_fn *fn = cfx_target_info_fn(cfx_node_target_info(n));
+        cfx_hop *hop = fn ? cfx_hop_from_target(fn) : NULL;
+        if (hop && cfx_hop_py_impl_user_mode(hop, m->vt, hop_passthrough, NULL) != CFX_OK)
+            cfx_error_clear(); /* already registered (the graph calls it twice) */
+    }
+    return CFX_OK;
+}
+
+static int run_crossref(const cfx_graph_module *gm, const cfx_value *args, int n)
+{
+    cfx_mode *m = cfx_crossref_fake_mode_new();
+    if (!m)
+        return CFX_ERR;
+    let_hops_through(gm, m);
+    cfx_scope s = cfx_scope_begin();
+    int rc = cfx_mode_push(m);
+    if (rc == CFX_OK) {
+        cfx_value out;
+        rc = cfx_graph_module_run(gm, args, n, &out);
+        cfx_mode_exit(m);
+    }
+    cfx_scope_end(s);
+    if (rc == CFX_OK)
+        fprintf(stderr, "cfx: crossref: %ld op calls agree on fakes and for real\n", cfx_crossref_fake_mode_checked(m));
+    cfx_mode_release(m);
+    return rc;
+}
+
 /* `-o -` is stdout */
 static int write_text(const char *text, const char *path)
 {
@@ -277,7 +329,10 @@ int cfx_cmd_trace(int argc, char **argv)
         }
     }
     rc = 0;
-    if (gm && cli_run_pipeline(pipeline, &a.passes, gm) != 0)
+    if (gm && a.crossref_fake && run_crossref(gm, args, n) != CFX_OK) {
+        cli_report_error("crossref failed");
+        rc = 1;
+    } else if (gm && cli_run_pipeline(pipeline, &a.passes, gm) != 0)
         rc = 1; /* reported */
     else if (gm)
         text = render(gm, a.format);
