@@ -684,4 +684,30 @@ void cfx_tensor_bump_version(cfx_tensor *t)
         t->storage->version++;
 }
 
+/* TensorImpl::set_sizes_and_strides for the in-place views (squeeze_, unsqueeze_): the
+ * header keeps its identity (every holder sees the new shape, as in PyTorch) and its dims move
+ * between the inline slots and the heap as the rank crosses CFX_INLINE_DIMS. */
+bool cfx_tensor_set_geometry(cfx_tensor *t, const int64_t *sizes, const int64_t *strides, int ndim)
+{
+    int64_t tmp[2 * CFX_MAX_DIMS]; /* sizes/strides may point into t's own dims */
+    copy_dims(tmp, sizes, ndim);
+    copy_dims(tmp + ndim, strides, ndim);
+    int64_t *dims = t->dims_inline;
+    if (ndim > CFX_INLINE_DIMS) {
+        dims = malloc(2 * (size_t)ndim * sizeof *dims);
+        if (!dims) {
+            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory resizing a tensor header");
+            return false;
+        }
+    }
+    if (t->sizes != t->dims_inline)
+        free(t->sizes);
+    t->sizes = dims;
+    t->strides = ndim > CFX_INLINE_DIMS ? dims + ndim : dims + CFX_INLINE_DIMS;
+    t->ndim = (int8_t)ndim;
+    copy_dims(t->sizes, tmp, ndim);
+    copy_dims(t->strides, tmp + ndim, ndim);
+    return true;
+}
+
 void cfx_tensor_print_sizes(const cfx_tensor *t, cfx_buf *b) { put_dims(b, t->sizes, t->ndim); }

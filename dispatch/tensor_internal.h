@@ -20,4 +20,8 @@ static inline void cfx_tensor_ext_init(struct cfx_tensor_ext *ext)
  * leaving the state empty. Called by tensor.c when the tensor dies. */
 void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext);
 
+/* Gives t new sizes and strides in place (same header, same storage and offset): the
+ * in-place view ops (squeeze_, unsqueeze_). false + error only when out of memory. */
+bool cfx_tensor_set_geometry(cfx_tensor *t, const int64_t *sizes, const int64_t *strides, int ndim);
+
 #endif

@@ -35,6 +35,18 @@ void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack);
 /* A new wrapped number (one reference, the caller's, not autoreleased): what a kernel of a
  * Scalar overload makes of its Scalar (wrapped_scalar_tensor). NULL + error if v is no number. */
 cfx_tensor *cfx_wrapped_number_new(cfx_value v);
+/* In a kernel of a Scalar overload: returns call, made with w_ = the Scalar num wrapped
+ * (wrapped_scalar_tensor), and drops w_ afterwards unless the call returned it. */
+#define CFX_WITH_WRAPPED(num, call)                                                             \
+    do {                                                                                        \
+        cfx_tensor *w_ = cfx_wrapped_number_new(num);                                           \
+        if (!w_)                                                                                \
+            return NULL;                                                                        \
+        cfx_tensor *r_ = (call);                                                                \
+        if (r_ != w_)                                                                           \
+            cfx_tensor_release(w_);                                                             \
+        return r_;                                                                              \
+    } while (0)
 /* The number a wrapped-number tensor holds. */
 cfx_value cfx_wrapped_number_value(const cfx_tensor *t);
 

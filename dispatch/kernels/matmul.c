@@ -7,19 +7,13 @@
  * matmul(input, t(weight)) then an out-of-place add of the bias (under a mode, bias is
  * "tensor-subclass-like", so ATen takes add, not add_). matmul (_matmul_impl): dot / mv / mm
  * by rank, else mm/mv on the folded larger operand when should_fold allows it, else bmm over
- * the broadcast batch dims. 1-D @ 2-D ends in squeeze_.dim, which cfx has not yet: refused. */
+ * the broadcast batch dims; 1-D @ 2-D is unsqueeze + mm + the in-place squeeze_.dim. */
 #include <string.h>
 
 #include "dispatch/error.h"
 #include "dispatch/kernels/composite.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/kernels.h"
-
-static cfx_tensor *not_implemented(const char *op, const char *what)
-{
-    cfx_error_set(CFX_ERR_NOTIMPL, op, "%s is not implemented in cfx", what);
-    return NULL;
-}
 
 static cfx_tensor *mT(cfx_tensor *t) { return cfx_op_transpose_int(NULL, t, -2, -1); }
 
@@ -129,8 +123,12 @@ static cfx_tensor *matmul(cfx_tensor *self, cfx_tensor *other)
         return cfx_op_dot(NULL, self, other);
     if (d1 == 2 && d2 == 1)
         return cfx_op_mv(NULL, self, other);
-    if (d1 == 1 && d2 == 2)
-        return not_implemented(op, "matmul of a 1-D and a 2-D tensor (it needs squeeze_.dim)");
+    if (d1 == 1 && d2 == 2) {
+        /* self.unsqueeze(0).mm(other).squeeze_(0): make_fx records the in-place squeeze_ */
+        cfx_tensor *u = cfx_op_unsqueeze(NULL, self, 0);
+        cfx_tensor *p = u ? cfx_op_mm(NULL, u, other) : NULL;
+        return p ? cfx_op_squeeze__dim(NULL, p, 0) : NULL;
+    }
     if (d1 == 2 && d2 == 2)
         return cfx_op_mm(NULL, self, other);
     bool failed = false;

@@ -134,10 +134,14 @@ cfx_tensor *cfx_pointwise_cpu_inplace(const cfx_pointwise *p, cfx_tensor *a, cfx
 
 /* ---- the ops' own checks in their C++ kernels --------------------------------------------- */
 
-/* remainder on integers: the kernel's TORCH_CHECK(b != 0, "ZeroDivisionError") per element */
+/* remainder (and div's trunc and floor modes) on integers: the kernel's TORCH_CHECK(b != 0,
+ * "ZeroDivisionError") per element; two bools compute in bool, which the dtype dispatch
+ * refuses first */
 bool cfx_pointwise_check_remainder(const char *op, const cfx_tensor *a, const cfx_tensor *b)
 {
     if (cfx_dtype_is_floating((cfx_dtype)a->dtype) || cfx_dtype_is_floating((cfx_dtype)b->dtype))
+        return true;
+    if (a->dtype == CFX_BOOL && b->dtype == CFX_BOOL)
         return true;
     int64_t n = cfx_tensor_numel(b);
     for (int64_t i = 0; i < n; i++)

@@ -104,7 +104,31 @@ TWINS = {
     "mse_loss_none": lambda a, b: F.mse_loss(a, b, reduction="none"),
     "mlp_functional": lambda a, b, c, d: F.log_softmax(F.linear(torch.relu(F.linear(a, b, c)), d), -1),
 }
-for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1"):
+def _inplace_view(f):
+    """Runs f on a clone of the input (f mutates the clone, as the C twin does)."""
+    return lambda a: f(a.clone())
+
+
+TWINS.update({
+    "linear_1d_nobias": lambda a, b: F.linear(a, b),
+    "squeeze_inplace": _inplace_view(lambda c: c.squeeze_() * c),
+    "squeeze_dim_inplace": _inplace_view(lambda c: (c.squeeze_(-1), c + c)[1]),
+    "squeeze_dims_inplace": _inplace_view(lambda c: (c.squeeze_((0, 2)), torch.relu(c))[1]),
+    "unsqueeze_inplace": _inplace_view(lambda c: (c.unsqueeze_(1), c.sum(2))[1]),
+    "div_floor": lambda a, b: torch.div(a, b, rounding_mode="floor"),
+    "div_trunc_int": lambda a, b: torch.div(a, b + 1, rounding_mode="trunc"),
+    "div_mode_none": lambda a, b: torch.div(a, b.exp(), rounding_mode=None),
+    "div_scalar_floor": lambda a: torch.ops.aten.div.Scalar_mode(a, 0.75, rounding_mode="floor"),
+    "remainder_scalar": lambda a: a % 0.5,
+    "remainder_scalar_tensor": lambda a: torch.remainder(2, a + 3),
+    "clamp_inplace": lambda a: (lambda c: (c.clamp_(-0.5, 0.5), c * a)[1])(a.clone()),
+    "clamp_min_inplace": _inplace_view(lambda c: c.clamp_min_(0)),
+    "hardtanh_inplace": _inplace_view(lambda c: F.hardtanh_(c)),
+    "gelu_inplace": _inplace_view(lambda c: torch.ops.aten.gelu_(c, approximate="tanh")),
+    "remainder_inplace": lambda a, b: (lambda c: (c.remainder_(b), c)[1])(a.clone()),
+})
+for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1",
+              "1x2", "1x4"):
     TWINS["matmul_" + _name] = lambda a, b: torch.matmul(a, b)
 
 

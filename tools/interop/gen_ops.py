@@ -1158,6 +1158,10 @@ def main():
     ops_nn_cases.add_all(sys.modules[__name__])
     golden.write_json_cases(os.path.basename(OUT_NN_CASES), cases[n_main:])
     del cases[n_main:]
+    import ops_pointwise_cases
+    for name in ops_pointwise_cases.add_all(sys.modules[__name__]):
+        golden.write_json_cases(name, cases[n_main:])
+        del cases[n_main:]
     golden.write_json_cases(os.path.basename(OUT_CASES), cases)
     write_keys()
     n = strides_cases()

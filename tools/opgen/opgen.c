@@ -46,7 +46,8 @@ typedef struct op_row {
     const char *tags;
     const char *returns; /* names for unnamed returns */
     const char *family, *body, *check, *ref_check;
-    const char *dtypes;   /* "integral": the loops compute in int32, int64 and bool only */
+    const char *dtypes;   /* "integral": the loops compute in int32, int64 and bool only;
+                           * "numeric": in every dtype but bool */
     const char *cpu_name; /* the C++ kernel's name in "\"x_cpu\" not implemented for 'Float'" */
     int composite;        /* the family's CPU kernel is registered on CompositeExplicitAutograd */
     /* kernels by dispatch key (the field names are the keys') */
@@ -781,8 +782,10 @@ static bool family_has_dtype(int fam, const char *dt, const op_row *r)
 {
     if (r->dtypes && !strcmp(r->dtypes, "integral"))
         return strcmp(dt, "float32") && strcmp(dt, "float64");
+    if (r->dtypes && !strcmp(r->dtypes, "numeric")) /* AT_DISPATCH_ALL_TYPES: no bool */
+        return strcmp(dt, "bool") != 0;
     if (r->dtypes)
-        die(r, "unknown .dtypes '%s' (integral)", r->dtypes);
+        die(r, "unknown .dtypes '%s' (integral, numeric)", r->dtypes);
     if (!strcmp(dt, "float32") || !strcmp(dt, "float64"))
         return true;
     if (!strcmp(dt, "bool"))

@@ -1,0 +1,144 @@
+"""Cases of the operators added for issue 10's pointwise and indexing gaps, for
+tools/interop/gen_ops.py (which imports this file and writes what it adds to
+tests/data/ops_pointwise_cases.json, in ops_cases.json's format): the in-place views
+(squeeze_, unsqueeze_), div with rounding_mode, the remainder overloads, masked_fill with a
+tensor value, clamp with tensor bounds and the in-place clamps, hardtanh_, gelu_, index_put.
+
+Like ops_shape_cases.py they draw from a random generator of their own, so adding them leaves
+every older case unchanged; each operator has a few dozen small cases at most.
+"""
+import random
+
+LAYOUTS = [
+    ("contig", [2, 3], None, 0),
+    ("transposed", [3, 4], [1, 3], 0),
+    ("nondense_offset", [3, 4], [1, 6], 2),
+    ("expanded", [3, 4], [0, 1], 0),
+    ("scalar", [], None, 0),
+    ("empty", [0, 3], None, 0),
+]
+
+
+def add_all(g):
+    """Adds the cases, yielding the file they go to (gen_ops.py writes and drops them)."""
+    saved, g.rng = g.rng, random.Random(1010)
+    try:
+        inplace_view_cases(g)
+        div_mode_cases(g)
+        remainder_cases(g)
+        inplace_clamp_cases(g)
+        yield "ops_pointwise_cases.json"
+    finally:
+        g.rng = saved
+
+
+def inplace_view_cases(g):
+    T, I, INTS = g.T, g.I, g.INTS
+    shapes = [("mid1", [2, 1, 3], None, 0), ("all1", [1, 1], None, 0), ("scalar", [], None, 0),
+              ("none1", [2, 3], None, 0), ("transposed", [3, 1, 4], [1, 12, 3], 0),
+              ("offset", [1, 3, 1], [3, 1, 1], 2), ("empty", [0, 1, 2], None, 0),
+              ("rank5", [1, 2, 1, 2, 1], None, 0)]
+    for n, s, st, off in shapes:
+        g.add_case(f"squeeze_/{n}", "squeeze_", [T(s, st, offset=off)])
+        for dim in (0, 1, -1, 3):
+            g.add_case(f"squeeze__dim/{n}/{dim}", "squeeze__dim", [T(s, st, offset=off), I(dim)])
+        for dims in ([0], [0, -1], [], [1, 1], [5]):
+            g.add_case(f"squeeze__dims/{n}/{dims}", "squeeze__dims", [T(s, st, offset=off), INTS(dims)])
+        for dim in (0, -1, 2, 4, -5):
+            g.add_case(f"unsqueeze_/{n}/{dim}", "unsqueeze_", [T(s, st, offset=off), I(dim)])
+    for dt in ("int64", "bool"):
+        g.add_case(f"squeeze__dim/{dt}", "squeeze__dim", [T([1, 3], dtype=dt), I(0)])
+        g.add_case(f"unsqueeze_/{dt}", "unsqueeze_", [T([3], dtype=dt), I(0)])
+
+
+def STR(v):
+    return {"k": "str", "v": v}
+
+
+def vals(dt, v, sizes=None):
+    sizes = [len(v)] if sizes is None else sizes
+    st, z = [0] * len(sizes), 1
+    for d in reversed(range(len(sizes))):
+        st[d] = z
+        z *= max(sizes[d], 1)
+    return {"k": "tensor", "dtype": dt, "sizes": sizes, "strides": st, "offset": 0,
+            "storage": v, "dev": "auto"}
+
+
+NUMS = [7, -7, 7, -7, 0, 5, 3, -1]
+DENS = [2, 2, -2, -2, 3, -5, 3, -1]
+FNUMS = [7.5, -7.5, 5.5, -5.25, 0.0, -0.0, 1.0, "inf"]
+FDENS = [2.0, 2.0, -2.0, -0.5, 3.0, 3.0, 0.0, 3.0]
+
+
+def div_mode_cases(g):
+    T, I, D, B, NONE = g.T, g.I, g.D, g.B, g.NONE
+    modes = [STR("trunc"), STR("floor"), NONE()]
+    for m in modes:
+        tag = m.get("v", "none")
+        for dt in ("int64", "int32", "float32", "float64"):
+            num, den = (NUMS, DENS) if dt.startswith("int") else (FNUMS, FDENS)
+            g.add_case(f"div_Tensor_mode/{tag}/{dt}", "div_Tensor_mode", [vals(dt, num), vals(dt, den), m])
+            g.add_case(f"div__Tensor_mode/{tag}/{dt}", "div__Tensor_mode", [vals(dt, num), vals(dt, den), m])
+        for da, db in (("int64", "float32"), ("bool", "bool"), ("int32", "int64"), ("bool", "int64"),
+                       ("float32", "float64")):
+            g.add_case(f"div_Tensor_mode/{tag}/{da}_{db}", "div_Tensor_mode",
+                       [T([2, 3], dtype=da), T([3], dtype=db), m])
+        g.add_case(f"div_Tensor_mode/{tag}/int_zero", "div_Tensor_mode", [vals("int64", [1, 2]), vals("int64", [1, 0]), m])
+        g.add_case(f"div_Tensor_mode/{tag}/transposed", "div_Tensor_mode", [T([3, 4], [1, 3]), T([4]), m])
+        g.add_case(f"div_Tensor_mode/{tag}/mismatch", "div_Tensor_mode", [T([2, 3]), T([4]), m])
+        g.add_case(f"div__Tensor_mode/{tag}/int_float", "div__Tensor_mode", [vals("int64", [7, -7]), vals("float32", [2.5, 2.0]), m])
+        g.add_case(f"div__Tensor_mode/{tag}/bcast", "div__Tensor_mode", [T([2, 3]), T([3]), m])
+        for num in (I(2), D(-2.5), I(-3)):
+            for dt in ("int64", "float32"):
+                g.add_case(f"div_Scalar_mode/{tag}/{num['v']}/{dt}", "div_Scalar_mode", [vals(dt, NUMS if dt == "int64" else FNUMS), num, m])
+                g.add_case(f"div__Scalar_mode/{tag}/{num['v']}/{dt}", "div__Scalar_mode", [vals(dt, NUMS if dt == "int64" else FNUMS), num, m])
+        g.add_case(f"div_Scalar_mode/{tag}/zero", "div_Scalar_mode", [vals("int64", [4, -4]), I(0), m])
+        g.add_case(f"div_Scalar_mode/{tag}/bool", "div_Scalar_mode", [vals("bool", [1, 0]), B(True), m])
+    for op in ("div_Tensor_mode", "div__Tensor_mode"):
+        g.add_case(f"{op}/bad_mode", op, [T([3]), T([3]), STR("round")])
+    for op in ("div_Scalar_mode", "div__Scalar_mode"):
+        g.add_case(f"{op}/bad_mode", op, [T([3]), I(2), STR("round")])
+
+
+def remainder_cases(g):
+    T, I, D, B = g.T, g.I, g.D, g.B
+    for dt in ("int64", "int32", "float32", "float64"):
+        num, den = (NUMS, DENS) if dt.startswith("int") else (FNUMS, FDENS)
+        g.add_case(f"remainder__Tensor/{dt}", "remainder__Tensor", [vals(dt, num), vals(dt, den)])
+        for n in (I(3), I(-2), D(1.5), D(-0.5), B(True)):
+            g.add_case(f"remainder_Scalar/{n['k']}_{n['v']}/{dt}", "remainder_Scalar", [vals(dt, num), n])
+            g.add_case(f"remainder__Scalar/{n['k']}_{n['v']}/{dt}", "remainder__Scalar", [vals(dt, num), n])
+            g.add_case(f"remainder_Scalar_Tensor/{n['k']}_{n['v']}/{dt}", "remainder_Scalar_Tensor", [n, vals(dt, den)])
+    g.add_case("remainder__Tensor/int_float", "remainder__Tensor", [T([2, 3], dtype="int64"), T([3])])
+    g.add_case("remainder__Tensor/bcast_other", "remainder__Tensor", [T([2, 3]), T([3])])
+    g.add_case("remainder__Tensor/bcast_self", "remainder__Tensor", [T([3]), T([2, 3])], runs=("cpu",))
+    g.add_case("remainder__Tensor/transposed", "remainder__Tensor", [T([3, 4], [1, 3]), T([3, 4])])
+    g.add_case("remainder__Tensor/int_zero", "remainder__Tensor", [vals("int64", [3, 4]), vals("int64", [1, 0])])
+    g.add_case("remainder_Scalar/int_zero", "remainder_Scalar", [vals("int64", [3, 4]), I(0)])
+    g.add_case("remainder_Scalar/bool", "remainder_Scalar", [vals("bool", [1, 0]), B(True)])
+    g.add_case("remainder__Tensor/bool", "remainder__Tensor", [vals("bool", [1, 0]), vals("bool", [1, 0])])
+    g.add_case("remainder_Scalar/transposed", "remainder_Scalar", [T([3, 4], [1, 3]), D(1.5)])
+    g.add_case("remainder_Scalar_Tensor/int_zero", "remainder_Scalar_Tensor", [I(3), vals("int64", [1, 0])])
+    g.add_case("remainder_Scalar_Tensor/transposed", "remainder_Scalar_Tensor", [D(2.5), T([3, 4], [1, 3])])
+
+
+def inplace_clamp_cases(g):
+    T, I, D, NONE, STRs = g.T, g.I, g.D, g.NONE, STR
+    for dt in ("float32", "int64", "bool", "float64"):
+        for lo, hi in ((I(0), I(1)), (D(-0.5), D(0.5)), (NONE(), I(2)), (D(1.0), NONE()), (I(2), I(-1)), (NONE(), NONE())):
+            g.add_case(f"clamp_/{dt}/{lo.get('v')}_{hi.get('v')}", "clamp_", [T([2, 3], dtype=dt, kind="small"), lo, hi])
+        for n in (D(0.5), I(0)):
+            g.add_case(f"clamp_min_/{dt}/{n['v']}", "clamp_min_", [T([2, 3], dtype=dt, kind="small"), n])
+            g.add_case(f"clamp_max_/{dt}/{n['v']}", "clamp_max_", [T([2, 3], dtype=dt, kind="small"), n])
+        g.add_case(f"hardtanh_/{dt}", "hardtanh_", [T([2, 3], dtype=dt, kind="small"), I(-1), I(1)])
+        g.add_case(f"hardtanh_/{dt}/frac", "hardtanh_", [T([2, 3], dtype=dt, kind="small"), D(-1.5), D(2.5)])
+        for a in ("none", "tanh"):
+            g.add_case(f"gelu_/{a}/{dt}", "gelu_", [T([2, 3], dtype=dt, kind="small"), STRs(a)])
+    for op, extra in (("clamp_", [D(-1.0), D(1.0)]), ("clamp_min_", [D(0.0)]), ("clamp_max_", [D(0.0)]),
+                      ("hardtanh_", [D(-1.0), D(1.0)]), ("gelu_", [STRs("none")])):
+        g.add_case(f"{op}/transposed", op, [T([3, 4], [1, 3], kind="small")] + extra)
+        g.add_case(f"{op}/scalar", op, [T([], kind="small")] + extra)
+        g.add_case(f"{op}/empty", op, [T([0, 3], kind="small")] + extra)
+    g.add_case("clamp_/nan", "clamp_", [vals("float32", ["nan", 1.0, -2.0]), D(-1.0), D(0.5)])
+    g.add_case("gelu_/bad_approx", "gelu_", [T([3]), STRs("foo")])
