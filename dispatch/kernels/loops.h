@@ -40,6 +40,11 @@ void cfx_cpu_copy(cfx_tensor *dst, const cfx_tensor *src);
  * tensor. */
 cfx_tensor *cfx_cpu_to_dtype(const cfx_tensor *src, cfx_dtype dtype);
 
+/* src's values in a contiguous CPU tensor: src itself when it is contiguous (not a new
+ * reference), else an autoreleased copy; NULL when out of memory. Tensor.contiguous() as the
+ * CPU kernels (softmax, layer_norm, convolution) call it before their row loops. */
+const cfx_tensor *cfx_cpu_contiguous(const cfx_tensor *src);
+
 /* Scalar conversions as c10 performs them on x86-64 (float -> int saturates to INT_MIN). */
 static inline int64_t cfx_conv_f64_i64(double v)
 {

@@ -2,7 +2,9 @@
  *
  * layer_norm -> native_layer_norm[0]; softmax.int / log_softmax.int -> _softmax / _log_softmax
  * (after _to_copy only when the dtype changes: toType of the same dtype is the tensor itself); dropout in eval (or p == 0, or an empty input) -> the input itself, no node;
- * conv2d / conv1d -> convolution (an unbatched input is refused until unsqueeze exists);
+ * conv2d / conv1d / conv_transpose2d / conv_transpose1d -> convolution, an unbatched input
+ * between unsqueeze(0) and squeeze.dim(0); conv2d.padding / conv1d.padding ("same", "valid") ->
+ * convolution with the padding computed (an asymmetric "same" is refused: no constant_pad_nd);
  * max_pool2d -> max_pool2d_with_indices[0]; adaptive_avg_pool2d -> mean.dim([-1, -2], keepdim) for
  * a 1x1 output (2.13's fast path), else _adaptive_avg_pool2d; nll_loss -> nll_loss_forward[0]; nll_loss_nd ->
  * nll_loss for 1-D/2-D inputs; cross_entropy_loss with class-index targets -> nll_loss_nd of
@@ -69,44 +71,182 @@ cfx_tensor *cfx_composite_dropout(cfx_tensor *input, double p, bool train)
     return not_implemented("aten::dropout", "dropout in training mode (it needs a random generator)");
 }
 
-/* conv1d / conv2d: batchify's check, then convolution with output_padding 0. */
+/* ---- convolutions (Convolution.cpp's conv1d/conv2d/conv_transpose*d, their .padding forms) ---- */
+
+/* conv{1,2}d's bias check (conv_transpose*d has none). */
+static bool conv_bias_ok(const char *op, const cfx_tensor *input, const cfx_tensor *bias)
+{
+    if (!bias || bias->dtype == input->dtype)
+        return true;
+    cfx_error_set(CFX_ERR, op, "Input type (%s) and bias type (%s) should be the same",
+                  cfx_dtype_name((cfx_dtype)input->dtype), cfx_dtype_name((cfx_dtype)bias->dtype));
+    return false;
+}
+
+/* batchify: an input of spatial + 1 dims is a batch of one, unsqueeze(0); *batched says
+ * whether it already had the batch dim. NULL with 2.13's message for any other rank. */
+static cfx_tensor *batchify(const char *op, const char *name, int spatial, cfx_tensor *input, bool *batched)
+{
+    *batched = input->ndim == spatial + 2;
+    if (*batched)
+        return input;
+    if (input->ndim == spatial + 1)
+        return cfx_op_unsqueeze(NULL, input, 0);
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_printf(&b, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: ", spatial + 1,
+                   spatial + 2, name);
+    cfx_geom_put_dims(&b, input->sizes, input->ndim);
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, op, msg ? msg : "bad input rank");
+    free(msg);
+    return NULL;
+}
+
+/* The result of a batchified call: squeeze(0) undoes the unsqueeze of an unbatched input. */
+static cfx_tensor *unbatchify(cfx_scope s, cfx_tensor *out, bool batched)
+{
+    if (out && !batched)
+        out = cfx_op_squeeze_dim(NULL, out, 0);
+    return cfx_composite_return(s, out);
+}
+
+/* conv1d / conv2d / conv_transpose1d / conv_transpose2d: batchify, then convolution. */
 static cfx_tensor *conv_nd(const char *op, const char *name, int spatial, cfx_tensor *input, cfx_tensor *weight,
                            cfx_tensor *bias, cfx_int_list stride, cfx_int_list padding, cfx_int_list dilation,
-                           int64_t groups)
+                           bool transposed, cfx_int_list output_padding, int64_t groups)
 {
-    if (bias && bias->dtype != input->dtype) {
-        cfx_error_set(CFX_ERR, op, "Input type (%s) and bias type (%s) should be the same",
-                      cfx_dtype_name((cfx_dtype)input->dtype), cfx_dtype_name((cfx_dtype)bias->dtype));
+    if (!transposed && !conv_bias_ok(op, input, bias))
         return NULL;
-    }
-    if (input->ndim != spatial + 2) {
-        if (input->ndim == spatial + 1)
-            return not_implemented(op, "an unbatched input (it needs unsqueeze)");
-        cfx_buf b;
-        cfx_buf_init(&b);
-        cfx_buf_printf(&b, "Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: ", spatial + 1,
-                       spatial + 2, name);
-        cfx_geom_put_dims(&b, input->sizes, input->ndim);
-        char *msg = cfx_buf_take(&b);
-        cfx_error_set_text(CFX_ERR, op, msg ? msg : "bad input rank");
-        free(msg);
-        return NULL;
-    }
-    int64_t zeros[2] = {0, 0};
-    return cfx_op_convolution(NULL, input, weight, bias, stride, padding, dilation, false, cfx_ints(zeros, spatial),
-                              groups);
+    cfx_scope s = cfx_scope_begin();
+    bool batched;
+    cfx_tensor *x = batchify(op, name, spatial, input, &batched);
+    cfx_tensor *out = x ? cfx_op_convolution(NULL, x, weight, bias, stride, padding, dilation, transposed,
+                                             output_padding, groups)
+                        : NULL;
+    return unbatchify(s, out, batched);
 }
 
 cfx_tensor *cfx_composite_conv2d(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride,
                                  cfx_int_list padding, cfx_int_list dilation, int64_t groups)
 {
-    return conv_nd("aten::conv2d", "conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+    int64_t zeros[2] = {0, 0};
+    return conv_nd("aten::conv2d", "conv2d", 2, input, weight, bias, stride, padding, dilation, false,
+                   cfx_ints(zeros, 2), groups);
 }
 
 cfx_tensor *cfx_composite_conv1d(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride,
                                  cfx_int_list padding, cfx_int_list dilation, int64_t groups)
 {
-    return conv_nd("aten::conv1d", "conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+    int64_t zeros[1] = {0};
+    return conv_nd("aten::conv1d", "conv1d", 1, input, weight, bias, stride, padding, dilation, false,
+                   cfx_ints(zeros, 1), groups);
+}
+
+cfx_tensor *cfx_composite_conv_transpose1d(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
+                                           cfx_int_list stride, cfx_int_list padding, cfx_int_list output_padding,
+                                           int64_t groups, cfx_int_list dilation)
+{
+    return conv_nd("aten::conv_transpose1d", "conv_transpose1d", 1, input, weight, bias, stride, padding, dilation,
+                   true, output_padding, groups);
+}
+
+cfx_tensor *cfx_composite_conv_transpose2d_input(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
+                                                 cfx_int_list stride, cfx_int_list padding,
+                                                 cfx_int_list output_padding, int64_t groups, cfx_int_list dilation)
+{
+    return conv_nd("aten::conv_transpose2d.input", "conv_transpose2d", 2, input, weight, bias, stride, padding,
+                   dilation, true, output_padding, groups);
+}
+
+/* _convolution_same: each dim's total padding d * (k - 1) split as left = total / 2 and
+ * right = total - left (pooling_same_mode_padding_lr); stride must be 1. Symmetric padding is
+ * convolution's own; an odd total needs constant_pad_nd first, which cfx does not have. */
+static cfx_tensor *convolution_same(const char *op, cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
+                                    cfx_int_list stride, cfx_int_list dilation, int64_t groups)
+{
+    int k = weight->ndim, dim = k - 2;
+    if (k <= 2) {
+        cfx_error_set(CFX_ERR, op, "weight should have at least three dimensions");
+        return NULL;
+    }
+    if (groups <= 0) {
+        cfx_error_set(CFX_ERR, op, "non-positive groups is not supported");
+        return NULL;
+    }
+    if (input->ndim != k) {
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cfx_buf_printf(&b, "Expected %d-dimensional input for %d-dimensional weight", k, k);
+        cfx_geom_put_dims(&b, weight->sizes, k);
+        cfx_buf_printf(&b, ", but got %d-dimensional input of size ", input->ndim);
+        cfx_geom_put_dims(&b, input->sizes, input->ndim);
+        cfx_buf_puts(&b, " instead");
+        char *msg = cfx_buf_take(&b);
+        cfx_error_set_text(CFX_ERR, op, msg ? msg : "bad input rank");
+        free(msg);
+        return NULL;
+    }
+    const cfx_int_list *lists[2] = {&stride, &dilation};
+    const char *names[2] = {"stride", "dilation"};
+    for (int i = 0; i < 2; i++)
+        if (lists[i]->len != dim && lists[i]->len != 1) {
+            cfx_error_set(CFX_ERR, op, "%s cannot broadcast to %d dimensions", names[i], dim);
+            return NULL;
+        }
+    for (int i = 0; i < (int)stride.len; i++)
+        if (stride.data[i] != 1) {
+            cfx_error_set(CFX_ERR, op, "padding='same' is not supported for strided convolutions");
+            return NULL;
+        }
+    int64_t pad[CFX_MAX_DIMS], zeros[CFX_MAX_DIMS] = {0};
+    for (int i = 0; i < dim; i++) {
+        int64_t total = dilation.data[dilation.len == 1 ? 0 : i] * (weight->sizes[i + 2] - 1);
+        pad[i] = total / 2;
+        if (total % 2)
+            return not_implemented(op, "padding='same' with an even kernel length and odd dilation (it needs "
+                                       "constant_pad_nd)");
+    }
+    return cfx_op_convolution(NULL, input, weight, bias, stride, cfx_ints(pad, dim), dilation, false,
+                              cfx_ints(zeros, dim), groups);
+}
+
+/* conv{1,2}d.padding: batchify, then _convolution_mode ("same" or "valid", which is
+ * convolution with the one-element lists [0]). */
+static cfx_tensor *conv_padding_mode(const char *op, const char *name, int spatial, cfx_tensor *input,
+                                     cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride, const char *padding,
+                                     cfx_int_list dilation, int64_t groups)
+{
+    if (!conv_bias_ok(op, input, bias))
+        return NULL;
+    cfx_scope s = cfx_scope_begin();
+    bool batched;
+    cfx_tensor *x = batchify(op, name, spatial, input, &batched), *out = NULL;
+    int64_t zero = 0;
+    if (x && !strcmp(padding, "same"))
+        out = convolution_same(op, x, weight, bias, stride, dilation, groups);
+    else if (x && !strcmp(padding, "valid"))
+        out = cfx_op_convolution(NULL, x, weight, bias, stride, cfx_ints(&zero, 1), dilation, false,
+                                 cfx_ints(&zero, 1), groups);
+    else if (x)
+        cfx_error_set(CFX_ERR, op, "Invalid padding string: '%s'", padding);
+    return unbatchify(s, out, batched);
+}
+
+cfx_tensor *cfx_composite_conv2d_padding(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
+                                         cfx_int_list stride, const char *padding, cfx_int_list dilation,
+                                         int64_t groups)
+{
+    return conv_padding_mode("aten::conv2d.padding", "conv2d", 2, input, weight, bias, stride, padding, dilation,
+                             groups);
+}
+
+cfx_tensor *cfx_composite_conv1d_padding(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
+                                         cfx_int_list stride, const char *padding, cfx_int_list dilation,
+                                         int64_t groups)
+{
+    return conv_padding_mode("aten::conv1d.padding", "conv1d", 1, input, weight, bias, stride, padding, dilation,
+                             groups);
 }
 
 cfx_tensor *cfx_composite_max_pool2d(cfx_tensor *self, cfx_int_list kernel_size, cfx_int_list stride,

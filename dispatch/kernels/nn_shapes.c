@@ -107,24 +107,42 @@ bool cfx_pool2d_outputs(const cfx_tensor *self, const cfx_pool2d *p, cfx_tensor 
 
 bool cfx_conv_output_size(const char *op, const cfx_tensor *input, const cfx_tensor *weight, const cfx_tensor *bias,
                           cfx_int_list stride, cfx_int_list padding, cfx_int_list dilation, bool transposed,
-                          int64_t groups, int64_t *out)
+                          cfx_int_list output_padding, int64_t groups, int64_t *out)
 {
     int n = input->ndim, k = n - 2;
-    if (transposed) {
-        cfx_error_set(CFX_ERR_NOTIMPL, op, "transposed convolution is not implemented in cfx");
-        return false;
-    }
     if (n < 3 || weight->ndim != n) {
         cfx_error_set(CFX_ERR, op, "Expected %d-dimensional input for %d-dimensional weight, but got %d-dimensional "
                       "input", weight->ndim, weight->ndim, n);
         return false;
     }
-    const cfx_int_list *lists[3] = {&stride, &padding, &dilation};
-    const char *names[3] = {"stride", "padding", "dilation"};
-    for (int i = 0; i < 3; i++) {
+    if (groups <= 0) {
+        cfx_error_set(CFX_ERR, op, "non-positive groups is not supported");
+        return false;
+    }
+    const cfx_int_list *lists[4] = {&stride, &padding, &dilation, &output_padding};
+    const char *names[4] = {"stride", "padding", "dilation", "output_padding"};
+    for (int i = 0; i < 4; i++) {
         if (lists[i]->len != k && lists[i]->len != 1) {
-            cfx_error_set(CFX_ERR, op, "expected %s to be a single integer value or a list of %d values to match the "
-                          "convolution dimensions, but got %s", names[i], k, names[i]);
+            cfx_buf b;
+            cfx_buf_init(&b);
+            cfx_buf_printf(&b, "expected %s to be a single integer value or a list of %d values to match the "
+                           "convolution dimensions, but got %s=", names[i], k, names[i]);
+            cfx_geom_put_dims(&b, lists[i]->data, (int)lists[i]->len);
+            char *msg = cfx_buf_take(&b);
+            cfx_error_set_text(CFX_ERR, op, msg ? msg : "convolution: bad argument list");
+            free(msg);
+            return false;
+        }
+    }
+    for (int d = 0; d < k; d++) {
+        if (padding.data[padding.len == 1 ? 0 : d] < 0) {
+            cfx_error_set(CFX_ERR, op, "negative padding is not supported");
+            return false;
+        }
+    }
+    for (int d = 0; d < k; d++) {
+        if (output_padding.data[output_padding.len == 1 ? 0 : d] < 0) {
+            cfx_error_set(CFX_ERR, op, "negative output_padding is not supported");
             return false;
         }
     }
@@ -133,35 +151,63 @@ bool cfx_conv_output_size(const char *op, const cfx_tensor *input, const cfx_ten
             cfx_error_set(CFX_ERR, op, "non-positive stride is not supported");
             return false;
         }
-        if (padding.data[padding.len == 1 ? 0 : d] < 0) {
-            cfx_error_set(CFX_ERR, op, "negative padding is not supported");
-            return false;
-        }
-    }
-    if (groups <= 0 || weight->sizes[0] % groups) {
-        cfx_error_set(CFX_ERR, op, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0",
-                      (long long)groups, (long long)groups);
-        return false;
     }
     cfx_buf b;
     cfx_buf_init(&b);
-    if (input->sizes[1] != weight->sizes[1] * groups) {
-        cfx_buf_printf(&b, "Given groups=%lld, weight of size ", (long long)groups);
+    if (weight->sizes[0] % groups) {
+        cfx_buf_printf(&b, "Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight "
+                       "of size [", (long long)groups, (long long)groups);
+        cfx_geom_put_dims(&b, weight->sizes, weight->ndim);
+        cfx_buf_puts(&b, "] instead");
+        goto fail;
+    }
+    /* the input's channels meet weight dim 1 (times groups), or dim 0 when transposed */
+    int64_t want_c = transposed ? weight->sizes[0] : weight->sizes[1] * groups;
+    if (input->sizes[1] != want_c) {
+        if (transposed)
+            cfx_buf_puts(&b, "Given transposed=1, weight of size ");
+        else
+            cfx_buf_printf(&b, "Given groups=%lld, weight of size ", (long long)groups);
         cfx_geom_put_dims(&b, weight->sizes, weight->ndim);
         cfx_buf_puts(&b, ", expected input");
         cfx_geom_put_dims(&b, input->sizes, n);
-        cfx_buf_printf(&b, " to have %lld channels, but got %lld channels instead",
-                       (long long)(weight->sizes[1] * groups), (long long)input->sizes[1]);
+        cfx_buf_printf(&b, " to have %lld channels, but got %lld channels instead", (long long)want_c,
+                       (long long)input->sizes[1]);
         goto fail;
     }
-    if (bias && (bias->ndim != 1 || bias->sizes[0] != weight->sizes[0])) {
-        cfx_buf_puts(&b, "Given weight of size ");
+    int64_t out_c = transposed ? weight->sizes[1] * groups : weight->sizes[0];
+    if (bias && (bias->ndim != 1 || bias->sizes[0] != out_c)) {
+        cfx_buf_puts(&b, transposed ? "Given transposed=1, weight of size " : "Given weight of size ");
         cfx_geom_put_dims(&b, weight->sizes, weight->ndim);
         cfx_buf_printf(&b, ", expected bias to be 1-dimensional with %lld elements, but got bias of size ",
-                       (long long)weight->sizes[0]);
+                       (long long)out_c);
         cfx_geom_put_dims(&b, bias->sizes, bias->ndim);
         cfx_buf_puts(&b, " instead");
         goto fail;
+    }
+    if (transposed) { /* (in - 1) * s - 2p + d (k - 1) + output_padding + 1, which must be positive */
+        out[0] = input->sizes[0];
+        out[1] = out_c;
+        bool small = false;
+        for (int d = 0; d < k; d++) {
+            int64_t s = stride.data[stride.len == 1 ? 0 : d], p = padding.data[padding.len == 1 ? 0 : d];
+            int64_t dl = dilation.data[dilation.len == 1 ? 0 : d];
+            int64_t op_ = output_padding.data[output_padding.len == 1 ? 0 : d];
+            out[d + 2] = (input->sizes[d + 2] - 1) * s - 2 * p + dl * (weight->sizes[d + 2] - 1) + op_ + 1;
+            small = small || out[d + 2] < 1;
+        }
+        if (small) {
+            cfx_buf_puts(&b, "Given input size per channel: (");
+            for (int e = 0; e < k; e++)
+                cfx_buf_printf(&b, "%s%lld", e ? " x " : "", (long long)input->sizes[e + 2]);
+            cfx_buf_puts(&b, "). Calculated output size per channel: (");
+            for (int e = 0; e < k; e++)
+                cfx_buf_printf(&b, "%s%lld", e ? " x " : "", (long long)out[e + 2]);
+            cfx_buf_puts(&b, "). Output size is too small");
+            goto fail;
+        }
+        cfx_buf_free(&b);
+        return true;
     }
     out[0] = input->sizes[0];
     out[1] = weight->sizes[0];

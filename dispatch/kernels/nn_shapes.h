@@ -45,9 +45,10 @@ static inline void cfx_nn_set(cfx_tensor *t, int64_t off, double v)
  * memory format; false (nothing kept) when one cannot be made. */
 bool cfx_pool2d_outputs(const cfx_tensor *self, const cfx_pool2d *p, cfx_tensor **values, cfx_tensor **indices);
 
-/* convolution's checks and output sizes (non-transposed; out has input->ndim entries). */
+/* convolution's checks (check_shape_forward's, in its order) and output sizes, plain or
+ * transposed; out has input->ndim entries. */
 bool cfx_conv_output_size(const char *op, const cfx_tensor *input, const cfx_tensor *weight, const cfx_tensor *bias,
                           cfx_int_list stride, cfx_int_list padding, cfx_int_list dilation, bool transposed,
-                          int64_t groups, int64_t *out);
+                          cfx_int_list output_padding, int64_t groups, int64_t *out);
 
 #endif

@@ -69,6 +69,7 @@ def add_all(g):
     add("linear/0d", "linear", [T([]), T([5, 4]), NONE()])
     add("linear/transposed_2d", "linear", [T([3, 4], [1, 3]), T([5, 4], [1, 5]), T([5])])
     nn_cases(g, T, I, D, B, NONE, INTS, DT, perm)
+    conv_cases(g, T, I, INTS, B, NONE, perm)
     g.rng = saved
 
 
@@ -200,3 +201,77 @@ def nn_cases(g, T, I, D, B, NONE, INTS, DT, perm):
     add("mse_loss/broadcast", "mse_loss", [T([2, 3]), T([3]), I(0)])
     add("mse_loss/transposed", "mse_loss", [T([4, 5], [1, 4]), T([4, 5], [1, 4]), I(0)])
     add("mse_loss/float64", "mse_loss", [T([3], dtype="float64"), T([3], dtype="float64"), I(1)])
+
+
+def conv_cases(g, T, I, INTS, B, NONE, perm):
+    """Transposed, unbatched and padding-string convolutions (issue 10's conv forms)."""
+    tol32, tol64 = [1e-6, 1e-5], [1e-12, 1e-10]
+
+    def add(name, op, args, **kw):
+        dt = next((a["dtype"] for a in args if a.get("k") == "tensor"), "float32")
+        g.add_case(name, op, args, tol=tol64 if dt == "float64" else tol32, **kw)
+
+    def S(v):
+        return {"k": "str", "v": v}
+
+    # convolution(transposed=True): x, w [Cin, Cout/g, k...], bias?, stride, padding, dilation, output_padding, groups
+    tconv = [("basic", [2, 4, 5, 5], [4, 3, 3, 3], True, [1, 1], [0, 0], [1, 1], [0, 0], 1),
+             ("stride_pad_outpad", [1, 4, 5, 5], [4, 3, 3, 3], True, [2, 2], [1, 1], [1, 1], [1, 1], 1),
+             ("groups", [1, 4, 5, 5], [4, 2, 3, 3], True, [2, 1], [0, 1], [1, 1], [1, 0], 2),
+             ("dilation", [1, 2, 4, 4], [2, 3, 3, 3], False, [2, 2], [1, 1], [2, 2], [1, 1], 1),
+             ("groups_dilation", [1, 4, 4, 4], [4, 1, 2, 3], True, [1, 2], [0, 1], [2, 1], [1, 0], 2),
+             ("1x1", [2, 3, 4, 4], [3, 5, 1, 1], True, [1, 1], [0, 0], [1, 1], [0, 0], 1),
+             ("1x1_outpad", [1, 3, 4, 4], [3, 2, 1, 1], False, [1, 1], [0, 0], [2, 2], [1, 1], 1),
+             ("1d", [2, 3, 6], [3, 4, 3], True, [2], [1], [1], [1], 1),
+             ("3d", [1, 2, 3, 3, 3], [2, 2, 2, 2, 2], False, [2], [0], [1], [0], 1),
+             ("single_int_args", [1, 2, 4, 4], [2, 2, 3, 3], False, [2], [1], [1], [1], 1)]
+    for name, xs, ws, bias, st, pd, dl, op, gr in tconv:
+        dts = ("float32", "float64") if name == "basic" else ("float32",)
+        for dt in dts:
+            args = [T(xs, dtype=dt, kind="small"), T(ws, dtype=dt, kind="small"),
+                    T([ws[1] * gr], dtype=dt) if bias else NONE(), INTS(st), INTS(pd), INTS(dl), B(True), INTS(op), I(gr)]
+            add(f"conv_t/{name}" + (f"/{dt}" if len(dts) > 1 else ""), "convolution", args)
+    add("conv_t/channels_last_cpu", "convolution", [T([2, 3, 4, 4], perm([2, 3, 4, 4], [0, 2, 3, 1]), kind="small"),
+                                                    T([3, 4, 3, 3], kind="small"), NONE(), INTS([2, 2]), INTS([1, 1]),
+                                                    INTS([1, 1]), B(True), INTS([1, 1]), I(1)], runs=("cpu",))
+    errors = [("outpad_too_big", [1, 4, 5, 5], [4, 3, 3, 3], None, [1, 1], [0, 0], [1, 1], [1, 1], 1),
+              ("neg_outpad", [1, 4, 5, 5], [4, 3, 3, 3], None, [1, 1], [0, 0], [1, 1], [-1, 0], 1),
+              ("channels", [1, 4, 5, 5], [5, 3, 3, 3], None, [1, 1], [0, 0], [1, 1], [0, 0], 1),
+              ("bias_size", [1, 4, 5, 5], [4, 3, 3, 3], [4], [1, 1], [0, 0], [1, 1], [0, 0], 1),
+              ("too_small", [1, 4, 5, 5], [4, 3, 3, 3], None, [1, 1], [5, 5], [1, 1], [0, 0], 1),
+              ("groups_divisible", [1, 4, 5, 5], [4, 3, 3, 3], None, [1, 1], [0, 0], [1, 1], [0, 0], 3),
+              ("groups_zero", [1, 4, 5, 5], [4, 3, 3, 3], None, [1, 1], [0, 0], [1, 1], [0, 0], 0),
+              ("outpad_len", [1, 4, 5, 5], [4, 3, 3, 3], None, [2, 2], [0, 0], [1, 1], [1, 1, 1], 1)]
+    for name, xs, ws, bs, st, pd, dl, op, gr in errors:
+        add(f"conv_t/{name}", "convolution", [T(xs), T(ws), T(bs) if bs else NONE(), INTS(st), INTS(pd), INTS(dl),
+                                              B(True), INTS(op), I(gr)], runs=("cpu",))
+    # the composites: unbatched inputs, conv_transpose{1,2}d, the padding strings
+    add("conv2d/unbatched", "conv2d", [T([3, 6, 6], kind="small"), T([4, 3, 3, 3], kind="small"), T([4]),
+                                       INTS([1, 1]), INTS([1, 1]), INTS([1, 1]), I(1)])
+    add("conv1d/unbatched", "conv1d", [T([3, 8], kind="small"), T([4, 3, 3], kind="small"), NONE(), INTS([2]),
+                                       INTS([0]), INTS([1]), I(1)])
+    add("conv_transpose2d/basic", "conv_transpose2d_input", [T([1, 4, 5, 5], kind="small"), T([4, 3, 3, 3], kind="small"),
+                                                             T([3]), INTS([2, 2]), INTS([1, 1]), INTS([1, 1]), I(1),
+                                                             INTS([1, 1])])
+    add("conv_transpose2d/unbatched_groups", "conv_transpose2d_input", [T([4, 3, 3], kind="small"),
+                                                                        T([4, 2, 2, 2], kind="small"), NONE(),
+                                                                        INTS([1, 1]), INTS([0, 0]), INTS([0, 0]), I(2),
+                                                                        INTS([1, 1])])
+    add("conv_transpose2d/rank2", "conv_transpose2d_input", [T([5, 5]), T([4, 3, 3, 3]), NONE(), INTS([1, 1]),
+                                                             INTS([0, 0]), INTS([0, 0]), I(1), INTS([1, 1])])
+    add("conv_transpose1d/basic", "conv_transpose1d", [T([2, 3, 6], kind="small"), T([3, 4, 3], kind="small"), T([4]),
+                                                       INTS([2]), INTS([1]), INTS([1]), I(1), INTS([1])])
+    add("conv_transpose1d/unbatched", "conv_transpose1d", [T([3, 6], kind="small"), T([3, 4, 3], kind="small"), NONE(),
+                                                           INTS([1]), INTS([0]), INTS([0]), I(1), INTS([2])])
+    for name, xs, ws, pad, dl, st in [("same", [1, 3, 6, 6], [4, 3, 3, 3], "same", [1, 1], [1, 1]),
+                                      ("same_dilation", [1, 3, 7, 7], [2, 3, 3, 3], "same", [2, 2], [1, 1]),
+                                      ("same_unbatched", [3, 6, 6], [4, 3, 3, 1], "same", [1, 1], [1]),
+                                      ("valid", [1, 3, 6, 6], [4, 3, 3, 3], "valid", [1, 1], [2, 2]),
+                                      ("same_strided", [1, 3, 6, 6], [4, 3, 3, 3], "same", [1, 1], [2, 2]),
+                                      ("bad_string", [1, 3, 6, 6], [4, 3, 3, 3], "full", [1, 1], [1, 1])]:
+        add(f"conv2d_padding/{name}", "conv2d_padding", [T(xs, kind="small"), T(ws, kind="small"), NONE(), INTS(st),
+                                                         S(pad), INTS(dl), I(1)])
+    add("conv1d_padding/same", "conv1d_padding", [T([2, 3, 8], kind="small"), T([4, 3, 5], kind="small"), T([4]),
+                                                  INTS([1]), S("same"), INTS([1]), I(1)])
+    add("conv1d_padding/valid_unbatched", "conv1d_padding", [T([3, 8], kind="small"), T([4, 3, 5], kind="small"),
+                                                             NONE(), INTS([1]), S("valid"), INTS([1]), I(1)])

@@ -1,11 +1,17 @@
 /* conv.c - convolution's CompositeExplicitAutograd kernel (CPU; on meta tensors it defers to
- * the Meta kernel) for 1-D, 2-D and 3-D non-transposed convolutions with stride, padding,
- * dilation and groups.
+ * the Meta kernel): 1-D, 2-D and 3-D convolutions, plain or transposed, with stride, padding,
+ * dilation, groups and (transposed) output_padding, in float32 or float64.
  *
- * Per image and group: im2col gathers every receptive field into a [C/g * prod(k), prod(out)]
- * matrix (zeros in the padding), then one BLAS gemm multiplies the group's weights
- * [O/g, C/g * prod(k)] by it; the bias is the gemm's starting value. The output is contiguous,
- * or channels-last when the input suggests it (as ATen's CPU kernel lays it out). */
+ * Both directions are one gemm per image and group around one index walk. A plain
+ * convolution gathers every receptive field of the input into columns (im2col: a
+ * [C/g * prod(k), prod(out)] matrix, zeros in the padding) and multiplies the group's weights
+ * [O/g, C/g * prod(k)] by it. A transposed one is that product's adjoint: W^T times the input
+ * gives the columns, which col2im scatter-adds into the output. A 1x1 kernel with stride 1 and
+ * no padding needs no columns: the image itself is the matrix (ATen's 1x1 fast path). The
+ * arithmetic is in the tensor's dtype, on contiguous copies of input and weight, through
+ * cfx_blas_gemm (sgemm / dgemm); the bias is the gemm's starting value. The output is
+ * contiguous, or channels-last when the input suggests it (as ATen's CPU kernel lays it out),
+ * in which case it is computed contiguous and copied. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,95 +19,168 @@
 #include "dispatch/kernels/blas.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/kernels.h"
+#include "dispatch/kernels/loops.h"
 #include "dispatch/kernels/nn_shapes.h"
 
 enum { MAXK = 3 };
 
+/* The index geometry shared by im2col and col2im. The "image" side is what the columns are
+ * read from (plain: the input) or added into (transposed: the output); the "grid" side is the
+ * other one, whose positions are the columns. Grid position o and kernel offset kk meet image
+ * position o * s - p + kk * d in every spatial dim. */
 typedef struct conv_geom {
-    int k;                                      /* spatial dims */
-    int64_t in[MAXK], ker[MAXK], out[MAXK], s[MAXK], p[MAXK], d[MAXK];
-    int64_t cols;                               /* prod(out) */
-    int64_t kprod;                              /* prod(ker) */
+    int k;                                        /* spatial dims */
+    int64_t image[MAXK], grid[MAXK], ker[MAXK], s[MAXK], p[MAXK], d[MAXK];
+    int64_t image_numel, cols, kprod;             /* prod(image), prod(grid), prod(ker) */
 } conv_geom;
 
-/* col[(c * kprod + kk) * cols + o] = x[c, pos(o, kk)] or 0 in the padding, for the cg channels
- * of one image starting at channel c0 (double: any float dtype). */
-static void im2col(const cfx_tensor *x, int64_t img, int64_t c0, int64_t cg, const conv_geom *g, double *col)
+static bool is_pointwise(const conv_geom *g)
 {
-    const char *base = cfx_tensor_data(x);
-    bool f32 = x->dtype == CFX_FLOAT32;
-    for (int64_t c = 0; c < cg; c++)
-        for (int64_t kk = 0; kk < g->kprod; kk++) {
-            int64_t kidx[MAXK], rem = kk;
-            for (int d = g->k - 1; d >= 0; d--)
-                kidx[d] = rem % g->ker[d], rem /= g->ker[d];
-            double *row = col + (c * g->kprod + kk) * g->cols;
-            for (int64_t o = 0; o < g->cols; o++) {
-                int64_t oidx = o, off = img * x->strides[0] + (c0 + c) * x->strides[1];
-                bool inside = true;
-                for (int d = g->k - 1; d >= 0; d--) {
-                    int64_t od = oidx % g->out[d];
-                    oidx /= g->out[d];
-                    int64_t pos = od * g->s[d] - g->p[d] + kidx[d] * g->d[d];
-                    inside = inside && pos >= 0 && pos < g->in[d];
-                    off += pos * x->strides[d + 2];
-                }
-                row[o] = !inside ? 0.0 : f32 ? ((const float *)base)[off] : ((const double *)base)[off];
-            }
-        }
+    for (int d = 0; d < g->k; d++)
+        if (g->ker[d] != 1 || g->s[d] != 1 || g->p[d] != 0 || g->image[d] != g->grid[d])
+            return false;
+    return true;
 }
 
-static bool conv_cpu(cfx_tensor *out, const cfx_tensor *x, const cfx_tensor *w, const cfx_tensor *bias,
-                     const conv_geom *g, int64_t groups)
-{
-    int64_t cg = x->sizes[1] / groups, og = w->sizes[0] / groups, rows = cg * g->kprod;
-    double *col = malloc((size_t)(rows * g->cols + 1) * sizeof(double));
-    double *wd = malloc((size_t)(w->sizes[0] * rows + 1) * sizeof(double));
-    double *res = malloc((size_t)(og * g->cols + 1) * sizeof(double));
-    if (!col || !wd || !res) {
-        free(col), free(wd), free(res);
-        return false;
+/* Gather (im2col): col[(c * kprod + kk) * cols + o] = image[c, pos(o, kk)], 0 outside.
+ * Scatter (col2im): image[c, pos(o, kk)] += col[...] where pos is inside. Walked row by row
+ * of the grid's last dim, whose positions step by s along one image row; the inside part of
+ * a row is one range of it, found once per kernel offset. */
+#define DEFINE_COLUMNS(S, T)                                                                      \
+    static void columns_##S(T *image, T *col, int64_t channels, const conv_geom *g, bool scatter) \
+    {                                                                                             \
+        int last = g->k - 1;                                                                      \
+        int64_t glast = g->grid[last], ilast = g->image[last], nrows = g->cols / glast;           \
+        for (int64_t c = 0; c < channels; c++)                                                    \
+            for (int64_t kk = 0; kk < g->kprod; kk++) {                                           \
+                int64_t kidx[MAXK], rem = kk;                                                     \
+                for (int d = last; d >= 0; d--)                                                   \
+                    kidx[d] = rem % g->ker[d], rem /= g->ker[d];                                  \
+                T *plane = image + c * g->image_numel, *crow = col + (c * g->kprod + kk) * g->cols; \
+                int64_t shift = kidx[last] * g->d[last] - g->p[last], st = g->s[last];            \
+                /* the grid positions [olo, ohi) whose o * st + shift is inside [0, ilast) */     \
+                int64_t olo = shift >= 0 ? 0 : (-shift + st - 1) / st;                            \
+                int64_t ohi = ilast - 1 - shift < 0 ? 0 : (ilast - 1 - shift) / st + 1;           \
+                olo = olo < glast ? olo : glast, ohi = ohi < glast ? ohi : glast;                 \
+                ohi = ohi < olo ? olo : ohi;                                                      \
+                for (int64_t r = 0; r < nrows; r++, crow += glast) {                              \
+                    int64_t base = 0, ridx = r, step = 1; /* the row's index in the image */      \
+                    bool inside = true;                                                           \
+                    for (int d = last - 1; d >= 0; d--) {                                         \
+                        int64_t pos = (ridx % g->grid[d]) * g->s[d] - g->p[d] + kidx[d] * g->d[d];\
+                        ridx /= g->grid[d];                                                       \
+                        inside = inside && pos >= 0 && pos < g->image[d];                         \
+                        base += pos * step, step *= g->image[d];                                  \
+                    }                                                                             \
+                    T *irow = plane + base * ilast; /* position o is irow[o * st + shift] */      \
+                    int64_t lo = inside ? olo : glast, hi = inside ? ohi : glast;                 \
+                    if (scatter) {                                                                \
+                        for (int64_t o = lo; o < hi; o++)                                         \
+                            irow[o * st + shift] += crow[o];                                      \
+                    } else {                                                                      \
+                        for (int64_t o = 0; o < lo; o++)                                          \
+                            crow[o] = 0;                                                          \
+                        for (int64_t o = lo; o < hi; o++)                                         \
+                            crow[o] = irow[o * st + shift];                                       \
+                        for (int64_t o = hi < lo ? lo : hi; o < glast; o++)                       \
+                            crow[o] = 0;                                                          \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
     }
-    /* the weights as [O, C/g * prod(k)] doubles, whatever their layout */
-    bool f32 = x->dtype == CFX_FLOAT32;
-    const char *wb = cfx_tensor_data(w);
-    for (int64_t o = 0; o < w->sizes[0]; o++)
-        for (int64_t r = 0; r < rows; r++) {
-            int64_t c = r / g->kprod, rem = r % g->kprod, off = o * w->strides[0] + c * w->strides[1];
-            for (int d = g->k - 1; d >= 0; d--)
-                off += (rem % g->ker[d]) * w->strides[d + 2], rem /= g->ker[d];
-            wd[o * rows + r] = f32 ? ((const float *)wb)[off] : ((const double *)wb)[off];
+DEFINE_COLUMNS(f32, float)
+DEFINE_COLUMNS(f64, double)
+
+static void columns(cfx_dtype dt, void *image, void *col, int64_t channels, const conv_geom *g, bool scatter)
+{
+    if (dt == CFX_FLOAT32)
+        columns_f32(image, col, channels, g, scatter);
+    else
+        columns_f64(image, col, channels, g, scatter);
+}
+
+/* Rows [0, rows) of the row-major [rows, cols] matrix at p set to bias[first + row] (or 0). */
+static void fill_bias(cfx_dtype dt, void *p, int64_t rows, int64_t cols, const cfx_tensor *bias, int64_t first)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        double v = bias ? cfx_nn_get(bias, (first + r) * bias->strides[0]) : 0.0;
+        for (int64_t j = 0; j < cols; j++) {
+            if (dt == CFX_FLOAT32)
+                ((float *)p)[r * cols + j] = (float)v;
+            else
+                ((double *)p)[r * cols + j] = v;
         }
-    char *ob = cfx_tensor_data(out);
-    const char *bb = bias ? cfx_tensor_data(bias) : NULL;
+    }
+}
+
+/* out (contiguous) = conv(x, w) + bias; x and w contiguous, all of dtype dt. */
+static bool conv_cpu(cfx_tensor *out, const cfx_tensor *x, const cfx_tensor *w, const cfx_tensor *bias,
+                     const conv_geom *g, int64_t groups, bool transposed)
+{
+    cfx_dtype dt = (cfx_dtype)x->dtype;
+    size_t es = cfx_dtype_size(dt);
+    int64_t in_c = x->sizes[1] / groups, out_c = out->sizes[1] / groups;
+    int64_t in_numel = cfx_geom_numel(x->sizes + 2, g->k), out_numel = cfx_geom_numel(out->sizes + 2, g->k);
+    /* the columns: [C/g * prod(k), grid] plain, [O/g * prod(k), grid] transposed */
+    int64_t rows = (transposed ? out_c : in_c) * g->kprod;
+    bool direct = is_pointwise(g);
+    char *col = direct ? NULL : malloc((size_t)(rows * g->cols) * es);
+    if (!direct && !col)
+        return false;
+    char *xb = cfx_tensor_data(x), *wb = cfx_tensor_data(w), *ob = cfx_tensor_data(out);
     bool ok = true;
     for (int64_t img = 0; ok && img < x->sizes[0]; img++)
         for (int64_t grp = 0; ok && grp < groups; grp++) {
-            im2col(x, img, grp * cg, cg, g, col);
-            for (int64_t o = 0; o < og; o++) {
-                int64_t oc = grp * og + o;
-                double bv = !bb ? 0.0 : f32 ? ((const float *)bb)[oc * bias->strides[0]]
-                                            : ((const double *)bb)[oc * bias->strides[0]];
-                for (int64_t j = 0; j < g->cols; j++)
-                    res[o * g->cols + j] = bv;
+            char *xg = xb + (size_t)((img * x->sizes[1] + grp * in_c) * in_numel) * es;
+            char *og = ob + (size_t)((img * out->sizes[1] + grp * out_c) * out_numel) * es;
+            fill_bias(dt, og, out_c, out_numel, bias, grp * out_c);
+            if (!transposed) {
+                /* out_g [O/g, out] += W_g [O/g, rows] @ columns [rows, out] */
+                if (!direct)
+                    columns(dt, xg, col, in_c, g, false);
+                cfx_mat c = {og, out_c, g->cols, g->cols, 1};
+                cfx_mat a = {wb + (size_t)(grp * out_c * rows) * es, out_c, rows, rows, 1};
+                cfx_mat b = {direct ? xg : col, rows, g->cols, g->cols, 1};
+                ok = cfx_blas_gemm(dt, c, a, b, 1.0, 1.0);
+            } else {
+                /* columns [rows, in] = W_g^T, W_g being [C/g, O/g * prod(k)], @ x_g [C/g, in] */
+                cfx_mat a = {wb + (size_t)(grp * in_c * rows) * es, rows, in_c, 1, rows};
+                cfx_mat b = {xg, in_c, g->cols, g->cols, 1};
+                cfx_mat c = {direct ? og : col, rows, g->cols, g->cols, 1};
+                ok = cfx_blas_gemm(dt, c, a, b, 1.0, direct ? 1.0 : 0.0);
+                if (ok && !direct)
+                    columns(dt, og, col, out_c, g, true);
             }
-            cfx_mat c = {res, og, g->cols, g->cols, 1}, a = {wd + grp * og * rows, og, rows, rows, 1},
-                    b = {col, rows, g->cols, g->cols, 1};
-            ok = cfx_blas_gemm(CFX_FLOAT64, c, a, b, 1.0, 1.0);
-            for (int64_t o = 0; ok && o < og; o++)
-                for (int64_t j = 0; j < g->cols; j++) {
-                    int64_t rem = j, off = img * out->strides[0] + (grp * og + o) * out->strides[1];
-                    for (int d = g->k - 1; d >= 0; d--)
-                        off += (rem % g->out[d]) * out->strides[d + 2], rem /= g->out[d];
-                    double v = res[o * g->cols + j];
-                    if (f32)
-                        ((float *)ob)[off] = (float)v;
-                    else
-                        ((double *)ob)[off] = v;
-                }
         }
-    free(col), free(wd), free(res);
+    free(col);
     return ok;
+}
+
+/* slow_conv_transpose's shape check: output_padding below stride or dilation, per dim. */
+static bool output_padding_ok(const char *op, int k, cfx_int_list output_padding, const int64_t *s, const int64_t *d)
+{
+    static const char *const dims[3][3] = {{"width"}, {"height", "width"}, {"depth", "height", "width"}};
+    bool ok = true;
+    for (int i = 0; i < k; i++) {
+        int64_t o = output_padding.data[output_padding.len == 1 ? 0 : i];
+        ok = ok && (o < s[i] || o < d[i]);
+    }
+    if (ok)
+        return true;
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "output padding must be smaller than either stride or dilation, but got");
+    for (int i = 0; i < k; i++)
+        cfx_buf_printf(&b, " output_padding_%s: %lld", dims[k - 1][i],
+                       (long long)output_padding.data[output_padding.len == 1 ? 0 : i]);
+    for (int i = 0; i < k; i++)
+        cfx_buf_printf(&b, " stride_%s: %lld", dims[k - 1][i], (long long)s[i]);
+    for (int i = 0; i < k; i++)
+        cfx_buf_printf(&b, " dilation_%s: %lld", dims[k - 1][i], (long long)d[i]);
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, op, msg ? msg : "output padding must be smaller than either stride or dilation");
+    free(msg);
+    return false;
 }
 
 cfx_tensor *cfx_kernel_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride,
@@ -113,7 +192,8 @@ cfx_tensor *cfx_kernel_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_te
         return cfx_meta_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                                     groups);
     int64_t sizes[CFX_MAX_DIMS];
-    if (!cfx_conv_output_size(op, input, weight, bias, stride, padding, dilation, transposed, groups, sizes))
+    if (!cfx_conv_output_size(op, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+                              sizes))
         return NULL;
     int n = input->ndim;
     if (n - 2 > MAXK) {
@@ -127,23 +207,36 @@ cfx_tensor *cfx_kernel_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_te
                       cfx_dtype_name((cfx_dtype)weight->dtype));
         return NULL;
     }
-    conv_geom g = {.k = n - 2, .cols = 1, .kprod = 1};
+    conv_geom g = {.k = n - 2, .image_numel = 1, .cols = 1, .kprod = 1};
     for (int d = 0; d < g.k; d++) {
-        g.in[d] = input->sizes[d + 2], g.ker[d] = weight->sizes[d + 2], g.out[d] = sizes[d + 2];
+        int64_t in = input->sizes[d + 2], out = sizes[d + 2];
+        g.image[d] = transposed ? out : in, g.grid[d] = transposed ? in : out, g.ker[d] = weight->sizes[d + 2];
         g.s[d] = stride.data[stride.len == 1 ? 0 : d], g.p[d] = padding.data[padding.len == 1 ? 0 : d];
         g.d[d] = dilation.data[dilation.len == 1 ? 0 : d];
-        g.cols *= g.out[d], g.kprod *= g.ker[d];
+        g.image_numel *= g.image[d], g.cols *= g.grid[d], g.kprod *= g.ker[d];
     }
+    if (transposed && !output_padding_ok(op, g.k, output_padding, g.s, g.d))
+        return NULL;
     int64_t strides[CFX_MAX_DIMS];
     cfx_memory_format mf = cfx_geom_suggest_memory_format(input->sizes, input->strides, n);
-    if (mf != CFX_CONTIGUOUS_FORMAT && n == 4)
+    bool channels_last = mf != CFX_CONTIGUOUS_FORMAT && n == 4;
+    if (channels_last)
         cfx_geom_memory_format_strides(sizes, n, mf, strides, NULL); /* channels_last on 4 dims: cannot fail */
     else
         cfx_geom_contiguous_strides(sizes, n, strides);
-    cfx_tensor *out = cfx_tensor_new_strided(sizes, strides, n, (cfx_dtype)input->dtype, input->device);
-    if (!out)
-        return NULL;
-    if (cfx_tensor_numel(out) && !conv_cpu(out, input, weight, bias, &g, groups)) {
+    cfx_dtype dt = (cfx_dtype)input->dtype;
+    cfx_device cpu = cfx_device_make(CFX_DEVICE_CPU);
+    cfx_tensor *out = cfx_tensor_new_strided(sizes, strides, n, dt, cpu);
+    if (!out || !cfx_tensor_numel(out))
+        return out;
+    cfx_scope s = cfx_scope_begin();
+    const cfx_tensor *x = cfx_cpu_contiguous(input), *w = x ? cfx_cpu_contiguous(weight) : NULL;
+    cfx_tensor *res = channels_last ? cfx_tensor_new(sizes, n, dt, cpu) : out;
+    bool ok = x && w && res && conv_cpu(res, x, w, bias, &g, groups, transposed);
+    if (ok && res != out)
+        cfx_cpu_copy(out, res);
+    cfx_scope_end(s);
+    if (!ok) {
         cfx_error_set(CFX_ERR_NOMEM, op, "out of memory in convolution");
         cfx_kernel_discard(out);
         return NULL;

@@ -7,8 +7,9 @@
  * give PyTorch's NaNs. Moments are Welford updates in double followed by the merge with an
  * empty partial (AddMoments(0, 0, 0)) that ends RowwiseMoments; the merge is what turns an
  * infinite mean into NaN there, and an empty row (N = 0) has mean 0 and variance 0/0. eps is
- * first rounded to the tensor's dtype (static_cast<T>(eps)). Everything else is computed in
- * double and rounded once, which stays within a few float ulps of PyTorch's float arithmetic.
+ * first rounded to the tensor's dtype (static_cast<T>(eps)). The moments are more exact than
+ * PyTorch's float ones (within a few float ulps); the affine map is computed in the tensor's
+ * dtype on contiguous rows, with scale and shift rounded to it, as ATen's vec::map3 does.
  *
  * Layout follows layer_norm_cpu: the output is contiguous (empty_like(X, Contiguous)), mean
  * and rstd are empty({M}) viewed as the input's leading sizes followed by ones. Errors come in
@@ -29,69 +30,42 @@
 
 static const char OP[] = "aten::native_layer_norm";
 
-/* The values of t in row-major order as doubles (a contiguous copy when t is not). */
-static double *row_major(const cfx_tensor *t, int64_t n)
+/* The end of RowwiseMoments after the Welford updates (m0, *m1, m2) of a row of N: the merge
+ * with an empty partial, AddMoments(0, 0, 0, m0, m1, m2), which turns an infinite mean into
+ * NaN; returns the biased variance. */
+static double merged_variance(double *m1, double m2, int64_t m0, int64_t N)
 {
-    double *out = malloc((n > 0 ? (size_t)n : 1) * sizeof *out);
-    if (!out) {
-        cfx_error_set(CFX_ERR_NOMEM, OP, "out of memory in native_layer_norm");
-        return NULL;
-    }
-    if (n == 0)
-        return out;
-    cfx_scope s = cfx_scope_begin();
-    const cfx_tensor *c = t;
-    if (!cfx_tensor_is_contiguous(t)) {
-        cfx_tensor *tmp = cfx_tensor_new(t->sizes, t->ndim, (cfx_dtype)t->dtype, cfx_device_make(CFX_DEVICE_CPU));
-        if (tmp)
-            cfx_cpu_copy(tmp, t);
-        c = tmp;
-    }
-    if (c) {
-        const void *p = cfx_tensor_data(c);
-        for (int64_t i = 0; i < n; i++)
-            out[i] = c->dtype == CFX_FLOAT32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
-    }
-    cfx_scope_end(s);
-    if (!c) {
-        free(out);
-        return NULL;
-    }
-    return out;
-}
-
-static void store(cfx_tensor *t, int64_t i, double v)
-{
-    void *p = cfx_tensor_data(t);
-    if (t->dtype == CFX_FLOAT32)
-        ((float *)p)[i] = (float)v;
-    else
-        ((double *)p)[i] = v;
-}
-
-/* One row: RowwiseMoments, then the affine map. */
-static void normalize_row(const double *x, int64_t N, double eps, const double *g, const double *b,
-                          double *mean_out, double *rstd_out, cfx_tensor *Y, int64_t y0)
-{
-    double m1 = 0, m2 = 0;
-    int64_t m0 = 0;
-    for (int64_t j = 0; j < N; j++) {
-        double delta = x[j] - m1;
-        m0++;
-        m1 += delta / (double)m0;
-        m2 += delta * (x[j] - m1);
-    }
-    double c = 0, delta = 0 - m1; /* AddMoments(0, 0, 0, m0, m1, m2) */
-    m1 += c * delta;
+    double c = 0, delta = 0 - *m1;
+    *m1 += c * delta;
     m2 += 0 + delta * delta * c * (double)m0;
-    double var = m2 / (double)N;
-    double rstd = 1 / sqrt(var + eps);
-    double scale = rstd, shift = -rstd * m1;
-    for (int64_t j = 0; j < N; j++)
-        store(Y, y0 + j, (x[j] * scale + shift) * (g ? g[j] : 1) + (b ? b[j] : 0));
-    *mean_out = m1;
-    *rstd_out = rstd;
+    return m2 / (double)N;
 }
+
+/* M rows of N elements of type T: the moments, then y = (x * scale + shift) * g + b in T, as
+ * LayerNormKernelImplInternal's vec::map3 (scale = rstd, shift = -rstd * mean). */
+#define DEFINE_LAYER_NORM(S, T)                                                                   \
+    static void layer_norm_##S(T *y, T *mean_out, T *rstd_out, const T *x, const T *g, const T *b, \
+                               int64_t M, int64_t N, double eps)                                  \
+    {                                                                                             \
+        for (int64_t i = 0; i < M; i++, x += N, y += N) {                                         \
+            double m1 = 0, m2 = 0;                                                                \
+            int64_t m0 = 0;                                                                       \
+            for (int64_t j = 0; j < N; j++) {                                                     \
+                double delta = x[j] - m1;                                                         \
+                m0++;                                                                             \
+                m1 += delta / (double)m0;                                                         \
+                m2 += delta * (x[j] - m1);                                                        \
+            }                                                                                     \
+            double rstd = 1 / sqrt(merged_variance(&m1, m2, m0, N) + eps);                        \
+            T scale = (T)rstd, shift = (T)(-rstd * m1);                                           \
+            for (int64_t j = 0; j < N; j++)                                                       \
+                y[j] = (x[j] * scale + shift) * (g ? g[j] : (T)1) + (b ? b[j] : (T)0);            \
+            mean_out[i] = (T)m1;                                                                  \
+            rstd_out[i] = (T)rstd;                                                                \
+        }                                                                                         \
+    }
+DEFINE_LAYER_NORM(f32, float)
+DEFINE_LAYER_NORM(f64, double)
 
 /* is_mixed_type and check_mixed_data_type (ATen/native/mixed_data_type.h) */
 static bool mixed_dtype_error(const cfx_tensor *input, const cfx_tensor *weight, const cfx_tensor *bias)
@@ -143,22 +117,19 @@ cfx_native_layer_norm_result cfx_cpu_native_layer_norm(cfx_tensor *input, cfx_in
     cfx_tensor *Y = cfx_tensor_new(input->sizes, n, dt, cpu);
     cfx_tensor *mean = Y ? cfx_tensor_new_strided(ssizes, sstrides, n, dt, cpu) : NULL;
     cfx_tensor *rstd = mean ? cfx_tensor_new_strided(ssizes, sstrides, n, dt, cpu) : NULL;
-    double *x = rstd ? row_major(input, M * N) : NULL;
-    double *g = x && weight ? row_major(weight, N) : NULL;
-    double *b = x && bias ? row_major(bias, N) : NULL;
+    cfx_scope s = cfx_scope_begin();
+    const cfx_tensor *x = rstd ? cfx_cpu_contiguous(input) : NULL;
+    const cfx_tensor *g = weight ? cfx_cpu_contiguous(weight) : NULL, *b = bias ? cfx_cpu_contiguous(bias) : NULL;
     bool ok = x && (!weight || g) && (!bias || b);
-    if (ok) {
-        double eps_t = dt == CFX_FLOAT32 ? (double)(float)eps : eps;
-        for (int64_t i = 0; i < M; i++) {
-            double mu, rs;
-            normalize_row(x + i * N, N, eps_t, g, b, &mu, &rs, Y, i * N);
-            store(mean, i, mu);
-            store(rstd, i, rs);
-        }
-    }
-    free(x);
-    free(g);
-    free(b);
+    if (ok && dt == CFX_FLOAT32)
+        layer_norm_f32(cfx_tensor_data(Y), cfx_tensor_data(mean), cfx_tensor_data(rstd), cfx_tensor_data(x),
+                       g ? cfx_tensor_data(g) : NULL, b ? cfx_tensor_data(b) : NULL, M, N, (double)(float)eps);
+    else if (ok)
+        layer_norm_f64(cfx_tensor_data(Y), cfx_tensor_data(mean), cfx_tensor_data(rstd), cfx_tensor_data(x),
+                       g ? cfx_tensor_data(g) : NULL, b ? cfx_tensor_data(b) : NULL, M, N, eps);
+    cfx_scope_end(s);
+    if (rstd && !ok)
+        cfx_error_set(CFX_ERR_NOMEM, OP, "out of memory in native_layer_norm");
     if (!ok) {
         cfx_kernel_discard(Y);
         cfx_kernel_discard(mean);

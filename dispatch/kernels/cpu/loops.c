@@ -209,3 +209,13 @@ cfx_tensor *cfx_cpu_to_dtype(const cfx_tensor *src, cfx_dtype dtype)
         cfx_cpu_copy(t, src);
     return t;
 }
+
+const cfx_tensor *cfx_cpu_contiguous(const cfx_tensor *src)
+{
+    if (cfx_tensor_is_contiguous(src))
+        return src;
+    cfx_tensor *t = cfx_tensor_new(src->sizes, src->ndim, (cfx_dtype)src->dtype, cfx_device_make(CFX_DEVICE_CPU));
+    if (t)
+        cfx_cpu_copy(t, src);
+    return t;
+}

@@ -1,9 +1,9 @@
-/* nn.c - the CPU kernels of _softmax, _log_softmax, embedding, native_batch_norm (inference),
+/* nn.c - the CPU kernels of embedding, native_batch_norm (inference),
  * _native_batch_norm_legit_no_training, nll_loss_forward and mse_loss.
  *
  * Float32/float64 only, computed in double and rounded once (ATen accumulates in the
  * operand's accumulate type; the goldens carry a tolerance for that). Layouts are ATen's:
- * softmax results are contiguous, embedding's are indices.shape + [D] contiguous, batch norm's
+ * embedding's results are indices.shape + [D] contiguous, batch norm's
  * output is empty_like(input) and its saved statistics are empty [0] tensors in inference (the
  * Meta kernels give [C]: 2.13's meta functions differ there), nll_loss gives [N] or a scalar
  * and a scalar total weight, mse_loss's "none" result is TensorIterator's (sub's layout). */
@@ -37,54 +37,6 @@ static bool floating_only(const char *op, const char *kernel, const cfx_tensor *
         return true;
     cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name((cfx_dtype)t->dtype));
     return false;
-}
-
-static cfx_tensor *softmax(const char *op, cfx_tensor *self, int64_t dim, bool half_to_float, bool is_log)
-{
-    int64_t d;
-    if (!cfx_geom_wrap_dim(dim, self->ndim, &d, op))
-        return NULL;
-    if (half_to_float) {
-        cfx_error_set(CFX_ERR, op, "softmax with half to float conversion is not supported on CPU");
-        return NULL;
-    }
-    if (!floating_only(op, is_log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl", self))
-        return NULL;
-    cfx_tensor *out = cfx_tensor_new(self->sizes, self->ndim, (cfx_dtype)self->dtype, CPU);
-    if (!out)
-        return NULL;
-    int64_t len = self->ndim ? self->sizes[d] : 1, numel = cfx_tensor_numel(self);
-    if (numel == 0)
-        return out;
-    int64_t inner = self->ndim ? cfx_geom_numel(self->sizes + d + 1, self->ndim - (int)d - 1) : 1;
-    int64_t st = self->ndim ? self->strides[d] : 0, ost = out->ndim ? out->strides[d] : 0;
-    for (int64_t base = 0; base < numel / len; base++) {
-        /* the first element of this slice: row-major index with dim d at 0 */
-        int64_t e = (base / inner) * len * inner + base % inner;
-        int64_t in0 = offset_at(self, e), out0 = offset_at(out, e);
-        double m = -INFINITY, sum = 0;
-        for (int64_t i = 0; i < len; i++) {
-            double v = cfx_nn_get(self, in0 + i * st);
-            m = v > m || isnan(v) ? v : m;
-        }
-        for (int64_t i = 0; i < len; i++)
-            sum += exp(cfx_nn_get(self, in0 + i * st) - m);
-        for (int64_t i = 0; i < len; i++) {
-            double v = cfx_nn_get(self, in0 + i * st) - m;
-            cfx_nn_set(out, out0 + i * ost, is_log ? v - log(sum) : exp(v) / sum);
-        }
-    }
-    return out;
-}
-
-cfx_tensor *cfx_cpu__softmax(cfx_tensor *self, int64_t dim, bool half_to_float)
-{
-    return softmax("aten::_softmax", self, dim, half_to_float, false);
-}
-
-cfx_tensor *cfx_cpu__log_softmax(cfx_tensor *self, int64_t dim, bool half_to_float)
-{
-    return softmax("aten::_log_softmax", self, dim, half_to_float, true);
 }
 
 cfx_tensor *cfx_kernel_embedding(cfx_tensor *weight, cfx_tensor *indices, int64_t padding_idx,

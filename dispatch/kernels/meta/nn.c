@@ -116,10 +116,9 @@ cfx_tensor *cfx_meta_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_tens
                                  cfx_int_list padding, cfx_int_list dilation, bool transposed,
                                  cfx_int_list output_padding, int64_t groups)
 {
-    (void)output_padding;
     int64_t sizes[CFX_MAX_DIMS];
-    if (!cfx_conv_output_size("aten::convolution", input, weight, bias, stride, padding, dilation, transposed, groups,
-                              sizes))
+    if (!cfx_conv_output_size("aten::convolution", input, weight, bias, stride, padding, dilation, transposed,
+                              output_padding, groups, sizes))
         return NULL;
     return cfx_tensor_new(sizes, input->ndim, (cfx_dtype)input->dtype, input->device);
 }

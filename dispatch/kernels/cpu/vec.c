@@ -1,0 +1,160 @@
+/* vec.c - the vectorized row primitives of vec.h.
+ *
+ * Written once over a 32-byte vector of T (GCC vector extensions: 8 floats or 4 doubles), so
+ * float and double share every loop; only exp differs (a polynomial on float lanes, libm on
+ * double ones). A tail shorter than a vector goes through the same lane code, padded with a
+ * value that cannot change the result. ISO C mode does not contract a * b + c into an FMA,
+ * so both clones (AVX2 and baseline) compute bit-identical results. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dispatch/kernels/vec.h"
+
+/* Each primitive is compiled twice, for x86-64-v3 (AVX2) and for the baseline, and the public
+ * function picks one per call from the CPU's features. (Not GCC's target_clones: its ifunc
+ * symbols escape -fvisibility=hidden and would be exported from libcfx.so.) */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AVX2 __attribute__((target("arch=x86-64-v3")))
+static bool has_avx2(void)
+{
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+#define AVX2
+static bool has_avx2(void)
+{
+    return false;
+}
+#endif
+
+typedef float f32v __attribute__((vector_size(32)));
+typedef double f64v __attribute__((vector_size(32)));
+typedef int32_t f32m __attribute__((vector_size(32))); /* comparison masks of f32v */
+typedef int64_t f64m __attribute__((vector_size(32)));
+
+/* lanes of a where mask m is set, else of b */
+#define SELECT(M, V, m, a, b) ((V)(((M)(a) & (m)) | ((M)(b) & ~(m))))
+
+/* o[0..8) = exp(x[0..8)): Cephes' expf. n = round(x / ln 2) by the 1.5 * 2^23 trick, a
+ * Cody-Waite reduction r = x - n ln 2 (C1 has 9 bits, so n * C1 is exact), a degree-6
+ * polynomial, and 2^n applied as two factors 2^(n/2) so that every n of [-150, 128] stays a
+ * normal float until the last product (which rounds to a denormal below -87.3). */
+static inline void exp_lanes_f32(float *o, const float *x)
+{
+    f32v v;
+    memcpy(&v, x, sizeof v);
+    const f32v lo = (f32v){0} - 104.0f, hi = (f32v){0} + 88.7228394f;
+    f32m under = v < lo, over = v > hi, nan = v != v;
+    f32v c = SELECT(f32m, f32v, under | nan | over, (f32v){0}, v); /* those lanes are set below */
+    f32v n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    f32v r = c - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    f32v p = (f32v){0} + 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    f32m ni = __builtin_convertvector(n, f32m), n1 = ni >> 1, n2 = ni - n1;
+    f32v s1 = (f32v)((n1 + 127) << 23), s2 = (f32v)((n2 + 127) << 23);
+    f32v res = p * s1 * s2;
+    res = SELECT(f32m, f32v, under, (f32v){0}, res);
+    res = SELECT(f32m, f32v, over, (f32v){0} + INFINITY, res);
+    res = SELECT(f32m, f32v, nan, v, res);
+    memcpy(o, &res, sizeof res);
+}
+
+static inline void exp_lanes_f64(double *o, const double *x)
+{
+    for (int j = 0; j < 4; j++)
+        o[j] = exp(x[j]);
+}
+
+/* The NaN-propagating maximum of ATen's vec::maximum, on lanes and on scalars. */
+#define VMAX(M, V, a, b) SELECT(M, V, ((a) > (b)) | ((a) != (a)), a, b)
+#define SMAX(a, b) ((a) > (b) || isnan(a) ? (a) : (b))
+
+#define DEFINE_PRIMITIVES(S, T, V, M, X, ATTR)                                                         \
+    ATTR static T max_##S##X(const T *x, int64_t n)                                             \
+    {                                                                                           \
+        enum { W = sizeof(V) / sizeof(T) };                                                     \
+        V acc = (V){0} - (T)INFINITY, v;                                                        \
+        int64_t i = 0;                                                                          \
+        for (; i + W <= n; i += W) {                                                            \
+            memcpy(&v, x + i, sizeof v);                                                        \
+            acc = VMAX(M, V, v, acc);                                                           \
+        }                                                                                       \
+        T r = -(T)INFINITY;                                                                     \
+        for (int j = 0; j < W; j++)                                                             \
+            r = SMAX(acc[j], r);                                                                \
+        for (; i < n; i++)                                                                      \
+            r = SMAX(x[i], r);                                                                  \
+        return r;                                                                               \
+    }                                                                                           \
+                                                                                                \
+    ATTR static T exp_sum_##S##X(T *o, const T *x, T shift, int64_t n)                          \
+    {                                                                                           \
+        enum { W = sizeof(V) / sizeof(T) };                                                     \
+        V acc = {0}, v;                                                                         \
+        for (int64_t i = 0; i < n; i += W) {                                                    \
+            T buf[W];                                                                           \
+            int64_t k = n - i < W ? n - i : W;                                                  \
+            if (k == W) {                                                                       \
+                memcpy(&v, x + i, sizeof v);                                                    \
+                v -= shift;                                                                     \
+                memcpy(buf, &v, sizeof v);                                                      \
+            } else { /* the tail: padding exp(-inf) = 0 adds nothing */                         \
+                for (int j = 0; j < W; j++)                                                     \
+                    buf[j] = j < k ? x[i + j] - shift : -(T)INFINITY;                           \
+            }                                                                                   \
+            exp_lanes_##S(buf, buf);                                                            \
+            memcpy(&v, buf, sizeof v);                                                          \
+            acc += v;                                                                           \
+            memcpy(o + i, buf, (size_t)k * sizeof(T));                                          \
+        }                                                                                       \
+        T r = 0;                                                                                \
+        for (int j = 0; j < W; j++)                                                             \
+            r += acc[j];                                                                        \
+        return r;                                                                               \
+    }                                                                                           \
+                                                                                                \
+    ATTR static void normalize_##S##X(T *o, const T *x, T a, T s, T b, int64_t n)               \
+    {                                                                                           \
+        enum { W = sizeof(V) / sizeof(T) };                                                     \
+        V v;                                                                                    \
+        int64_t i = 0;                                                                          \
+        for (; i + W <= n; i += W) {                                                            \
+            memcpy(&v, x + i, sizeof v);                                                        \
+            v = (v - a) * s - b;                                                                \
+            memcpy(o + i, &v, sizeof v);                                                        \
+        }                                                                                       \
+        for (; i < n; i++)                                                                      \
+            o[i] = (x[i] - a) * s - b;                                                          \
+    }
+
+DEFINE_PRIMITIVES(f32, float, f32v, f32m, _avx2, AVX2)
+DEFINE_PRIMITIVES(f32, float, f32v, f32m, _base, )
+DEFINE_PRIMITIVES(f64, double, f64v, f64m, _avx2, AVX2)
+DEFINE_PRIMITIVES(f64, double, f64v, f64m, _base, )
+
+#define DEFINE_DISPATCH(S, T)                                                                   \
+    T cfx_vec_max_##S(const T *x, int64_t n)                                                    \
+    {                                                                                           \
+        return has_avx2() ? max_##S##_avx2(x, n) : max_##S##_base(x, n);                        \
+    }                                                                                           \
+    T cfx_vec_exp_sum_##S(T *o, const T *x, T shift, int64_t n)                                 \
+    {                                                                                           \
+        return has_avx2() ? exp_sum_##S##_avx2(o, x, shift, n) : exp_sum_##S##_base(o, x, shift, n); \
+    }                                                                                           \
+    void cfx_vec_normalize_##S(T *o, const T *x, T a, T s, T b, int64_t n)                     \
+    {                                                                                           \
+        if (has_avx2())                                                                         \
+            normalize_##S##_avx2(o, x, a, s, b, n);                                             \
+        else                                                                                    \
+            normalize_##S##_base(o, x, a, s, b, n);                                             \
+    }
+DEFINE_DISPATCH(f32, float)
+DEFINE_DISPATCH(f64, double)
