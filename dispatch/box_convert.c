@@ -258,13 +258,13 @@ int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_b
     return CFX_OK;
 }
 
-int cfx_box_check_args(const cfx_schema *s, const char *qualname, cfx_value *stack, int n)
+int cfx_box_check_args(const cfx_schema *s, const cfx_box_step *steps, const char *qualname, cfx_value *stack, int n)
 {
     cfx_box_scratch sc;
     cfx_box_scratch_init(&sc);
     int rc = CFX_OK;
     for (int i = 0; i < n && rc == CFX_OK; i++) {
-        cfx_box_step st = cfx_box_arg_step(&s->args[i]);
+        cfx_box_step st = steps[i];
         cfx_value v = stack[i];
         bool no_tensor = v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t);
         if (st.form == CFX_BOX_TENSOR && !st.optional && no_tensor)

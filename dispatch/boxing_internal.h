@@ -111,8 +111,8 @@ int cfx_box_check_schema(const cfx_schema *s, const char *qualname);
 /* Checks stack[0..n) against the schema's argument types as torch.ops' binding does (the first
  * mismatch is the error; a None or NULL plain Tensor passes: the dispatcher refuses it later),
  * and converts an int given for a float (or float?) into a float in place, as the binding's
- * IValue does. */
-int cfx_box_check_args(const cfx_schema *s, const char *qualname, cfx_value *stack, int n);
+ * IValue does. steps[i] is cfx_box_arg_step(&s->args[i]) (the op keeps them, computed once). */
+int cfx_box_check_args(const cfx_schema *s, const cfx_box_step *steps, const char *qualname, cfx_value *stack, int n);
 
 /* The rules for one value. They are inline so that a generated boxed entry, which passes
  * constant steps, compiles to the few instructions its argument types need (what c10's

@@ -399,7 +399,7 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
     }
     /* a number given for a Tensor is a wrapped number from here on (wrapped_internal.h) */
     cfx_wrapped_batch wb;
-    int rc = cfx_wrap_numbers(s, stack, &wb);
+    int rc = cfx_wrap_numbers(op, stack, &wb);
     if (rc != CFX_OK)
         return rc;
     rc = call_checked(op, stack);
@@ -411,7 +411,7 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
 static int call_checked(cfx_op *op, cfx_value *stack)
 {
     const cfx_schema *s = op->schema;
-    int rc = cfx_box_check_args(s, op->qualified_name, stack, s->n_args);
+    int rc = cfx_box_check_args(s, op->arg_steps, op->qualified_name, stack, s->n_args);
     if (rc != CFX_OK)
         return rc;
     bool missing;

@@ -292,13 +292,12 @@ static int merge_fake_device(device_ctx *c, cfx_device d, int ndim, bool meta_rh
  * raised only if an output is a tensor: PyTorch computes it lazily. */
 static char *common_device(const cfx_op *op, const device_ctx *dc, cfx_device *out)
 {
-    const cfx_schema *s = op->schema;
     device_ctx c = *dc;
     if (c.found && !c.conflict) {
         *out = c.common;
         return NULL;
     }
-    if (!c.found && cfx_allows_numbers_as_tensors(s)) {
+    if (!c.found && op->numbers_as_tensors) {
         *out = cfx_device_make(CFX_DEVICE_CPU); /* scalar-only inputs compute on cpu */
         return NULL;
     }
@@ -590,7 +589,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
 
     /* ops that take Python numbers as tensors, called on real tensors only: computed for
      * real, and a constant when small (else the call goes on, and is refused below) */
-    if (!sv.any_fake && cfx_allows_numbers_as_tensors(s) && s->n_args <= 64 &&
+    if (!sv.any_fake && op->numbers_as_tensors && s->n_args <= 64 &&
         s->n_returns <= 64) {
         cfx_value st[64];
         memcpy(st, stack, (size_t)s->n_args * sizeof *st);

@@ -265,7 +265,7 @@ int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)
     if (!s)
         return cfx_op_dispatch_stack(op, stack);
     cfx_wrapped_batch wb;
-    int rc = cfx_wrap_numbers(s, stack, &wb);
+    int rc = cfx_wrap_numbers(op, stack, &wb);
     if (rc != CFX_OK)
         return rc;
     rc = cfx_op_dispatch_stack(op, stack);

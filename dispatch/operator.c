@@ -24,6 +24,7 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/registry.h"
+#include "dispatch/wrapped_internal.h"
 
 /* ---- static key lists ------------------------------------------------------------------- */
 
@@ -390,6 +391,7 @@ void cfx_opentry_free(cfx_op *op)
     }
     cfx_schema_free((cfx_schema *)op->schema);
     free(op->schema_debug);
+    free(op->arg_steps);
     free(op->cpp_signature_debug);
     free(op->qualified_name);
     free(op);
@@ -404,19 +406,28 @@ static uint64_t required_tensors(const cfx_schema *s)
     return m;
 }
 
-/* The argument positions the dispatch path reads, from the schema (none without one). */
-static void set_dispatch_args(cfx_op *op, const cfx_schema *s)
+/* The argument positions the dispatch path reads and the arguments' boxing steps, from the
+ * schema (none without one). steps has room for the schema's arguments; the op owns it. */
+static void set_dispatch_args(cfx_op *op, const cfx_schema *s, cfx_box_step *steps)
 {
     uint64_t m = s ? s->tensor_arg_mask : 0;
     op->dispatch_arg_mask = m;
     op->required_tensor_mask = s ? required_tensors(s) : 0;
+    op->numbers_as_tensors = s && cfx_allows_numbers_as_tensors(s);
+    for (int i = 0; s && i < s->n_args; i++)
+        steps[i] = cfx_box_arg_step(&s->args[i]);
+    free(op->arg_steps);
+    op->arg_steps = steps;
 }
 
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,
                                 bool alias_is_default, cfx_tag_set tags)
 {
     char *d = cfx_strdup(debug);
-    if (!d) {
+    cfx_box_step *steps = malloc(((size_t)schema->n_args + 1) * sizeof *steps);
+    if (!d || !steps) {
+        free(d);
+        free(steps);
         cfx_schema_free(schema);
         return cfx_error_set(CFX_ERR_NOMEM, cfx_op_name(op), "out of memory");
     }
@@ -433,6 +444,7 @@ int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debu
                         if (f->kernel.unboxed)
                             entry_drop_adapter(f);
                 free(d);
+                free(steps);
                 cfx_schema_free(schema);
                 return rc;
             }
@@ -443,7 +455,7 @@ int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debu
     op->alias_analysis = alias_analysis;
     op->alias_analysis_is_default = alias_is_default;
     op->tags = tags;
-    set_dispatch_args(op, schema);
+    set_dispatch_args(op, schema, steps);
     if (rebuilt)
         update_full(op); /* the table holds copies of the kernels that just got a boxed entry */
     return CFX_OK;
@@ -465,7 +477,7 @@ void cfx_opentry_deregister_schema(cfx_op *op)
     op->schema = NULL;
     op->schema_debug = NULL;
     op->tags = 0;
-    set_dispatch_args(op, NULL);
+    set_dispatch_args(op, NULL, NULL);
 }
 
 /* registerKernel's TORCH_WARN_ONCE: the first override in the process warns, for any

@@ -7,6 +7,7 @@
 #ifndef CFX_OPERATOR_INTERNAL_H
 #define CFX_OPERATOR_INTERNAL_H
 
+#include "dispatch/boxing_internal.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/kernel.h"
 #include "dispatch/keys_internal.h"
@@ -46,6 +47,9 @@ struct cfx_op {
     /* Argument positions, from the schema (0 while there is none): */
     uint64_t dispatch_arg_mask;    /* Tensor, Tensor?, Tensor[], Tensor?[] (= tensor_arg_mask) */
     uint64_t required_tensor_mask; /* plain Tensor: a NULL there is a propagated failure */
+    cfx_box_step *arg_steps;       /* each argument's boxing rule (NULL without a schema): computed
+                                      once for the boxed call's argument check, not per call */
+    bool numbers_as_tensors;       /* its Tensor arguments take numbers (wrapped_internal.h) */
     uint32_t id;                                        /* cfx_op_id */
     cfx_tag_set tags;                                   /* from the def (tags.h) */
     /* cold state */

@@ -24,11 +24,17 @@ typedef struct cfx_wrapped_batch {
  * add, sub, mul, div and their variants, to, _to_copy, copy_, ...); the others refuse them. */
 bool cfx_allows_numbers_as_tensors(const cfx_schema *s);
 /* For an op that allows it, replaces each number given for a Tensor (or Tensor?) argument of stack[0..n_args) by a new
- * wrapped number, recorded in b. CFX_OK, or an error (out of memory, more than 8). */
-int cfx_wrap_numbers(const cfx_schema *s, cfx_value *stack, cfx_wrapped_batch *b);
+ * wrapped number, recorded in b. CFX_OK, or an error (out of memory, more than 8). The op's
+ * facts (whether it allows numbers, which arguments are Tensors) are its own, computed once. */
+int cfx_wrap_numbers(const cfx_op *op, cfx_value *stack, cfx_wrapped_batch *b);
 /* After the call: drops b's tensors, except one the call returned (among stack[0..n_returns)),
- * which becomes the caller's like any new result. */
-void cfx_wrap_numbers_end(cfx_wrapped_batch *b, const cfx_value *stack, int n_returns);
+ * which becomes the caller's like any new result. (Inline: most calls made none.) */
+void cfx_wrapped_batch_drop(cfx_wrapped_batch *b, const cfx_value *stack, int n_returns);
+static inline void cfx_wrap_numbers_end(cfx_wrapped_batch *b, const cfx_value *stack, int n_returns)
+{
+    if (b->n > 0)
+        cfx_wrapped_batch_drop(b, stack, n_returns);
+}
 /* Replaces each wrapped-number tensor argument of stack[0..n_args) by its number, as a mode
  * receives it. */
 void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack);

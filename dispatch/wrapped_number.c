@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/operator_internal.h"
 #include "dispatch/scope.h"
 #include "dispatch/wrapped_internal.h"
 
@@ -52,15 +53,6 @@ cfx_value cfx_wrapped_number_value(const cfx_tensor *t)
     }
 }
 
-/* A Tensor or Tensor? argument: what toIValue converts a number for. */
-static bool takes_tensor(const cfx_argument *a)
-{
-    const cfx_type *t = a->type;
-    if (t->kind == CFX_TYPE_OPTIONAL && t->n_elems > 0)
-        t = t->elems[0];
-    return t->kind == CFX_TYPE_TENSOR;
-}
-
 /* torch._C._should_allow_numbers_as_tensors: the ops whose Tensor arguments take numbers */
 static const char *const numbers_as_tensors[] = {
     "add", "add_", "add_out", "div", "div_", "div_out", "divide", "divide_", "divide_out",
@@ -78,18 +70,17 @@ bool cfx_allows_numbers_as_tensors(const cfx_schema *s)
     return false;
 }
 
-int cfx_wrap_numbers(const cfx_schema *s, cfx_value *stack, cfx_wrapped_batch *b)
+int cfx_wrap_numbers(const cfx_op *op, cfx_value *stack, cfx_wrapped_batch *b)
 {
     b->n = 0;
-    int allowed = -1; /* asked once, only when a number sits where a Tensor goes */
+    if (!op->numbers_as_tensors)
+        return CFX_OK; /* a number where a Tensor goes: the binding refuses it with its own message */
+    const cfx_schema *s = op->schema;
     for (int i = 0; i < s->n_args; i++) {
         uint32_t k = stack[i].kind;
-        if ((k != CFX_V_INT && k != CFX_V_DOUBLE && k != CFX_V_BOOL) || !takes_tensor(&s->args[i]))
+        /* a Tensor or Tensor? argument (boxed as a tensor): what toIValue converts a number for */
+        if ((k != CFX_V_INT && k != CFX_V_DOUBLE && k != CFX_V_BOOL) || op->arg_steps[i].form != CFX_BOX_TENSOR)
             continue;
-        if (allowed < 0)
-            allowed = cfx_allows_numbers_as_tensors(s);
-        if (!allowed)
-            return CFX_OK; /* the binding refuses it with its own message */
         if (b->n == (int)(sizeof b->made / sizeof *b->made)) {
             cfx_wrap_numbers_end(b, NULL, 0);
             return cfx_error_set(CFX_ERR, s->name, "%s: too many numbers given for Tensor arguments", s->name);
@@ -105,7 +96,7 @@ int cfx_wrap_numbers(const cfx_schema *s, cfx_value *stack, cfx_wrapped_batch *b
     return CFX_OK;
 }
 
-void cfx_wrap_numbers_end(cfx_wrapped_batch *b, const cfx_value *stack, int n_returns)
+void cfx_wrapped_batch_drop(cfx_wrapped_batch *b, const cfx_value *stack, int n_returns)
 {
     for (int j = 0; j < b->n; j++) {
         bool returned = false;

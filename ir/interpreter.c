@@ -242,9 +242,11 @@ static int bind(run *r, const cfx_node *n, const cfx_schema *s, int *filled)
     for (uint32_t i = 0; i < na; i++)
         if (subst(r, n, cfx_node_arg(n, i), &r->stack[i]) != CFX_OK)
             return CFX_ERR;
-    memset(r->bound, 0, r->cap_stack);
-    memset(r->bound, 1, na);
     uint32_t end = na;
+    if (nk > 0) { /* which slots are given: only kwargs ask (most nodes have none) */
+        memset(r->bound, 0, r->cap_stack);
+        memset(r->bound, 1, na);
+    }
     for (uint32_t k = 0; k < nk; k++) {
         int i = cfx_schema_find_arg(s, kw[k].name);
         if (i < 0)

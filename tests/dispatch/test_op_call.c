@@ -194,3 +194,49 @@ Test(op_call, integer_pow_is_exact_and_wraps_like_pytorch)
         cr_expect_eq(got[i], want[i], "element %d: %lld", i, (long long)got[i]);
     cfx_scope_end(s);
 }
+
+/* A CPU kernel that returns a fresh tensor, whatever it was given. */
+static int fresh_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)ctx, (void)op, (void)ks;
+    stack[0] = cfx_tensor_value(ones(1));
+    return CFX_OK;
+}
+
+/* The boxed call checks arguments by rules the op keeps from its schema, computed once at
+ * def. An operator defined again with another schema (the def's library freed while an impl
+ * keeps the operator alive, then a new def) checks by the new schema. */
+Test(op_call, redefined_operator_checks_by_its_new_schema)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_library *impl = cfx_library_new(CFX_LIB_IMPL, "redef", CFX_KEY_CPU, "/dev/null", 1);
+    cr_assert_not_null(impl);
+    cr_assert_eq(cfx_library_impl_boxed_at(impl, "f", CFX_KEY_Undefined, fresh_kernel, NULL, "/dev/null", 1), CFX_OK,
+                 "%s", cfx_error_message());
+    cfx_library *lib = cfx_library_new(CFX_LIB_DEF, "redef", CFX_KEY_Undefined, "/dev/null", 2);
+    cr_assert_not_null(lib);
+    cr_assert_eq(cfx_library_def(lib, "f(Tensor x) -> Tensor"), CFX_OK, "%s", cfx_error_message());
+    cfx_op *f = cfx_op_find("redef::f");
+    cr_assert_not_null(f);
+    cfx_value st[1] = {cfx_int(3)};
+    cr_expect_eq(cfx_op_call(f, st, 1, 1), CFX_ERR);
+    cr_expect(strstr(cfx_error_message(), "Expected a value of type 'Tensor' for argument 'x'") != NULL, "%s",
+              cfx_error_message());
+    cfx_error_clear();
+    cfx_library_free(lib);
+
+    lib = cfx_library_new(CFX_LIB_DEF, "redef", CFX_KEY_Undefined, "/dev/null", 3);
+    cr_assert_not_null(lib);
+    cr_assert_eq(cfx_library_def(lib, "f(Tensor x, int n) -> Tensor"), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(cfx_op_find("redef::f"), f, "the impl kept the operator entry");
+    cfx_value st2[2] = {cfx_tensor_value(ones(2)), cfx_tensor_value(ones(2))};
+    cr_expect_eq(cfx_op_call(f, st2, 2, 2), CFX_ERR);
+    cr_expect(strstr(cfx_error_message(), "Expected a value of type 'int' for argument 'n'") != NULL, "%s",
+              cfx_error_message());
+    cfx_error_clear();
+    cfx_value st3[2] = {cfx_tensor_value(ones(2)), cfx_int(3)};
+    cr_expect_eq(cfx_op_call(f, st3, 2, 2), CFX_OK, "%s", cfx_error_message());
+    cfx_library_free(lib);
+    cfx_library_free(impl);
+    cfx_scope_end(s);
+}

@@ -334,7 +334,10 @@ static void check_defaults(bool fake, bool user_mode_above, bool kwd)
             st[i] = k % 3 == 0 ? c[0] : c[(r >> 11) % (uint64_t)n];
         }
         /* what the modes see: the binding's values (an int for a float becomes a float) */
-        cr_assert_eq(cfx_box_check_args(s, cfx_op_name(op), st, n_args), CFX_OK, "%s", cfx_error_message());
+        cfx_box_step steps[DFLT_ARGS];
+        for (int i = 0; i < n_args; i++)
+            steps[i] = cfx_box_arg_step(&s->args[i]);
+        cr_assert_eq(cfx_box_check_args(s, steps, cfx_op_name(op), st, n_args), CFX_OK, "%s", cfx_error_message());
         memcpy(given[k], st, (size_t)n_args * sizeof *st);
         want[k] = ref_split(s, st);
         cr_assert_eq(cfx_op_call(op, st, n_args, COUNT_OF(st)), CFX_OK, "call %d: %s", k, cfx_error_message());
