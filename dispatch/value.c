@@ -57,8 +57,9 @@ static const char *const kind_names[CFX_V_KIND_COUNT] = {
     [CFX_V_DEVICE] = "device", [CFX_V_MEMORY_FORMAT] = "memory_format",
     [CFX_V_LAYOUT] = "layout", [CFX_V_OBJECT] = "object", [CFX_V_NODE] = "node",
     [CFX_V_OP] = "op",         [CFX_V_DICT] = "dict",
+    [CFX_V_HOP] = "hop",
 };
-_Static_assert(CFX_V_KIND_COUNT == 16, "kind_names must list every cfx_value_kind");
+_Static_assert(CFX_V_KIND_COUNT == 17, "kind_names must list every cfx_value_kind");
 
 const char *cfx_value_kind_name(cfx_value_kind k)
 {
@@ -131,6 +132,7 @@ static bool scalar_equal(const cfx_value *a, const cfx_value *b)
     case CFX_V_OBJECT: return a->u.obj == b->u.obj;
     case CFX_V_NODE: return a->u.node == b->u.node;
     case CFX_V_OP: return a->u.op == b->u.op;
+    case CFX_V_HOP: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
     default: return false;
     }
 }
@@ -519,6 +521,12 @@ static void put_scalar(const cfx_value *v, cfx_value_style style, cfx_buf *b)
         cfx_buf_printf(b, "%s.%s", colons ? colons + 2 : sc->name, sc->overload[0] ? sc->overload : "default");
         break;
     }
+    case CFX_V_HOP:
+        /* str(HigherOrderOperator) is its name; python_code emits torch.ops.higher_order.NAME */
+        if (style == CFX_STYLE_PYTHON)
+            cfx_buf_puts(b, "torch.ops.higher_order.");
+        cfx_buf_putn(b, v->u.s, v->len);
+        break;
     default: cfx_buf_printf(b, "<invalid value kind %u>", (unsigned)v->kind); break;
     }
 }

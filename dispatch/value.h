@@ -42,6 +42,7 @@ typedef enum cfx_value_kind {
     CFX_V_NODE,
     CFX_V_OP, /* an operator overload as a value (with_effects' op argument) */
     CFX_V_DICT, /* str keys -> values (FX's dict arguments): see cfx_dict */
+    CFX_V_HOP, /* a higher-order operator as a value (with_effects' op argument): u.s its name */
     CFX_V_KIND_COUNT
 } cfx_value_kind;
 

@@ -142,6 +142,23 @@ cfx_hop *cfx_hop_from_target(const cfx_builtin_fn *fn)
 const char *cfx_hop_name(const cfx_hop *hop) { return hop ? hop->name : NULL; }
 const cfx_builtin_fn *cfx_hop_target(const cfx_hop *hop) { return hop ? &hop->target : NULL; }
 
+cfx_value cfx_hop_value(const cfx_hop *hop)
+{
+    if (!hop)
+        return cfx_none();
+    return (cfx_value){CFX_V_HOP, (uint32_t)strlen(hop->name), {.s = hop->name}};
+}
+
+cfx_hop *cfx_value_hop(cfx_value v)
+{
+    char name[HOP_NAME_MAX];
+    if (v.kind != CFX_V_HOP || !v.u.s || v.len >= sizeof name)
+        return NULL;
+    memcpy(name, v.u.s, v.len);
+    name[v.len] = 0;
+    return cfx_hop_find(name);
+}
+
 /* ---- registration ---------------------------------------------------------------------- */
 
 static void key_repr(cfx_dispatch_key k, char *buf, size_t n)

@@ -71,6 +71,11 @@ CFX_API cfx_hop *cfx_hop_from_target(const cfx_builtin_fn *fn);
 CFX_API const char *cfx_hop_name(const cfx_hop *hop);
 /* The graph target: qualified name "torch.ops.higher_order.NAME", __name__ NAME. */
 CFX_API const cfx_builtin_fn *cfx_hop_target(const cfx_hop *hop);
+/* The HOP as an argument value (CFX_V_HOP, as with_effects takes call_torchbind): printed
+ * `call_torchbind` in graphs, `torch.ops.higher_order.call_torchbind` in code. */
+CFX_API cfx_value cfx_hop_value(const cfx_hop *hop);
+/* The HOP a CFX_V_HOP value names, else NULL. */
+CFX_API cfx_hop *cfx_value_hop(cfx_value v);
 
 /* py_impl(DispatchKey): k is a runtime or alias key. Python is refused ("Please register a
  * mode for the DispatchKey.Python key instead."), a second registration for k too ("Trying to

@@ -3,11 +3,12 @@
  * The rules are 2.13's torchbind.py, one function each. The proxy rule needs the node an
  * object stands for: make_fx hands every object argument to the hook below, which binds it to
  * its placeholder under the proxy mode's owner id (as tensors are bound, tensor_ext.h). */
-#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
+#include "dispatch/functional.h"
 #include "dispatch/scope.h"
 #include "hop/autograd.h"
 #include "hop/class_internal.h"
@@ -16,13 +17,13 @@
 #include "hop/object_internal.h"
 #include "hop/torchbind.h"
 #include "ir/graph.h"
+#include "ir/graph_module.h"
 #include "ir/meta.h"
 #include "tracer/make_fx.h"
 #include "tracer/proxy.h"
 
 
 static cfx_hop *call_torchbind;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Thread_local bool tracing;
 
 static bool check_first(const cfx_value *args, int n, cfx_object **obj, const char **method)
@@ -92,23 +93,45 @@ static int fake(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args, 
     return hop_map_tensors(&in, 1, out, to_fake, fm);
 }
 
-typedef struct map_ctx {
-    cfx_proxy_mode *pm;
-} map_ctx;
+/* Tracer.create_arg for a script object that is not a graph input (a module attribute, a
+ * global): the graph module's attribute holding it, named the first time by
+ * get_fresh_qualname("_torchbind_obj"), and a get_attr node for this use (FX makes one per
+ * use, `_torchbind_obj0_1` the second time; no meta). */
+static cfx_node *object_attr_node(cfx_proxy_mode *pm, cfx_object *obj)
+{
+    cfx_graph_module *gm = cfx_proxy_mode_graph_module(pm);
+    if (!gm)
+        return NULL;
+    const char *name = NULL;
+    for (int i = 0; !name && i < cfx_graph_module_n_object_attrs(gm); i++)
+        if (cfx_graph_module_object_attr(gm, i) == obj)
+            name = cfx_graph_module_object_attr_name(gm, i);
+    if (!name) {
+        char fresh[48];
+        for (int i = 0;; i++) {
+            snprintf(fresh, sizeof fresh, "_torchbind_obj%d", i);
+            if (!cfx_graph_module_get_attr(gm, fresh) && !cfx_graph_module_get_attr_object(gm, fresh))
+                break;
+        }
+        if (cfx_graph_module_set_attr_object(gm, fresh, obj) != CFX_OK)
+            return NULL;
+        name = cfx_graph_module_object_attr_name(gm, cfx_graph_module_n_object_attrs(gm) - 1);
+    }
+    return cfx_graph_get_attr(cfx_proxy_mode_graph(pm), name);
+}
 
-static int map_arg(map_ctx *m, cfx_value in, cfx_value *out, int depth)
+static int map_arg(cfx_proxy_mode *pm, cfx_value in, cfx_value *out, int depth)
 {
     *out = in;
     if (in.kind == CFX_V_TENSOR && in.u.t) {
-        cfx_node *node = cfx_proxy_node_of(m->pm, in.u.t);
+        cfx_node *node = cfx_proxy_node_of(pm, in.u.t);
         if (!node)
             return CFX_ERR;
         *out = cfx_node_value(node);
     } else if (in.kind == CFX_V_OBJECT) {
-        cfx_node *node = hop_object_node(in.u.obj, cfx_proxy_mode_owner(m->pm));
-        if (!node)
-            return cfx_error_set(CFX_ERR, NULL, "call_torchbind: the object is not an input of the trace (pass it "
-                                 "to make_fx as an argument)");
+        cfx_node *node = hop_object_node(in.u.obj, cfx_proxy_mode_owner(pm));
+        if (!node && !(node = object_attr_node(pm, in.u.obj)))
+            return CFX_ERR;
         *out = cfx_node_value(node);
     } else if ((in.kind == CFX_V_LIST || in.kind == CFX_V_TUPLE) && in.len) {
         if (depth > 32)
@@ -117,11 +140,24 @@ static int map_arg(map_ctx *m, cfx_value in, cfx_value *out, int depth)
         if (!items)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         for (uint32_t i = 0; i < in.len; i++)
-            if (map_arg(m, in.u.items[i], &items[i], depth + 1) != CFX_OK)
+            if (map_arg(pm, in.u.items[i], &items[i], depth + 1) != CFX_OK)
                 return CFX_ERR;
         out->u.items = items;
     }
     return CFX_OK;
+}
+
+cfx_value *hop_proxy_args(cfx_proxy_mode *pm, const cfx_value *args, int n)
+{
+    cfx_value *mapped = cfx_scope_alloc((size_t)(n > 0 ? n : 1) * sizeof *mapped);
+    if (!mapped) {
+        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (map_arg(pm, args[i], &mapped[i], 0) != CFX_OK)
+            return NULL;
+    return mapped;
 }
 
 /* ProxyTorchDispatchMode: one call_function node, the result computed below. */
@@ -133,13 +169,9 @@ static int proxy(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args,
     if (!check_first(args, n, &obj, &method))
         return CFX_ERR;
     cfx_proxy_mode *pm = cfx_proxy_mode_from_base(mode);
-    map_ctx m = {pm};
-    cfx_value *mapped = cfx_scope_alloc((size_t)n * sizeof *mapped);
+    cfx_value *mapped = hop_proxy_args(pm, args, n);
     if (!mapped)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    for (int i = 0; i < n; i++)
-        if (map_arg(&m, args[i], &mapped[i], 0) != CFX_OK)
-            return CFX_ERR;
+        return CFX_ERR;
     cfx_node *node = cfx_graph_call_fn(cfx_proxy_mode_graph(pm), cfx_hop_target(hop), mapped, (uint32_t)n, NULL, 0);
     if (!node)
         return CFX_ERR;
@@ -191,33 +223,47 @@ static int bind_placeholder(cfx_mode *proxy_mode, cfx_mode *fake_mode, cfx_value
     return hop_object_bind(o, cfx_proxy_mode_owner(pm), ph);
 }
 
-static void init(void)
+/* Functionalize: handle_effects, as 2.13's call_torchbind_func (call_torchbind is registered
+ * ORDERED, dispatch/effects.c): with_effects(token, call_torchbind, obj, method, *args), the
+ * tokens chained by the functional mode; the method's schema shapes the results. */
+static int functionalize(cfx_hop *hop, cfx_functionalize_ctx *c, void *ctx, const cfx_value *args, int n,
+                         cfx_value *out)
 {
-    call_torchbind = cfx_hop_new("call_torchbind", true);
-    if (call_torchbind) {
-        cfx_hop_py_impl(call_torchbind, CFX_KEY_CompositeExplicitAutograd, dense, NULL);
-        cfx_hop_py_impl_mode(call_torchbind, CFX_MODE_PROXY, proxy, NULL);
-        cfx_hop_py_impl_mode(call_torchbind, CFX_MODE_FAKE, fake, NULL);
-        cfx_hop_autograd_not_implemented(call_torchbind, true);
-    }
-    hop_tensor_queue_register();
-    cfx_tensor_queue_register_fake();
-    hop_trace_wrapped_register();
-    hop_inline_trace_wrapped_register();
-    hop_with_effects_register();
-    hop_triton_kernel_wrap_register();
+    (void)ctx;
+    cfx_object *obj;
+    const char *method;
+    if (!check_first(args, n, &obj, &method))
+        return CFX_ERR;
+    const cfx_schema *ms = hop_class_method_schema(obj->cls, method);
+    if (!ms)
+        return hop_no_such_method(obj, method);
+    cfx_functional_mode *fm = c->route == CFX_FUNCTIONALIZE_MODE ? cfx_functional_mode_from_base(c->mode)
+                                                                 : cfx_functional_mode_current();
+    cfx_value *outs = cfx_scope_alloc((size_t)(ms->n_returns > 0 ? ms->n_returns : 1) * sizeof *outs);
+    if (!outs)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    int rc = hop_handle_effects(fm, cfx_hop_value(hop), cfx_hop_name(hop), args, n, ms->n_returns, outs);
+    if (rc != CFX_OK)
+        return rc;
+    if (ms->n_returns == 0)
+        *out = cfx_none();
+    else if (ms->n_returns == 1)
+        *out = outs[0];
+    else
+        *out = cfx_tuple(outs, (uint32_t)ms->n_returns);
+    return CFX_OK;
+}
+
+void hop_torchbind_register(void)
+{
+    static const hop_rules rules = {.name = "call_torchbind", .side_effect = true, .dense = dense, .proxy = proxy,
+                                    .fake = fake, .functionalize = functionalize,
+                                    .autograd = HOP_AUTOGRAD_DEFERRED_ERROR};
+    call_torchbind = hop_define(&rules);
     cfx_make_fx_set_object_hook(bind_placeholder);
 }
 
-void cfx_hop_init(void) { pthread_once(&once, init); }
-
-cfx_hop *cfx_call_torchbind_hop(void)
-{
-    cfx_hop_init();
-    if (!call_torchbind)
-        cfx_error_set(CFX_ERR, NULL, "call_torchbind could not be created");
-    return call_torchbind;
-}
+cfx_hop *cfx_call_torchbind_hop(void) { return hop_get(&call_torchbind, "call_torchbind"); }
 
 int cfx_call_torchbind(cfx_object *obj, const char *method, const cfx_value *args, int n, cfx_value *out)
 {

@@ -5,13 +5,17 @@
  * call made through cfx_object_call_method becomes `call_torchbind(obj, "method", *args)`:
  *  - CompositeExplicitAutograd: calls the C method of a real object (class.h);
  *  - the proxy mode: records one call_function node `call_torchbind` whose first argument is
- *    the node the object is bound to (its placeholder when it is a make_fx input), computes
+ *    the node the object is bound to (its placeholder when it is a make_fx input; an object
+ *    that is no input, a module attribute or a global, becomes the graph module attribute
+ *    `_torchbind_obj0` read by one get_attr node per use, as 2.13's Tracer.create_arg), computes
  *    the result below itself, binds tensors to the node (meta val / tensor_meta) and stores a
  *    None / int / float / bool result as the node's meta val (anything else is PyTorch's
  *    "Currently, only these constant dtypes are supported ..." error); a real object logs
  *    PyTorch's warning "Tracing torchbind method Cls.method with real ScriptObject. ...";
  *  - the fake mode: runs the method and converts real tensor results to fake ones;
- *  - Autograd: autograd_not_implemented(call_torchbind, deferred_error=True).
+ *  - Autograd: autograd_not_implemented(call_torchbind, deferred_error=True);
+ *  - Functionalize: handle_effects (call_torchbind is ORDERED): with effect tokens each call
+ *    becomes with_effects(token, call_torchbind, obj, "method", *args), tokens chained.
  * call_torchbind is side-effectful (has_side_effect): dce never removes it and cse never
  * merges two of them, whether or not their results are used.
  *

@@ -227,23 +227,13 @@ void hop_trace_wrapped_register(void)
 {
     cfx_builtin_fn_register(&cfx_fn_assert_meta);
     cfx_interp_register_builtin(&cfx_fn_assert_meta, assert_meta, NULL);
-    trace_wrapped = cfx_hop_new("trace_wrapped", false);
-    if (!trace_wrapped)
-        return;
-    cfx_hop_py_impl(trace_wrapped, CFX_KEY_CompositeExplicitAutograd, dense, NULL);
-    cfx_hop_py_impl_mode(trace_wrapped, CFX_MODE_PROXY, proxy, NULL);
-    cfx_hop_py_impl_mode(trace_wrapped, CFX_MODE_FAKE, fake, NULL);
-    cfx_hop_autograd_not_implemented(trace_wrapped, true);
-    cfx_hop_py_functionalize_impl(trace_wrapped, hop_functionalize_redispatch, NULL);
+    static const hop_rules rules = {.name = "trace_wrapped", .dense = dense, .proxy = proxy, .fake = fake,
+                                    .functionalize = hop_functionalize_redispatch,
+                                    .autograd = HOP_AUTOGRAD_DEFERRED_ERROR};
+    trace_wrapped = hop_define(&rules);
 }
 
-cfx_hop *cfx_trace_wrapped_hop(void)
-{
-    cfx_hop_init();
-    if (!trace_wrapped)
-        cfx_error_set(CFX_ERR, NULL, "trace_wrapped could not be created");
-    return trace_wrapped;
-}
+cfx_hop *cfx_trace_wrapped_hop(void) { return hop_get(&trace_wrapped, "trace_wrapped"); }
 
 int cfx_trace_wrapped(const cfx_value *args, int n, cfx_object *fn, cfx_value *out)
 {

@@ -7,7 +7,9 @@
  * HOP with the mode's current token and stores the new one, chaining the ops of one effect
  * type. The op argument is an operator value (CFX_V_OP), which graphs print as 2.13 prints an
  * OpOverload argument: `aten._print.default` in str(graph), `torch.ops.aten._print.default` in
- * python_code. As in 2.13 the HOP itself is not side-effectful: a with_effects node whose
+ * python_code; or a HOP value (CFX_V_HOP: call_torchbind, whose functionalize rule in
+ * torchbind.c calls hop_handle_effects), printed `call_torchbind` /
+ * `torch.ops.higher_order.call_torchbind`. As in 2.13 the HOP itself is not side-effectful: a with_effects node whose
  * token nobody uses is dead code; the token chain to the output is what keeps it. */
 #include <stdio.h>
 #include <string.h>
@@ -43,19 +45,62 @@ static bool has_aliasing(const cfx_schema *s)
     return false;
 }
 
-/* WithEffects.__call__'s checks. */
-static const cfx_op *check(const cfx_value *args, int n)
+/* What with_effects runs: an operator overload or a HOP (call_torchbind). */
+typedef struct effect_op {
+    const cfx_op *op;
+    cfx_hop *hop;
+} effect_op;
+
+/* WithEffects.__call__'s checks (a HOP has no alias annotations). */
+static bool check(const cfx_value *args, int n, effect_op *e)
 {
+    e->op = NULL;
+    e->hop = n >= 2 ? cfx_value_hop(args[1]) : NULL;
+    if (e->hop)
+        return true;
     if (n < 2 || args[1].kind != CFX_V_OP || !args[1].u.op) {
         cfx_error_set(CFX_ERR, NULL, "op must be HigherOrderOperator or OpOverload, got <class '%s'>",
                       n < 2 ? "NoneType" : hop_python_type_name(args[1]));
-        return NULL;
+        return false;
     }
     if (has_aliasing(cfx_op_schema(args[1].u.op))) {
         cfx_error_set(CFX_ERR, NULL, "Ops with aliasing is not supported");
-        return NULL;
+        return false;
     }
-    return args[1].u.op;
+    e->op = args[1].u.op;
+    return true;
+}
+
+/* op(*args) as with_effects_dense sees it: outs[0..*n_outs), a tuple result spread (the
+ * returns of an operator with several), anything else one value (None for no returns). */
+static int run_op(const effect_op *e, const cfx_value *args, int n, const cfx_value **outs, int *n_outs)
+{
+    cfx_value *r = cfx_scope_alloc(sizeof *r);
+    if (!r)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    if (e->hop) {
+        int rc = cfx_hop_call(e->hop, args, n, r);
+        if (rc != CFX_OK)
+            return rc;
+        bool spread = r->kind == CFX_V_TUPLE;
+        *outs = spread ? r->u.items : r;
+        *n_outs = spread ? (int)r->len : 1;
+        return CFX_OK;
+    }
+    const cfx_schema *s = cfx_op_schema(e->op);
+    int cap = n > s->n_returns ? n : s->n_returns;
+    cfx_value *stack = cfx_scope_alloc((size_t)(cap > 0 ? cap : 1) * sizeof *stack);
+    if (!stack)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    if (n > 0)
+        memcpy(stack, args, (size_t)n * sizeof *stack);
+    int rc = cfx_op_call((cfx_op *)e->op, stack, n, cap);
+    if (rc != CFX_OK)
+        return rc;
+    *r = cfx_none(); /* op(*args) is None */
+    *outs = s->n_returns ? stack : r;
+    *n_outs = s->n_returns > 1 ? s->n_returns : 1;
+    return CFX_OK;
 }
 
 /* CompositeExplicitAutograd: op(*args), then (new_token, out) or (new_token, *outs). */
@@ -64,31 +109,19 @@ static int dense(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args,
     (void)hop;
     (void)mode;
     (void)ctx;
-    const cfx_op *op = check(args, n);
-    if (!op)
+    effect_op e;
+    const cfx_value *outs = NULL;
+    int n_outs = 0;
+    if (!check(args, n, &e) || run_op(&e, args + 2, n - 2, &outs, &n_outs) != CFX_OK)
         return CFX_ERR;
-    const cfx_schema *s = cfx_op_schema(op);
-    int cap = (n - 2 > s->n_returns ? n - 2 : s->n_returns) + 1;
-    cfx_value *stack = cfx_scope_alloc((size_t)cap * sizeof *stack);
-    if (!stack)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    if (n > 2)
-        memcpy(stack, args + 2, (size_t)(n - 2) * sizeof *stack);
-    int rc = cfx_op_call((cfx_op *)op, stack, n - 2, cap);
-    if (rc != CFX_OK)
-        return rc;
     cfx_tensor *token = cfx_token_new();
     if (!token)
         return CFX_ERR;
-    int n_outs = s->n_returns > 1 ? s->n_returns : 1;
     cfx_value *items = cfx_scope_alloc((size_t)(n_outs + 1) * sizeof *items);
     if (!items)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     items[0] = cfx_tensor_value(token);
-    if (s->n_returns == 0)
-        items[1] = cfx_none(); /* op(*args) is None */
-    else
-        memcpy(items + 1, stack, (size_t)n_outs * sizeof *items);
+    memcpy(items + 1, outs, (size_t)n_outs * sizeof *items);
     *out = cfx_tuple(items, (uint32_t)(n_outs + 1));
     return CFX_OK;
 }
@@ -121,26 +154,16 @@ static int fake(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args, 
 static int proxy(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args, int n, cfx_value *out)
 {
     (void)ctx;
-    if (!check(args, n))
+    effect_op e;
+    if (!check(args, n, &e))
         return CFX_ERR;
     int rc = cfx_hop_call(hop, args, n, out);
     if (rc != CFX_OK)
         return rc;
     cfx_proxy_mode *pm = cfx_proxy_mode_from_base(mode);
-    cfx_value *mapped = cfx_scope_alloc((size_t)n * sizeof *mapped);
+    cfx_value *mapped = hop_proxy_args(pm, args, n);
     if (!mapped)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    for (int i = 0; i < n; i++) {
-        mapped[i] = args[i];
-        if (args[i].kind == CFX_V_TENSOR && args[i].u.t) {
-            cfx_node *node = cfx_proxy_node_of(pm, args[i].u.t);
-            if (!node)
-                return CFX_ERR;
-            mapped[i] = cfx_node_value(node);
-        } else if (args[i].kind == CFX_V_LIST || args[i].kind == CFX_V_TUPLE || args[i].kind == CFX_V_OBJECT) {
-            return cfx_error_set(CFX_ERR, NULL, "with_effects: cfx traces tensor, scalar and string arguments only");
-        }
-    }
+        return CFX_ERR;
     cfx_node *node = cfx_graph_call_fn(cfx_proxy_mode_graph(pm), cfx_hop_target(hop), mapped, (uint32_t)n, NULL, 0);
     if (!node)
         return CFX_ERR;
@@ -171,20 +194,20 @@ static cfx_tensor *wrap_one(cfx_tensor *t, void *ctx)
     return cfx_tensor_is_functional(t) ? t : cfx_functional_wrap(t);
 }
 
-/* handle_effects: the mode's token in, with_effects below functionalization, the new token
- * stored and the op's returns wrapped onto the stack. */
-static int handle_effects(const cfx_op *op, cfx_value *stack, cfx_functional_mode *fm)
+int hop_handle_effects(cfx_functional_mode *fm, cfx_value op, const char *name, const cfx_value *in, int n_in,
+                       int n_returns, cfx_value *outs)
 {
-    const cfx_schema *s = cfx_op_schema(op);
-    cfx_effect_type key = cfx_op_effect(op);
+    cfx_hop *hop = cfx_value_hop(op);
+    cfx_effect_type key = hop ? cfx_effect_of_name(cfx_hop_name(hop)) : cfx_op_effect(op.u.op);
+    if (key == CFX_EFFECT_NONE)
+        return cfx_error_set(CFX_ERR, NULL, "effect key must not be None for op %s", name);
+    if (!fm)
+        return cfx_error_set(CFX_ERR, NULL, "%s: effect tokens need a functional mode (FunctionalTensorMode)", name);
     cfx_tensor *token = cfx_functional_mode_token(fm, key);
     if (!token) {
-        if (!cfx_functional_mode_allow_token_discovery(fm)) {
-            char name[256];
-            op_name(s, name, sizeof name);
+        if (!cfx_functional_mode_allow_token_discovery(fm))
             return cfx_error_set(CFX_ERR, NULL, "Could not find a token for effect %s which came from the function %s",
                                  cfx_effect_type_name(key), name);
-        }
         if (cfx_mode_get(CFX_MODE_PROXY))
             return cfx_error_set(CFX_ERR, NULL, "with_effects: token discovery during proxy tracing (a backward "
                                  "tangents_token) is not supported by cfx");
@@ -193,13 +216,14 @@ static int handle_effects(const cfx_op *op, cfx_value *stack, cfx_functional_mod
     }
     cfx_functionalize_ctx c;
     hop_functionalize_ctx_init(&c, CFX_FUNCTIONALIZE_MODE, cfx_functional_mode_base(fm));
-    int n = s->n_args + 2;
+    int n = n_in + 2;
     cfx_value *args = cfx_scope_alloc((size_t)n * sizeof *args), *un = cfx_scope_alloc((size_t)n * sizeof *un);
     if (!args || !un)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     args[0] = cfx_tensor_value(token);
-    args[1] = cfx_op_value(op);
-    memcpy(args + 2, stack, (size_t)s->n_args * sizeof *args);
+    args[1] = op;
+    if (n_in > 0)
+        memcpy(args + 2, in, (size_t)n_in * sizeof *args);
     if (hop_map_tensors(args, n, un, unwrap_one, NULL) != CFX_OK || cfx_functionalize_redispatch_begin(&c) != CFX_OK)
         return CFX_ERR;
     cfx_value r;
@@ -207,41 +231,40 @@ static int handle_effects(const cfx_op *op, cfx_value *stack, cfx_functional_mod
     cfx_functionalize_redispatch_end(&c);
     if (rc != CFX_OK)
         return rc;
-    int want = s->n_returns > 1 ? s->n_returns : 1;
+    int want = n_returns > 1 ? n_returns : 1;
     if (r.kind != CFX_V_TUPLE || (int)r.len != want + 1 || r.u.items[0].kind != CFX_V_TENSOR)
         return cfx_error_set(CFX_ERR, NULL, "expected %d outputs but got %d", want, r.kind == CFX_V_TUPLE ? (int)r.len - 1 : 0);
-    if (s->n_returns == 0 && r.u.items[1].kind != CFX_V_NONE)
+    if (n_returns == 0 && r.u.items[1].kind != CFX_V_NONE)
         return cfx_error_set(CFX_ERR, NULL, "expected no outputs but got %s", cfx_value_kind_name(r.u.items[1].kind));
     cfx_value wrapped;
     if (hop_map_tensors(&r, 1, &wrapped, wrap_one, NULL) != CFX_OK)
         return CFX_ERR;
     if (cfx_functional_mode_set_token(fm, key, wrapped.u.items[0].u.t) != CFX_OK)
         return CFX_ERR;
-    if (s->n_returns > 0)
-        memcpy(stack, wrapped.u.items + 1, (size_t)s->n_returns * sizeof *stack);
+    if (n_returns > 0)
+        memcpy(outs, wrapped.u.items + 1, (size_t)n_returns * sizeof *outs);
     return CFX_OK;
+}
+
+/* handle_effects for an operator: its schema's arguments in on the stack, its returns out. */
+static int handle_effects(const cfx_op *op, cfx_value *stack, cfx_functional_mode *fm)
+{
+    const cfx_schema *s = cfx_op_schema(op);
+    char name[256];
+    op_name(s, name, sizeof name);
+    return hop_handle_effects(fm, cfx_op_value(op), name, stack, s->n_args, s->n_returns, stack);
 }
 
 void hop_with_effects_register(void)
 {
-    with_effects = cfx_hop_new("with_effects", false);
-    if (!with_effects)
-        return;
-    cfx_hop_py_impl(with_effects, CFX_KEY_CompositeExplicitAutograd, dense, NULL);
-    cfx_hop_py_impl_mode(with_effects, CFX_MODE_PROXY, proxy, NULL);
-    cfx_hop_py_impl_mode(with_effects, CFX_MODE_FAKE, fake, NULL);
-    cfx_hop_py_functionalize_impl(with_effects, hop_functionalize_redispatch, NULL);
-    cfx_hop_fallthrough(with_effects, CFX_KEY_AutogradCPU);
+    static const hop_rules rules = {.name = "with_effects", .dense = dense, .proxy = proxy, .fake = fake,
+                                    .functionalize = hop_functionalize_redispatch,
+                                    .autograd = HOP_AUTOGRAD_FALLTHROUGH};
+    with_effects = hop_define(&rules);
     cfx_effects_set_handler(handle_effects);
 }
 
-cfx_hop *cfx_with_effects_hop(void)
-{
-    cfx_hop_init();
-    if (!with_effects)
-        cfx_error_set(CFX_ERR, NULL, "with_effects could not be created");
-    return with_effects;
-}
+cfx_hop *cfx_with_effects_hop(void) { return hop_get(&with_effects, "with_effects"); }
 
 int cfx_with_effects(cfx_tensor *token, const cfx_op *op, const cfx_value *args, int n, cfx_value *out)
 {
@@ -255,7 +278,8 @@ int cfx_with_effects(cfx_tensor *token, const cfx_op *op, const cfx_value *args,
     all[1] = op ? cfx_op_value(op) : cfx_none();
     if (n > 0)
         memcpy(all + 2, args, (size_t)n * sizeof *all);
-    if (!check(all, n + 2))
+    effect_op e;
+    if (!check(all, n + 2, &e))
         return CFX_ERR;
     return cfx_hop_call(h, all, n + 2, out);
 }

@@ -74,7 +74,8 @@ static cfx_value *vstack_next(vstack *s)
 static inline bool needs_fixup(const cfx_value *v, bool map)
 {
     uint32_t k = v->kind;
-    return k == CFX_V_STRING || k == CFX_V_LIST || k == CFX_V_TUPLE || k == CFX_V_DICT || (k == CFX_V_NODE && (map || !v->u.node));
+    return k == CFX_V_STRING || k == CFX_V_HOP || k == CFX_V_LIST || k == CFX_V_TUPLE || k == CFX_V_DICT ||
+           (k == CFX_V_NODE && (map || !v->u.node));
 }
 
 int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn map, void *ctx, uint32_t *refs)
@@ -85,6 +86,7 @@ int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn m
     for (cfx_value *v; (v = vstack_next(&st));) {
         switch (v->kind) {
         case CFX_V_STRING:
+        case CFX_V_HOP:
             if (v->u.s) {
                 char *s = cfx_arena_strndup(&g->arena, v->u.s, v->len);
                 if (!s)

@@ -11,12 +11,30 @@
 #include "dispatch/error.h"
 #include "dispatch/tensor_table.h"
 #include "ir/graph_module.h"
+#include "ir/graph_module_internal.h"
+
+typedef struct object_attr {
+    char *name;
+    cfx_object *obj;
+} object_attr;
 
 struct cfx_graph_module {
     cfx_graph *g;
     char *name;
     cfx_tensor_table attrs;
+    object_attr *objects;
+    int n_objects, cap_objects;
 };
+
+/* Script objects are hop/'s (reference counted there); it installs retain / release. */
+static cfx_object *(*object_retain)(cfx_object *);
+static void (*object_release)(cfx_object *);
+
+void ir_graph_module_set_object_refcount(cfx_object *(*retain)(cfx_object *), void (*release)(cfx_object *))
+{
+    object_retain = retain;
+    object_release = release;
+}
 
 cfx_graph_module *cfx_graph_module_new(cfx_graph *g, const char *name)
 {
@@ -40,6 +58,11 @@ void cfx_graph_module_free(cfx_graph_module *gm)
     if (!gm)
         return;
     cfx_tensor_table_clear(&gm->attrs);
+    for (int i = 0; i < gm->n_objects; i++) {
+        object_release(gm->objects[i].obj);
+        free(gm->objects[i].name);
+    }
+    free(gm->objects);
     free(gm->name);
     cfx_graph_free(gm->g);
     free(gm);
@@ -77,4 +100,47 @@ cfx_tensor *cfx_graph_module_attr(const cfx_graph_module *gm, int i)
 bool cfx_graph_module_has_path(const cfx_graph_module *gm, const char *path)
 {
     return gm && path && cfx_tensor_table_has_prefix(&gm->attrs, path, strlen(path));
+}
+
+int cfx_graph_module_set_attr_object(cfx_graph_module *gm, const char *qualname, cfx_object *obj)
+{
+    if (!gm || !qualname || !obj)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_graph_module_set_attr_object: NULL argument");
+    if (!object_retain)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_graph_module_set_attr_object: call cfx_hop_init() first");
+    if (cfx_graph_module_get_attr(gm, qualname) || cfx_graph_module_get_attr_object(gm, qualname))
+        return cfx_error_set(CFX_ERR, NULL, "attribute '%s' already exists", qualname);
+    if (gm->n_objects == gm->cap_objects) {
+        int cap = gm->cap_objects ? 2 * gm->cap_objects : 4;
+        object_attr *o = realloc(gm->objects, (size_t)cap * sizeof *o);
+        if (!o)
+            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+        gm->objects = o;
+        gm->cap_objects = cap;
+    }
+    char *nm = strdup(qualname);
+    if (!nm)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    gm->objects[gm->n_objects++] = (object_attr){nm, object_retain(obj)};
+    return CFX_OK;
+}
+
+cfx_object *cfx_graph_module_get_attr_object(const cfx_graph_module *gm, const char *qualname)
+{
+    for (int i = 0; gm && qualname && i < gm->n_objects; i++)
+        if (!strcmp(gm->objects[i].name, qualname))
+            return gm->objects[i].obj;
+    return NULL;
+}
+
+int cfx_graph_module_n_object_attrs(const cfx_graph_module *gm) { return gm ? gm->n_objects : 0; }
+
+const char *cfx_graph_module_object_attr_name(const cfx_graph_module *gm, int i)
+{
+    return gm && i >= 0 && i < gm->n_objects ? gm->objects[i].name : NULL;
+}
+
+cfx_object *cfx_graph_module_object_attr(const cfx_graph_module *gm, int i)
+{
+    return gm && i >= 0 && i < gm->n_objects ? gm->objects[i].obj : NULL;
 }

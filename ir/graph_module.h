@@ -3,7 +3,8 @@
  * make_fx returns one: the traced graph, the class name codegen uses (`forward` belongs to a
  * class named after the traced function), and the tensors behind get_attr nodes: model
  * parameters under their qualified names ("fc1.weight") and interned constants
- * ("_tensor_constant0"). The module holds a reference on each tensor. */
+ * ("_tensor_constant0"), and script objects ("_torchbind_obj0"). The module holds a reference
+ * on each tensor and object. */
 #ifndef CFX_IR_GRAPH_MODULE_H
 #define CFX_IR_GRAPH_MODULE_H
 
@@ -29,6 +30,17 @@ CFX_API cfx_tensor *cfx_graph_module_get_attr(const cfx_graph_module *gm, const 
 CFX_API int cfx_graph_module_n_attrs(const cfx_graph_module *gm);
 CFX_API const char *cfx_graph_module_attr_name(const cfx_graph_module *gm, int i);
 CFX_API cfx_tensor *cfx_graph_module_attr(const cfx_graph_module *gm, int i);
+/* Script objects its get_attr nodes read (`_torchbind_obj0`, make_fx's name for a script
+ * object that is not a graph input). The module holds a reference on each (hop/ installs the
+ * reference counting: cfx_hop_init must have run). Errors: a name already used by a tensor
+ * or an object attribute, a NULL argument. */
+CFX_API int cfx_graph_module_set_attr_object(cfx_graph_module *gm, const char *qualname, cfx_object *obj);
+/* The object attribute named qualname, or NULL. */
+CFX_API cfx_object *cfx_graph_module_get_attr_object(const cfx_graph_module *gm, const char *qualname);
+/* Object attributes in registration order: the count; name / object of entry i. */
+CFX_API int cfx_graph_module_n_object_attrs(const cfx_graph_module *gm);
+CFX_API const char *cfx_graph_module_object_attr_name(const cfx_graph_module *gm, int i);
+CFX_API cfx_object *cfx_graph_module_object_attr(const cfx_graph_module *gm, int i);
 /* hasattr(gm, path): path is an attribute or a prefix module of one ("fc1" when "fc1.weight"
  * is registered). Linear in the number of attributes. */
 CFX_API bool cfx_graph_module_has_path(const cfx_graph_module *gm, const char *path);

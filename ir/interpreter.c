@@ -370,6 +370,11 @@ static int get_attr(run *r, const cfx_node *n, cfx_value *res)
         *res = cfx_tensor_value(cfx_tensor_retain(t));
         return CFX_OK;
     }
+    cfx_object *obj = target ? cfx_graph_module_get_attr_object(gm, target) : NULL;
+    if (obj) { /* a script object: the module keeps it alive while it runs */
+        *res = cfx_object_value(obj);
+        return CFX_OK;
+    }
     if (!target)
         return cfx_error_set(CFX_ERR, NULL, "get_attr without a target");
     /* fetch_attr: the first dotted prefix that is missing */

@@ -363,6 +363,13 @@ static int write_doc(const cfx_graph *g, const cfx_graph_module *gm, unsigned fl
     int rc = g->names_unchecked ? check_unique_names(&w) : CFX_OK;
     if (rc != CFX_OK)
         goto out;
+    if (gm && cfx_graph_module_n_object_attrs(gm) > 0) {
+        /* torch.export pickles a script object through its class (def_pickle); cfx classes
+         * have no serialized form, and __obj_flatten__ state cannot rebuild a real object */
+        rc = jw_err(&w, "attribute '%s' is a script object, which this format cannot hold (only tensor "
+                    "attributes are saved)", cfx_graph_module_object_attr_name(gm, 0));
+        goto out;
+    }
     PB_LIT(b, "{\n  \"format\": \"" CFX_GRAPH_JSON_FORMAT "\",\n  \"version\": {\"major\": "
            STR(CFX_GRAPH_JSON_MAJOR) ", \"minor\": " STR(CFX_GRAPH_JSON_MINOR) "},\n  \"name\": ");
     if (!gm)

@@ -292,6 +292,10 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
     case CFX_V_OBJECT:
         return jw_err(w, "a script object value cannot be serialized (make it a module attribute "
                       "read by a get_attr node)");
+    case CFX_V_OP:
+    case CFX_V_HOP:
+        return jw_err(w, "an operator value (with_effects' op argument) cannot be serialized by this "
+                      "format version");
     default:
         return jw_err(w, "invalid value kind %u", (unsigned)v->kind);
     }

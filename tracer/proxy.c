@@ -115,6 +115,8 @@ int cfx_proxy_mode_enter(cfx_proxy_mode *pm)
     return rc;
 }
 
+cfx_graph_module *cfx_proxy_mode_graph_module(const cfx_proxy_mode *pm) { return pm ? pm->gm : NULL; }
+
 int cfx_proxy_mode_exit(cfx_proxy_mode *pm)
 {
     if (!pm)

@@ -54,6 +54,7 @@ cfx_mode *cfx_proxy_mode_base(cfx_proxy_mode *pm);
 /* The proxy mode a cfx_mode is, or NULL if it is another kind of mode. */
 cfx_proxy_mode *cfx_proxy_mode_from_base(cfx_mode *m);
 cfx_graph *cfx_proxy_mode_graph(const cfx_proxy_mode *pm);
+cfx_graph_module *cfx_proxy_mode_graph_module(const cfx_proxy_mode *pm);
 uint64_t cfx_proxy_mode_owner(const cfx_proxy_mode *pm);
 
 /* Tracer.create_arg for a tensor: its bound node, else a new get_attr node (an interned

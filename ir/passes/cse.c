@@ -112,7 +112,8 @@ static uint64_t scalar_hash(const cse *c, const cfx_value *v)
         memcpy(&bits, &v->u.d, sizeof bits);
         return bits;
     }
-    case CFX_V_STRING: {
+    case CFX_V_STRING:
+    case CFX_V_HOP: {
         uint64_t h = 0xcbf29ce484222325ull;
         for (uint32_t i = 0; i < v->len; i++)
             h = (h ^ (unsigned char)v->u.s[i]) * 0x100000001b3ull;
@@ -163,7 +164,8 @@ static bool scalar_eq(const cse *c, const cfx_value *a, const cfx_value *b)
         if (isnan(a->u.d) || isnan(b->u.d))
             return isnan(a->u.d) && isnan(b->u.d);
         return memcmp(&a->u.d, &b->u.d, sizeof(double)) == 0;
-    case CFX_V_STRING: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
+    case CFX_V_STRING:
+    case CFX_V_HOP: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
     case CFX_V_DEVICE: return cfx_device_eq(a->u.device, b->u.device);
     case CFX_V_NODE: return mapped(c, a->u.node) == mapped(c, b->u.node);
     default: return scalar_hash(c, a) == scalar_hash(c, b); /* the hash is the value itself */

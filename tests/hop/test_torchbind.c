@@ -3,6 +3,7 @@
  * eager calls, bad uses, autograd_not_implemented's deferred error, tracing (placeholder, meta
  * val, the real-object warning, the real object mutated by a real trace), side effects. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "cfx.h"
@@ -276,4 +277,86 @@ Test(torchbind, fake_trace_uses_a_fake_object_and_leaves_the_real_one_alone)
     cfx_object_release(q2);
     cfx_object_release(q);
     cfx_scope_end(s);
+}
+
+/* A script object that is no input of the trace (a module attribute or a global). */
+static cfx_object *attr_q;
+
+/* def attr_f(x): Q.push(x); Q.push(x.cos()); return Q.pop() + Q.size() */
+static cfx_tensor *attr_f(cfx_tensor *x)
+{
+    cfx_value a = cfx_tensor_value(x), b, none, top, size;
+    if (cfx_object_call_method(attr_q, "push", &a, 1, &none) != CFX_OK)
+        return NULL;
+    b = cfx_tensor_value(cfx_cos(x));
+    if (cfx_object_call_method(attr_q, "push", &b, 1, &none) != CFX_OK ||
+        cfx_object_call_method(attr_q, "pop", NULL, 0, &top) != CFX_OK ||
+        cfx_object_call_method(attr_q, "size", NULL, 0, &size) != CFX_OK)
+        return NULL;
+    return cfx_add(top.u.t, cfx_num(size.u.i));
+}
+
+static void quiet(const char *msg, void *ctx) { (void)msg, (void)ctx; }
+
+/* make_fx interns it as the graph module attribute `_torchbind_obj0`, one get_attr node per
+ * use (2.13: tools/interop/gen_hop.py trace_attr_object), in real and fake tracing; the
+ * module holds the object, the interpreter runs the graph on it, JSON and the Python module
+ * writer refuse it with a clear error. */
+Test(torchbind, an_object_that_is_no_input_is_a_get_attr)
+{
+    char *want_graph = read_golden("tests/data/hop_torchbind_attr.graph.txt");
+    char *want_code = read_golden("tests/data/hop_torchbind_attr.code.txt");
+    cr_assert(want_graph && want_code);
+    cfx_set_warning_handler(quiet, NULL);
+    for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
+        cfx_scope s = cfx_scope_begin();
+        attr_q = new_queue();
+        cfx_value x = cfx_tensor_value(vec(1, 2));
+        cfx_make_fx_options o = {(cfx_tracing_mode)mode, NULL, NULL, false};
+        bool was = cfx_torchbind_tracing_set(true);
+        cfx_graph_module *gm = cfx_make_fx((cfx_fnptr)attr_f, "(Tensor x) -> Tensor", &x, 1, &o);
+        cfx_torchbind_tracing_set(was);
+        cr_assert_not_null(gm, "%s", cfx_error_message());
+        char *g = cfx_graph_to_string(cfx_graph_module_graph(gm));
+        char *c = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
+        cr_expect_str_eq(g, want_graph, "mode %d\n%s", mode, g);
+        cr_expect_str_eq(c, want_code, "mode %d\n%s", mode, c);
+        free(g);
+        free(c);
+        cr_assert_eq(cfx_graph_module_n_object_attrs(gm), 1);
+        cr_expect_str_eq(cfx_graph_module_object_attr_name(gm, 0), "_torchbind_obj0");
+        cr_expect_eq(cfx_graph_module_get_attr_object(gm, "_torchbind_obj0"), attr_q);
+        cr_expect_eq(qsize(attr_q), mode == CFX_TRACE_REAL ? 1 : 0, "a fake trace leaves the object alone");
+        /* the interpreter reads the attribute: two pushes, a pop of the oldest, + the size the
+         * trace saw (1, a constant in the graph) */
+        int64_t before = qsize(attr_q);
+        cfx_value out;
+        cr_assert_eq(cfx_graph_module_run(gm, &x, 1, &out), CFX_OK, "%s", cfx_error_message());
+        cr_assert_eq(out.kind, CFX_V_TENSOR);
+        cr_expect_eq(qsize(attr_q), before + 1);
+        const float *d = cfx_tensor_data(out.u.t);
+        /* the real trace left its cos(x) behind, so the run pops that one */
+        float want = (before ? cosf(2.0f) : 2.0f) + 1.0f;
+        cr_expect_float_eq(d[1], want, 1e-5, "%f", d[1]);
+        cfx_tensor_release(out.u.t);
+        char *json = NULL;
+        cr_expect_neq(cfx_graph_module_to_json(gm, 0, &json), CFX_OK);
+        cr_expect(strstr(cfx_error_message(), "attribute '_torchbind_obj0' is a script object"), "%s",
+                  cfx_error_message());
+        cfx_error_clear();
+        free(json);
+        cfx_buf py;
+        cfx_buf_init(&py);
+        cr_expect_neq(cfx_graph_module_to_python(gm, "w.safetensors", &py), CFX_OK);
+        cr_expect(strstr(cfx_error_message(), "attribute '_torchbind_obj0': it is a script object"), "%s",
+                  cfx_error_message());
+        cfx_error_clear();
+        cfx_buf_free(&py);
+        cfx_graph_module_free(gm); /* drops the module's reference */
+        cfx_object_release(attr_q);
+        cfx_scope_end(s);
+    }
+    cfx_set_warning_handler(NULL, NULL);
+    free(want_graph);
+    free(want_code);
 }

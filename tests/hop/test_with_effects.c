@@ -1,7 +1,8 @@
 /* test_with_effects.c - the with_effects HOP and handle_effects against PyTorch 2.13
  * (goldens: tests/data/effects.txt, tools/interop/gen_effects.py): make_fx with
  * functionalization and effect tokens turns each aten::_print into with_effects, chaining the
- * tokens, in real and fake tracing; with_effects' own checks and dense result; DCE. */
+ * tokens, in real and fake tracing; with_effects' own checks and dense result; DCE; the same
+ * for call_torchbind on _TorchScriptTesting::_TensorQueue (with_effects taking a HOP). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,3 +97,109 @@ Test(with_effects, dense_and_aliasing)
     free(want_alias);
 }
 
+
+/* def torchbind(q, x, y): q.push(x); q.push(y.cos()); return q.pop() + q.size() */
+static cfx_tensor *torchbind_prog(const cfx_value *qv, cfx_tensor *x, cfx_tensor *y)
+{
+    cfx_object *q = cfx_value_object(*qv);
+    cfx_value a = cfx_tensor_value(x), b, none, top, size;
+    if (cfx_object_call_method(q, "push", &a, 1, &none) != CFX_OK || !(b.u.t = cfx_cos(y)))
+        return NULL;
+    b.kind = CFX_V_TENSOR;
+    if (cfx_object_call_method(q, "push", &b, 1, &none) != CFX_OK ||
+        cfx_object_call_method(q, "pop", NULL, 0, &top) != CFX_OK ||
+        cfx_object_call_method(q, "size", NULL, 0, &size) != CFX_OK)
+        return NULL;
+    return cfx_add(top.u.t, cfx_num(size.u.i));
+}
+
+static cfx_graph_module *trace_torchbind(cfx_object *q, int mode)
+{
+    cfx_tensor *x = effects_t23(0), *y = effects_t23(1);
+    cfx_value args[3] = {cfx_object_value(q), cfx_tensor_value(x), cfx_tensor_value(y)};
+    cfx_make_fx_options o = {(cfx_tracing_mode)mode, NULL, NULL, false, .functionalize = true, .effect_tokens = true};
+    bool was = cfx_torchbind_tracing_set(true);
+    cfx_graph_module *gm = cfx_make_fx(
+        (cfx_fnptr)torchbind_prog,
+        "(__torch__.torch.classes._TorchScriptTesting._TensorQueue q, Tensor x, Tensor y) -> Tensor", args, 3, &o);
+    cfx_torchbind_tracing_set(was);
+    cfx_tensor_release(x);
+    cfx_tensor_release(y);
+    return gm;
+}
+
+static void ignore_warning(const char *msg, void *ctx) { (void)msg, (void)ctx; }
+
+/* call_torchbind is ORDERED: under functionalization with tokens each method call becomes
+ * with_effects(token, call_torchbind, q, method, *args), tokens chained (2.13's handle_effects),
+ * in real and fake tracing; dce keeps the chain and drops the unused getitems. */
+Test(with_effects, call_torchbind_through_handle_effects)
+{
+    cfx_hop_init();
+    char *want_graph = effects_block("torchbind", "graph"), *want_code = effects_block("torchbind", "code");
+    char *want_dce = effects_block("torchbind_dce", "graph");
+    cr_assert(want_graph && want_code && want_dce);
+    cfx_set_warning_handler(ignore_warning, NULL);
+    for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
+        cfx_scope sc = cfx_scope_begin();
+        cfx_tensor *init = cfx_autorelease(cfx_tensor_new((const int64_t[]){0}, 1, CFX_FLOAT32,
+                                                          cfx_device_make(CFX_DEVICE_CPU)));
+        cfx_object *q = cfx_tensor_queue_new(init);
+        cr_assert(q);
+        cfx_graph_module *gm = trace_torchbind(q, mode);
+        cr_assert(gm, "mode %d: %s", mode, cfx_error_message());
+        cfx_graph *g = cfx_graph_module_graph(gm);
+        char *got = cfx_graph_to_string(g), *code = cfx_graph_python_code_string(g, "self");
+        cr_expect_str_eq(got, want_graph, "mode %d\n%s", mode, got);
+        cr_expect_str_eq(code, want_code, "mode %d\n%s", mode, code);
+        bool changed = false;
+        cr_assert_eq(cfx_pass_eliminate_dead_code(g, NULL, &changed), CFX_OK);
+        free(got);
+        got = cfx_graph_to_string(g);
+        cr_expect_str_eq(got, want_dce, "mode %d\n%s", mode, got);
+        /* a real trace ran the real methods (two pushes, one pop), a fake one left q alone */
+        cfx_value size;
+        cr_assert_eq(cfx_script_object_call(q, "size", NULL, 0, &size), CFX_OK);
+        cr_expect_eq(size.u.i, mode == CFX_TRACE_REAL ? 1 : 0);
+        free(got);
+        free(code);
+        cfx_graph_module_free(gm);
+        cfx_object_release(q);
+        cfx_scope_end(sc);
+        cr_expect_eq(cfx_mode_stack_len(), 0);
+    }
+    cfx_set_warning_handler(NULL, NULL);
+    free(want_graph);
+    free(want_code);
+    free(want_dce);
+}
+
+/* Without effect tokens, functionalizing a call_torchbind has no token: 2.13's assertion. */
+Test(with_effects, call_torchbind_without_a_token)
+{
+    cfx_hop_init();
+    cfx_scope sc = cfx_scope_begin();
+    cfx_tensor *init = cfx_autorelease(cfx_tensor_new((const int64_t[]){0}, 1, CFX_FLOAT32,
+                                                      cfx_device_make(CFX_DEVICE_CPU)));
+    cfx_object *q = cfx_tensor_queue_new(init);
+    cfx_tensor *x = effects_t23(0), *y = effects_t23(1);
+    cfx_value args[3] = {cfx_object_value(q), cfx_tensor_value(x), cfx_tensor_value(y)};
+    cfx_make_fx_options o = {CFX_TRACE_FAKE, NULL, NULL, false, .functionalize = true};
+    cfx_set_warning_handler(ignore_warning, NULL);
+    bool was = cfx_torchbind_tracing_set(true);
+    cfx_graph_module *gm = cfx_make_fx(
+        (cfx_fnptr)torchbind_prog,
+        "(__torch__.torch.classes._TorchScriptTesting._TensorQueue q, Tensor x, Tensor y) -> Tensor", args, 3, &o);
+    cfx_torchbind_tracing_set(was);
+    cfx_set_warning_handler(NULL, NULL);
+    cr_expect_null(gm);
+    cr_expect(strstr(cfx_error_message(),
+                     "Could not find a token for effect EffectType.ORDERED which came from the function call_torchbind"),
+              "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_graph_module_free(gm);
+    cfx_tensor_release(x);
+    cfx_tensor_release(y);
+    cfx_object_release(q);
+    cfx_scope_end(sc);
+}

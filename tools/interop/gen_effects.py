@@ -6,9 +6,15 @@ f(token, *args) running the program under a FunctionalTensorMode whose ORDERED t
 tokens chain, and the final token is the leading output. That is what cfx's
 make_fx(..., functionalize, effect_tokens) traces (the token is its leading placeholder
 token_1). Also the texts of with_effects' own checks and of a missing token.
+Block torchbind: call_torchbind on PyTorch's _TorchScriptTesting::_TensorQueue (an object
+argument, libtorchbind_test.so) under the same tokens: handle_effects makes each method call
+with_effects(token, call_torchbind, q, method, *args).
 Blocks are "@@@ NAME KIND" lines followed by the text.
 """
+import os
+
 import torch
+from torch._higher_order_ops.torchbind import enable_torchbind_tracing
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch._subclasses.functional_tensor import FunctionalTensorMode, FunctionalTensor
 from torch._higher_order_ops.effects import _EffectType, with_effects
@@ -54,6 +60,19 @@ def with_tokens(fn):
     return f
 
 
+def torchbind(q, x, y):
+    q.push(x)
+    q.push(y.cos())
+    return q.pop() + q.size()
+
+
+def with_tokens_obj(fn):
+    """with_tokens for fn(q, x, y): the script object q passes through unwrapped."""
+    def f(token, q, x, y):
+        return with_tokens(lambda fx, fy: fn(q, fx, fy))(token, x, y)
+    return f
+
+
 def t23(seed):
     return ((torch.arange(6, dtype=torch.float32) * 7 + seed * 13) % 32 - 16).div(16).reshape(2, 3)
 
@@ -77,6 +96,14 @@ def main():
         assert str(real.graph) == str(fake.graph) and real.code == fake.code, name
         out.append(f"@@@ {name} graph\n{real.graph}\n")
         out.append(f"@@@ {name} code\n{real.code}\n")
+    torch.ops.load_library(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorchbind_test.so"))
+    q = torch.classes._TorchScriptTesting._TensorQueue(torch.empty(0).fill_(-1))
+    with enable_torchbind_tracing():
+        tb = make_fx(with_tokens_obj(torchbind))(torch.tensor([]), q, t23(0), t23(1))
+    out.append(f"@@@ torchbind graph\n{tb.graph}\n")
+    out.append(f"@@@ torchbind code\n{tb.code}\n")
+    tb.graph.eliminate_dead_code()
+    out.append(f"@@@ torchbind_dce graph\n{tb.graph}\n")
     # eliminate_dead_code: the unused getitems of None go, with_effects stays (its token is used)
     dced = make_fx(with_tokens(prints))(torch.tensor([]), t23(0), t23(1))
     dced.graph.eliminate_dead_code()

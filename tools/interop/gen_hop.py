@@ -29,6 +29,38 @@ def tensor_queue(tq, x):
     return a + b, x
 
 
+ATTR_Q = None
+
+
+def attr_f(x):
+    """A script object that is no input (a module attribute or a global): get_attr nodes."""
+    ATTR_Q.push(x)
+    ATTR_Q.push(x.cos())
+    return ATTR_Q.pop() + ATTR_Q.size()
+
+
+def trace_attr_object():
+    """make_fx interns the object as `_torchbind_obj0` with one get_attr node per use. 2.13
+    then looks the object up in tracer.tensor_attrs, and the method call's raw_owner is a
+    second Python wrapper of the same C++ object (same hash), so the dict compares them with
+    ScriptObject.__eq__, which _TensorQueue does not define: give ScriptObject the identity
+    equality of the C++ object for the trace (the graph is what the lookup would make)."""
+    global ATTR_Q
+    ATTR_Q = torch.classes._TorchScriptTesting._TensorQueue(torch.empty(0).fill_(-1))
+    cls = torch._C.ScriptObject
+    saved = cls.__dict__.get("__eq__")
+    cls.__eq__ = lambda a, b: isinstance(b, cls) and hash(a) == hash(b)
+    try:
+        with warnings.catch_warnings(), enable_torchbind_tracing():
+            warnings.simplefilter("ignore")
+            return make_fx(attr_f, tracing_mode="real")(torch.ones(2, 3))
+    finally:
+        if saved is None:
+            del cls.__eq__
+        else:
+            cls.__eq__ = saved
+
+
 def wrapped_fn(g):
     return g.cos()
 
@@ -134,6 +166,9 @@ def main():
     write("model_tensor_queue.code.txt", gm.code)
     gm.graph.eliminate_dead_code()
     write("model_tensor_queue_dce.graph.txt", str(gm.graph))
+    gm = trace_attr_object()
+    write("hop_torchbind_attr.graph.txt", str(gm.graph))
+    write("hop_torchbind_attr.code.txt", gm.code)
     # trace_wrapped: the opaque node (2.13 inserts no _assert_meta; cfx's graph minus its
     # assertions must equal this), and the graph with fn's body in its place
     gm = make_fx(trace_wrapped_f, tracing_mode="fake")(torch.ones(2, 3))
