@@ -576,22 +576,19 @@ static int mutation_functionalize(cfx_hop *hop, cfx_functionalize_ctx *fc, void 
 
 static cfx_hop *make(const char *name, bool mutation)
 {
-    cfx_hop *h = cfx_hop_new(name, mutation);
+    const hop_rules rules = {.name = name, .side_effect = mutation,
+                             .dense = mutation ? mutation_dense : functional_dense, .proxy = proxy,
+                             .fake = mutation ? mutation_nothing : functional_fake,
+                             .functionalize = mutation ? mutation_functionalize : functional_functionalize,
+                             .autograd = HOP_AUTOGRAD_FALLTHROUGH};
+    cfx_hop *h = hop_define(&rules);
     if (!h)
         return NULL;
     /* called with keywords: the interpreter passes a node's kwargs as the one dict argument
      * (the descriptor is the HOP's own record, writable; nothing has called it yet) */
     ((cfx_builtin_fn *)cfx_hop_target(h))->kwargs_dict = true;
-    cfx_hop_py_impl(h, CFX_KEY_CompositeExplicitAutograd, mutation ? mutation_dense : functional_dense, NULL);
-    cfx_hop_py_impl_mode(h, CFX_MODE_PROXY, proxy, NULL);
-    cfx_hop_py_impl_mode(h, CFX_MODE_FAKE, mutation ? mutation_nothing : functional_fake, NULL);
-    if (mutation) {
+    if (mutation)
         cfx_hop_py_impl(h, CFX_KEY_Meta, mutation_nothing, NULL);
-        cfx_hop_py_functionalize_impl(h, mutation_functionalize, NULL);
-    } else {
-        cfx_hop_py_functionalize_impl(h, functional_functionalize, NULL);
-    }
-    cfx_hop_fallthrough(h, CFX_KEY_AutogradCPU);
     cfx_hop_fallthrough(h, CFX_KEY_AutogradCUDA);
     return h;
 }
@@ -604,16 +601,10 @@ void hop_triton_kernel_wrap_register(void)
 
 cfx_hop *cfx_triton_kernel_wrapper_mutation_hop(void)
 {
-    cfx_hop_init();
-    if (!mutation_hop)
-        cfx_error_set(CFX_ERR, NULL, "triton_kernel_wrapper_mutation could not be created");
-    return mutation_hop;
+    return hop_get(&mutation_hop, "triton_kernel_wrapper_mutation");
 }
 
 cfx_hop *cfx_triton_kernel_wrapper_functional_hop(void)
 {
-    cfx_hop_init();
-    if (!functional_hop)
-        cfx_error_set(CFX_ERR, NULL, "triton_kernel_wrapper_functional could not be created");
-    return functional_hop;
+    return hop_get(&functional_hop, "triton_kernel_wrapper_functional");
 }
