@@ -10,14 +10,16 @@
  * an operator added to the table is generated with no change here. Any other operator (a
  * user library's, or one whose returns have no single C form) is called boxed, by name,
  * through cfx_op_call. Keyword arguments go to their schema positions and omitted ones take
- * the schema's defaults, as torch.ops' binding does. operator.getitem indexes a boxed tuple;
- * get_attr reads the attribute from `self`.
+ * the schema's defaults, as torch.ops' binding does. operator.getitem indexes a boxed tuple
+ * (or a dict, by a string key); a higher-order operator is called through cfx_hop_call, with
+ * its kwargs as one trailing dict when it takes keywords (as the interpreter calls it); dict
+ * values are cfx_dict literals. get_attr reads the attribute from `self`.
  *
  * The results are the interpreter's: tensors in the caller's innermost scope (which must be
  * open), tuple items in scope blocks. Every call is followed by a check of the thread's error,
  * so a failing op returns its status with the error recorded and the site of the generated
  * line. A graph with nodes C cannot express (call_module, call_method, builtin functions other
- * than getitem) is refused at generation time with the node named. */
+ * than getitem and HOPs) is refused at generation time with the node named. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>

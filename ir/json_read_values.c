@@ -296,7 +296,8 @@ static int check_dict_keys(jreader *r, const cJSON *a, uint32_t n)
         }
         keys[k++] = c->valuestring;
     }
-    qsort(keys, k, sizeof *keys, cmp_keys);
+    if (k > 1) /* qsort(NULL, 0, ...) is undefined */
+        qsort(keys, k, sizeof *keys, cmp_keys);
     for (uint32_t i = 1; i < k; i++)
         if (strcmp(keys[i - 1], keys[i]) == 0)
             return jr_err(r, CFX_ERR_PARSE, "dict key '%s' appears twice", keys[i]);
