@@ -17,16 +17,6 @@ typedef struct crossref_mode {
     long checked;
 } crossref_mode;
 
-static bool skipped(const cfx_op *op)
-{
-    const char *n = cfx_op_name(op);
-    const cfx_schema *s = cfx_op_schema(op);
-    int n_stack = s->n_args > s->n_returns ? s->n_args : s->n_returns;
-    return cfx_op_has_tag(op, CFX_TAG_dynamic_output_shape) || cfx_op_has_tag(op, CFX_TAG_inplace_view) ||
-           cfx_op_has_tag(op, CFX_TAG_data_dependent_output) || !strcmp(n, "aten::lift_fresh") ||
-           !strcmp(n, "aten::lift_fresh_copy") || n_stack > CFX_FAKE_CHECK_MAX_STACK;
-}
-
 static int disagree(const cfx_op *op, const cfx_value *args, const char *which, const char *msg)
 {
     cfx_buf b;
@@ -44,7 +34,7 @@ static int disagree(const cfx_op *op, const cfx_value *args, const char *which, 
 static int crossref_dispatch(cfx_mode *m, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     (void)ks;
-    if (skipped(op))
+    if (cfx_fake_check_skips(op))
         return cfx_mode_redispatch(op, stack);
     ((crossref_mode *)m)->checked++;
     cfx_value fake_args[CFX_FAKE_CHECK_MAX_STACK], f_r[CFX_FAKE_CHECK_MAX_STACK];

@@ -262,3 +262,13 @@ int cfx_fake_check_run_fake(const cfx_op *op, const cfx_value *stack, cfx_value 
     resume(&sus);
     return rc;
 }
+
+bool cfx_fake_check_skips(const cfx_op *op)
+{
+    const char *n = cfx_op_name(op);
+    const cfx_schema *s = cfx_op_schema(op);
+    int n_stack = s->n_args > s->n_returns ? s->n_args : s->n_returns;
+    return cfx_op_has_tag(op, CFX_TAG_dynamic_output_shape) || cfx_op_has_tag(op, CFX_TAG_inplace_view) ||
+           cfx_op_has_tag(op, CFX_TAG_data_dependent_output) || !strcmp(n, "aten::lift_fresh") ||
+           !strcmp(n, "aten::lift_fresh_copy") || n_stack > CFX_FAKE_CHECK_MAX_STACK;
+}

@@ -32,6 +32,11 @@ void cfx_fake_check_describe(cfx_buf *b, const cfx_op *op, const cfx_value *args
  * fake output nv and the real output rv disagree. */
 bool cfx_fake_check_mismatch(cfx_buf *b, const cfx_tensor *nv, const cfx_tensor *rv);
 
+/* The ops CrossRefFakeMode does not check: fake tensors cannot answer them (tags
+ * dynamic_output_shape, data_dependent_output), inplace_view ones, lift_fresh and
+ * lift_fresh_copy, and calls bigger than CFX_FAKE_CHECK_MAX_STACK. */
+bool cfx_fake_check_skips(const cfx_op *op);
+
 /* Largest stack the checks handle (arguments or returns); bigger calls are not checked. */
 enum { CFX_FAKE_CHECK_MAX_STACK = 32 };
 

@@ -268,15 +268,6 @@ static int check_schema(const call *c, const cfx_value *after, const cfx_value *
     return CFX_OK;
 }
 
-/* CrossRefFakeMode skips these: fake tensors cannot answer them, or they are special. */
-static bool fake_checkable(const cfx_op *op)
-{
-    const char *n = cfx_op_name(op);
-    return !cfx_op_has_tag(op, CFX_TAG_dynamic_output_shape) && !cfx_op_has_tag(op, CFX_TAG_inplace_view) &&
-           !cfx_op_has_tag(op, CFX_TAG_data_dependent_output) && strcmp(n, "aten::lift_fresh") &&
-           strcmp(n, "aten::lift_fresh_copy");
-}
-
 /* ---- typed vs boxed ---------------------------------------------------------------------------- */
 
 static int builtin_row(const cfx_op *op)
@@ -372,7 +363,7 @@ static int opcheck_in_scope(const cfx_op *op, const cfx_value *given, int n_give
     cfx_fake_check_describe(&b, op, orig, CFX_CALL_NAME_QUALIFIED);
     call c = {op, s, orig, cfx_buf_take(&b)};
 
-    bool fake = (tests & CFX_OPCHECK_FAKE) && fake_checkable(op);
+    bool fake = (tests & CFX_OPCHECK_FAKE) && !cfx_fake_check_skips(op);
     cfx_value fake_args[MAX_STACK], f_r[MAX_STACK];
     cfx_fake_mode *fm = NULL;
     char *fake_msg = NULL, *real_msg = NULL;
