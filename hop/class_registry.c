@@ -316,7 +316,7 @@ int cfx_script_object_call(cfx_object *obj, const char *name, const cfx_value *a
             return rc;
         }
     }
-    return hop_call_adapter(m->adapter, true, obj, s, args, n, out);
+    return hop_call_adapter(m->adapter, obj, s, args, n, out);
 }
 
 const cfx_schema *hop_class_method_schema(const cfx_class *c, const char *name)

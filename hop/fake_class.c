@@ -246,5 +246,5 @@ int hop_fake_object_call(cfx_object *obj, const char *name, const cfx_value *arg
     if (n != s->n_args)
         return cfx_error_set(CFX_ERR, NULL, "%s() takes %d positional argument%s but %d %s given", name, s->n_args + 1,
                              s->n_args ? "s" : "", n + 1, n ? "were" : "was");
-    return hop_call_adapter(m->adapter, true, obj, s, args, n, out);
+    return hop_call_adapter(m->adapter, obj, s, args, n, out);
 }

@@ -66,9 +66,11 @@ static int example(cfx_value a, cfx_value *out)
 
 static int inline_one(cfx_graph *g, cfx_node *node, cfx_object *fn, bool keep_asserts)
 {
-    if (!fn->fnptr || fn->closure)
+    cfx_callable *c = cfx_object_callable(fn);
+    const char *fname = cfx_callable_name(c);
+    if (!cfx_callable_plain_fn(c))
         return cfx_error_set(CFX_ERR, NULL, "inline-trace-wrapped: %s's function %s is a closure; only plain C "
-                             "functions can be traced", name_of(node), fn->name);
+                             "functions can be traced", name_of(node), fname ? fname : "?");
     uint32_t na = cfx_node_num_args(node);
     if (na > MAX_ARGS)
         return cfx_error_set(CFX_ERR, NULL, "inline-trace-wrapped: too many arguments");
@@ -77,8 +79,12 @@ static int inline_one(cfx_graph *g, cfx_node *node, cfx_object *fn, bool keep_as
     int rc = CFX_OK;
     for (uint32_t i = 0; i < na && rc == CFX_OK; i++)
         rc = example(cfx_node_arg(node, i), &ex[i]);
-    cfx_make_fx_options o = {CFX_TRACE_FAKE, NULL, fn->name, false};
-    cfx_graph_module *body = rc == CFX_OK ? cfx_make_fx(fn->fnptr, fn->signature, ex, (int)na, &o) : NULL;
+    cfx_make_fx_options o = {CFX_TRACE_FAKE, NULL, fname, false};
+    char *sig = rc == CFX_OK ? cfx_schema_to_string(cfx_callable_schema(c)) : NULL;
+    if (rc == CFX_OK && !sig)
+        rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    cfx_graph_module *body = rc == CFX_OK ? cfx_make_fx(cfx_callable_plain_fn(c), sig, ex, (int)na, &o) : NULL;
+    free(sig);
     cfx_scope_end(s);
     if (!body)
         return CFX_ERR;
@@ -116,7 +122,7 @@ static int inline_one(cfx_graph *g, cfx_node *node, cfx_object *fn, bool keep_as
         case CFX_NODE_OUTPUT: {
             cfx_value r = cfx_node_arg(sn, 0);
             if (r.kind != CFX_V_NODE)
-                rc = cfx_error_set(CFX_ERR, NULL, "inline-trace-wrapped: %s must return one tensor", fn->name);
+                rc = cfx_error_set(CFX_ERR, NULL, "inline-trace-wrapped: %s must return one tensor", fname);
             else
                 result = map_node(r.u.node, &m);
             break;
@@ -127,12 +133,12 @@ static int inline_one(cfx_graph *g, cfx_node *node, cfx_object *fn, bool keep_as
             break;
         default:
             rc = cfx_error_set(CFX_ERR, NULL, "inline-trace-wrapped: %s uses a module attribute or constant (%s), "
-                               "which cannot be inlined", fn->name, name_of(sn));
+                               "which cannot be inlined", fname, name_of(sn));
         }
     }
     cfx_graph_set_insert_point(g, saved);
     if (rc == CFX_OK && !result)
-        rc = cfx_error_set(CFX_ERR, NULL, "inline-trace-wrapped: %s returned nothing", fn->name);
+        rc = cfx_error_set(CFX_ERR, NULL, "inline-trace-wrapped: %s returned nothing", fname);
     if (rc == CFX_OK && cfx_node_replace_all_uses_with(node, result, NULL, NULL, NULL) < 0)
         rc = CFX_ERR;
     if (rc == CFX_OK)

@@ -13,6 +13,7 @@
 #include "dispatch/fork_internal.h"
 #include "dispatch/scope.h"
 #include "hop/object_internal.h"
+#include "tracer/callable_internal.h"
 
 /* Bindings an object keeps: one per trace it took part in, the latest MAX_BINDINGS (traces
  * nest far less deeply than that). */
@@ -56,12 +57,7 @@ void cfx_object_release(cfx_object *o)
     if (o->fake_cache && o->fake_cache->real == o)
         o->fake_cache->real = NULL; /* a fake copy that outlives its real object */
     cfx_object_release(o->fake_cache);
-    if (o->env_free)
-        o->env_free(o->env);
-    cfx_adapter_free(o->adapter);
-    cfx_schema_free(o->schema);
-    free(o->name);
-    free(o->signature);
+    cfx_callable_release(o->callable);
     free(o->bindings);
     o->magic = 0;
     free(o);
@@ -149,24 +145,7 @@ cfx_schema *hop_parse_signature(const char *name, const char *sig)
     return s;
 }
 
-int hop_pack_returns(const cfx_value *stack, int n_returns, cfx_value *out)
-{
-    if (n_returns == 0) {
-        *out = cfx_none();
-    } else if (n_returns == 1) {
-        *out = stack[0];
-    } else {
-        cfx_value *items = cfx_scope_alloc((size_t)n_returns * sizeof *items);
-        if (!items)
-            return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        memcpy(items, stack, (size_t)n_returns * sizeof *items);
-        *out = cfx_tuple(items, (uint32_t)n_returns);
-    }
-    return CFX_OK;
-}
-
-int hop_call_adapter(cfx_adapter *a, bool lead, void *lead_ptr, const cfx_schema *s, const cfx_value *args, int n,
-                     cfx_value *out)
+int hop_call_adapter(cfx_adapter *a, void *lead_ptr, const cfx_schema *s, const cfx_value *args, int n, cfx_value *out)
 {
     int width = s->n_args > s->n_returns ? s->n_args : s->n_returns;
     cfx_value small[16];
@@ -177,79 +156,33 @@ int hop_call_adapter(cfx_adapter *a, bool lead, void *lead_ptr, const cfx_schema
         memcpy(stack, args, (size_t)n * sizeof *stack);
     for (int i = n; i < s->n_args; i++)
         stack[i] = s->args[i].default_value;
-    int rc = lead ? cfx_adapter_call_lead(a, lead_ptr, stack) : cfx_adapter_call_boxed(a, NULL, cfx_keyset_empty(), stack);
+    int rc = cfx_adapter_call_lead(a, lead_ptr, stack);
     if (rc == CFX_OK)
-        rc = hop_pack_returns(stack, s->n_returns, out);
+        rc = cfx_callable_result(s, stack, out);
     if (stack != small)
         free(stack);
     return rc;
 }
 
-static cfx_object *make_callable(const char *name, const char *signature, cfx_fnptr fn, bool closure, void *env,
-                                 void (*env_free)(void *))
+cfx_object *cfx_callable_object(cfx_callable *c)
 {
-    if (!fn || !name) {
-        cfx_error_set(CFX_ERR, NULL, "a callable needs a name and a C function");
+    if (!c) {
+        if (!cfx_error_occurred())
+            cfx_error_set(CFX_ERR, NULL, "cfx_callable_object: NULL callable");
         return NULL;
     }
     cfx_object *o = hop_object_alloc(CFX_OBJECT_CALLABLE);
-    if (!o)
-        return NULL;
-    o->name = strdup(name);
-    o->schema = hop_parse_signature(name, signature);
-    if (!o->name || !o->schema) {
-        if (!o->name)
-            cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        cfx_object_release(o);
+    if (!o) {
+        cfx_callable_release(c);
         return NULL;
     }
-    o->adapter = closure ? cfx_adapter_new_lead(o->schema, fn) : cfx_adapter_new(o->schema, fn);
-    if (!o->adapter) {
-        cfx_object_release(o);
-        return NULL;
-    }
-    o->env = env;
-    o->env_free = env_free;
-    o->closure = closure;
-    o->fnptr = fn;
-    if (!(o->signature = strdup(signature))) {
-        cfx_object_release(o);
-        cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        return NULL;
-    }
+    o->callable = c;
     return o;
 }
 
-cfx_object *cfx_function_new(const char *name, const char *signature, cfx_fnptr fn)
+cfx_callable *cfx_object_callable(const cfx_object *o)
 {
-    return make_callable(name, signature, fn, false, NULL, NULL);
-}
-
-cfx_object *cfx_function_closure_new(const char *name, const char *signature, cfx_fnptr fn, void *env,
-                            void (*env_free)(void *env))
-{
-    return make_callable(name, signature, fn, true, env, env_free);
-}
-
-int cfx_function_call(cfx_object *c, const cfx_value *args, int n, cfx_value *out)
-{
-    if (!c || c->kind != CFX_OBJECT_CALLABLE || !out)
-        return cfx_error_set(CFX_ERR, NULL, "cfx_function_call: not a callable");
-    const cfx_schema *s = c->schema;
-    if (n != s->n_args)
-        return cfx_error_set(CFX_ERR, NULL, "%s() takes %d positional argument%s but %d %s given", c->name,
-                             s->n_args, s->n_args == 1 ? "" : "s", n, n == 1 ? "was" : "were");
-    return hop_call_adapter(c->adapter, c->closure, c->env, s, args, n, out);
-}
-
-const char *cfx_function_name(const cfx_object *c)
-{
-    return c && c->kind == CFX_OBJECT_CALLABLE ? c->name : NULL;
-}
-
-const cfx_schema *cfx_function_schema(const cfx_object *c)
-{
-    return c && c->kind == CFX_OBJECT_CALLABLE ? c->schema : NULL;
+    return o && o->kind == CFX_OBJECT_CALLABLE ? o->callable : NULL;
 }
 
 const char *hop_python_type_name(cfx_value v)

@@ -6,9 +6,9 @@
  *    its state; methods are called by name;
  *  - fake script objects (FakeScriptObject): what a real object becomes under a fake trace
  *    (fake_class.h), with a fake class's state and the real object's copy;
- *  - callables: a plain C function with a schema-described signature (called through libffi
- *    like a kernel, boxing.h's C types), or a closure (the same with a leading `void *env`
- *    argument: `ret fn(void *env, args...)`), as Python passes functions to HOPs.
+ *  - callables: the tracer's cfx_callable (tracer/callable.h: a C function with a signature,
+ *    or a closure with a leading `void *env`, called through libffi), wrapped so that a HOP
+ *    can take one as an argument, as Python passes functions to HOPs.
  * Objects are created with a reference count of 1; values do not own them (value.h), so whoever
  * puts one in a value keeps it alive while the value is used. */
 #ifndef CFX_HOP_OBJECT_H
@@ -20,6 +20,7 @@
 #include "dispatch/kernel.h"
 #include "dispatch/schema.h"
 #include "dispatch/value.h"
+#include "tracer/callable.h"
 
 typedef enum cfx_object_kind {
     CFX_OBJECT_SCRIPT = 1,
@@ -33,19 +34,11 @@ CFX_API cfx_object_kind cfx_object_get_kind(const cfx_object *o);
 /* The object a value holds (kind OBJECT), else NULL. */
 CFX_API cfx_object *cfx_value_object(cfx_value v);
 
-/* A callable from a C function. signature: "(Tensor x, int n) -> Tensor" (a name before the
- * parenthesis is allowed and ignored); name is what messages and printed graphs call it.
- * NULL + error on a bad signature or a type with no C mapping. */
-CFX_API cfx_object *cfx_function_new(const char *name, const char *signature, cfx_fnptr fn);
-/* A closure: fn receives env first. env_free (may be NULL) runs when the closure dies. */
-CFX_API cfx_object *cfx_function_closure_new(const char *name, const char *signature, cfx_fnptr fn, void *env,
-                                    void (*env_free)(void *env));
-/* Calls a callable with args[0..n): the count and kinds are checked against its signature
- * (torch.ops' binding texts). The result: None for no returns, the value for one, a tuple
- * (scope memory) for several; tensors are the function's (scope-owned when it made them with
- * operators). */
-CFX_API int cfx_function_call(cfx_object *c, const cfx_value *args, int n, cfx_value *out);
-CFX_API const char *cfx_function_name(const cfx_object *c);          /* NULL if not a callable */
-CFX_API const cfx_schema *cfx_function_schema(const cfx_object *c);  /* NULL if not a callable */
+/* A callable as an argument value (a HOP's fn): the object takes over the caller's reference
+ * to c (released with the object; on failure too). NULL + error if c is NULL (its creation
+ * failed: that error is kept) or out of memory. */
+CFX_API cfx_object *cfx_callable_object(cfx_callable *c);
+/* The callable an object wraps, else NULL. */
+CFX_API cfx_callable *cfx_object_callable(const cfx_object *o);
 
 #endif

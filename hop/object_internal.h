@@ -37,15 +37,8 @@ struct cfx_object {
     cfx_object *real;
     cfx_object *fake_cache; /* real object: its latest fake copy (maybe_to_fake_obj) */
     const void *fake_cache_mode;
-    /* callable */
-    char *name;
-    cfx_schema *schema;
-    cfx_adapter *adapter;
-    void *env;
-    void (*env_free)(void *);
-    bool closure;
-    cfx_fnptr fnptr;  /* the C function and its signature, for tracing it (make_fx) */
-    char *signature;
+    /* callable: the tracer's callable (tracer/callable.h), one reference held */
+    cfx_callable *callable;
     /* tracer bindings */
     hop_obj_binding *bindings;
     uint32_t n_bindings, cap_bindings;
@@ -63,14 +56,11 @@ void hop_fake_object_destroy(cfx_object *o);
 int hop_fake_object_call(cfx_object *obj, const char *name, const cfx_value *args, int n, cfx_value *out);
 /* A schema from a signature "(Tensor x) -> Tensor" or "name(Tensor x) -> Tensor". */
 cfx_schema *hop_parse_signature(const char *name, const char *sig);
-/* Boxed returns stack[0..n_returns) as one value: None, the value, or a scope tuple. */
-/* Calls adapter a (with lead_ptr first when lead) on args[0..n) by schema s, arguments n..
- * taken from their defaults (the caller checked they have one); the returns packed as
- * hop_pack_returns does. */
-int hop_call_adapter(cfx_adapter *a, bool lead, void *lead_ptr, const cfx_schema *s, const cfx_value *args, int n,
-                     cfx_value *out);
+/* Calls adapter a (a method: lead_ptr, the object, first) on args[0..n) by schema s,
+ * arguments n.. taken from their defaults (the caller checked they have one); the returns
+ * as one value, as a callable's (None, the value, or a scope tuple). */
+int hop_call_adapter(cfx_adapter *a, void *lead_ptr, const cfx_schema *s, const cfx_value *args, int n, cfx_value *out);
 /* Python's class name of a value's type, as "<class '...'>" messages print it ("torch.Tensor"). */
 const char *hop_python_type_name(cfx_value v);
-int hop_pack_returns(const cfx_value *stack, int n_returns, cfx_value *out);
 
 #endif

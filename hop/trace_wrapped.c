@@ -128,7 +128,7 @@ static int dense(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args,
     if (cfx_mode_top())
         return cfx_error_set(CFX_ERR, NULL, "Mode should never be enabled for CPU/CUDA key");
     cfx_object *fn = fn_arg(args, n);
-    return fn ? cfx_function_call(fn, args, n - 1, out) : CFX_ERR;
+    return fn ? cfx_callable_call(cfx_object_callable(fn), args, n - 1, NULL, 0, out) : CFX_ERR;
 }
 
 static int fake(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args, int n, cfx_value *out)

@@ -18,7 +18,7 @@
  * Pass `inline-trace-wrapped` replaces each opaque node by fn's body traced with make_fx on
  * tensors of the node's meta, keeping the assertions (which then check the inlined result);
  * `inline-trace-wrapped-drop-asserts` also removes them. fn must be a plain C callable
- * (cfx_function_new) for inlining. */
+ * (cfx_callable_new, wrapped by cfx_callable_object) for inlining. */
 #ifndef CFX_HOP_TRACE_WRAPPED_H
 #define CFX_HOP_TRACE_WRAPPED_H
 

@@ -15,6 +15,30 @@
 
 static const callable_kind plain_kind = {cfx_callable_call_fn, NULL};
 
+typedef struct closure_env {
+    void *env;
+    void (*env_free)(void *);
+} closure_env;
+
+/* A closure's call: fn(env, args...) through an adapter with a leading pointer. */
+static int closure_call(cfx_callable *c, cfx_value *stack, cfx_value *out)
+{
+    if (!c->adapter && !(c->adapter = cfx_adapter_new_lead(c->schema, c->fn)))
+        return cfx_error_status();
+    int rc = cfx_adapter_call_lead(c->adapter, ((closure_env *)c->data)->env, stack);
+    return rc != CFX_OK ? rc : cfx_callable_result(c->schema, stack, out);
+}
+
+static void closure_destroy(cfx_callable *c)
+{
+    closure_env *e = c->data;
+    if (e && e->env_free)
+        e->env_free(e->env);
+    free(e);
+}
+
+static const callable_kind closure_kind = {closure_call, closure_destroy};
+
 static bool is_identifier_start(char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
 cfx_callable *cfx_callable_make_schema(const callable_kind *k, cfx_fnptr fn, cfx_schema *s)
@@ -77,6 +101,25 @@ cfx_callable *cfx_callable_new(cfx_fnptr fn, const char *signature)
     }
     return cfx_callable_make(&plain_kind, fn, signature);
 }
+
+cfx_callable *cfx_callable_closure_new(cfx_fnptr fn, const char *signature, void *env, void (*env_free)(void *env))
+{
+    closure_env *e = fn ? malloc(sizeof *e) : NULL;
+    if (!e) {
+        cfx_error_set(fn ? CFX_ERR_NOMEM : CFX_ERR, NULL, fn ? "out of memory" : "cfx_callable_closure_new: NULL function");
+        return NULL;
+    }
+    cfx_callable *c = cfx_callable_make(&closure_kind, fn, signature);
+    if (!c) {
+        free(e);
+        return NULL;
+    }
+    *e = (closure_env){env, env_free};
+    c->data = e;
+    return c;
+}
+
+cfx_fnptr cfx_callable_plain_fn(const cfx_callable *c) { return c && c->kind == &plain_kind ? c->fn : NULL; }
 
 cfx_callable *cfx_callable_retain(cfx_callable *c)
 {

@@ -9,6 +9,9 @@
  *   plain        (callable.c)          the function runs as C code: under make_fx its operators
  *                                      are recorded where it is called (UserFunctionVariable
  *                                      inlining)
+ *   closure      (callable.c)          the same with a leading `void *env` argument (a Python
+ *                                      closure's cells), as HOPs take functions (hop/object.h
+ *                                      wraps a callable as an argument value)
  *   constant     (callable_constant.c) called at trace time on constant arguments, tracing
  *                                      off; its tensor result enters the graph as a get_attr
  *                                      constant (torch._dynamo.assume_constant_result)
@@ -43,6 +46,13 @@ typedef struct cfx_callable cfx_callable;
  * `cfx_tensor *scale(cfx_tensor *x, double s)` for "scale(Tensor x, float s=2.0) -> Tensor".
  * A signature without a name ("(Tensor x) -> Tensor") names the function "f". */
 CFX_API cfx_callable *cfx_callable_new(cfx_fnptr fn, const char *signature);
+/* A closure: fn takes env first, then the signature's C types (`ret fn(void *env, ...)`);
+ * env_free (may be NULL) runs when the callable dies. Traced like a plain function. */
+CFX_API cfx_callable *cfx_callable_closure_new(cfx_fnptr fn, const char *signature, void *env,
+                                               void (*env_free)(void *env));
+/* The C function of a plain callable (cfx_callable_new), which make_fx can trace by itself;
+ * NULL for the other kinds. */
+CFX_API cfx_fnptr cfx_callable_plain_fn(const cfx_callable *c);
 CFX_API cfx_callable *cfx_callable_retain(cfx_callable *c); /* NULL-safe; returns c */
 CFX_API void cfx_callable_release(cfx_callable *c);         /* NULL-safe */
 CFX_API const char *cfx_callable_name(const cfx_callable *c);

@@ -8,6 +8,7 @@
 
 #include "cfx.h"
 #include "hop/torchbind.h"
+#include "tests/hop/expect_text.h"
 #include "tests/test_util.h"
 
 static cfx_tensor *vec(float a, float b)
@@ -317,12 +318,7 @@ Test(torchbind, an_object_that_is_no_input_is_a_get_attr)
         cfx_graph_module *gm = cfx_make_fx((cfx_fnptr)attr_f, "(Tensor x) -> Tensor", &x, 1, &o);
         cfx_torchbind_tracing_set(was);
         cr_assert_not_null(gm, "%s", cfx_error_message());
-        char *g = cfx_graph_to_string(cfx_graph_module_graph(gm));
-        char *c = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
-        cr_expect_str_eq(g, want_graph, "mode %d\n%s", mode, g);
-        cr_expect_str_eq(c, want_code, "mode %d\n%s", mode, c);
-        free(g);
-        free(c);
+        expect_graph_and_code(gm, want_graph, want_code, mode);
         cr_assert_eq(cfx_graph_module_n_object_attrs(gm), 1);
         cr_expect_str_eq(cfx_graph_module_object_attr_name(gm, 0), "_torchbind_obj0");
         cr_expect_eq(cfx_graph_module_get_attr_object(gm, "_torchbind_obj0"), attr_q);

@@ -66,7 +66,7 @@ static void expect_graph(cfx_graph_module *gm, const char *path)
 Test(trace_wrapped, one_opaque_node_then_its_meta_check)
 {
     cfx_scope s = cfx_scope_begin();
-    cfx_object *fn = cfx_function_new("fn_cos", "(Tensor g) -> Tensor", (cfx_fnptr)fn_cos);
+    cfx_object *fn = cfx_callable_object(cfx_callable_new((cfx_fnptr)fn_cos, "fn_cos(Tensor g) -> Tensor"));
     for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
         cfx_graph_module *gm = trace((cfx_fnptr)model, fn, (cfx_tracing_mode)mode);
         char *text = cfx_graph_to_string(cfx_graph_module_graph(gm));
@@ -96,7 +96,7 @@ Test(trace_wrapped, one_opaque_node_then_its_meta_check)
 Test(trace_wrapped, grad_is_args1_when_args0_is_none)
 {
     cfx_scope s = cfx_scope_begin();
-    cfx_object *fn = cfx_function_new("fn_cos", "(Tensor g) -> Tensor", (cfx_fnptr)fn_cos);
+    cfx_object *fn = cfx_callable_object(cfx_callable_new((cfx_fnptr)fn_cos, "fn_cos(Tensor g) -> Tensor"));
     cfx_graph_module *gm = trace((cfx_fnptr)model_none_first, fn, CFX_TRACE_FAKE);
     bool changed;
     cr_assert_eq(cfx_pipeline_run_text("strip-asserts", gm, NULL, &changed), CFX_OK);
@@ -108,9 +108,9 @@ Test(trace_wrapped, grad_is_args1_when_args0_is_none)
 
 Test(trace_wrapped, the_interpreter_checks_fns_contract)
 {
-    cfx_object *good = cfx_function_new("fn_cos", "(Tensor g) -> Tensor", (cfx_fnptr)fn_cos);
-    cfx_object *shape = cfx_function_new("fn_bad_shape", "(Tensor g) -> Tensor", (cfx_fnptr)fn_bad_shape);
-    cfx_object *stride = cfx_function_new("fn_bad_stride", "(Tensor g) -> Tensor", (cfx_fnptr)fn_bad_stride);
+    cfx_object *good = cfx_callable_object(cfx_callable_new((cfx_fnptr)fn_cos, "fn_cos(Tensor g) -> Tensor"));
+    cfx_object *shape = cfx_callable_object(cfx_callable_new((cfx_fnptr)fn_bad_shape, "fn_bad_shape(Tensor g) -> Tensor"));
+    cfx_object *stride = cfx_callable_object(cfx_callable_new((cfx_fnptr)fn_bad_stride, "fn_bad_stride(Tensor g) -> Tensor"));
     cfx_scope s = cfx_scope_begin();
     cfx_value x = cfx_tensor_value(ones23()), out;
     cfx_make_fx_options o = {CFX_TRACE_FAKE, NULL, NULL, false};
@@ -163,7 +163,7 @@ Test(trace_wrapped, dtype_mismatch_from_assert_meta)
 Test(trace_wrapped, rules_per_mode)
 {
     cfx_scope s = cfx_scope_begin();
-    cfx_object *fn = cfx_function_new("fn_cos", "(Tensor g) -> Tensor", (cfx_fnptr)fn_cos);
+    cfx_object *fn = cfx_callable_object(cfx_callable_new((cfx_fnptr)fn_cos, "fn_cos(Tensor g) -> Tensor"));
     cfx_value x = cfx_tensor_value(ones23()), out;
     /* no mode: fn(*args) */
     cr_assert_eq(cfx_trace_wrapped(&x, 1, fn, &out), CFX_OK, "%s", cfx_error_message());
@@ -193,7 +193,7 @@ Test(trace_wrapped, rules_per_mode)
 Test(trace_wrapped, inline_pass_keeps_or_drops_the_checks)
 {
     cfx_scope s = cfx_scope_begin();
-    cfx_object *fn = cfx_function_new("fn_cos", "(Tensor g) -> Tensor", (cfx_fnptr)fn_cos);
+    cfx_object *fn = cfx_callable_object(cfx_callable_new((cfx_fnptr)fn_cos, "fn_cos(Tensor g) -> Tensor"));
     cfx_graph_module *gm = trace((cfx_fnptr)model, fn, CFX_TRACE_FAKE);
     bool changed;
     cr_assert_eq(cfx_pipeline_run_text("inline-trace-wrapped", gm, NULL, &changed), CFX_OK, "%s", cfx_error_message());
@@ -216,7 +216,7 @@ Test(trace_wrapped, inline_pass_keeps_or_drops_the_checks)
 
     /* a closure cannot be traced */
     double k = 1;
-    cfx_object *c = cfx_function_closure_new("clo", "(Tensor g) -> Tensor", (cfx_fnptr)fn_cos, &k, NULL);
+    cfx_object *c = cfx_callable_object(cfx_callable_closure_new((cfx_fnptr)fn_cos, "clo(Tensor g) -> Tensor", &k, NULL));
     gm = trace((cfx_fnptr)model, c, CFX_TRACE_FAKE);
     cr_assert_neq(cfx_pipeline_run_text("inline-trace-wrapped", gm, NULL, &changed), CFX_OK);
     cr_assert(strstr(cfx_error_message(), "is a closure"), "%s", cfx_error_message());

@@ -176,6 +176,46 @@ Test(callables, plain_call_binds_as_inspect_does)
     cr_expect(strstr(cfx_error_message(), "<--- HERE"), "%s", cfx_error_message());
 }
 
+/* ---- closure -------------------------------------------------------------------------------- */
+
+static cfx_tensor *scale_closure(void *env, cfx_tensor *x, double s) { return cfx_mul(x, cfx_num(*(double *)env * s)); }
+
+static int n_freed;
+static void count_free(void *env) { (void)env, n_freed++; }
+
+/* A closure gets its env first, binds like a plain function (defaults, keywords), is traced
+ * as one (its operators recorded where it is called), frees env once, and is not a plain
+ * function (cfx_callable_plain_fn). */
+Test(callables, closure_gets_its_env_first)
+{
+    static double k = 3.0;
+    n_freed = 0;
+    cfx_callable *c = cfx_callable_closure_new((cfx_fnptr)scale_closure, "scale(Tensor x, float s=2.0) -> Tensor",
+                                               &k, count_free);
+    cr_assert_not_null(c, "%s", cfx_error_message());
+    cr_expect_null(cfx_callable_plain_fn(c));
+    cr_expect_eq(cfx_callable_plain_fn(G), (cfx_fnptr)g_fn);
+    cfx_scope s = cfx_scope_begin();
+    cfx_value x = cfx_tensor_value(filled(1.0f)), out;
+    cr_assert_eq(cfx_callable_call(c, &x, 1, NULL, 0, &out), CFX_OK, "%s", cfx_error_message());
+    cr_expect_float_eq(cfx_tensor_get_double(out.u.t, 0), 6.0, 1e-9, "x * k * s, s defaulted");
+    cfx_kwarg kw = {"s", cfx_double(0.5)};
+    cr_assert_eq(cfx_callable_call(c, &x, 1, &kw, 1, &out), CFX_OK, "%s", cfx_error_message());
+    cr_expect_float_eq(cfx_tensor_get_double(out.u.t, 0), 1.5, 1e-9);
+    cr_expect_lt(cfx_callable_call(c, NULL, 0, NULL, 0, &out), 0);
+    cr_expect_str_eq(cfx_error_message(), "scale(): missing a required argument: 'x'");
+    cfx_error_clear();
+    cfx_scope_end(s);
+    cfx_callable_retain(c);
+    cfx_callable_release(c);
+    cr_expect_eq(n_freed, 0, "env lives while a reference does");
+    cfx_callable_release(c);
+    cr_expect_eq(n_freed, 1);
+    cr_expect_null(cfx_callable_closure_new(NULL, "f(Tensor x) -> Tensor", NULL, NULL));
+    cr_expect_str_eq(cfx_error_message(), "cfx_callable_closure_new: NULL function");
+    cfx_error_clear();
+}
+
 /* ---- constant ------------------------------------------------------------------------------- */
 
 Test(callables, constant_function_result_is_a_get_attr)
