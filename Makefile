@@ -178,6 +178,16 @@ asan: deps
 	    CFX_BIN=build-asan/cfx build-asan/cfx-tests --jobs 2 $(TEST_ARGS) > build-asan/tests.log 2>&1; \
 	    rc=$$?; cat build-asan/tests.log; sh scripts/check-leaks.sh build-asan/tests.log && exit $$rc
 
+# Failure injection (tests/tools/test_failalloc.c): every allocation of a full workload (each
+# built-in model traced, dumped to JSON, loaded, run through dce,cse,fold,topo-sort) failed in
+# turn, under ASan+UBSan; `make test` runs a sample of them.
+.PHONY: failalloc
+failalloc: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(ASAN_OPT)" build-asan/cfx-tests \
+	    LIBS="$(LIBS) -fsanitize=address,undefined"
+	CFX_FAILALLOC_STRIDE=1 CFX_TEST_TIMEOUT=7200 UBSAN_OPTIONS=print_stacktrace=1 \
+	    build-asan/cfx-tests --jobs 2 --filter 'failalloc/*'
+
 # The threaded workload under ThreadSanitizer: tests/tools/threads_zoo.c (8 threads tracing the
 # zoo, custom-op registration, JSON) run by a plain program, tools/tsan/main.c, since
 # Criterion's BoxFort arena cannot start under TSan (Criterion issue #274). Built into

@@ -85,7 +85,7 @@ int cfx_graph_module_to_python(const cfx_graph_module *gm, const char *weights_f
                           "cannot generate Python for node '%s': a %s node needs the Python objects of the "
                           "module that was traced, which a cfx graph does not have",
                           name ? name : "?", cfx_node_op_name(op));
-            free(name);
+            cfx_free(name);
             return CFX_ERR;
         }
     }
@@ -181,6 +181,6 @@ int cfx_graph_module_to_python(const cfx_graph_module *gm, const char *weights_f
         }
         p += len + (nl ? 1 : 0);
     }
-    free(code);
+    cfx_free(code);
     return b->oom ? cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory generating Python") : CFX_OK;
 }

@@ -185,14 +185,14 @@ int cfx_argument_type_error(const cfx_schema *s, const char *qualname, int i, cf
     }
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, qualname, msg ? msg : "argument of the wrong type");
-    free(msg);
+    cfx_free(msg);
     return CFX_ERR;
 }
 
 void cfx_box_scratch_free(cfx_box_scratch *sc)
 {
     for (int i = 0; i < sc->n_heap; i++)
-        free(sc->heap[i]);
+        cfx_free(sc->heap[i]);
     sc->n_heap = 0;
 }
 
@@ -203,7 +203,7 @@ static int64_t *take_ints(cfx_box_scratch *sc, int64_t n)
         sc->n_ints += (int)n;
         return p;
     }
-    int64_t *p = malloc((size_t)n * sizeof *p);
+    int64_t *p = cfx_malloc((size_t)n * sizeof *p);
     if (p)
         sc->heap[sc->n_heap++] = p;
     return p;
@@ -216,7 +216,7 @@ static cfx_tensor **take_tensors(cfx_box_scratch *sc, int64_t n)
         sc->n_tensors += (int)n;
         return p;
     }
-    cfx_tensor **p = malloc((size_t)n * sizeof *p);
+    cfx_tensor **p = cfx_malloc((size_t)n * sizeof *p);
     if (p)
         sc->heap[sc->n_heap++] = p;
     return p;

@@ -98,7 +98,7 @@ static int unsupported(const cfx_schema *s, const char *qualname, const char *wh
     cfx_schema_print(s, &b);
     char *msg = cfx_buf_take(&b);
     int rc = cfx_error_set_text(CFX_ERR, qualname, msg ? msg : "unsupported schema type");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -236,7 +236,7 @@ char *cfx_adapter_inferred_schema(const cfx_schema *s)
     cfx_schema_print_name(s, &b);
     char *q = cfx_buf_take(&b);
     int rc = q ? cfx_box_check_schema(s, q) : CFX_ERR_NOMEM;
-    free(q);
+    cfx_free(q);
     if (rc != CFX_OK)
         return NULL;
     cfx_buf_init(&b);

@@ -115,17 +115,17 @@ static cfx_adapter *adapter_new(const cfx_schema *s, cfx_fnptr fn, bool lead)
         return NULL;
     }
     if (cfx_box_check_schema(s, q) != CFX_OK) {
-        free(q);
+        cfx_free(q);
         return NULL;
     }
-    cfx_adapter *a = calloc(1, sizeof *a + qlen + 1);
+    cfx_adapter *a = cfx_calloc(1, sizeof *a + qlen + 1);
     if (!a) {
         cfx_error_set(CFX_ERR_NOMEM, q, "out of memory");
-        free(q);
+        cfx_free(q);
         return NULL;
     }
     memcpy(a->qualname, q, qlen + 1);
-    free(q);
+    cfx_free(q);
     a->fn = fn;
     a->schema = s;
     a->n_args = s->n_args;
@@ -153,7 +153,7 @@ static cfx_adapter *adapter_new(const cfx_schema *s, cfx_fnptr fn, bool lead)
         a->ret_struct.elements = a->ret_elems;
         if (ffi_get_struct_offsets(FFI_DEFAULT_ABI, &a->ret_struct, offsets) != FFI_OK) {
             cfx_error_set(CFX_ERR, a->qualname, "libffi rejected the return struct of %s", a->qualname);
-            free(a);
+            cfx_free(a);
             return NULL;
         }
         for (int i = 0; i < s->n_returns; i++)
@@ -163,12 +163,12 @@ static cfx_adapter *adapter_new(const cfx_schema *s, cfx_fnptr fn, bool lead)
     if (rtype->size > RET_BYTES) {
         cfx_error_set(CFX_ERR, a->qualname, "the returns of %s take %zu bytes; at most %d are supported",
                       a->qualname, rtype->size, RET_BYTES);
-        free(a);
+        cfx_free(a);
         return NULL;
     }
     if (ffi_prep_cif(&a->cif, FFI_DEFAULT_ABI, (unsigned)(s->n_args + lead), rtype, a->arg_types) != FFI_OK) {
         cfx_error_set(CFX_ERR, a->qualname, "libffi could not prepare a call interface for %s", a->qualname);
-        free(a);
+        cfx_free(a);
         return NULL;
     }
     return a;
@@ -177,7 +177,7 @@ static cfx_adapter *adapter_new(const cfx_schema *s, cfx_fnptr fn, bool lead)
 cfx_adapter *cfx_adapter_new(const cfx_schema *s, cfx_fnptr fn) { return adapter_new(s, fn, false); }
 cfx_adapter *cfx_adapter_new_lead(const cfx_schema *s, cfx_fnptr fn) { return adapter_new(s, fn, true); }
 
-void cfx_adapter_free(cfx_adapter *a) { free(a); }
+void cfx_adapter_free(cfx_adapter *a) { cfx_free(a); }
 
 static int adapter_call(cfx_adapter *a, void *lead, cfx_value *stack)
 {

@@ -14,7 +14,7 @@ void cfx_buf_init(cfx_buf *b) { memset(b, 0, sizeof *b); }
 
 void cfx_buf_free(cfx_buf *b)
 {
-    free(b->data);
+    cfx_free(b->data);
     memset(b, 0, sizeof *b);
 }
 
@@ -27,7 +27,7 @@ static bool reserve(cfx_buf *b, size_t extra)
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->len + extra + 1)
         cap *= 2;
-    char *p = realloc(b->data, cap);
+    char *p = cfx_realloc(b->data, cap);
     if (!p) {
         b->oom = true;
         return false;
@@ -73,13 +73,12 @@ void cfx_buf_printf(cfx_buf *b, const char *fmt, ...)
     va_end(ap);
 }
 
-char *cfx_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
 char *cfx_buf_take(cfx_buf *b)
 {
     char *s = NULL;
     if (!b->oom) {
-        s = b->data ? b->data : calloc(1, 1);
+        s = b->data ? b->data : cfx_calloc(1, 1);
         b->data = NULL;
     }
     cfx_buf_free(b);

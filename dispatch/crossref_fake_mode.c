@@ -27,7 +27,7 @@ static int disagree(const cfx_op *op, const cfx_value *args, const char *which, 
     char *text = cfx_buf_take(&b);
     cfx_error_clear();
     int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(op), text ? text : "out of memory");
-    free(text);
+    cfx_free(text);
     return rc;
 }
 
@@ -51,24 +51,24 @@ static int crossref_dispatch(cfx_mode *m, const cfx_op *op, cfx_keyset ks, cfx_v
     if (rc != CFX_OK && fake_rc == CFX_OK) {
         char *msg = cfx_strdup(cfx_error_message() ? cfx_error_message() : "");
         rc = disagree(op, fake_args, "real", msg);
-        free(msg);
+        cfx_free(msg);
     } else if (rc == CFX_OK && fake_rc != CFX_OK) {
         rc = disagree(op, args, "fake", fake_msg);
     } else if (rc == CFX_OK) {
         rc = cfx_fake_check_compare(op, fake_args, f_r, stack, CFX_CALL_NAME_QUALIFIED);
     }
-    free(fake_msg);
+    cfx_free(fake_msg);
     cfx_fake_mode_free(fm);
     return rc;
 }
 
-static void crossref_destroy(cfx_mode *m) { free(m); }
+static void crossref_destroy(cfx_mode *m) { cfx_free(m); }
 
 static const cfx_mode_vtable crossref_vt = {"CrossRefFakeMode", crossref_dispatch, crossref_destroy};
 
 cfx_mode *cfx_crossref_fake_mode_new(void)
 {
-    crossref_mode *m = calloc(1, sizeof *m);
+    crossref_mode *m = cfx_calloc(1, sizeof *m);
     if (!m) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;

@@ -112,7 +112,7 @@ static bool grow(void)
     size_t cap = n_slots ? n_slots * 2 : 256;
     while (n_live * 2 >= cap)
         cap *= 2;
-    cfx_op **ns = calloc(cap, sizeof *ns);
+    cfx_op **ns = cfx_calloc(cap, sizeof *ns);
     if (!ns)
         return false;
     cfx_op **old = slots;
@@ -125,7 +125,7 @@ static bool grow(void)
             bool f;
             slots[probe(old[i]->qualified_name, &f)] = old[i];
         }
-    free(old);
+    cfx_free(old);
     return true;
 }
 
@@ -265,17 +265,17 @@ int cfx_registry_claim_namespace(const char *ns, const char *debug)
                 "explicitly indicate this.  Previous registration of TORCH_LIBRARY was %s; latest registration "
                 "was %s",
                 ns, c->debug, debug);
-    ns_claim *c = calloc(1, sizeof *c);
+    ns_claim *c = cfx_calloc(1, sizeof *c);
     if (c) {
-        c->ns = strdup(ns);
-        c->debug = strdup(debug);
+        c->ns = cfx_strdup(ns);
+        c->debug = cfx_strdup(debug);
     }
     if (!c || !c->ns || !c->debug) {
         if (c) {
-            free(c->ns);
-            free(c->debug);
+            cfx_free(c->ns);
+            cfx_free(c->debug);
         }
-        free(c);
+        cfx_free(c);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
     c->next = claims;
@@ -289,9 +289,9 @@ void cfx_registry_release_namespace(const char *ns)
         if (strcmp((*p)->ns, ns) == 0) {
             ns_claim *c = *p;
             *p = c->next;
-            free(c->ns);
-            free(c->debug);
-            free(c);
+            cfx_free(c->ns);
+            cfx_free(c->debug);
+            cfx_free(c);
             return;
         }
 }
@@ -318,7 +318,7 @@ int cfx_registry_register_fallback(cfx_dispatch_key key, cfx_boxed_fn fn, void *
                              "Tried to register multiple backend fallbacks for the same dispatch key %s; previous "
                              "registration %s, new registration %s",
                              cfx_key_name(key), f->debug, debug);
-    char *d = strdup(debug);
+    char *d = cfx_strdup(debug);
     if (!d)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     *f = (cfx_kernel){
@@ -341,7 +341,7 @@ void cfx_registry_deregister_fallback(cfx_dispatch_key key)
     fallbacks[idx] = (cfx_kernel){0};
     for (cfx_op *op = first_op; op; op = op->reg_next)
         cfx_opentry_update_fallback(op, key);
-    free(d);
+    cfx_free(d);
 }
 
 /* ---- the call path ------------------------------------------------------------------------- */
@@ -362,7 +362,7 @@ static int call_error(const cfx_op *op, const char *what)
     cfx_schema_print(op->schema, &m);
     char *msg = cfx_buf_take(&m);
     int rc = cfx_error_set_text(CFX_ERR, op->qualified_name, msg ? msg : "bad arguments");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -504,9 +504,9 @@ int cfx_dispatch_missing_kernel_error(const cfx_op *op, cfx_keyset ks)
     char *table = cfx_op_dump_computed_table(op);
     if (table)
         cfx_buf_puts(&b, table);
-    free(table);
+    cfx_free(table);
     char *msg = cfx_buf_take(&b);
     rc = cfx_error_set_text(CFX_ERR_NOTIMPL, name, msg ? msg : "no kernel");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }

@@ -54,7 +54,7 @@ int cfx_register_effectful_op(const char *qualname, cfx_effect_type e)
     int i = find(qualname);
     if (e == CFX_EFFECT_NONE) {
         if (i >= 0) {
-            free(table[i].name);
+            cfx_free(table[i].name);
             table[i] = table[--n_table];
         }
     } else if (i >= 0) {
@@ -62,7 +62,7 @@ int cfx_register_effectful_op(const char *qualname, cfx_effect_type e)
     } else {
         if (n_table == cap_table) {
             int cap = cap_table ? 2 * cap_table : 8;
-            entry *t = realloc(table, (size_t)cap * sizeof *t);
+            entry *t = cfx_realloc(table, (size_t)cap * sizeof *t);
             if (!t)
                 rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             else

@@ -2,6 +2,7 @@
  *
  * Only the first error of a context is kept: later failures are usually consequences of it
  * (a NULL propagating through model code), and the first message is the one that explains. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,30 @@ typedef struct error_state {
 } error_state;
 
 static _Thread_local error_state err;
+
+/* A thread's error text is freed when the thread exits: a key whose value is set while the
+ * thread holds a message runs free_at_exit then (the thread-local itself has no destructor). */
+static pthread_key_t err_key;
+static pthread_once_t err_key_once = PTHREAD_ONCE_INIT;
+static bool err_key_ok;
+
+static void free_at_exit(void *unused)
+{
+    (void)unused;
+    cfx_error_clear();
+}
+
+static void make_err_key(void) { err_key_ok = pthread_key_create(&err_key, free_at_exit) == 0; }
+
+/* Arms the thread's exit destructor (once per thread: the key's value stays set until exit). */
+static void arm_exit_free(void)
+{
+    static _Thread_local bool armed;
+    if (armed)
+        return;
+    pthread_once(&err_key_once, make_err_key);
+    armed = err_key_ok && pthread_setspecific(err_key, &err) == 0;
+}
 _Thread_local const cfx_site *cfx_current_site_tls; /* error_internal.h */
 
 bool cfx_error_occurred(void) { return err.status != CFX_OK; }
@@ -37,6 +62,7 @@ int cfx_error_set_text(cfx_status status, const char *op, const char *text)
     if (err.status != CFX_OK)
         return status;
     err.status = status;
+    arm_exit_free();
     err.message = cfx_strdup(text ? text : "unknown error");
     err.op = cfx_strdup(op);
     if (cfx_current_site_tls) {
@@ -59,20 +85,24 @@ int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
     va_end(ap);
     char *msg = cfx_buf_take(&b);
     int rc = cfx_error_set_text(status, op, msg ? msg : "out of memory while formatting an error");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
-const char *cfx_error_message(void) { return err.message; }
+/* A message that could not be copied (out of memory) still reads as one. */
+const char *cfx_error_message(void)
+{
+    return err.message || err.status == CFX_OK ? err.message : "out of memory";
+}
 const char *cfx_error_op(void) { return err.op; }
 cfx_site cfx_error_site(void) { return err.site; }
 
 void cfx_error_clear(void)
 {
-    free(err.message);
-    free(err.op);
-    free(err.site_file);
-    free(err.site_func);
+    cfx_free(err.message);
+    cfx_free(err.op);
+    cfx_free(err.site_file);
+    cfx_free(err.site_func);
     memset(&err, 0, sizeof err);
     }
 
@@ -100,5 +130,5 @@ void cfx_warn(const char *fmt, ...)
         warn_fn(msg, warn_ctx);
     else
         fprintf(stderr, "Warning: %s\n", msg);
-    free(msg);
+    cfx_free(msg);
 }

@@ -27,17 +27,17 @@
 static void fake_destroy(cfx_mode *self)
 {
     cfx_fake_mode *m = (cfx_fake_mode *)self;
-    free(m->memo);
-    free(m->smemo);
-    free(m->enters);
-    free(m);
+    cfx_free(m->memo);
+    cfx_free(m->smemo);
+    cfx_free(m->enters);
+    cfx_free(m);
 }
 
 static const cfx_mode_vtable fake_vtable = {"FakeTensorMode", cfx_fake_dispatch, fake_destroy};
 
 cfx_fake_mode *cfx_fake_mode_new(const cfx_fake_mode_options *opts)
 {
-    cfx_fake_mode *m = calloc(1, sizeof *m);
+    cfx_fake_mode *m = cfx_calloc(1, sizeof *m);
     if (!m) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -90,7 +90,7 @@ int cfx_fake_mode_enter(cfx_fake_mode *m)
         return CFX_ERR;
     if (m->n_enters == m->cap_enters) {
         int cap = m->cap_enters ? 2 * m->cap_enters : 4;
-        fake_enter_entry *e = realloc(m->enters, (size_t)cap * sizeof *e);
+        fake_enter_entry *e = cfx_realloc(m->enters, (size_t)cap * sizeof *e);
         if (!e)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         m->enters = e;
@@ -138,7 +138,7 @@ static cfx_tensor *own(cfx_tensor *t) { return t && cfx_scope_depth() > 0 ? cfx_
 static int grow(void **arr, int *cap, size_t elem)
 {
     int nc = *cap ? 2 * *cap : 8;
-    void *p = realloc(*arr, (size_t)nc * elem);
+    void *p = cfx_realloc(*arr, (size_t)nc * elem);
     if (!p)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     *arr = p;

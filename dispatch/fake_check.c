@@ -231,10 +231,10 @@ int cfx_fake_check_compare(const cfx_op *op, const cfx_value *fake_args, const c
         char *msg = cfx_buf_take(&b);
         if (bad) {
             int rc = cfx_error_set(CFX_ERR, s->name, "%s", msg ? msg : "out of memory");
-            free(msg);
+            cfx_free(msg);
             return rc;
         }
-        free(msg);
+        cfx_free(msg);
     }
     return CFX_OK;
 }

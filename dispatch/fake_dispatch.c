@@ -82,7 +82,7 @@ static int op_exception(const cfx_op *op)
     cfx_fake_put_op_name(op, &b);
     char *msg = cfx_buf_take(&b);
     int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(op), msg ? msg : "fake tensor error");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -135,10 +135,10 @@ static void swap_free(swap_state *w)
     if (!w->n_lists && !w->owned)
         return;
     for (int i = 0; i < w->n_lists; i++)
-        free(w->lists[i]);
+        cfx_free(w->lists[i]);
     for (int i = 0; i < w->n_owned; i++)
         cfx_tensor_release(w->owned[i]);
-    free(w->owned);
+    cfx_free(w->owned);
 }
 
 /* Keeps a reference to t, made by a constructor (scope-owned or ours), until swap_free. */
@@ -148,7 +148,7 @@ static int keep(swap_state *w, cfx_tensor *t)
         cfx_tensor_retain(t);
     if (w->n_owned == w->cap_owned) {
         int cap = w->cap_owned ? 2 * w->cap_owned : 8;
-        cfx_tensor **o = realloc(w->owned, (size_t)cap * sizeof *o);
+        cfx_tensor **o = cfx_realloc(w->owned, (size_t)cap * sizeof *o);
         if (!o) {
             cfx_tensor_release(t);
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -180,7 +180,7 @@ static int map_tensor_args(const cfx_schema *s, cfx_value *stack, swap_state *w,
                 continue;
             if (w->n_lists == COUNT(w->lists))
                 return cfx_error_set(CFX_ERR, NULL, "fake tensor mode: too many tensor-list arguments");
-            cfx_value *copy = malloc(v->len * sizeof *copy);
+            cfx_value *copy = cfx_malloc(v->len * sizeof *copy);
             if (!copy)
                 return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             memcpy(copy, v->u.items, v->len * sizeof *copy);
@@ -226,7 +226,7 @@ static int validate_one(void *vctx, cfx_tensor *t)
     cfx_fake_render_call(c->op, c->stack, &b);
     char *msg = cfx_buf_take(&b);
     int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(c->op), msg ? msg : "non-fake tensor input");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -314,7 +314,7 @@ static char *common_device(const cfx_op *op, const device_ctx *dc, cfx_device *o
         cfx_fake_put_op_name(op, &b);
     }
     char *msg = cfx_buf_take(&b);
-    return msg ? msg : strdup("fake tensor device error");
+    return msg ? msg : cfx_strdup("fake tensor device error");
 }
 
 /* ------------------------------------------------------------------ output wrapping */
@@ -333,7 +333,7 @@ static int wrap_output(cfx_fake_mode *m, const cfx_op *op, cfx_value *v, cfx_dev
             cfx_fake_put_device(dev, &b);
             char *msg = cfx_buf_take(&b);
             int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(op), msg ? msg : "wrong device");
-            free(msg);
+            cfx_free(msg);
             return rc;
         }
         return CFX_OK;
@@ -432,10 +432,10 @@ static cfx_tensor *to_real(void *vctx, cfx_tensor *t)
             return c->reals[i];
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 8;
-        cfx_tensor **f = realloc(c->fakes, (size_t)cap * sizeof *f);
+        cfx_tensor **f = cfx_realloc(c->fakes, (size_t)cap * sizeof *f);
         if (f)
             c->fakes = f;
-        cfx_tensor **r = f ? realloc(c->reals, (size_t)cap * sizeof *r) : NULL;
+        cfx_tensor **r = f ? cfx_realloc(c->reals, (size_t)cap * sizeof *r) : NULL;
         if (r)
             c->reals = r;
         if (!f || !r) {
@@ -501,8 +501,8 @@ static int run_fallback_kernel(cfx_fake_mode *m, const cfx_op *op, cfx_value *st
             cfx_tensor_release(e);
         v->u.t = f;
     }
-    free(c.fakes);
-    free(c.reals);
+    cfx_free(c.fakes);
+    cfx_free(c.reals);
     swap_free(&w);
     return rc;
 }
@@ -670,7 +670,7 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
         if (rc != CFX_OK && sv.all_inputs_known)
             drop_fresh_results(stack, s->n_returns, sv.inputs, sv.n_inputs);
     }
-    free(dev_err);
+    cfx_free(dev_err);
     return rc;
 }
 

@@ -38,14 +38,14 @@ static void functional_destroy(cfx_mode *m)
     cfx_functional_mode *fm = (cfx_functional_mode *)m;
     for (int i = 0; i < CFX_EFFECT_NUM_TYPES; i++)
         cfx_tensor_release(fm->tokens[i]);
-    free(m);
+    cfx_free(m);
 }
 
 static const cfx_mode_vtable functional_vt = {"FunctionalTensorMode", functional_dispatch, functional_destroy};
 
 cfx_functional_mode *cfx_functional_mode_new(void)
 {
-    cfx_functional_mode *m = calloc(1, sizeof *m);
+    cfx_functional_mode *m = cfx_calloc(1, sizeof *m);
     if (!m) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;

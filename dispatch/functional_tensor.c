@@ -64,7 +64,7 @@ static void release_views(cfx_fview **views, int n)
 {
     for (int i = 0; i < n; i++)
         cfx_fview_release(views[i]);
-    free(views);
+    cfx_free(views);
 }
 
 static void storage_release(fstorage *s)
@@ -75,9 +75,9 @@ static void storage_release(fstorage *s)
         cfx_tensor_release(s->updates[i].new_val);
         release_views(s->updates[i].views, s->updates[i].n_views);
     }
-    free(s->updates);
+    cfx_free(s->updates);
     cfx_tensor_release(s->base);
-    free(s);
+    cfx_free(s);
 }
 
 static void free_state(void *p)
@@ -86,7 +86,7 @@ static void free_state(void *p)
     cfx_tensor_release(w->value);
     storage_release(w->storage);
     release_views(w->views, w->n_views);
-    free(w);
+    cfx_free(w);
 }
 
 void cfx_functional_skip_begin(cfx_key_guard *g)
@@ -122,11 +122,11 @@ cfx_tensor *cfx_functional_wrap(cfx_tensor *value)
         cfx_error_set(CFX_ERR, NULL, "to_functional_tensor: the tensor is already functional");
         return NULL;
     }
-    fwrapper *w = calloc(1, sizeof *w);
-    fstorage *s = calloc(1, sizeof *s);
+    fwrapper *w = cfx_calloc(1, sizeof *w);
+    fstorage *s = cfx_calloc(1, sizeof *s);
     if (!w || !s) {
-        free(w);
-        free(s);
+        cfx_free(w);
+        cfx_free(s);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -140,11 +140,11 @@ cfx_tensor *cfx_functional_wrap(cfx_tensor *value)
 cfx_tensor *cfx_functional_wrap_view(cfx_tensor *view_value, cfx_tensor *base, cfx_fview *v)
 {
     fwrapper *b = state_of(base);
-    fwrapper *w = calloc(1, sizeof *w);
-    cfx_fview **views = malloc((size_t)(b->n_views + 1) * sizeof *views);
+    fwrapper *w = cfx_calloc(1, sizeof *w);
+    cfx_fview **views = cfx_malloc((size_t)(b->n_views + 1) * sizeof *views);
     if (!w || !views) {
-        free(w);
-        free(views);
+        cfx_free(w);
+        cfx_free(views);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -201,7 +201,7 @@ static cfx_tensor *apply_update(const fupdate *u, cfx_tensor *base)
     if (u->n_views == 0)
         return u->new_val;
     cfx_tensor *small[8];
-    cfx_tensor **levels = u->n_views <= 8 ? small : malloc((size_t)u->n_views * sizeof *levels);
+    cfx_tensor **levels = u->n_views <= 8 ? small : cfx_malloc((size_t)u->n_views * sizeof *levels);
     if (!levels) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -214,7 +214,7 @@ static cfx_tensor *apply_update(const fupdate *u, cfx_tensor *base)
     for (int i = u->n_views - 1; i >= 0 && t; i--)
         t = cfx_fview_inverse(u->views[i], levels[i], t);
     if (levels != small)
-        free(levels);
+        cfx_free(levels);
     return t;
 }
 
@@ -270,13 +270,13 @@ static int add_update(fstorage *s, cfx_tensor *v, cfx_fview **views, int n_views
 {
     if (s->n_updates == s->cap_updates) {
         int cap = s->cap_updates ? 2 * s->cap_updates : 4;
-        fupdate *u = realloc(s->updates, (size_t)cap * sizeof *u);
+        fupdate *u = cfx_realloc(s->updates, (size_t)cap * sizeof *u);
         if (!u)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         s->updates = u;
         s->cap_updates = cap;
     }
-    cfx_fview **copy = n_views ? malloc((size_t)n_views * sizeof *copy) : NULL;
+    cfx_fview **copy = n_views ? cfx_malloc((size_t)n_views * sizeof *copy) : NULL;
     if (n_views && !copy)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (int i = 0; i < n_views; i++) {

@@ -28,9 +28,9 @@ static void free_value(cfx_value *v)
         cfx_value *items = (cfx_value *)v->u.items;
         for (uint32_t i = 0; i < v->len; i++)
             free_value(&items[i]);
-        free(items);
+        cfx_free(items);
     } else if (v->kind == CFX_V_STRING) {
-        free((char *)v->u.s);
+        cfx_free((char *)v->u.s);
     } else if (v->kind == CFX_V_TENSOR) {
         cfx_tensor_release(v->u.t);
     }
@@ -43,7 +43,7 @@ static int copy_value(cfx_value in, cfx_value *out)
 {
     *out = in;
     if (in.kind == CFX_V_LIST || in.kind == CFX_V_TUPLE) {
-        cfx_value *items = calloc(in.len ? in.len : 1, sizeof *items);
+        cfx_value *items = cfx_calloc(in.len ? in.len : 1, sizeof *items);
         if (!items)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         out->u.items = items;
@@ -64,11 +64,11 @@ static int copy_value(cfx_value in, cfx_value *out)
 
 cfx_fview *cfx_fview_new(const cfx_op *op, const cfx_value *stack, int n)
 {
-    cfx_fview *v = calloc(1, sizeof *v);
-    cfx_value *args = calloc((size_t)(n > 0 ? n : 1), sizeof *args);
+    cfx_fview *v = cfx_calloc(1, sizeof *v);
+    cfx_value *args = cfx_calloc((size_t)(n > 0 ? n : 1), sizeof *args);
     if (!v || !args) {
-        free(v);
-        free(args);
+        cfx_free(v);
+        cfx_free(args);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -92,8 +92,8 @@ void cfx_fview_release(cfx_fview *v)
         return;
     for (int i = 1; i < v->n_args; i++)
         free_value(&v->args[i]);
-    free(v->args);
-    free(v);
+    cfx_free(v->args);
+    cfx_free(v);
 }
 
 /* Calls the op named `name` on stack[0..n) and returns its first result. */

@@ -56,7 +56,7 @@ static int lib_error(const cfx_library *lib, const char *head)
                    lib->file, lib->line);
     char *msg = cfx_buf_take(&b);
     int rc = cfx_error_set_text(CFX_ERR, NULL, msg ? msg : head);
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -72,7 +72,7 @@ static bool push_reg(cfx_library *lib, reg r)
 {
     if (lib->n_regs == lib->cap_regs) {
         int cap = lib->cap_regs ? lib->cap_regs * 2 : 8;
-        reg *p = realloc(lib->regs, (size_t)cap * sizeof *p);
+        reg *p = cfx_realloc(lib->regs, (size_t)cap * sizeof *p);
         if (!p)
             return false;
         lib->regs = p;
@@ -115,10 +115,10 @@ static bool valid_block_key(cfx_dispatch_key k)
 
 static void lib_destroy(cfx_library *lib)
 {
-    free(lib->ns);
-    free(lib->file);
-    free(lib->regs);
-    free(lib);
+    cfx_free(lib->ns);
+    cfx_free(lib->file);
+    cfx_free(lib->regs);
+    cfx_free(lib);
 }
 
 cfx_library *cfx_library_new(cfx_library_kind kind, const char *ns, cfx_dispatch_key key, const char *file, int line)
@@ -136,9 +136,9 @@ cfx_library *cfx_library_new(cfx_library_kind kind, const char *ns, cfx_dispatch
         cfx_error_set(CFX_ERR, NULL, "could not parse dispatch key: %d", (int)key);
         return NULL;
     }
-    cfx_library *lib = calloc(1, sizeof *lib);
-    if (!lib || !(lib->file = strdup(file ? file : "(unknown)")) ||
-        (strcmp(ns, "_") != 0 && !(lib->ns = strdup(ns)))) {
+    cfx_library *lib = cfx_calloc(1, sizeof *lib);
+    if (!lib || !(lib->file = cfx_strdup(file ? file : "(unknown)")) ||
+        (strcmp(ns, "_") != 0 && !(lib->ns = cfx_strdup(ns)))) {
         if (lib)
             lib_destroy(lib);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -180,7 +180,7 @@ cfx_library *cfx_library_new(cfx_library_kind kind, const char *ns, cfx_dispatch
             rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         }
         cfx_registry_unlock();
-        free(debug);
+        cfx_free(debug);
         if (rc != CFX_OK) {
             lib_destroy(lib);
             return NULL;
@@ -204,7 +204,7 @@ void cfx_library_free(cfx_library *lib)
 static char *namespace_of(const char *name)
 {
     const char *sep = strstr(name, "::");
-    return sep ? strndup(name, (size_t)(sep - name)) : NULL;
+    return sep ? cfx_strndup(name, (size_t)(sep - name)) : NULL;
 }
 
 int cfx_library_def_at(cfx_library *lib, const char *schema_text, int alias_analysis, const char *file, int line)
@@ -226,7 +226,7 @@ int cfx_library_def_tagged_at(cfx_library *lib, const char *schema_text, int ali
     cfx_schema *s = cfx_schema_parse_ex(schema_text, CFX_SCHEMA_NO_TYPEVARS, &perr);
     if (!s) {
         int rc = cfx_error_set_text(CFX_ERR_PARSE, NULL, perr ? perr : "could not parse the schema");
-        free(perr);
+        cfx_free(perr);
         return rc;
     }
     cfx_buf b;
@@ -240,7 +240,7 @@ int cfx_library_def_tagged_at(cfx_library *lib, const char *schema_text, int ali
                        kind_name(lib->kind));
         char *head = cfx_buf_take(&b);
         rc = lib_error(lib, head ? head : "def(): ");
-        free(head);
+        cfx_free(head);
         cfx_schema_free(s);
         return rc;
     }
@@ -253,8 +253,8 @@ int cfx_library_def_tagged_at(cfx_library *lib, const char *schema_text, int ali
                        ns, kind_name(lib->kind), lib->ns);
         char *head = cfx_buf_take(&b);
         rc = lib_error(lib, head ? head : "def(): ");
-        free(head);
-        free(ns);
+        cfx_free(head);
+        cfx_free(ns);
         cfx_schema_free(s);
         return rc;
     }
@@ -262,20 +262,20 @@ int cfx_library_def_tagged_at(cfx_library *lib, const char *schema_text, int ali
         cfx_buf_printf(&b, "%s::%s", lib->ns, s->name);
         char *full = cfx_buf_take(&b);
         cfx_schema *named = full ? cfx_schema_with_name(s, full) : NULL;
-        free(full);
+        cfx_free(full);
         cfx_schema_free(s);
         if (!named)
             return cfx_error_occurred() ? cfx_error_status() : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         s = named;
     }
-    free(ns);
+    cfx_free(ns);
     cfx_buf_init(&b);
     cfx_schema_print_name(s, &b);
     char *opname = cfx_buf_take(&b);
     char *debug = debug_string(file, line);
     if (!opname || !debug) {
-        free(opname);
-        free(debug);
+        cfx_free(opname);
+        cfx_free(debug);
         cfx_schema_free(s);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
@@ -294,7 +294,7 @@ int cfx_library_def_tagged_at(cfx_library *lib, const char *schema_text, int ali
                        debug, op->schema_debug);
         char *msg = cfx_buf_take(&b);
         rc = cfx_error_set_text(CFX_ERR, opname, msg ? msg : "duplicate def");
-        free(msg);
+        cfx_free(msg);
         cfx_schema_free(s);
     } else if (!push_reg(lib, (reg){.kind = REG_DEF, .op = op})) {
         rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -312,8 +312,8 @@ int cfx_library_def_tagged_at(cfx_library *lib, const char *schema_text, int ali
         }
     }
     cfx_registry_unlock();
-    free(opname);
-    free(debug);
+    cfx_free(opname);
+    cfx_free(debug);
     return rc;
 }
 
@@ -336,7 +336,7 @@ static int impl_common(cfx_library *lib, const char *name, cfx_dispatch_key key,
                  "namespace of enclosing %s block (%.100s).  Move this definition to the %s block corresponding to "
                  "this namespace (and consider deleting the namespace from your schema string.)  ",
                  name, ns, kind_name(lib->kind), lib->ns, kind_name(lib->kind));
-        free(ns);
+        cfx_free(ns);
         return lib_error(lib, head);
     }
     if (!ns && !lib->ns) {
@@ -345,7 +345,7 @@ static int impl_common(cfx_library *lib, const char *name, cfx_dispatch_key key,
                  name);
         return lib_error(lib, head);
     }
-    free(ns);
+    cfx_free(ns);
     if (key != CFX_KEY_Undefined && lib->key != CFX_KEY_Undefined && key != lib->key) {
         snprintf(head, sizeof head,
                  "impl(\"%.100s\", ...): Explicitly provided dispatch key (%s) is inconsistent with the dispatch "
@@ -383,8 +383,8 @@ static int impl_common(cfx_library *lib, const char *name, cfx_dispatch_key key,
             cfx_registry_cleanup(op);
         cfx_registry_unlock();
     }
-    free(opname);
-    free(debug);
+    cfx_free(opname);
+    cfx_free(debug);
     return rc;
 }
 
@@ -462,6 +462,6 @@ int cfx_library_fallback_at(cfx_library *lib, cfx_dispatch_key key, cfx_boxed_fn
             lib->n_regs--;
     }
     cfx_registry_unlock();
-    free(debug);
+    cfx_free(debug);
     return rc;
 }

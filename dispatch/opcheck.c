@@ -189,7 +189,7 @@ static int fail(const call *c, const char *fmt, const char *a, const char *b)
     cfx_buf_printf(&m, fmt, a, b);
     char *text = cfx_buf_take(&m);
     int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(c->op), text ? text : "out of memory");
-    free(text);
+    cfx_free(text);
     return rc;
 }
 
@@ -310,7 +310,7 @@ static int check_typed(const call *c, const cfx_value *boxed_after, const cfx_va
     if (rc != CFX_OK) {
         char *msg = cfx_strdup(cfx_error_message() ? cfx_error_message() : "");
         rc = fail(c, "the typed call %s raised and the boxed call did not: %s", id, msg ? msg : "");
-        free(msg);
+        cfx_free(msg);
         return rc;
     }
     bool values = !cfx_op_has_tag(c->op, CFX_TAG_nondeterministic_seeded);
@@ -390,9 +390,9 @@ static int opcheck_in_scope(const cfx_op *op, const cfx_value *given, int n_give
     if (ran)
         *ran = real_rc == CFX_OK;
     cfx_fake_mode_free(fm);
-    free(fake_msg);
-    free(real_msg);
-    free(c.desc);
+    cfx_free(fake_msg);
+    cfx_free(real_msg);
+    cfx_free(c.desc);
     return rc;
 }
 
@@ -419,12 +419,12 @@ int cfx_opcheck_op(const cfx_op *op, unsigned tests, cfx_opcheck_report *report)
         return cfx_error_occurred() ? cfx_error_status() : cfx_error_set(CFX_ERR, NULL, "opcheck(op, ...): op is NULL");
     enum { CAP = 256 };
     cfx_scope sc = cfx_scope_begin();
-    cfx_opcheck_sample *samples = malloc(CAP * sizeof *samples);
+    cfx_opcheck_sample *samples = cfx_malloc(CAP * sizeof *samples);
     int n = samples ? cfx_opcheck_samples(op, samples, CAP) : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     int rc = n < 0 ? n : CFX_OK;
     const char *skip = cfx_opcheck_skip_reason(op);
     if (n == 0 && skip) {
-        free(samples);
+        cfx_free(samples);
         cfx_scope_end(sc);
         return CFX_OK; /* listed, with its reason */
     }
@@ -454,7 +454,7 @@ int cfx_opcheck_op(const cfx_op *op, unsigned tests, cfx_opcheck_report *report)
         rc = cfx_error_set(CFX_ERR, cfx_op_name(op),
                            "opcheck: none of the %d samples of %s ran for real (each raised on CPU and on fakes)",
                            r.n_samples, cfx_op_name(op));
-    free(samples);
+    cfx_free(samples);
     cfx_scope_end(sc);
     if (report)
         *report = r;

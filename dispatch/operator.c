@@ -87,7 +87,7 @@ static int ambiguous_autogradother_kernel(void *ctx, const cfx_op *op, cfx_keyse
     cfx_buf_puts(&b, "\n\n");
     char *msg = cfx_buf_take(&b);
     int rc = cfx_error_set_text(CFX_ERR, cfx_op_name(op), msg ? msg : "ambiguous AutogradOther kernel");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -309,9 +309,9 @@ uint32_t cfx_op_id(const cfx_op *op) { return op->id; }
 
 cfx_op *cfx_opentry_new(const char *qualified_name)
 {
-    cfx_op *op = calloc(1, sizeof *op);
+    cfx_op *op = cfx_calloc(1, sizeof *op);
     if (!op || !(op->qualified_name = cfx_strdup(qualified_name))) {
-        free(op);
+        cfx_free(op);
         cfx_error_set(CFX_ERR_NOMEM, qualified_name, "out of memory");
         return NULL;
     }
@@ -336,7 +336,7 @@ static void entry_drop_adapter(cfx_kernel_entry *e)
 {
     if (!e->inferred)
         return;
-    free(e->inferred);
+    cfx_free(e->inferred);
     e->inferred = NULL;
     e->kernel.inferred_schema = NULL;
     if (!e->adapter)
@@ -373,8 +373,8 @@ static int entry_build_adapter(cfx_kernel_entry *e, const cfx_schema *s)
 static void entry_free(cfx_kernel_entry *e)
 {
     entry_drop_adapter(e);
-    free(e->debug);
-    free(e);
+    cfx_free(e->debug);
+    cfx_free(e);
 }
 
 void cfx_opentry_free(cfx_op *op)
@@ -390,11 +390,11 @@ void cfx_opentry_free(cfx_op *op)
         }
     }
     cfx_schema_free((cfx_schema *)op->schema);
-    free(op->schema_debug);
-    free(op->arg_steps);
-    free(op->cpp_signature_debug);
-    free(op->qualified_name);
-    free(op);
+    cfx_free(op->schema_debug);
+    cfx_free(op->arg_steps);
+    cfx_free(op->cpp_signature_debug);
+    cfx_free(op->qualified_name);
+    cfx_free(op);
 }
 
 static uint64_t required_tensors(const cfx_schema *s)
@@ -416,7 +416,7 @@ static void set_dispatch_args(cfx_op *op, const cfx_schema *s, cfx_box_step *ste
     op->numbers_as_tensors = s && cfx_allows_numbers_as_tensors(s);
     for (int i = 0; s && i < s->n_args; i++)
         steps[i] = cfx_box_arg_step(&s->args[i]);
-    free(op->arg_steps);
+    cfx_free(op->arg_steps);
     op->arg_steps = steps;
 }
 
@@ -424,10 +424,10 @@ int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debu
                                 bool alias_is_default, cfx_tag_set tags)
 {
     char *d = cfx_strdup(debug);
-    cfx_box_step *steps = malloc(((size_t)schema->n_args + 1) * sizeof *steps);
+    cfx_box_step *steps = cfx_malloc(((size_t)schema->n_args + 1) * sizeof *steps);
     if (!d || !steps) {
-        free(d);
-        free(steps);
+        cfx_free(d);
+        cfx_free(steps);
         cfx_schema_free(schema);
         return cfx_error_set(CFX_ERR_NOMEM, cfx_op_name(op), "out of memory");
     }
@@ -443,8 +443,8 @@ int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debu
                     for (cfx_kernel_entry *f = op->kernels[j]; f; f = f->next)
                         if (f->kernel.unboxed)
                             entry_drop_adapter(f);
-                free(d);
-                free(steps);
+                cfx_free(d);
+                cfx_free(steps);
                 cfx_schema_free(schema);
                 return rc;
             }
@@ -473,7 +473,7 @@ void cfx_opentry_deregister_schema(cfx_op *op)
     if (dropped)
         update_full(op);
     cfx_schema_free((cfx_schema *)op->schema);
-    free(op->schema_debug);
+    cfx_free(op->schema_debug);
     op->schema = NULL;
     op->schema_debug = NULL;
     op->tags = 0;
@@ -506,7 +506,7 @@ static void warn_override(const cfx_op *op, bool has_key, cfx_dispatch_key key, 
     char *msg = cfx_buf_take(&b);
     if (msg)
         cfx_warn("%s", msg);
-    free(msg);
+    cfx_free(msg);
 }
 
 cfx_kernel_entry *cfx_opentry_register_kernel(cfx_op *op, bool has_key, cfx_dispatch_key key,
@@ -514,9 +514,9 @@ cfx_kernel_entry *cfx_opentry_register_kernel(cfx_op *op, bool has_key, cfx_disp
                                               bool fallthrough, const char *debug)
 {
     cfx_dispatch_key slot = has_key ? key : CFX_KEY_CompositeImplicitAutograd;
-    cfx_kernel_entry *e = calloc(1, sizeof *e);
+    cfx_kernel_entry *e = cfx_calloc(1, sizeof *e);
     if (!e || !(e->debug = cfx_strdup(debug))) {
-        free(e);
+        cfx_free(e);
         cfx_error_set(CFX_ERR_NOMEM, cfx_op_name(op), "out of memory");
         return NULL;
     }
@@ -669,7 +669,7 @@ static int invariant_failed(const cfx_op *op, bool with_table)
     }
     char *msg = cfx_buf_take(&b);
     int rc = cfx_error_set_text(CFX_ERR, op->qualified_name, msg ? msg : "invariant violated");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -681,7 +681,7 @@ int cfx_op_check_invariants(const cfx_op *op)
         cfx_schema_print_name(op->schema, &b);
         char *name = cfx_buf_take(&b);
         bool same = name && strcmp(name, op->qualified_name) == 0;
-        free(name);
+        cfx_free(name);
         if (!same || op->dispatch_arg_mask != op->schema->tensor_arg_mask ||
             op->required_tensor_mask != required_tensors(op->schema))
             return invariant_failed(op, false);

@@ -127,7 +127,7 @@ static cfx_value *take_items(cfx_call *c, int64_t n)
         c->n_items += (uint32_t)n;
         return p;
     }
-    cfx_value *p = c->n_heap < CFX_CALL_MAX_HEAP && n <= UINT32_MAX ? malloc((size_t)n * sizeof *p) : NULL;
+    cfx_value *p = c->n_heap < CFX_CALL_MAX_HEAP && n <= UINT32_MAX ? cfx_malloc((size_t)n * sizeof *p) : NULL;
     if (!p) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory boxing a list argument");
         c->failed = true;
@@ -197,7 +197,7 @@ int cfx_call_boxed(cfx_call *c, const cfx_kernel *k, cfx_value *stack)
 void cfx_call_free_heap(cfx_call *c)
 {
     for (uint32_t i = 0; i < c->n_heap; i++)
-        free(c->heap[i]);
+        cfx_free(c->heap[i]);
 }
 
 /* ---- reading returns ---------------------------------------------------------------------- */

@@ -209,7 +209,7 @@ static void set_error(schema_lexer *L, cfx_buf *b)
 {
     char *msg = cfx_buf_take(b);
     if (L->err) {
-        free(msg);
+        cfx_free(msg);
         return;
     }
     L->err = msg ? msg : oom_text;
@@ -219,7 +219,7 @@ char *schema_lexer_take_error(schema_lexer *L)
 {
     char *e = L->err;
     if (e == oom_text)
-        e = strdup(oom_text);
+        e = cfx_strdup(oom_text);
     else
         L->err = NULL;
     return e;
@@ -437,7 +437,7 @@ static void push_token(schema_lexer *L, int kind, size_t start, size_t end)
         L->head = L->n_queue = 0;
     if (L->n_queue == L->cap_queue) {
         size_t cap = L->cap_queue ? 2 * L->cap_queue : 4;
-        schema_token *q = realloc(L->queue, cap * sizeof *q);
+        schema_token *q = cfx_realloc(L->queue, cap * sizeof *q);
         if (!q) {
             schema_error_nomem(L);
             return;
@@ -452,7 +452,7 @@ static bool push_indent(schema_lexer *L, long depth)
 {
     if (L->n_indents == L->cap_indents) {
         size_t cap = L->cap_indents ? 2 * L->cap_indents : 4;
-        long *p = realloc(L->indents, cap * sizeof *p);
+        long *p = cfx_realloc(L->indents, cap * sizeof *p);
         if (!p) {
             schema_error_nomem(L);
             return false;
@@ -539,10 +539,10 @@ void schema_lexer_init(schema_lexer *L, const char *text, size_t len)
 
 void schema_lexer_free(schema_lexer *L)
 {
-    free(L->indents);
-    free(L->queue);
+    cfx_free(L->indents);
+    cfx_free(L->queue);
     if (L->err != oom_text)
-        free(L->err);
+        cfx_free(L->err);
     memset(L, 0, sizeof *L);
 }
 
@@ -594,7 +594,7 @@ schema_token schema_expect(schema_lexer *L, int kind)
             put_kind(&what, kind);
             char *w = cfx_buf_take(&what);
             error_expected(L, w ? w : "?", t.kind, t.start, t.end);
-            free(w);
+            cfx_free(w);
         }
         return failed_token;
     }

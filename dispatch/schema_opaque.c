@@ -35,13 +35,13 @@ int cfx_schema_register_opaque_type(const char *name)
     if (find(name, strlen(name)) == SIZE_MAX) {
         if (n_names == cap_names) {
             size_t cap = cap_names ? 2 * cap_names : 8;
-            char **grown = realloc(names, cap * sizeof *grown);
+            char **grown = cfx_realloc(names, cap * sizeof *grown);
             if (grown) {
                 names = grown;
                 cap_names = cap;
             }
         }
-        char *copy = n_names < cap_names ? strdup(name) : NULL;
+        char *copy = n_names < cap_names ? cfx_strdup(name) : NULL;
         if (copy) {
             names[n_names++] = copy;
             atomic_store(&registered, n_names);
@@ -60,7 +60,7 @@ void cfx_schema_unregister_opaque_type(const char *name)
     pthread_mutex_lock(&lock);
     size_t i = find(name, strlen(name));
     if (i != SIZE_MAX) {
-        free(names[i]);
+        cfx_free(names[i]);
         names[i] = names[--n_names];
         atomic_store(&registered, n_names);
     }

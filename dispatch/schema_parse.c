@@ -33,7 +33,7 @@ static void *arena_alloc(schema_arena *a, size_t n)
             cap = n;
         if (cap > SIZE_MAX - sizeof(schema_chunk))
             return NULL;
-        schema_chunk *nc = malloc(sizeof(schema_chunk) + cap);
+        schema_chunk *nc = cfx_malloc(sizeof(schema_chunk) + cap);
         if (!nc)
             return NULL;
         nc->next = c;
@@ -53,7 +53,7 @@ static void arena_free(schema_arena *a)
     schema_chunk *c = a->head;
     while (c) {
         schema_chunk *next = c->next;
-        free(c);
+        cfx_free(c);
         c = next;
     }
     a->head = NULL;
@@ -121,7 +121,7 @@ void schema_error_buf(schema_parser *p, cfx_buf *b)
         schema_error_plain(&p->L, msg);
     else
         schema_error_nomem(&p->L);
-    free(msg);
+    cfx_free(msg);
 }
 
 /* ------------------------------------------------------------------ arguments, schema */
@@ -342,18 +342,18 @@ static cfx_schema *parse(const char *text, unsigned flags, const schema_opaque_u
         *err = NULL;
     if (!text) {
         if (err)
-            *err = strdup("schema text is NULL");
+            *err = cfx_strdup("schema text is NULL");
         return NULL;
     }
     schema_arena a = {NULL};
-    schema_block *blk = calloc(1, sizeof *blk);
+    schema_block *blk = cfx_calloc(1, sizeof *blk);
     size_t len = strlen(text);
     char *source = blk ? arena_alloc(&a, len + 1) : NULL;
     if (!source) {
-        free(blk);
+        cfx_free(blk);
         arena_free(&a);
         if (err)
-            *err = strdup("std::bad_alloc");
+            *err = cfx_strdup("std::bad_alloc");
         return NULL;
     }
     memcpy(source, text, len + 1);
@@ -366,13 +366,13 @@ static cfx_schema *parse(const char *text, unsigned flags, const schema_opaque_u
     schema_parser p = {.A = &a, .allow_typevars = typevars, .replay = replay};
     schema_lexer_init(&p.L, source, len);
     parse_declaration(&p, &blk->schema);
-    free(p.frames);
+    cfx_free(p.frames);
     if (schema_failed(&p.L)) {
         if (err)
             *err = schema_lexer_take_error(&p.L);
         schema_lexer_free(&p.L);
         arena_free(&a);
-        free(blk);
+        cfx_free(blk);
         return NULL;
     }
     schema_lexer_free(&p.L);
@@ -395,7 +395,7 @@ void cfx_schema_free(cfx_schema *s)
         return;
     schema_block *blk = block_of(s);
     arena_free(&blk->a);
-    free(blk);
+    cfx_free(blk);
 }
 
 /* Parsing is deterministic, so re-parsing the source gives an identical tree (fresh "$N"

@@ -148,14 +148,14 @@ void schema_type_write(const cfx_type *root, bool annotation, cfx_buf *b)
             }
             const cfx_type *e = t->elems[w->next++];
             if (n == cap) {
-                walk *bigger = malloc(2 * cap * sizeof *bigger);
+                walk *bigger = cfx_malloc(2 * cap * sizeof *bigger);
                 if (!bigger) {
                     b->oom = true;
                     break;
                 }
                 memcpy(bigger, stack, n * sizeof *stack);
                 if (stack != local)
-                    free(stack);
+                    cfx_free(stack);
                 stack = bigger;
                 cap *= 2;
             }
@@ -171,7 +171,7 @@ void schema_type_write(const cfx_type *root, bool annotation, cfx_buf *b)
         n--;
     }
     if (stack != local)
-        free(stack);
+        cfx_free(stack);
 }
 
 static int by_name(const void *a, const void *b)
@@ -198,7 +198,7 @@ static bool same_sets(const cfx_alias_info *a, cfx_buf *b)
         return true;
     }
     /* large sets: compare sorted copies instead of every pair */
-    const char **x = malloc(2 * n * sizeof *x);
+    const char **x = cfx_malloc(2 * n * sizeof *x);
     if (!x) {
         b->oom = true;
         return true;
@@ -210,7 +210,7 @@ static bool same_sets(const cfx_alias_info *a, cfx_buf *b)
     bool same = true;
     for (size_t i = 0; i < n && same; i++)
         same = strcmp(x[i], x[n + i]) == 0;
-    free(x);
+    cfx_free(x);
     return same;
 }
 

@@ -77,10 +77,10 @@ static void store_set(schema_parser *p, schema_alias *ab, bool after, const char
         schema_error_plain(&p->L, "too many alias sets in one annotation");
         return;
     }
-    name_ref *refs = malloc((n ? n : 1) * sizeof *refs);
+    name_ref *refs = cfx_malloc((n ? n : 1) * sizeof *refs);
     const char **set = schema_alloc(p, (n ? n : 1) * sizeof *set);
     if (!refs || !set) {
-        free(refs);
+        cfx_free(refs);
         schema_error_nomem(&p->L);
         return;
     }
@@ -90,7 +90,7 @@ static void store_set(schema_parser *p, schema_alias *ab, bool after, const char
     for (size_t i = 1; i < n; i++)
         if (strcmp(refs[i].name, refs[i - 1].name) == 0)
             names[refs[i].order] = NULL;
-    free(refs);
+    cfx_free(refs);
     uint16_t k = 0;
     for (size_t i = n; i-- > 0;)
         if (names[i])
@@ -286,7 +286,7 @@ static cfx_type *parse_class_type(schema_parser *p)
                 schema_error_report(L, part.start, part.end, msg);
             else
                 schema_error_nomem(L);
-            free(msg);
+            cfx_free(msg);
         }
     }
     schema_expect(L, '.');
@@ -310,7 +310,7 @@ static bool push_frame(schema_parser *p, int kind)
 {
     if (p->n_frames == p->cap_frames) {
         size_t cap = p->cap_frames ? 2 * p->cap_frames : 8;
-        schema_frame *f = realloc(p->frames, cap * sizeof *f);
+        schema_frame *f = cfx_realloc(p->frames, cap * sizeof *f);
         if (!f) {
             schema_error_nomem(&p->L);
             return false;

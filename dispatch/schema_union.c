@@ -341,7 +341,7 @@ static int by_kind_then_str(const void *a, const void *b)
 static void sort_members(schema_parser *p, type_vec *types)
 {
     size_t n = types->n;
-    sort_key *keys = calloc(n ? n : 1, sizeof *keys);
+    sort_key *keys = cfx_calloc(n ? n : 1, sizeof *keys);
     bool ok = keys != NULL;
     for (size_t i = 0; ok && i < n; i++) {
         cfx_buf b;
@@ -358,8 +358,8 @@ static void sort_members(schema_parser *p, type_vec *types)
         schema_error_nomem(&p->L);
     }
     for (size_t i = 0; keys && i < n; i++)
-        free(keys[i].str);
-    free(keys);
+        cfx_free(keys[i].str);
+    cfx_free(keys);
 }
 
 /* c10's repr_str(), as the INTERNAL ASSERT below prints it. */
@@ -495,7 +495,7 @@ const cfx_type *schema_fake_type(schema_parser *p, const cfx_type *t)
         return t;
     }
     /* rebuild the wrappers around int; the original nodes may be shared */
-    const cfx_type **wrappers = malloc((chain ? chain : 1) * sizeof *wrappers);
+    const cfx_type **wrappers = cfx_malloc((chain ? chain : 1) * sizeof *wrappers);
     if (!wrappers) {
         schema_error_nomem(&p->L);
         return t;
@@ -506,6 +506,6 @@ const cfx_type *schema_fake_type(schema_parser *p, const cfx_type *t)
     const cfx_type *fake = &int_type;
     for (size_t i = chain; i-- > 0;)
         fake = schema_new_type1(p, wrappers[i]->kind, fake);
-    free(wrappers);
+    cfx_free(wrappers);
     return fake;
 }

@@ -50,7 +50,7 @@ static void end_to(pool *p, size_t depth)
     while (p->n > base) {
         cfx_tensor *t = p->items[--p->n];
         if (is_block(t))
-            free((void *)((uintptr_t)t - 1));
+            cfx_free((void *)((uintptr_t)t - 1));
         else
             cfx_tensor_release(t);
     }
@@ -61,8 +61,8 @@ static void thread_exit(void *unused)
     (void)unused;
     if (tls.depth > 0)
         end_to(&tls, 0);
-    free(tls.items);
-    free(tls.marks);
+    cfx_free(tls.items);
+    cfx_free(tls.marks);
     tls = (pool){0};
     registered = false;
 }
@@ -79,7 +79,7 @@ cfx_scope cfx_scope_begin(void)
     }
     if (p->depth == p->mcap) {
         size_t cap = p->mcap ? p->mcap * 2 : 16;
-        size_t *m = realloc(p->marks, cap * sizeof *m);
+        size_t *m = cfx_realloc(p->marks, cap * sizeof *m);
         if (!m) {
             /* Without a mark the scope cannot exist; hand back one that ends nothing. */
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory opening a scope");
@@ -107,7 +107,7 @@ cfx_tensor *cfx_autorelease(cfx_tensor *t)
         return t;
     if (p->n == p->cap) {
         size_t cap = p->cap ? p->cap * 2 : 64;
-        cfx_tensor **items = realloc(p->items, cap * sizeof *items);
+        cfx_tensor **items = cfx_realloc(p->items, cap * sizeof *items);
         if (!items) {
             /* The tensor stays alive (leaked) rather than freed under its user. */
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory autoreleasing a tensor");
@@ -122,7 +122,7 @@ cfx_tensor *cfx_autorelease(cfx_tensor *t)
 
 void *cfx_scope_alloc(size_t n)
 {
-    void *b = malloc(n ? n : 1);
+    void *b = cfx_malloc(n ? n : 1);
     if (!b) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;

@@ -73,7 +73,7 @@ static void drain(void *unused)
     while (fl.tensors) {
         cfx_tensor *t = fl.tensors;
         fl.tensors = (cfx_tensor *)t->storage;
-        free(t);
+        cfx_free(t);
     }
     fl.room = 0; /* unarmed, below */
     pthread_mutex_lock(&registry_lock);
@@ -137,7 +137,7 @@ static cfx_tensor *header_get(void)
         fl.room++;
         return t;
     }
-    return malloc(sizeof(cfx_tensor));
+    return cfx_malloc(sizeof(cfx_tensor));
 }
 
 /* The thread is armed (count_live ran when the tensor died), and t's mode state is empty, as
@@ -145,7 +145,7 @@ static cfx_tensor *header_get(void)
 static void header_put(cfx_tensor *t)
 {
     if (fl.room <= 0) {
-        free(t);
+        cfx_free(t);
         return;
     }
     t->storage = (cfx_storage *)fl.tensors;
@@ -160,7 +160,7 @@ static void storage_release(cfx_storage *s)
     if (--s->refcount > 0)
         return;
     if (s->data)
-        free(s->data);
+        cfx_free(s->data);
     header_put((cfx_tensor *)((char *)s - offsetof(cfx_tensor, own_storage)));
 }
 
@@ -188,7 +188,7 @@ static void dims_error(const char *prefix, const int64_t *a, int n, const char *
     }
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, NULL, msg ? msg : prefix);
-    free(msg);
+    cfx_free(msg);
 }
 
 /* The largest storage c10 allows: it must fit both int64_t and size_t. */
@@ -350,9 +350,9 @@ static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int 
         t->sizes = t->dims_inline;
         t->strides = t->dims_inline + CFX_INLINE_DIMS;
     } else {
-        t->sizes = malloc(2 * (size_t)ndim * sizeof(int64_t));
+        t->sizes = cfx_malloc(2 * (size_t)ndim * sizeof(int64_t));
         if (!t->sizes) {
-            free(t); /* not counted yet, so not header_put */
+            cfx_free(t); /* not counted yet, so not header_put */
             goto oom;
         }
         t->strides = t->sizes + ndim;
@@ -384,7 +384,7 @@ oom:
 static void header_drop(cfx_tensor *t)
 {
     if (t->sizes != t->dims_inline)
-        free(t->sizes);
+        cfx_free(t->sizes);
     t->magic = 0;
     count_live(-1);
 }
@@ -401,7 +401,7 @@ static bool storage_init(cfx_tensor *t, uint64_t nbytes, cfx_device device)
     s->device = device;
     s->data = NULL;
     t->storage = s;
-    if (device.type == CFX_DEVICE_META || (s->data = calloc(nbytes ? (size_t)nbytes : 1, 1)))
+    if (device.type == CFX_DEVICE_META || (s->data = cfx_calloc(nbytes ? (size_t)nbytes : 1, 1)))
         return true;
     cfx_error_set(CFX_ERR_NOMEM, NULL, "DefaultCPUAllocator: not enough memory: you tried to allocate %llu bytes.",
                   (unsigned long long)nbytes);
@@ -523,7 +523,7 @@ cfx_tensor *cfx_tensor_new_view(cfx_tensor *t, const int64_t *sizes, const int64
                        t->storage->nbytes);
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "setStorage: out of bounds");
-        free(msg);
+        cfx_free(msg);
         return NULL;
     }
     cfx_tensor *v = header_new(sizes, strides, ndim, (cfx_dtype)t->dtype, t->device);
@@ -694,14 +694,14 @@ bool cfx_tensor_set_geometry(cfx_tensor *t, const int64_t *sizes, const int64_t 
     copy_dims(tmp + ndim, strides, ndim);
     int64_t *dims = t->dims_inline;
     if (ndim > CFX_INLINE_DIMS) {
-        dims = malloc(2 * (size_t)ndim * sizeof *dims);
+        dims = cfx_malloc(2 * (size_t)ndim * sizeof *dims);
         if (!dims) {
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory resizing a tensor header");
             return false;
         }
     }
     if (t->sizes != t->dims_inline)
-        free(t->sizes);
+        cfx_free(t->sizes);
     t->sizes = dims;
     t->strides = ndim > CFX_INLINE_DIMS ? dims + ndim : dims + CFX_INLINE_DIMS;
     t->ndim = (int8_t)ndim;

@@ -21,7 +21,7 @@ void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext)
         if (ext->bindings[i].free_fn && ext->bindings[i].owner)
             ext->bindings[i].free_fn(ext->bindings[i].data);
     if (ext->bindings != ext->inline_bindings)
-        free(ext->bindings);
+        cfx_free(ext->bindings);
     cfx_mode *mode = ext->mode;
     cfx_tensor_ext_init(ext);
     /* last: the mode may die and free tensors */
@@ -63,7 +63,7 @@ static int add(struct cfx_tensor_ext *e, uint64_t owner, void *data, void (*free
     if (e->n_bindings == e->cap_bindings) {
         uint32_t cap = 2 * e->cap_bindings;
         bool was_inline = e->bindings == e->inline_bindings;
-        cfx_tensor_binding *nb = realloc(was_inline ? NULL : e->bindings, cap * sizeof *nb);
+        cfx_tensor_binding *nb = cfx_realloc(was_inline ? NULL : e->bindings, cap * sizeof *nb);
         if (!nb)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         if (was_inline)

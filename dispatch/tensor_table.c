@@ -17,7 +17,7 @@
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s);
-    char *r = malloc(n + 1);
+    char *r = cfx_malloc(n + 1);
     if (r)
         memcpy(r, s, n + 1);
     return r;
@@ -28,12 +28,12 @@ void cfx_tensor_table_clear(cfx_tensor_table *tt)
     if (!tt)
         return;
     for (int i = 0; i < tt->n; i++) {
-        free(tt->entries[i].name);
+        cfx_free(tt->entries[i].name);
         cfx_tensor_release(tt->entries[i].t);
     }
-    free(tt->entries);
-    free(tt->by_name);
-    free(tt->by_ptr);
+    cfx_free(tt->entries);
+    cfx_free(tt->by_name);
+    cfx_free(tt->by_ptr);
     memset(tt, 0, sizeof *tt);
 }
 
@@ -61,15 +61,15 @@ static int *ptr_slot(const cfx_tensor_table *tt, const cfx_tensor *t)
 static int grow_index(cfx_tensor_table *tt)
 {
     int cap = tt->idx_cap ? tt->idx_cap * 2 : 16;
-    int *bn = calloc((size_t)cap, sizeof *bn);
-    int *bp = calloc((size_t)cap, sizeof *bp);
+    int *bn = cfx_calloc((size_t)cap, sizeof *bn);
+    int *bp = cfx_calloc((size_t)cap, sizeof *bp);
     if (!bn || !bp) {
-        free(bn);
-        free(bp);
+        cfx_free(bn);
+        cfx_free(bp);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
-    free(tt->by_name);
-    free(tt->by_ptr);
+    cfx_free(tt->by_name);
+    cfx_free(tt->by_ptr);
     tt->by_name = bn;
     tt->by_ptr = bp;
     tt->idx_cap = cap;
@@ -103,12 +103,12 @@ static int replace(cfx_tensor_table *tt, int i, cfx_tensor *t)
     cfx_tensor *old = tt->entries[i].t;
     if (old == t)
         return CFX_OK;
-    int *bp = calloc((size_t)tt->idx_cap, sizeof *bp);
+    int *bp = cfx_calloc((size_t)tt->idx_cap, sizeof *bp);
     if (!bp)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     tt->entries[i].t = cfx_tensor_retain(t);
     cfx_tensor_release(old);
-    free(tt->by_ptr);
+    cfx_free(tt->by_ptr);
     tt->by_ptr = bp;
     for (int k = 0; k < tt->n; k++) {
         int *ps = ptr_slot(tt, tt->entries[k].t);
@@ -125,7 +125,7 @@ int cfx_tensor_table_put(cfx_tensor_table *tt, const char *name, cfx_tensor *t)
         return replace(tt, i, t);
     if (tt->n == tt->cap) {
         int cap = tt->cap ? tt->cap * 2 : 8;
-        cfx_tensor_table_entry *e = realloc(tt->entries, (size_t)cap * sizeof *e);
+        cfx_tensor_table_entry *e = cfx_realloc(tt->entries, (size_t)cap * sizeof *e);
         if (!e)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         tt->entries = e;

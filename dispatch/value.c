@@ -92,14 +92,14 @@ static void walk_init(walk *w)
 static void walk_free(walk *w)
 {
     if (w->f != w->local)
-        free(w->f);
+        cfx_free(w->f);
 }
 
 static bool walk_push(walk *w, frame fr)
 {
     if (w->depth == w->cap) {
         size_t cap = w->cap * 2;
-        frame *p = w->f == w->local ? malloc(cap * sizeof *p) : realloc(w->f, cap * sizeof *p);
+        frame *p = w->f == w->local ? cfx_malloc(cap * sizeof *p) : cfx_realloc(w->f, cap * sizeof *p);
         if (!p)
             return false;
         if (w->f == w->local)

@@ -20,6 +20,7 @@
 
 #include "dispatch/export.h"
 #include "dispatch/dtype.h"
+#include "dispatch/alloc.h"
 
 typedef struct cfx_tensor cfx_tensor;
 typedef struct cfx_object cfx_object; /* script (torchbind) object; defined by hop/ */
@@ -132,8 +133,6 @@ CFX_API void cfx_buf_printf(cfx_buf *b, const char *fmt, ...)
 #endif
     ;
 CFX_API void cfx_buf_vprintf(cfx_buf *b, const char *fmt, va_list ap);
-/* strdup that passes NULL through. */
-CFX_API char *cfx_strdup(const char *s);
 /* Returns the NUL-terminated string (never NULL unless oom); ownership moves to the caller. */
 CFX_API char *cfx_buf_take(cfx_buf *b);
 

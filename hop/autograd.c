@@ -43,8 +43,8 @@ static void info_free(void *p)
 {
     grad_info *g = p;
     if (g)
-        free(g->delayed_error);
-    free(g);
+        cfx_free(g->delayed_error);
+    cfx_free(g);
 }
 
 static const grad_info *info_of(const cfx_tensor *t)
@@ -57,13 +57,13 @@ static grad_info *info_for(cfx_tensor *t)
     grad_info *g = cfx_tensor_binding_get(t, owner());
     if (g)
         return g;
-    g = calloc(1, sizeof *g);
+    g = cfx_calloc(1, sizeof *g);
     if (!g) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
     if (cfx_tensor_binding_set(t, owner(), g, info_free) != CFX_OK) {
-        free(g);
+        cfx_free(g);
         return NULL;
     }
     return g;
@@ -163,8 +163,8 @@ static cfx_tensor *mark(cfx_tensor *t, void *p)
     grad_info *g = info_for(r);
     if (!g)
         return NULL;
-    free(g->delayed_error);
-    if (!(g->delayed_error = strdup(m->msg))) {
+    cfx_free(g->delayed_error);
+    if (!(g->delayed_error = cfx_strdup(m->msg))) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }

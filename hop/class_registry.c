@@ -63,9 +63,9 @@ cfx_class *cfx_class_register(const char *qualname, void (*state_free)(void *sta
                       qualname ? qualname : "(null)");
         return NULL;
     }
-    cfx_class *c = calloc(1, sizeof *c);
-    if (!c || !(c->qualname = strdup(qualname))) {
-        free(c);
+    cfx_class *c = cfx_calloc(1, sizeof *c);
+    if (!c || !(c->qualname = cfx_strdup(qualname))) {
+        cfx_free(c);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -81,15 +81,15 @@ cfx_class *cfx_class_register(const char *qualname, void (*state_free)(void *sta
         pthread_mutex_unlock(&lock);
         cfx_error_set(CFX_ERR, NULL, "Custom class with name %s is already registered. Ensure that registration "
                       "with torch::class_ is only called once.", c->script_name);
-        free(c->script_name);
-        free(c->qualname);
-        free(c);
+        cfx_free(c->script_name);
+        cfx_free(c->qualname);
+        cfx_free(c);
         return NULL;
     }
     if (!c->script_name) {
         pthread_mutex_unlock(&lock);
-        free(c->qualname);
-        free(c);
+        cfx_free(c->qualname);
+        cfx_free(c);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -120,11 +120,11 @@ int cfx_class_def_method(cfx_class *c, const char *schema, cfx_fnptr fn)
         return rc;
     }
     cfx_adapter *a = cfx_adapter_new_lead(s, fn);
-    char *name = strdup(s->name);
+    char *name = cfx_strdup(s->name);
     if (!a || !name || (c->n_methods == c->cap_methods && !(c->cap_methods = c->cap_methods ? c->cap_methods * 2 : 8,
-                                                            c->methods = realloc(c->methods, (size_t)c->cap_methods * sizeof *c->methods)))) {
+                                                            c->methods = cfx_realloc(c->methods, (size_t)c->cap_methods * sizeof *c->methods)))) {
         cfx_adapter_free(a);
-        free(name);
+        cfx_free(name);
         cfx_schema_free(s);
         return cfx_error_occurred() ? CFX_ERR : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
@@ -223,10 +223,10 @@ static int binding_error(const cfx_object *obj, const method *m, int i, cfx_valu
     cfx_value_print(v, CFX_STYLE_PYTHON, &b);
     cfx_buf_puts(&b, " to ");
     cfx_type_print(m->schema->args[i].type, &b);
-    free(decl);
+    cfx_free(decl);
     char *text = cfx_buf_take(&b);
     int rc = cfx_error_set_text(CFX_ERR, NULL, text ? text : "argument type mismatch");
-    free(text);
+    cfx_free(text);
     return rc;
 }
 
@@ -301,7 +301,7 @@ int cfx_script_object_call(cfx_object *obj, const char *name, const cfx_value *a
         char *decl = cfx_class_method_schema(obj->cls, name);
         int rc = cfx_error_set(CFX_ERR, NULL, "%s() expected at most %d argument(s) but received %d argument(s). "
                                "Declaration: %s", s->name, s->n_args + 1, n + 1, decl ? decl : s->name);
-        free(decl);
+        cfx_free(decl);
         return rc;
     }
     for (int i = 0; i < n; i++)
@@ -312,7 +312,7 @@ int cfx_script_object_call(cfx_object *obj, const char *name, const cfx_value *a
             char *decl = cfx_class_method_schema(obj->cls, name);
             int rc = cfx_error_set(CFX_ERR, NULL, "%s() is missing value for argument '_%d'. Declaration: %s", s->name,
                                    i + 1, decl ? decl : s->name);
-            free(decl);
+            cfx_free(decl);
             return rc;
         }
     }

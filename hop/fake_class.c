@@ -57,7 +57,7 @@ cfx_fake_class *cfx_fake_class_register(const char *qualname, cfx_fake_unflatten
         cfx_error_set(CFX_ERR, NULL, "fake class of %s doesn't define a classmethod __obj_unflatten__.", qualname);
         return NULL;
     }
-    cfx_fake_class *f = calloc(1, sizeof *f);
+    cfx_fake_class *f = cfx_calloc(1, sizeof *f);
     if (!f) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -97,10 +97,10 @@ int cfx_fake_class_def_method(cfx_fake_class *f, const char *name, cfx_fnptr fn)
         return cfx_error_set(CFX_ERR, NULL, "fake method '%s' of %s is already defined", name,
                              cfx_class_qualname(f->real));
     cfx_adapter *a = cfx_adapter_new_lead(s, fn);
-    char *nm = strdup(name);
+    char *nm = cfx_strdup(name);
     if (f->n_methods == f->cap_methods) {
         int cap = f->cap_methods ? f->cap_methods * 2 : 8;
-        fake_method *m = realloc(f->methods, (size_t)cap * sizeof *m);
+        fake_method *m = cfx_realloc(f->methods, (size_t)cap * sizeof *m);
         if (m) {
             f->methods = m;
             f->cap_methods = cap;
@@ -108,7 +108,7 @@ int cfx_fake_class_def_method(cfx_fake_class *f, const char *name, cfx_fnptr fn)
     }
     if (!a || !nm || f->n_methods == f->cap_methods) {
         cfx_adapter_free(a);
-        free(nm);
+        cfx_free(nm);
         return cfx_error_occurred() ? CFX_ERR : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
     f->methods[f->n_methods++] = (fake_method){nm, a};

@@ -97,7 +97,7 @@ cfx_hop *cfx_hop_new(const char *name, bool side_effect)
         cfx_error_set(CFX_ERR, NULL, "a higher-order operator named %s already exists", name);
         return NULL;
     }
-    cfx_hop *h = calloc(1, sizeof *h);
+    cfx_hop *h = cfx_calloc(1, sizeof *h);
     if (!h) {
         pthread_mutex_unlock(&registry_lock);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");

@@ -29,7 +29,7 @@ static const char *name_of(const cfx_node *n)
     static _Thread_local char buf[128];
     char *s = cfx_node_name_string(n);
     snprintf(buf, sizeof buf, "%s", s ? s : "?");
-    free(s);
+    cfx_free(s);
     return buf;
 }
 
@@ -84,12 +84,12 @@ static int inline_one(cfx_graph *g, cfx_node *node, cfx_object *fn, bool keep_as
     if (rc == CFX_OK && !sig)
         rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     cfx_graph_module *body = rc == CFX_OK ? cfx_make_fx(cfx_callable_plain_fn(c), sig, ex, (int)na, &o) : NULL;
-    free(sig);
+    cfx_free(sig);
     cfx_scope_end(s);
     if (!body)
         return CFX_ERR;
     cfx_graph *sub = cfx_graph_module_graph(body);
-    body_map m = {sub, calloc(cfx_graph_num_created(sub) + 1, sizeof(cfx_node *)), cfx_graph_num_created(sub)};
+    body_map m = {sub, cfx_calloc(cfx_graph_num_created(sub) + 1, sizeof(cfx_node *)), cfx_graph_num_created(sub)};
     if (!m.to) {
         cfx_graph_module_free(body);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -143,7 +143,7 @@ static int inline_one(cfx_graph *g, cfx_node *node, cfx_object *fn, bool keep_as
         rc = CFX_ERR;
     if (rc == CFX_OK)
         rc = cfx_graph_erase_node(g, node);
-    free(m.to);
+    cfx_free(m.to);
     cfx_graph_module_free(body);
     return rc;
 }

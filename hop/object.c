@@ -28,7 +28,7 @@ __attribute__((constructor)) static void bind_lock_fork_guard(void) { cfx_fork_g
 
 cfx_object *hop_object_alloc(cfx_object_kind kind)
 {
-    cfx_object *o = calloc(1, sizeof *o);
+    cfx_object *o = cfx_calloc(1, sizeof *o);
     if (!o) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -58,9 +58,9 @@ void cfx_object_release(cfx_object *o)
         o->fake_cache->real = NULL; /* a fake copy that outlives its real object */
     cfx_object_release(o->fake_cache);
     cfx_callable_release(o->callable);
-    free(o->bindings);
+    cfx_free(o->bindings);
     o->magic = 0;
-    free(o);
+    cfx_free(o);
 }
 
 cfx_object_kind cfx_object_get_kind(const cfx_object *o) { return o ? (cfx_object_kind)o->kind : 0; }
@@ -91,7 +91,7 @@ static int bind_locked(cfx_object *o, uint64_t owner, struct cfx_node *n)
     }
     if (o->n_bindings == o->cap_bindings) {
         uint32_t cap = o->cap_bindings ? o->cap_bindings * 2 : 2;
-        hop_obj_binding *b = realloc(o->bindings, cap * sizeof *b);
+        hop_obj_binding *b = cfx_realloc(o->bindings, cap * sizeof *b);
         if (!b)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         o->bindings = b;
@@ -140,7 +140,7 @@ cfx_schema *hop_parse_signature(const char *name, const char *sig)
     cfx_buf_free(&b);
     if (!s) {
         cfx_error_set_text(CFX_ERR_PARSE, NULL, err ? err : "cannot parse the signature");
-        free(err);
+        cfx_free(err);
     }
     return s;
 }
@@ -149,7 +149,7 @@ int hop_call_adapter(cfx_adapter *a, void *lead_ptr, const cfx_schema *s, const 
 {
     int width = s->n_args > s->n_returns ? s->n_args : s->n_returns;
     cfx_value small[16];
-    cfx_value *stack = width <= 16 ? small : malloc((size_t)width * sizeof *stack);
+    cfx_value *stack = width <= 16 ? small : cfx_malloc((size_t)width * sizeof *stack);
     if (!stack)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     if (n > 0)
@@ -160,7 +160,7 @@ int hop_call_adapter(cfx_adapter *a, void *lead_ptr, const cfx_schema *s, const 
     if (rc == CFX_OK)
         rc = cfx_callable_result(s, stack, out);
     if (stack != small)
-        free(stack);
+        cfx_free(stack);
     return rc;
 }
 

@@ -27,9 +27,9 @@ static void queue_free(void *p)
     for (int64_t i = 0; i < q->n; i++)
         cfx_tensor_release(q->items[q->head + i]);
     cfx_tensor_release(q->init);
-    free(q->items);
-    free(q->flat);
-    free(q);
+    cfx_free(q->items);
+    cfx_free(q->flat);
+    cfx_free(q);
 }
 
 static queue *state(cfx_object *self) { return cfx_script_object_state(self); }
@@ -43,7 +43,7 @@ static void queue_push(queue *q, cfx_tensor *x)
         }
         if (q->n == q->cap) {
             int64_t cap = q->cap ? q->cap * 2 : 8;
-            cfx_tensor **a = realloc(q->items, (size_t)cap * sizeof *a);
+            cfx_tensor **a = cfx_realloc(q->items, (size_t)cap * sizeof *a);
             if (!a) {
                 cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
                 return;
@@ -83,8 +83,8 @@ static int flatten(void *p, cfx_named_value *out, int cap, int *n)
     *n = 0;
     if (cap < 1)
         return CFX_OK;
-    free(q->flat);
-    q->flat = q->n ? malloc((size_t)q->n * sizeof *q->flat) : NULL;
+    cfx_free(q->flat);
+    q->flat = q->n ? cfx_malloc((size_t)q->n * sizeof *q->flat) : NULL;
     if (q->n && !q->flat)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (int64_t i = 0; i < q->n; i++)
@@ -122,7 +122,7 @@ cfx_object *cfx_tensor_queue_new(cfx_tensor *init)
         cfx_error_set(CFX_ERR, NULL, "_TensorQueue: %s", c ? "NULL init tensor" : "the class is not registered");
         return NULL;
     }
-    queue *q = calloc(1, sizeof *q);
+    queue *q = cfx_calloc(1, sizeof *q);
     if (!q) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -143,7 +143,7 @@ static void *fake_unflatten(const cfx_named_value *pairs, int n)
         cfx_error_set(CFX_ERR, NULL, "FakeTensorQueue.__init__() got an unexpected keyword argument");
         return NULL;
     }
-    queue *q = calloc(1, sizeof *q);
+    queue *q = cfx_calloc(1, sizeof *q);
     /* The queue owns one reference to init (queue_free releases it). Made in a scope of its
      * own and retained, so that holds whether or not the caller has a scope open: taking
      * cfx_tensor_new's result as the queue's reference let the caller's scope free it under
@@ -153,7 +153,7 @@ static void *fake_unflatten(const cfx_named_value *pairs, int n)
         q->init = cfx_tensor_retain(cfx_tensor_new(NULL, 0, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU)));
     cfx_scope_end(s);
     if (!q || !q->init) {
-        free(q);
+        cfx_free(q);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }

@@ -60,7 +60,7 @@ static int self_invoke(const cfx_builtin_fn *fn, void *ctx, const cfx_value *arg
 
 static invoker *new_invoker(cfx_object *callable)
 {
-    invoker *i = calloc(1, sizeof *i);
+    invoker *i = cfx_calloc(1, sizeof *i);
     if (!i) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -69,7 +69,7 @@ static invoker *new_invoker(cfx_object *callable)
     i->callable = cfx_object_retain(callable);
     if (cfx_interp_register_builtin(&i->fn, self_invoke, i) != CFX_OK) {
         cfx_object_release(callable);
-        free(i);
+        cfx_free(i);
         return NULL;
     }
     pthread_mutex_lock(&lock);

@@ -55,7 +55,7 @@ static bool grow(void **p, int *cap, int n, size_t size)
     if (n < *cap)
         return true;
     int c = *cap ? 2 * *cap : 16;
-    void *q = realloc(*p, (size_t)c * size);
+    void *q = cfx_realloc(*p, (size_t)c * size);
     if (!q)
         return false;
     *p = q;
@@ -66,14 +66,14 @@ static bool grow(void **p, int *cap, int n, size_t size)
 static void free_names(char **names, int n)
 {
     for (int i = 0; names && i < n; i++)
-        free(names[i]);
-    free(names);
+        cfx_free(names[i]);
+    cfx_free(names);
 }
 
 /* A malloc'd copy of names[0..n) (n may be 0: an empty array), NULL on failure. */
 static char **copy_names(const char *const *names, int n)
 {
-    char **c = calloc((size_t)(n > 0 ? n : 1), sizeof *c);
+    char **c = cfx_calloc((size_t)(n > 0 ? n : 1), sizeof *c);
     for (int i = 0; c && i < n; i++)
         if (!names[i] || !(c[i] = cfx_strdup(names[i]))) {
             free_names(c, i + 1);
@@ -105,7 +105,7 @@ int cfx_kernel_side_table_add(const char *name, cfx_user_kernel_fn fn, const cha
             kernels[n_kernels] = (side_kernel){fn, copy, names, n_arg_names};
             idx = n_kernels++;
         } else {
-            free(copy);
+            cfx_free(copy);
             free_names(names, n_arg_names);
         }
     }
@@ -143,7 +143,7 @@ int cfx_kernel_side_table_add_constant_args(const char *const *names, const int6
     if (n_constants < MAX_CONSTANT_ARGS &&
         grow((void **)&constants, &cap_constants, n_constants, sizeof *constants)) {
         char **c = copy_names(names, n);
-        int64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+        int64_t *v = cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
         if (c && v) {
             if (n)
                 memcpy(v, values, (size_t)n * sizeof *v);
@@ -151,7 +151,7 @@ int cfx_kernel_side_table_add_constant_args(const char *const *names, const int6
             idx = n_constants++;
         } else {
             free_names(c, n);
-            free(v);
+            cfx_free(v);
         }
     }
     pthread_mutex_unlock(&table_lock);

@@ -25,6 +25,8 @@
 #include <sys/mman.h>
 #endif
 
+#include "dispatch/alloc.h"
+#include "dispatch/alloc_internal.h"
 #include "ir/arena.h"
 
 #if defined(__linux__) && defined(MAP_POPULATE) && !defined(NO_POPULATE)
@@ -39,6 +41,7 @@
 struct cfx_arena_chunk {
     cfx_arena_chunk *next;
     size_t size;
+    bool mapped; /* mmap'd here (default allocator only), else from the allocator hook */
     _Alignas(16) char data[];
 };
 
@@ -66,26 +69,29 @@ static cfx_arena_chunk *new_chunk(size_t size, bool whole)
 {
     size_t bytes = sizeof(cfx_arena_chunk) + size;
 #if ARENA_MMAP
-    if (bytes >= BIG_CHUNK) {
+    if (bytes >= BIG_CHUNK && cfx_allocator_is_default()) { /* a hook sees every chunk */
         int flags = MAP_PRIVATE | MAP_ANONYMOUS | (whole ? MAP_POPULATE : 0);
-        void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
-        return p == MAP_FAILED ? NULL : p;
+        cfx_arena_chunk *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        p->mapped = true;
+        return p;
     }
 #else
     (void)whole;
 #endif
-    return calloc(1, bytes); /* zero-filled, as mapped pages are: see arena.h */
+    return cfx_calloc(1, bytes); /* zero-filled, as mapped pages are: see arena.h */
 }
 
 static void free_chunk(cfx_arena_chunk *c)
 {
 #if ARENA_MMAP
-    if (sizeof *c + c->size >= BIG_CHUNK) {
+    if (c->mapped) {
         munmap(c, sizeof *c + c->size);
         return;
     }
 #endif
-    free(c);
+    cfx_free(c);
 }
 
 /* Where an empty arena's bump pointer rests: cur == end, so cfx_arena_alloc needs no NULL
@@ -172,7 +178,7 @@ void *cfx_arena_alloc_slow(cfx_arena *a, size_t size)
     a->limit = c->data + c->size;
     a->end = a->limit;
 #if ARENA_MMAP
-    if (big && can_populate()) {
+    if (big && c->mapped && can_populate()) {
         a->end = c->data; /* the header's page is touched already */
         extend_end(a, a->cur);
     }

@@ -35,7 +35,7 @@ static void vstack_init(vstack *s, cfx_value *first, uint32_t n)
 static void vstack_free(vstack *s)
 {
     if (s->f != s->inline_frames)
-        free(s->f);
+        cfx_free(s->f);
 }
 
 /* Pushes n values from first on; false on OOM. */
@@ -43,7 +43,7 @@ static bool vstack_push(vstack *s, cfx_value *first, uint32_t n)
 {
     if (s->len == s->cap) {
         uint32_t cap = s->cap * 2;
-        frame *f = malloc(cap * sizeof *f);
+        frame *f = cfx_malloc(cap * sizeof *f);
         if (!f)
             return false;
         memcpy(f, s->f, s->len * sizeof *f);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dispatch/alloc.h"
 #include "dispatch/error.h"
 #include "ir/atomic_file.h"
 
@@ -26,17 +27,26 @@ struct cfx_atomic_file {
 
 static void af_free(cfx_atomic_file *af)
 {
-    free(af->path);
-    free(af->target);
-    free(af->tmp);
-    free(af->what);
-    free(af);
+    cfx_free(af->path);
+    cfx_free(af->target);
+    cfx_free(af->tmp);
+    cfx_free(af->what);
+    cfx_free(af);
+}
+
+/* realpath's result is libc's block: copied into one of the allocator hook's. */
+static char *real_path(const char *path)
+{
+    char *r = realpath(path, NULL);
+    char *copy = cfx_strdup(r);
+    free(r); /* raw-alloc-ok */
+    return copy;
 }
 
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;
-    char *d = malloc(n);
+    char *d = cfx_malloc(n);
     return d ? memcpy(d, s, n) : NULL;
 }
 
@@ -52,7 +62,7 @@ static char *temp_name(const char *target, unsigned n)
     const char *slash = strrchr(target, '/');
     size_t dir = slash ? (size_t)(slash - target) + 1 : 0;
     size_t len = strlen(target) + 64;
-    char *t = malloc(len);
+    char *t = cfx_malloc(len);
     if (t)
         snprintf(t, len, "%.*s.%s.%ld.%u.tmp", (int)dir, target, target + dir, (long)getpid(),
                  atomic_fetch_add(&counter, 1) * 7919u + n);
@@ -67,7 +77,7 @@ cfx_atomic_file *cfx_atomic_file_open(const char *path, const char *what)
         cfx_error_set(CFX_ERR, NULL, "cannot write %s: no path", what);
         return NULL;
     }
-    cfx_atomic_file *af = calloc(1, sizeof *af);
+    cfx_atomic_file *af = cfx_calloc(1, sizeof *af);
     if (!af || !(af->path = dup_str(path)) || !(af->what = dup_str(what))) {
         if (af)
             af_free(af);
@@ -89,7 +99,7 @@ cfx_atomic_file *cfx_atomic_file_open(const char *path, const char *what)
         if (exists)
             mode = st.st_mode & 07777;
         if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && exists)
-            af->target = realpath(path, NULL);
+            af->target = real_path(path);
         else
             af->target = dup_str(path);
         if (!af->target) {
@@ -98,7 +108,7 @@ cfx_atomic_file *cfx_atomic_file_open(const char *path, const char *what)
             return NULL;
         }
         for (unsigned n = 0; fd < 0 && n < 100; n++) {
-            free(af->tmp);
+            cfx_free(af->tmp);
             if (!(af->tmp = temp_name(af->target, n))) {
                 cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
                 af_free(af);

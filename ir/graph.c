@@ -24,7 +24,7 @@ static void install_node_printer(void) { cfx_value_set_node_printer(cfx_node_pri
 
 cfx_graph *cfx_graph_new(void)
 {
-    cfx_graph *g = calloc(1, sizeof *g);
+    cfx_graph *g = cfx_calloc(1, sizeof *g);
     if (!g) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -32,7 +32,7 @@ cfx_graph *cfx_graph_new(void)
     cfx_arena_init(&g->arena);
     g->names = cfx_names_new(&g->arena);
     if (!g->names) {
-        free(g);
+        cfx_free(g);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -64,11 +64,11 @@ void cfx_graph_free(cfx_graph *g)
     cfx_names_free(g->names);
     ir_target_table_free(g);
     ir_meta_free(g);
-    free(g->nblock);
-    free(g->ublock);
-    free(g->ext);
+    cfx_free(g->nblock);
+    cfx_free(g->ublock);
+    cfx_free(g->ext);
     cfx_arena_free(&g->arena);
-    free(g);
+    cfx_free(g);
 }
 
 /* ---- creation ---------------------------------------------------------------------------- */
@@ -96,7 +96,7 @@ static cfx_node *node_slot(cfx_graph *g)
     }
     if (b >= g->nblock_cap) {
         uint32_t cap = g->nblock_cap ? g->nblock_cap * 2 : 8;
-        cfx_node **t = realloc(g->nblock, cap * sizeof *t);
+        cfx_node **t = cfx_realloc(g->nblock, cap * sizeof *t);
         if (!t) {
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             return NULL;
@@ -169,7 +169,7 @@ static void target_type_error(cfx_graph *g, cfx_name nm, const cfx_target_info *
     cfx_buf_puts(&b, want_fn ? " but a Callable is expected" : " but a str is expected");
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "invalid node target");
-    free(msg);
+    cfx_free(msg);
 }
 
 /* A node's name: create_name on an explicit candidate, or on the target's candidate prepared
@@ -317,7 +317,7 @@ cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_f
     char small[128];
     cfx_name nm = cfx_node_name(node);
     size_t len = cfx_name_length(nm);
-    char *name = len < sizeof small ? small : malloc(len + 1);
+    char *name = len < sizeof small ? small : cfx_malloc(len + 1);
     if (!name) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -326,7 +326,7 @@ cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_f
     cfx_node *n = create_node(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
                               cfx_node_kwargs(node), cfx_node_num_kwargs(node), name, map, ctx);
     if (name != small)
-        free(name);
+        cfx_free(name);
     if (n && node->meta && cfx_node_meta_copy(n, node) != CFX_OK)
         return NULL;
     return n;
@@ -377,7 +377,7 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
         cfx_buf_puts(&b, "}!");
         char *msg = cfx_buf_take(&b);
         int rc = cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "Tried to erase Node with users");
-        free(msg);
+        cfx_free(msg);
         return rc;
     }
     if (cfx_node_graph(n) != g) {
@@ -388,13 +388,13 @@ int cfx_graph_erase_node(cfx_graph *g, cfx_node *n)
         cfx_buf_puts(&b, " from wrong graph!");
         char *msg = cfx_buf_take(&b);
         int rc = cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "Attempting to remove from wrong graph!");
-        free(msg);
+        cfx_free(msg);
         return rc;
     }
     if (cfx_node_is_erased(n)) {
         char *s = cfx_node_name_string(n);
         cfx_warn("erase_node(%s) on an already erased node", s ? s : "?");
-        free(s);
+        cfx_free(s);
         return CFX_OK;
     }
     ir_list_unlink(g, n);

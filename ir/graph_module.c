@@ -40,11 +40,11 @@ cfx_graph_module *cfx_graph_module_new(cfx_graph *g, const char *name)
 {
     if (!g)
         return NULL;
-    cfx_graph_module *gm = calloc(1, sizeof *gm);
-    char *nm = strdup(name ? name : "GraphModule");
+    cfx_graph_module *gm = cfx_calloc(1, sizeof *gm);
+    char *nm = cfx_strdup(name ? name : "GraphModule");
     if (!gm || !nm) {
-        free(gm);
-        free(nm);
+        cfx_free(gm);
+        cfx_free(nm);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -60,12 +60,12 @@ void cfx_graph_module_free(cfx_graph_module *gm)
     cfx_tensor_table_clear(&gm->attrs);
     for (int i = 0; i < gm->n_objects; i++) {
         object_release(gm->objects[i].obj);
-        free(gm->objects[i].name);
+        cfx_free(gm->objects[i].name);
     }
-    free(gm->objects);
-    free(gm->name);
+    cfx_free(gm->objects);
+    cfx_free(gm->name);
     cfx_graph_free(gm->g);
-    free(gm);
+    cfx_free(gm);
 }
 
 cfx_graph *cfx_graph_module_graph(const cfx_graph_module *gm) { return gm ? gm->g : NULL; }
@@ -112,13 +112,13 @@ int cfx_graph_module_set_attr_object(cfx_graph_module *gm, const char *qualname,
         return cfx_error_set(CFX_ERR, NULL, "attribute '%s' already exists", qualname);
     if (gm->n_objects == gm->cap_objects) {
         int cap = gm->cap_objects ? 2 * gm->cap_objects : 4;
-        object_attr *o = realloc(gm->objects, (size_t)cap * sizeof *o);
+        object_attr *o = cfx_realloc(gm->objects, (size_t)cap * sizeof *o);
         if (!o)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         gm->objects = o;
         gm->cap_objects = cap;
     }
-    char *nm = strdup(qualname);
+    char *nm = cfx_strdup(qualname);
     if (!nm)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     gm->objects[gm->n_objects++] = (object_attr){nm, object_retain(obj)};

@@ -52,7 +52,7 @@ static int getitem(const cfx_value *a, uint32_t n, cfx_value *out)
         if (!v) {
             char *k = cfx_value_to_string(i, CFX_STYLE_PYTHON);
             int rc = cfx_error_set(CFX_ERR, NULL, "KeyError: %s", k ? k : "?");
-            free(k);
+            cfx_free(k);
             return rc;
         }
         *out = *v;
@@ -298,7 +298,7 @@ int cfx_interp_register_builtin(const cfx_builtin_fn *fn, cfx_builtin_call_fn ca
     if (i == n_ext) {
         if (n_ext == cap_ext) {
             size_t cap = cap_ext ? cap_ext * 2 : 16;
-            ext_builtin *a = realloc(ext, cap * sizeof *a);
+            ext_builtin *a = cfx_realloc(ext, cap * sizeof *a);
             if (!a) {
                 pthread_mutex_unlock(&ext_lock);
                 return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");

@@ -65,7 +65,7 @@ static void drop(cfx_value v)
     } else if (cfx_value_is_container(v)) {
         for (uint32_t i = 0; i < v.len; i++)
             drop(v.u.items[i]);
-        free((void *)v.u.items);
+        cfx_free((void *)v.u.items);
     }
 }
 
@@ -81,7 +81,7 @@ static int own(cfx_value v, cfx_value *out, int depth)
     case CFX_V_LIST:
     case CFX_V_TUPLE:
     case CFX_V_DICT: {
-        cfx_value *items = v.len ? malloc(v.len * sizeof *items) : NULL;
+        cfx_value *items = v.len ? cfx_malloc(v.len * sizeof *items) : NULL;
         if (v.len && !items)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         for (uint32_t i = 0; i < v.len; i++) {
@@ -89,7 +89,7 @@ static int own(cfx_value v, cfx_value *out, int depth)
             if (rc != CFX_OK) {
                 while (i-- > 0)
                     drop(items[i]);
-                free(items);
+                cfx_free(items);
                 return rc;
             }
         }
@@ -195,7 +195,7 @@ static int reserve_scratch(run *r, const cfx_node *n)
     size_t cap = r->cap_scratch ? r->cap_scratch : 64;
     while (cap < need)
         cap *= 2;
-    cfx_value *s = realloc(r->scratch, cap * sizeof *s);
+    cfx_value *s = cfx_realloc(r->scratch, cap * sizeof *s);
     if (!s)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     r->scratch = s;
@@ -210,10 +210,10 @@ static int reserve_stack(run *r, size_t need)
     size_t cap = r->cap_stack ? r->cap_stack : 16;
     while (cap < need)
         cap *= 2;
-    cfx_value *s = realloc(r->stack, cap * sizeof *s);
+    cfx_value *s = cfx_realloc(r->stack, cap * sizeof *s);
     if (s)
         r->stack = s;
-    uint8_t *b = s ? realloc(r->bound, cap) : NULL;
+    uint8_t *b = s ? cfx_realloc(r->bound, cap) : NULL;
     if (!b)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     r->bound = b;
@@ -382,12 +382,12 @@ static int get_attr(run *r, const cfx_node *n, cfx_value *res)
     for (size_t i = 0; i <= len; i++) {
         if (target[i] != '.' && target[i] != '\0')
             continue;
-        char *prefix = strndup(target, i);
+        char *prefix = cfx_strndup(target, i);
         if (!prefix)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         bool has = cfx_graph_module_has_path(gm, prefix);
         int rc = has ? CFX_OK : cfx_error_set(CFX_ERR, NULL, "Node referenced nonexistent target %s", prefix);
-        free(prefix);
+        cfx_free(prefix);
         if (!has)
             return rc;
     }
@@ -456,10 +456,10 @@ static void annotate(const cfx_node *n)
     cfx_error_set_text(st == CFX_OK ? CFX_ERR : st, op, b.oom ? msg : b.data);
     cfx_set_current_site(prev);
     cfx_buf_free(&b);
-    free(msg);
-    free(op);
-    free(file);
-    free(func);
+    cfx_free(msg);
+    cfx_free(op);
+    cfx_free(file);
+    cfx_free(func);
 }
 
 /* The drop lists (FX's user_to_last_uses) and the input count check. */
@@ -517,9 +517,9 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
     cfx_interp_options none = {0};
     run r = {.g = g, .o = opts ? opts : &none, .args = args, .n_args = n_args, .n_slots = cfx_graph_num_created(g)};
     size_t n = r.n_slots ? r.n_slots : 1;
-    r.env = malloc(n * sizeof *r.env);
-    r.dies = calloc(n, sizeof *r.dies);
-    r.next_dead = calloc(n, sizeof *r.next_dead);
+    r.env = cfx_malloc(n * sizeof *r.env);
+    r.dies = cfx_calloc(n, sizeof *r.dies);
+    r.next_dead = cfx_calloc(n, sizeof *r.next_dead);
     int rc = r.env && r.dies && r.next_dead ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (uint32_t i = 0; rc == CFX_OK && i < r.n_slots; i++)
         r.env[i].kind = UNSET;
@@ -549,12 +549,12 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
     for (uint32_t i = 0; r.env && i < r.n_slots; i++)
         if (r.env[i].kind != UNSET)
             drop(r.env[i]);
-    free(r.env);
-    free(r.dies);
-    free(r.next_dead);
-    free(r.scratch);
-    free(r.stack);
-    free(r.bound);
+    cfx_free(r.env);
+    cfx_free(r.dies);
+    cfx_free(r.next_dead);
+    cfx_free(r.scratch);
+    cfx_free(r.stack);
+    cfx_free(r.bound);
     if (rc != CFX_OK)
         *out = cfx_none();
     return rc;

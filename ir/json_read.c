@@ -116,7 +116,7 @@ static int verr(jreader *r, int status, size_t offset, bool exact, const char *f
     cfx_buf_vprintf(&m, fmt, ap);
     char *s = cfx_buf_take(&m);
     int rc = cfx_error_set_text((cfx_status)status, NULL, s ? s : "cannot load graph JSON");
-    free(s);
+    cfx_free(s);
     return rc;
 }
 
@@ -177,7 +177,7 @@ static void *grow_table(void *table, uint32_t *cap_io, uint32_t first_cap, size_
 {
     uint32_t old_cap = *cap_io, cap = old_cap ? old_cap * 2 : first_cap, mask = cap - 1;
     const char *old = table;
-    char *t = calloc(cap, size);
+    char *t = cfx_calloc(cap, size);
     if (!t)
         return NULL;
     for (uint32_t i = 0; i < old_cap; i++) {
@@ -191,7 +191,7 @@ static void *grow_table(void *table, uint32_t *cap_io, uint32_t first_cap, size_
             j = (j + 1) & mask;
         memcpy(t + (size_t)j * size, s, size);
     }
-    free(table);
+    cfx_free(table);
     *cap_io = cap;
     return t;
 }
@@ -245,11 +245,11 @@ static const void *resolve_op(jreader *r, const char *qn)
         if (cfx_library_def(r->declare, file_schema) != CFX_OK) {
             if (had_error)
                 return NULL;
-            char *m = strdup(cfx_error_message() ? cfx_error_message() : "?");
+            char *m = cfx_strdup(cfx_error_message() ? cfx_error_message() : "?");
             cfx_error_clear();
             jr_err(r, CFX_ERR, "unknown operator '%s' cannot be declared from the file's schema '%s': %s",
                    qn, file_schema, m ? m : "out of memory");
-            free(m);
+            cfx_free(m);
             return NULL;
         }
         if (!(op = cfx_op_lookup(qn))) {
@@ -277,7 +277,7 @@ static const void *resolve_op(jreader *r, const char *qn)
         if (!same)
             jr_err(r, CFX_ERR, "operator '%s' is registered with schema '%s' but the file was written "
                    "against '%s'", qn, mine, file_schema);
-        free(mine);
+        cfx_free(mine);
         if (!same)
             return NULL;
     }
@@ -318,7 +318,7 @@ static int read_target(jreader *r, cfx_node_op op, const cJSON *t, cfx_target *o
             slot->kind = 0;
             return CFX_ERR;
         }
-        if (!(slot->key = strdup(m->valuestring)))
+        if (!(slot->key = cfx_strdup(m->valuestring)))
             return jr_err(r, CFX_ERR_NOMEM, "out of memory");
         slot->ptr = p;
         r->targets_count++;
@@ -413,13 +413,25 @@ static int read_node(jreader *r, cJSON *j)
         char *got = cfx_node_name_string(n);
         int rc = jr_err(r, CFX_ERR, "the graph's name space does not keep this name (it becomes '%s'); "
                         "names must be unique identifiers as FX creates them", got ? got : "?");
-        free(got);
+        cfx_free(got);
         return rc;
     }
     if (add_node(r, name, n) != CFX_OK)
         return CFX_ERR_NOMEM;
     if (m[5] && jr_meta(r, n, m[5]) != CFX_OK)
         return CFX_ERR;
+    /* a call binds to its operator's schema: said here (after its
+     * meta), where the record's path is known */
+    if (cfx_node_verify_schema(n) != CFX_OK) {
+        char *why = cfx_strdup(cfx_error_message());
+        cfx_error_clear();
+        r->at = j;
+        r->what = NULL;
+        r->key = NULL;
+        int rc = jr_err(r, CFX_ERR, "%s", why ? why : "out of memory");
+        cfx_free(why);
+        return rc;
+    }
     return CFX_OK;
 }
 
@@ -453,7 +465,7 @@ static int read_pending(jreader *r)
         int rc = jr_value(r, p->value, &v, JR_REF_META_FINAL);
         if (rc == CFX_OK)
             rc = cfx_node_meta_set(p->node, p->key, v);
-        free(name);
+        cfx_free(name);
         if (rc != CFX_OK)
             return rc;
     }
@@ -466,19 +478,19 @@ static int read_pending(jreader *r)
 
 static void reader_free(jreader *r)
 {
-    free(r->nodes);
+    cfx_free(r->nodes);
     for (uint32_t i = 0; i < r->targets_cap; i++)
-        free(r->targets[i].key);
-    free(r->targets);
+        cfx_free(r->targets[i].key);
+    cfx_free(r->targets);
     for (uint32_t i = 0; i < r->n_pending; i++) {
-        free(r->pending[i].key);
+        cfx_free(r->pending[i].key);
         cJSON_Delete(r->pending[i].value);
     }
-    free(r->pending);
-    free(r->stack);
+    cfx_free(r->pending);
+    cfx_free(r->stack);
     cfx_arena_free(&r->scratch);
     cfx_safetensors_free(r->weights);
-    free(r->weights_used);
+    cfx_free(r->weights_used);
 }
 
 /* The "weights" file, read from the document's directory. */
@@ -508,14 +520,14 @@ static int open_weights(jreader *r, const jr_doc *d)
             return CFX_ERR;
         /* the safetensors reader's message, said as the document's problem */
         int status = (int)cfx_error_status();
-        char *m = strdup(cfx_error_message() ? cfx_error_message() : "?");
+        char *m = cfx_strdup(cfx_error_message() ? cfx_error_message() : "?");
         cfx_error_clear();
         int rc = jr_err(r, status, "$.weights: %s", m ? m : "cannot read the weights file");
-        free(m);
+        cfx_free(m);
         return rc;
     }
     int n = cfx_safetensors_count(r->weights);
-    if (!(r->weights_used = calloc((size_t)n + 1, 1)))
+    if (!(r->weights_used = cfx_calloc((size_t)n + 1, 1)))
         return jr_err(r, CFX_ERR_NOMEM, "out of memory");
     r->rec_offset = SIZE_MAX;
     return CFX_OK;
@@ -561,7 +573,7 @@ static int verify_loaded(cfx_graph *g)
     const char *m = cfx_error_message();
     char *copy = m ? cfx_strdup(m) : NULL;
     int rc = cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: %s", copy ? copy : "the graph is not well formed");
-    free(copy);
+    cfx_free(copy);
     return rc;
 }
 
@@ -658,14 +670,14 @@ static char *read_whole_file(const char *path, size_t *len)
     struct stat st;
     size_t cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : (size_t)1 << 16;
     size_t n = 0;
-    char *buf = malloc(cap);
+    char *buf = cfx_malloc(cap);
     while (buf) {
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap)
             break;
-        char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+        char *nb = cap > SIZE_MAX / 2 ? NULL : cfx_realloc(buf, cap * 2);
         if (!nb) {
-            free(buf);
+            cfx_free(buf);
             buf = NULL;
             break;
         }
@@ -679,7 +691,7 @@ static char *read_whole_file(const char *path, size_t *len)
         return NULL;
     }
     if (bad) {
-        free(buf);
+        cfx_free(buf);
         cfx_error_set(CFX_ERR, NULL, "cannot load graph JSON: reading '%s' failed", path);
         return NULL;
     }
@@ -692,7 +704,7 @@ cfx_graph *cfx_graph_from_json_file(const char *path)
     size_t len;
     char *text = read_whole_file(path, &len);
     cfx_graph *g = text ? cfx_graph_from_json(text, len) : NULL;
-    free(text);
+    cfx_free(text);
     return g;
 }
 
@@ -705,7 +717,7 @@ cfx_graph_module *cfx_graph_module_load_opts(const char *path, const cfx_graph_l
     /* the directory a "weights" file name is relative to: "" for the current one */
     const char *slash = strrchr(path, '/');
     size_t dl = slash ? (size_t)(slash - path) + (slash == path) : 0;
-    char *dir = malloc(dl + 1);
+    char *dir = cfx_malloc(dl + 1);
     cfx_graph *g;
     cfx_graph_module *gm = NULL;
     if (dir) {
@@ -715,8 +727,8 @@ cfx_graph_module *cfx_graph_module_load_opts(const char *path, const cfx_graph_l
     } else {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
-    free(dir);
-    free(text);
+    cfx_free(dir);
+    cfx_free(text);
     return gm;
 }
 

@@ -209,7 +209,7 @@ static bool push(jreader *r, uint32_t *sp, const cJSON *first, void *out)
 {
     if (*sp == r->stack_cap) {
         uint32_t cap = r->stack_cap ? r->stack_cap * 2 : 32;
-        jr_frame *s = realloc(r->stack, cap * sizeof *s);
+        jr_frame *s = cfx_realloc(r->stack, cap * sizeof *s);
         if (!s)
             return false;
         r->stack = s;
@@ -586,18 +586,18 @@ static int defer(jreader *r, cfx_node *n, const char *key, cJSON *pair, cJSON *v
 {
     if (r->n_pending == r->pending_cap) {
         uint32_t cap = r->pending_cap ? r->pending_cap * 2 : 8;
-        jr_pending *p = realloc(r->pending, cap * sizeof *p);
+        jr_pending *p = cfx_realloc(r->pending, cap * sizeof *p);
         if (!p)
             return jr_err(r, CFX_ERR_NOMEM, "out of memory");
         r->pending = p;
         r->pending_cap = cap;
     }
-    char *k = strdup(key);
+    char *k = cfx_strdup(key);
     if (!k)
         return jr_err(r, CFX_ERR_NOMEM, "out of memory");
     /* a placeholder keeps the entry's position; the real value replaces it in place later */
     if (cfx_node_meta_set(n, key, cfx_none()) != CFX_OK) {
-        free(k);
+        cfx_free(k);
         return CFX_ERR;
     }
     r->pending[r->n_pending++] = (jr_pending){n, k, cJSON_DetachItemViaPointer(pair, value), r->rec_offset,
@@ -860,18 +860,18 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
         if (dev.type != CFX_DEVICE_CPU)
             return jr_err(r, CFX_ERR_PARSE, "\"data\" given for a tensor not on the CPU");
         size_t want = (size_t)numel * item;
-        bytes = malloc(want ? want : 1);
+        bytes = cfx_malloc(want ? want : 1);
         if (!bytes)
             return jr_err(r, CFX_ERR_NOMEM, "out of memory");
         if (!b64_decode(data->valuestring, strlen(data->valuestring), bytes, want)) {
-            free(bytes);
+            cfx_free(bytes);
             return jr_err(r, CFX_ERR_PARSE, "\"data\" is not the base64 of %zu bytes (%lld elements "
                           "of %zu bytes)", want, (long long)numel, item);
         }
         if (dtype == CFX_BOOL)
             for (size_t i = 0; i < want; i++)
                 if (bytes[i] > 1) {
-                    free(bytes);
+                    cfx_free(bytes);
                     return jr_err(r, CFX_ERR_PARSE, "\"data\": a bool element is neither 0 nor 1");
                 }
     }
@@ -885,6 +885,6 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
     if (t)
         rc = cfx_graph_module_set_attr(gm, nm->valuestring, t);
     cfx_scope_end(s); /* drops our references; the module holds its own */
-    free(bytes);
+    cfx_free(bytes);
     return rc;
 }

@@ -25,14 +25,14 @@ int cfx_graph_module_save(const cfx_graph_module *gm, const char *path, unsigned
     if (!gm || !path || !path[0])
         return cfx_error_set(CFX_ERR, NULL, "cannot save graph module: %s", !gm ? "no module" : "no path");
     int n = cfx_graph_module_n_attrs(gm), k = 0;
-    const char **names = malloc(sizeof *names * (size_t)(n + 1));
-    cfx_tensor **tensors = malloc(sizeof *tensors * (size_t)(n + 1));
+    const char **names = cfx_malloc(sizeof *names * (size_t)(n + 1));
+    cfx_tensor **tensors = cfx_malloc(sizeof *tensors * (size_t)(n + 1));
     size_t pl = strlen(path), stem = pl > 5 && strcmp(path + pl - 5, ".json") == 0 ? pl - 5 : pl;
-    char *wpath = malloc(stem + sizeof ".safetensors");
+    char *wpath = cfx_malloc(stem + sizeof ".safetensors");
     if (!names || !tensors || !wpath) {
-        free(names);
-        free(tensors);
-        free(wpath);
+        cfx_free(names);
+        cfx_free(tensors);
+        cfx_free(wpath);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
     memcpy(wpath, path, stem);
@@ -56,8 +56,8 @@ int cfx_graph_module_save(const cfx_graph_module *gm, const char *path, unsigned
     } else {
         rc = jw_to_file(cfx_graph_module_graph(gm), gm, path, flags, NULL);
     }
-    free(names);
-    free(tensors);
-    free(wpath);
+    cfx_free(names);
+    cfx_free(tensors);
+    cfx_free(wpath);
     return rc;
 }

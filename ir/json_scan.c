@@ -117,7 +117,7 @@ void jr_doc_free(jr_doc *d)
     cJSON_Delete(d->name);
     cJSON_Delete(d->schemas);
     cJSON_Delete(d->weights);
-    free(d->unknown);
+    cfx_free(d->unknown);
 }
 
 static int check_format(jreader *r, const cJSON *f, size_t at)
@@ -184,7 +184,7 @@ static int scan_member(jreader *r, jr_doc *d, const char *key, size_t key_at, si
     if (!slot) {
         cJSON_Delete(v);
         if (!d->unknown) {
-            if (!(d->unknown = strdup(key)))
+            if (!(d->unknown = cfx_strdup(key)))
                 return jr_err(r, CFX_ERR_NOMEM, "out of memory");
             d->unknown_at = key_at;
         }

@@ -52,7 +52,7 @@ int jw_err(jwriter *w, const char *fmt, ...)
     va_end(ap);
     char *s = cfx_buf_take(&m);
     int rc = cfx_error_set_text(CFX_ERR, NULL, s ? s : "cannot write graph JSON");
-    free(s);
+    cfx_free(s);
     return rc;
 }
 
@@ -128,7 +128,7 @@ static int check_unique_names(jwriter *w)
     uint32_t cap = 64;
     while (cap < w->g->len * 2 + 2)
         cap *= 2;
-    const cfx_node **set = calloc(cap, sizeof *set);
+    const cfx_node **set = cfx_calloc(cap, sizeof *set);
     if (!set)
         return jw_err(w, "out of memory");
     int rc = CFX_OK;
@@ -144,7 +144,7 @@ static int check_unique_names(jwriter *w)
             }
         set[j] = n;
     }
-    free(set);
+    cfx_free(set);
     return rc;
 }
 
@@ -155,7 +155,7 @@ static int collect_ops(jwriter *w, const cfx_op ***out, uint32_t *n_out)
 {
     uint32_t n = 0, cap = 0, hcap = 64;
     const cfx_op **ops = NULL;
-    const cfx_op **set = calloc(hcap, sizeof *set);
+    const cfx_op **set = cfx_calloc(hcap, sizeof *set);
     if (!set)
         return jw_err(w, "out of memory");
     for (const cfx_node *nd = cfx_graph_first(w->g); nd; nd = cfx_node_next(nd)) {
@@ -177,7 +177,7 @@ static int collect_ops(jwriter *w, const cfx_op ***out, uint32_t *n_out)
         set[j] = op;
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
-            const cfx_op **o = realloc(ops, cap * sizeof *o);
+            const cfx_op **o = cfx_realloc(ops, cap * sizeof *o);
             if (!o)
                 goto oom;
             ops = o;
@@ -185,9 +185,9 @@ static int collect_ops(jwriter *w, const cfx_op ***out, uint32_t *n_out)
         ops[n++] = op;
         if (n * 2 > hcap) {
             /* rebuild at twice the size from the ordered list */
-            free(set);
+            cfx_free(set);
             hcap *= 2;
-            set = calloc(hcap, sizeof *set);
+            set = cfx_calloc(hcap, sizeof *set);
             if (!set)
                 goto oom;
             for (uint32_t i = 0; i < n; i++) {
@@ -201,13 +201,13 @@ static int collect_ops(jwriter *w, const cfx_op ***out, uint32_t *n_out)
             }
         }
     }
-    free(set);
+    cfx_free(set);
     *out = ops;
     *n_out = n;
     return CFX_OK;
 oom:
-    free(set);
-    free(ops);
+    cfx_free(set);
+    cfx_free(ops);
     return jw_err(w, "out of memory");
 }
 
@@ -231,13 +231,13 @@ static int put_schemas(jwriter *w)
         PB_LIT(b, ": ");
         if (rc == CFX_OK)
             rc = jw_cstr(w, s);
-        free(s);
+        cfx_free(s);
     }
     if (n)
         PB_LIT(b, "\n  },\n");
     else
         PB_LIT(b, "},\n");
-    free(ops);
+    cfx_free(ops);
     return rc;
 }
 
@@ -291,7 +291,7 @@ static int put_tensor_data(jwriter *w, const cfx_tensor *t)
         put_base64(w->b, base, nbytes);
         return CFX_OK;
     }
-    unsigned char *tmp = malloc(nbytes);
+    unsigned char *tmp = cfx_malloc(nbytes);
     if (!tmp)
         return jw_err(w, "out of memory");
     int64_t idx[CFX_MAX_DIMS] = {0};
@@ -310,7 +310,7 @@ static int put_tensor_data(jwriter *w, const cfx_tensor *t)
         }
     }
     put_base64(w->b, tmp, nbytes);
-    free(tmp);
+    cfx_free(tmp);
     return CFX_OK;
 }
 
@@ -357,7 +357,7 @@ static int write_doc(const cfx_graph *g, const cfx_graph_module *gm, unsigned fl
     if (!g || !b)
         return CFX_ERR;
     jwriter w = {.g = g, .b = b, .flags = flags, .sink = sink, .path = path, .weights = weights};
-    w.defined = calloc(((size_t)g->n_created + 63) / 64 + 1, sizeof *w.defined);
+    w.defined = cfx_calloc(((size_t)g->n_created + 63) / 64 + 1, sizeof *w.defined);
     if (!w.defined)
         return jw_err(&w, "out of memory");
     int rc = g->names_unchecked ? check_unique_names(&w) : CFX_OK;
@@ -417,8 +417,8 @@ static int write_doc(const cfx_graph *g, const cfx_graph_module *gm, unsigned fl
     }
     rc = flush(&w, true);
 out:
-    free(w.defined);
-    free(w.stack);
+    cfx_free(w.defined);
+    cfx_free(w.stack);
     return rc;
 }
 

@@ -118,13 +118,13 @@ int jw_name(jwriter *w, cfx_name nm)
 {
     char small[128];
     size_t n = cfx_name_length(nm);
-    char *s = n < sizeof small ? small : malloc(n);
+    char *s = n < sizeof small ? small : cfx_malloc(n);
     if (!s)
         return jw_err(w, "out of memory");
     cfx_name_write(nm, s);
     bool ok = jw_str(w->b, s, n);
     if (s != small)
-        free(s);
+        cfx_free(s);
     return ok ? CFX_OK : jw_err(w, "a node name is not valid UTF-8");
 }
 
@@ -306,7 +306,7 @@ static bool push(jwriter *w, uint32_t *sp, const void *items, uint32_t n, bool t
 {
     if (*sp == w->stack_cap) {
         uint32_t cap = w->stack_cap ? w->stack_cap * 2 : 32;
-        jw_frame *s = realloc(w->stack, cap * sizeof *s);
+        jw_frame *s = cfx_realloc(w->stack, cap * sizeof *s);
         if (!s)
             return false;
         w->stack = s;

@@ -15,7 +15,7 @@ static int fail(cfx_buf *b)
 {
     char *msg = cfx_buf_take(b);
     int rc = cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "graph lint failed");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -64,21 +64,21 @@ int ir_lint_collect(cfx_graph *g, cfx_node ***order)
         return CFX_ERR;
     cfx_node **out = NULL;
     if (order && g->len) {
-        out = malloc((size_t)g->len * sizeof *out);
+        out = cfx_malloc((size_t)g->len * sizeof *out);
         if (!out)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
-    uint64_t *seen = calloc(g->n_created / 64 + 1, sizeof *seen);
+    uint64_t *seen = cfx_calloc(g->n_created / 64 + 1, sizeof *seen);
     cfx_name *names = NULL;
     uint32_t cap = 64;
     if (seen && g->names_unchecked) {
         while (cap < g->len * 2 + 2)
             cap *= 2;
-        names = calloc(cap, sizeof *names);
+        names = cfx_calloc(cap, sizeof *names);
     }
     if (!seen || (g->names_unchecked && !names)) {
-        free(seen);
-        free(out);
+        cfx_free(seen);
+        cfx_free(out);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
     int rc = CFX_OK;
@@ -88,10 +88,10 @@ int ir_lint_collect(cfx_graph *g, cfx_node ***order)
         if (out)
             out[k++] = n;
     }
-    free(names);
-    free(seen);
+    cfx_free(names);
+    cfx_free(seen);
     if (rc != CFX_OK)
-        free(out);
+        cfx_free(out);
     else if (order)
         *order = out;
     return rc;

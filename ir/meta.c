@@ -181,7 +181,7 @@ static int fix_val(cfx_graph *g, cfx_meta_val *root)
                     size_t nc = cap ? cap * 2 : 16;
                     while (nc < len + (size_t)v->n)
                         nc *= 2;
-                    cfx_meta_val **w = realloc(work, nc * sizeof *w);
+                    cfx_meta_val **w = cfx_realloc(work, nc * sizeof *w);
                     if (!w)
                         goto oom;
                     work = w;
@@ -199,10 +199,10 @@ static int fix_val(cfx_graph *g, cfx_meta_val *root)
         v = work[--len];
     }
 out:
-    free(work);
+    cfx_free(work);
     return rc;
 oom:
-    free(work);
+    cfx_free(work);
     return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
 }
 

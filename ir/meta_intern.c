@@ -136,7 +136,7 @@ static inline uint32_t hash_key(const lookup *l)
 static bool grow(ir_hcons *h)
 {
     uint32_t cap = h->cap ? h->cap * 2 : 64;
-    struct ir_hcons_slot *t = calloc(cap, sizeof *t);
+    struct ir_hcons_slot *t = cfx_calloc(cap, sizeof *t);
     if (!t)
         return false;
     for (uint32_t i = 0; i < h->cap; i++)
@@ -146,7 +146,7 @@ static bool grow(ir_hcons *h)
                 j = (j + 1) & (cap - 1);
             t[j] = h->slots[i];
         }
-    free(h->slots);
+    cfx_free(h->slots);
     h->slots = t;
     h->cap = cap;
     return true;
@@ -154,7 +154,7 @@ static bool grow(ir_hcons *h)
 
 void ir_meta_free(cfx_graph *g)
 {
-    free(g->hc_meta.slots);
+    cfx_free(g->hc_meta.slots);
     g->hc_meta = (ir_hcons){0};
 }
 

@@ -151,15 +151,15 @@ static uint32_t hash_bytes(const char *s, size_t len)
 
 cfx_names *cfx_names_new(cfx_arena *arena)
 {
-    cfx_names *ns = calloc(1, sizeof *ns);
+    cfx_names *ns = cfx_calloc(1, sizeof *ns);
     if (!ns)
         return NULL;
     cfx_arena_init(&ns->own_arena);
     ns->arena = arena ? arena : &ns->own_arena;
     ns->cap = 256;
-    ns->table = calloc(ns->cap, sizeof *ns->table);
+    ns->table = cfx_calloc(ns->cap, sizeof *ns->table);
     if (!ns->table) {
-        free(ns);
+        cfx_free(ns);
         return NULL;
     }
     return ns;
@@ -171,17 +171,17 @@ void cfx_names_free(cfx_names *ns)
         return;
     for (uint32_t i = 0; i < ns->cap; i++)
         if (ns->table[i])
-            free(ns->table[i]->bits);
-    free(ns->table);
-    free(ns->ovf);
+            cfx_free(ns->table[i]->bits);
+    cfx_free(ns->table);
+    cfx_free(ns->ovf);
     cfx_arena_free(&ns->own_arena);
-    free(ns);
+    cfx_free(ns);
 }
 
 static bool grow_table(cfx_names *ns)
 {
     uint32_t cap = ns->cap * 2;
-    istr **t = calloc(cap, sizeof *t);
+    istr **t = cfx_calloc(cap, sizeof *t);
     if (!t)
         return false;
     for (uint32_t i = 0; i < ns->cap; i++) {
@@ -193,7 +193,7 @@ static bool grow_table(cfx_names *ns)
             j = (j + 1) & (cap - 1);
         t[j] = r;
     }
-    free(ns->table);
+    cfx_free(ns->table);
     ns->table = t;
     ns->cap = cap;
     return true;
@@ -270,7 +270,7 @@ static bool ovf_insert(cfx_names *ns, const istr *b, int32_t suffix)
 {
     if ((ns->ovf_count + 1) * 2 > ns->ovf_cap) {
         uint32_t cap = ns->ovf_cap ? ns->ovf_cap * 2 : 64;
-        ovf_entry *t = calloc(cap, sizeof *t);
+        ovf_entry *t = cfx_calloc(cap, sizeof *t);
         if (!t)
             return false;
         for (uint32_t i = 0; i < ns->ovf_cap; i++) {
@@ -281,7 +281,7 @@ static bool ovf_insert(cfx_names *ns, const istr *b, int32_t suffix)
                 j = (j + 1) & (cap - 1);
             t[j] = ns->ovf[i];
         }
-        free(ns->ovf);
+        cfx_free(ns->ovf);
         ns->ovf = t;
         ns->ovf_cap = cap;
     }
@@ -319,7 +319,7 @@ static bool mark_suffix_beyond(cfx_names *ns, istr *b, uint32_t s)
     uint32_t nw = b->nwords ? b->nwords : 1;
     while (nw <= w)
         nw *= 2;
-    uint64_t *bits = realloc(b->bits, nw * sizeof *bits);
+    uint64_t *bits = cfx_realloc(b->bits, nw * sizeof *bits);
     if (!bits)
         return false;
     memset(bits + b->nwords, 0, (nw - b->nwords) * sizeof *bits);
@@ -429,7 +429,7 @@ int cfx_names_prepare(cfx_names *ns, const char *cand, size_t len, cfx_name_cand
     char *tmp = NULL;
     if (!valid_identifier(cand, len)) {
         /* _illegal_char_regex.sub("_", candidate); "" -> "_unnamed"; digit -> "_" prefix */
-        tmp = len + 2 <= sizeof small ? small : malloc(len + 2);
+        tmp = len + 2 <= sizeof small ? small : cfx_malloc(len + 2);
         if (!tmp)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         size_t n = 1; /* tmp[0] reserved for the digit prefix */
@@ -467,7 +467,7 @@ int cfx_names_prepare(cfx_names *ns, const char *cand, size_t len, cfx_name_cand
     int32_t ks;
     istr *kb = canonical(ns, cand, len, &ks);
     if (tmp && tmp != small)
-        free(tmp);
+        cfx_free(tmp);
     if (!whole || !base || !kb)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     out->whole = whole->s;
@@ -482,14 +482,14 @@ static int long_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
 {
     char buf[24];
     size_t n = cfx_fmt_i64(num, buf);
-    char *s = malloc(base->len + 1 + n);
+    char *s = cfx_malloc(base->len + 1 + n);
     if (!s)
         return CFX_ERR_NOMEM;
     memcpy(s, base->s, base->len);
     s[base->len] = '_';
     memcpy(s + base->len + 1, buf, n);
     istr *r = intern_rec(ns, s, base->len + 1 + n);
-    free(s);
+    cfx_free(s);
     if (!r)
         return CFX_ERR_NOMEM;
     *out = (cfx_name){r->s, CFX_NAME_NO_SUFFIX};
@@ -603,7 +603,7 @@ void cfx_name_print(cfx_name n, cfx_buf *b)
 char *cfx_name_to_string(cfx_name n)
 {
     size_t len = cfx_name_length(n);
-    char *s = malloc(len + 1);
+    char *s = cfx_malloc(len + 1);
     if (!s)
         return NULL;
     *cfx_name_write(n, s) = '\0';

@@ -205,7 +205,7 @@ int64_t cfx_node_replace_all_uses_with(cfx_node *old, cfx_node *replacement, cfx
     if (k == 0)
         return 0;
     /* to_process = list(self.users): the users list changes under us */
-    cfx_node **users = malloc(k * sizeof *users);
+    cfx_node **users = cfx_malloc(k * sizeof *users);
     if (!users)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     uint32_t i = 0;
@@ -218,7 +218,7 @@ int64_t cfx_node_replace_all_uses_with(cfx_node *old, cfx_node *replacement, cfx
             continue;
         int rc = replace_in(users[i], old, replacement);
         if (rc != CFX_OK) {
-            free(users);
+            cfx_free(users);
             return rc;
         }
         users[done++] = users[i];
@@ -226,7 +226,7 @@ int64_t cfx_node_replace_all_uses_with(cfx_node *old, cfx_node *replacement, cfx
     if (changed && done)
         *changed = users;
     else
-        free(users);
+        cfx_free(users);
     return done;
 }
 

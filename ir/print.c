@@ -240,14 +240,14 @@ static void print_container(const cfx_value *vals, uint32_t n, uint32_t kind, cf
         if (cfx_value_is_container(*v)) {
             open_container(v->kind, b);
             if (len == cap) {
-                pframe *ns = malloc(2 * cap * sizeof *ns);
+                pframe *ns = cfx_malloc(2 * cap * sizeof *ns);
                 if (!ns) {
                     b->oom = true;
                     break;
                 }
                 memcpy(ns, st, len * sizeof *ns);
                 if (st != inline_frames)
-                    free(st);
+                    cfx_free(st);
                 st = ns;
                 cap *= 2;
             }
@@ -257,7 +257,7 @@ static void print_container(const cfx_value *vals, uint32_t n, uint32_t kind, cf
         }
     }
     if (st != inline_frames)
-        free(st);
+        cfx_free(st);
 }
 
 void ir_print_values(const cfx_value *vals, uint32_t n, bool as_tuple, cfx_arg_style style,

@@ -116,7 +116,7 @@ static cfx_name local_name(gen *s, const cfx_node *n)
         char small[128];
         cfx_name nm = cfx_node_name(n);
         size_t len = cfx_name_length(nm);
-        char *tmp = len < sizeof small ? small : malloc(len + 1);
+        char *tmp = len < sizeof small ? small : cfx_malloc(len + 1);
         if (!tmp) {
             s->err = CFX_ERR_NOMEM;
             return nm;
@@ -127,7 +127,7 @@ static cfx_name local_name(gen *s, const cfx_node *n)
             *slot = nm;
         }
         if (tmp != small)
-            free(tmp);
+            cfx_free(tmp);
     }
     return *slot;
 }
@@ -162,10 +162,10 @@ static void put_global(gen *s, const cfx_builtin_fn *fn, uint8_t form)
     cfx_name nm = {NULL, 0};
     if (s->n_globals == s->cap_globals) {
         uint32_t cap = s->cap_globals ? s->cap_globals * 2 : 8;
-        const cfx_builtin_fn **f = realloc(s->gfn, cap * sizeof *f);
+        const cfx_builtin_fn **f = cfx_realloc(s->gfn, cap * sizeof *f);
         if (f)
             s->gfn = f;
-        cfx_name *n = realloc(s->gname, cap * sizeof *n);
+        cfx_name *n = cfx_realloc(s->gname, cap * sizeof *n);
         if (n)
             s->gname = n;
         if (!f || !n) {
@@ -295,14 +295,14 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
         bool same = rl == ll;
         if (same) {
             char small[128];
-            char *tmp = ll < sizeof small ? small : malloc(ll + 1);
+            char *tmp = ll < sizeof small ? small : cfx_malloc(ll + 1);
             if (tmp) {
                 cfx_name_write(local, tmp);
                 for (size_t i = 0, j = 0; i < tl && same; i++)
                     if (t[i] != '*')
                         same = t[i] == tmp[j++];
                 if (tmp != small)
-                    free(tmp);
+                    cfx_free(tmp);
             }
         }
         if (!same) {
@@ -365,7 +365,7 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
             pb_istr(b, t->printed);
         size_t glen = b->len - mark;
         char small[256];
-        char *g = glen < sizeof small ? small : malloc(glen);
+        char *g = glen < sizeof small ? small : cfx_malloc(glen);
         if (!g) {
             s->err = CFX_ERR_NOMEM;
             return;
@@ -377,7 +377,7 @@ static void emit_node(gen *s, const cfx_node *n, const char *root)
         PB_LIT(b, " = ");
         cfx_buf_putn(b, g, glen);
         if (g != small)
-            free(g);
+            cfx_free(g);
         cfx_buf_putc(b, '(');
         format_args(s, n->args, n->n_args, n);
         cfx_buf_putc(b, ')');
@@ -466,12 +466,12 @@ int cfx_graph_python_code(const cfx_graph *g, const char *root_module, cfx_buf *
     cfx_buf_init(&s.fv);
     s.body = &body;
     uint32_t nseq = g->n_created ? g->n_created : 1;
-    s.last_user = malloc(nseq * sizeof *s.last_user);
+    s.last_user = cfx_malloc(nseq * sizeof *s.last_user);
     if (!s.last_user)
         goto oom;
     memset(s.last_user, 0xFF, nseq * sizeof *s.last_user);
     s.ns = cfx_names_new(NULL);
-    s.local = calloc(nseq, sizeof *s.local);
+    s.local = cfx_calloc(nseq, sizeof *s.local);
     if (!s.ns || !s.local)
         goto oom;
     for (size_t i = 0; i < sizeof custom_builtins / sizeof *custom_builtins; i++) {
@@ -519,10 +519,10 @@ fail:
 done:
     cfx_buf_free(&body);
     cfx_buf_free(&s.fv);
-    free(s.last_user);
-    free(s.local);
-    free(s.gfn);
-    free(s.gname);
+    cfx_free(s.last_user);
+    cfx_free(s.local);
+    cfx_free(s.gfn);
+    cfx_free(s.gname);
     cfx_names_free(s.ns);
     return rc;
 }

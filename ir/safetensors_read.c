@@ -57,7 +57,7 @@ static int rerr(const reader *r, const char *fmt, ...)
     va_end(ap);
     char *s = cfx_buf_take(&m);
     int rc = cfx_error_set_text(CFX_ERR_PARSE, NULL, s ? s : "cannot read safetensors");
-    free(s);
+    cfx_free(s);
     return rc;
 }
 
@@ -217,7 +217,7 @@ static int read_metadata(reader *r, const cJSON *m, cfx_safetensors *st)
     if (!cJSON_IsObject(m))
         return rerr(r, "\"" ST_METADATA_KEY "\" must be an object of strings");
     int n = cJSON_GetArraySize(m);
-    st->meta = calloc((size_t)(n ? n : 1) * 2, sizeof *st->meta);
+    st->meta = cfx_calloc((size_t)(n ? n : 1) * 2, sizeof *st->meta);
     if (!st->meta)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (const cJSON *c = m->child; c; c = c->next) {
@@ -227,7 +227,7 @@ static int read_metadata(reader *r, const cJSON *m, cfx_safetensors *st)
             if (strcmp(st->meta[2 * k], c->string) == 0)
                 return rerr(r, "\"" ST_METADATA_KEY "\": key \"%s\" appears twice", c->string);
         int k = st->n_meta++;
-        if (!(st->meta[2 * k] = strdup(c->string)) || !(st->meta[2 * k + 1] = strdup(c->valuestring)))
+        if (!(st->meta[2 * k] = cfx_strdup(c->string)) || !(st->meta[2 * k + 1] = cfx_strdup(c->valuestring)))
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
     return CFX_OK;
@@ -271,7 +271,7 @@ static int read_data(reader *r, const entry *e, int n, const int *order, uint64_
 
 static cfx_safetensors *read_all(reader *r)
 {
-    cfx_safetensors *st = calloc(1, sizeof *st);
+    cfx_safetensors *st = cfx_calloc(1, sizeof *st);
     char *hdr = NULL;
     cJSON *root = NULL;
     entry *e = NULL;
@@ -304,7 +304,7 @@ static cfx_safetensors *read_all(reader *r)
         goto out;
     }
     uint64_t data_start = 8 + hlen, data_size = r->size - data_start;
-    if (!(hdr = malloc((size_t)hlen + 1))) {
+    if (!(hdr = cfx_malloc((size_t)hlen + 1))) {
         rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         goto out;
     }
@@ -354,11 +354,11 @@ static cfx_safetensors *read_all(reader *r)
         goto out;
     rc = CFX_ERR_PARSE;
     size_t cnt = (size_t)(n ? n : 1);
-    e = malloc(cnt * sizeof *e);
-    order = malloc(cnt * sizeof *order);
-    st->by_name = malloc(cnt * sizeof *st->by_name);
-    st->names = calloc(cnt, sizeof *st->names);
-    st->tensors = calloc(cnt, sizeof *st->tensors);
+    e = cfx_malloc(cnt * sizeof *e);
+    order = cfx_malloc(cnt * sizeof *order);
+    st->by_name = cfx_malloc(cnt * sizeof *st->by_name);
+    st->names = cfx_calloc(cnt, sizeof *st->names);
+    st->tensors = cfx_calloc(cnt, sizeof *st->tensors);
     if (!e || !order || !st->by_name || !st->names || !st->tensors) {
         rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         goto out;
@@ -371,16 +371,16 @@ static cfx_safetensors *read_all(reader *r)
         goto out;
     st->n = n;
     for (i = 0; i < n; i++)
-        if (!(st->names[i] = strdup(e[i].name))) {
+        if (!(st->names[i] = cfx_strdup(e[i].name))) {
             rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             goto out;
         }
     rc = read_data(r, e, n, order, data_start, st);
 out:
-    free(order);
-    free(e);
+    cfx_free(order);
+    cfx_free(e);
     cJSON_Delete(root);
-    free(hdr);
+    cfx_free(hdr);
     if (rc != CFX_OK) {
         cfx_safetensors_free(st);
         return NULL;
@@ -420,16 +420,16 @@ void cfx_safetensors_free(cfx_safetensors *st)
     if (!st)
         return;
     for (int i = 0; i < st->n; i++) {
-        free(st->names[i]);
+        cfx_free(st->names[i]);
         cfx_tensor_release(st->tensors[i]);
     }
     for (int i = 0; i < 2 * st->n_meta; i++)
-        free(st->meta[i]);
-    free(st->meta);
-    free(st->names);
-    free(st->tensors);
-    free(st->by_name);
-    free(st);
+        cfx_free(st->meta[i]);
+    cfx_free(st->meta);
+    cfx_free(st->names);
+    cfx_free(st->tensors);
+    cfx_free(st->by_name);
+    cfx_free(st);
 }
 
 int cfx_safetensors_count(const cfx_safetensors *st) { return st ? st->n : 0; }

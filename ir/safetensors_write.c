@@ -41,7 +41,7 @@ static int werr(const writer *w, const char *fmt, ...)
     va_end(ap);
     char *s = cfx_buf_take(&m);
     int rc = cfx_error_set_text(CFX_ERR, NULL, s ? s : "cannot write safetensors");
-    free(s);
+    cfx_free(s);
     return rc;
 }
 
@@ -229,7 +229,7 @@ static int write_all(writer *w, const char *const *names, cfx_tensor *const *ten
             rc = put(w, cfx_tensor_data(t), nbytes);
             continue;
         }
-        unsigned char *tmp = w->mem ? w->mem + w->pos : malloc(nbytes);
+        unsigned char *tmp = w->mem ? w->mem + w->pos : cfx_malloc(nbytes);
         if (!tmp)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory writing tensor '%s'", names[order[k]]);
         gather(t, tmp, numel, item);
@@ -237,7 +237,7 @@ static int write_all(writer *w, const char *const *names, cfx_tensor *const *ten
             w->pos += nbytes;
         } else {
             rc = put(w, tmp, nbytes);
-            free(tmp);
+            cfx_free(tmp);
         }
     }
     return rc;
@@ -253,11 +253,11 @@ int cfx_safetensors_write_bytes(const char *const *names, cfx_tensor *const *ten
     writer w = {0};
     cfx_buf h;
     cfx_buf_init(&h);
-    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    int *order = cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
     uint64_t data_size = 0;
     int rc = order ? build_header(&w, names, tensors, n, meta, n_meta, order, &h, &data_size)
                    : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    if (rc == CFX_OK && !(w.mem = malloc(8 + h.len + (size_t)data_size)))
+    if (rc == CFX_OK && !(w.mem = cfx_malloc(8 + h.len + (size_t)data_size)))
         rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     if (rc == CFX_OK)
         rc = write_all(&w, names, tensors, n, &h, order);
@@ -265,9 +265,9 @@ int cfx_safetensors_write_bytes(const char *const *names, cfx_tensor *const *ten
         *out = w.mem;
         *len = w.pos;
     } else {
-        free(w.mem);
+        cfx_free(w.mem);
     }
-    free(order);
+    cfx_free(order);
     cfx_buf_free(&h);
     return rc;
 }
@@ -280,7 +280,7 @@ int cfx_safetensors_write_file(const char *path, const char *const *names, cfx_t
     writer w = {.path = path};
     cfx_buf h;
     cfx_buf_init(&h);
-    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    int *order = cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
     uint64_t data_size = 0;
     int rc = order ? build_header(&w, names, tensors, n, meta, n_meta, order, &h, &data_size)
                    : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -295,7 +295,7 @@ int cfx_safetensors_write_file(const char *path, const char *const *names, cfx_t
         rc = cfx_atomic_file_commit(af);
     else
         cfx_atomic_file_abort(af);
-    free(order);
+    cfx_free(order);
     cfx_buf_free(&h);
     return rc;
 }

@@ -98,7 +98,7 @@ static int register_key(const char *key, unsigned flags)
         }
     if (reg_len == reg_cap) {
         size_t cap = reg_cap ? reg_cap * 2 : 16;
-        entry *e = realloc(reg, cap * sizeof *e);
+        entry *e = cfx_realloc(reg, cap * sizeof *e);
         if (!e) {
             pthread_mutex_unlock(&reg_lock);
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -106,7 +106,7 @@ static int register_key(const char *key, unsigned flags)
         reg = e;
         reg_cap = cap;
     }
-    char *k = malloc(len + 1);
+    char *k = cfx_malloc(len + 1);
     if (!k) {
         pthread_mutex_unlock(&reg_lock);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -123,8 +123,8 @@ static int register_key(const char *key, unsigned flags)
 __attribute__((destructor)) static void registry_free(void)
 {
     for (size_t i = 0; i < reg_len; i++)
-        free(reg[i].key);
-    free(reg);
+        cfx_free(reg[i].key);
+    cfx_free(reg);
     reg = NULL;
     reg_len = reg_cap = 0;
 }

@@ -50,7 +50,7 @@ __attribute__((constructor)) static void fn_lock_fork_guard(void) { cfx_fork_gua
 
 __attribute__((destructor)) static void extra_fns_free(void)
 {
-    free(extra_fns);
+    cfx_free(extra_fns);
     extra_fns = NULL;
     n_extra_fns = cap_extra_fns = 0;
 }
@@ -86,7 +86,7 @@ int cfx_builtin_fn_register(const cfx_builtin_fn *fn)
     if (!find_fn(fn->qualified_name)) {
         if (n_extra_fns == cap_extra_fns) {
             size_t cap = cap_extra_fns ? cap_extra_fns * 2 : 16;
-            const cfx_builtin_fn **e = realloc(extra_fns, cap * sizeof *e);
+            const cfx_builtin_fn **e = cfx_realloc(extra_fns, cap * sizeof *e);
             if (!e)
                 rc = CFX_ERR_NOMEM;
             else {
@@ -143,7 +143,7 @@ static uint32_t tinfo_hash(uint32_t kind, const void *ptr)
 static bool tinfo_grow(cfx_graph *g)
 {
     uint32_t cap = g->tinfo_cap ? g->tinfo_cap * 2 : 64;
-    cfx_target_info **t = calloc(cap, sizeof *t);
+    cfx_target_info **t = cfx_calloc(cap, sizeof *t);
     if (!t)
         return false;
     for (uint32_t i = 0; i < g->tinfo_cap; i++) {
@@ -155,7 +155,7 @@ static bool tinfo_grow(cfx_graph *g)
             j = (j + 1) & (cap - 1);
         t[j] = r;
     }
-    free(g->tinfo);
+    cfx_free(g->tinfo);
     g->tinfo = t;
     g->tinfo_cap = cap;
     return true;
@@ -163,8 +163,8 @@ static bool tinfo_grow(cfx_graph *g)
 
 void ir_target_table_free(cfx_graph *g)
 {
-    free(g->tinfo);
-    free(g->targets);
+    cfx_free(g->tinfo);
+    cfx_free(g->targets);
     g->tinfo = NULL;
     g->targets = NULL;
     g->tinfo_cap = g->tinfo_count = g->targets_cap = 0;
@@ -190,13 +190,13 @@ static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
         const char *p;
         size_t n = cfx_op_packet_name(qn, &p);
         char small[128];
-        char *tmp = n < sizeof small ? small : malloc(n + 1);
+        char *tmp = n < sizeof small ? small : cfx_malloc(n + 1);
         if (tmp) {
             memcpy(tmp, p, n);
             tmp[n] = '\0';
             cfx_names_target_to_str(tmp, &b);
             if (tmp != small)
-                free(tmp);
+                cfx_free(tmp);
         } else {
             b.oom = true;
         }
@@ -257,7 +257,7 @@ static cfx_target_info *add_target(cfx_graph *g, cfx_target t, const void *ptr)
     }
     if (g->tinfo_count == g->targets_cap) {
         uint32_t cap = g->targets_cap ? g->targets_cap * 2 : 16;
-        cfx_target_info **t = realloc(g->targets, cap * sizeof *t);
+        cfx_target_info **t = cfx_realloc(g->targets, cap * sizeof *t);
         if (!t) {
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             return NULL;

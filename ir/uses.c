@@ -23,20 +23,24 @@
  * missing). */
 static bool grow_use_table(cfx_graph *g, uint32_t first, uint32_t last)
 {
-    if (last >= g->ublock_cap) {
-        uint32_t cap = g->ublock_cap ? g->ublock_cap : 8;
-        while (cap <= last)
-            cap *= 2;
-        ir_use **t = realloc(g->ublock, cap * sizeof *t);
+    uint32_t cap = g->ublock_cap;
+    if (last >= cap) {
+        uint32_t ncap = cap ? cap : 8;
+        while (ncap <= last)
+            ncap *= 2;
+        ir_use **t = cfx_realloc(g->ublock, ncap * sizeof *t);
         if (!t)
             return false;
-        memset(t + g->ublock_cap, 0, (cap - g->ublock_cap) * sizeof *t);
+        memset(t + cap, 0, (ncap - cap) * sizeof *t);
         g->ublock = t;
-        g->ublock_cap = cap;
+        cap = ncap;
     }
     for (uint32_t b = first >> IR_USE_SHIFT; b <= last; b++)
         if (!g->ublock[b] && !(g->ublock[b] = cfx_arena_alloc(&g->arena, sizeof(ir_use) << IR_USE_SHIFT)))
             return false;
+    /* the size is published once the blocks exist: ir_use_alloc's fast path takes a table to
+     * mean that n_uses's block exists (a first block that failed to allocate broke that) */
+    g->ublock_cap = cap;
     return true;
 }
 
@@ -71,7 +75,7 @@ static bool node_ref(cfx_graph *g, cfx_node *p, uint32_t *ref)
     }
     if (g->n_ext == g->ext_cap) {
         uint32_t cap = g->ext_cap ? g->ext_cap * 2 : 8;
-        cfx_node **t = cap < g->ext_cap || cap > IR_EXT ? NULL : realloc(g->ext, cap * sizeof *t);
+        cfx_node **t = cap < g->ext_cap || cap > IR_EXT ? NULL : cfx_realloc(g->ext, cap * sizeof *t);
         if (!t)
             return false;
         g->ext = t;

@@ -19,31 +19,51 @@ int cfx_node_verify_schema(const cfx_node *n)
     const cfx_schema *s = op ? cfx_op_schema(op) : NULL;
     if (!s || s->is_vararg)
         return CFX_OK;
-    const char *name = cfx_op_name(op);
-    uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
-    /* Extra positional arguments and unknown keywords are not refused yet: the JSON value tests
-     * carry every kind of value as extra arguments of one call (tests/ir/json_test_util.h). */
+    /* PyTorch's createStackForSchema checks, in its order and with its texts (the name is the
+     * schema's without the overload: "aten::add()"). */
+    const char *name = s->name;
+    uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n), npos = 0;
+    while (npos < s->n_args && !s->args[npos].kwarg_only)
+        npos++;
     const cfx_kwarg *kw = cfx_node_kwargs(n);
-    for (uint32_t i = 0; i < nk; i++) {
-        int idx = cfx_schema_find_arg(s, kw[i].name);
-        if (idx >= 0 && (uint32_t)idx < na)
-            return cfx_error_set(CFX_ERR, NULL, "%s() got multiple values for argument '%s'", name, kw[i].name);
+    char *decl = NULL;
+    int rc = CFX_OK;
+    if (na + nk > s->n_args) {
+        decl = cfx_schema_to_string(s);
+        rc = cfx_error_set(CFX_ERR, NULL, "%s() expected at most %u argument(s) but received %u argument(s). "
+                           "Declaration: %s", name, (unsigned)s->n_args, na + nk, decl ? decl : "?");
+    } else if (na > npos) {
+        decl = cfx_schema_to_string(s);
+        rc = cfx_error_set(CFX_ERR, NULL, "%s() takes %u positional argument(s) but %u was/were given.  "
+                           "Declaration: %s", name, npos, na, decl ? decl : "?");
     }
-    for (uint32_t i = na; i < (uint32_t)s->n_args; i++) {
+    for (uint32_t i = na; rc == CFX_OK && i < (uint32_t)s->n_args; i++) {
         if (s->args[i].has_default)
             continue;
         bool given = false;
         for (uint32_t k = 0; k < nk && !given; k++)
             given = strcmp(kw[k].name, s->args[i].name) == 0;
         if (!given) {
-            char *decl = cfx_schema_to_string(s);
-            int rc = cfx_error_set(CFX_ERR, NULL, "%s() is missing value for argument '%s'. Declaration: %s", name,
-                                   s->args[i].name, decl ? decl : "?");
-            free(decl);
-            return rc;
+            decl = cfx_schema_to_string(s);
+            rc = cfx_error_set(CFX_ERR, NULL, "%s() is missing value for argument '%s'. Declaration: %s", name,
+                               s->args[i].name, decl ? decl : "?");
         }
     }
-    return CFX_OK;
+    /* keywords no argument after the positional ones consumed (FunctionSchema::findErrorInKwargs) */
+    for (uint32_t k = 0; rc == CFX_OK && k < nk; k++) {
+        int idx = cfx_schema_find_arg(s, kw[k].name);
+        if (idx >= 0 && (uint32_t)idx >= na)
+            continue;
+        decl = cfx_schema_to_string(s);
+        if (idx < 0)
+            rc = cfx_error_set(CFX_ERR, NULL, "Unknown keyword argument '%s' for operator '%s'. Schema: %s",
+                               kw[k].name, name, decl ? decl : "?");
+        else
+            rc = cfx_error_set(CFX_ERR, NULL, "Argument '%s' specified both as positional and keyword argument. "
+                               "Schema: %s", kw[k].name, decl ? decl : "?");
+    }
+    cfx_free(decl);
+    return rc;
 }
 
 int cfx_graph_verify(cfx_graph *g)

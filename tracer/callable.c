@@ -34,7 +34,7 @@ static void closure_destroy(cfx_callable *c)
     closure_env *e = c->data;
     if (e && e->env_free)
         e->env_free(e->env);
-    free(e);
+    cfx_free(e);
 }
 
 static const callable_kind closure_kind = {closure_call, closure_destroy};
@@ -48,7 +48,7 @@ cfx_callable *cfx_callable_make_schema(const callable_kind *k, cfx_fnptr fn, cfx
         cfx_schema_free(s);
         return NULL;
     }
-    cfx_callable *c = s ? calloc(1, sizeof *c) : NULL;
+    cfx_callable *c = s ? cfx_calloc(1, sizeof *c) : NULL;
     if (!c) {
         if (s)
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -76,7 +76,7 @@ cfx_callable *cfx_callable_make(const callable_kind *k, cfx_fnptr fn, const char
     cfx_buf_free(&b);
     if (!s) {
         cfx_error_set_text(CFX_ERR_PARSE, NULL, err ? err : "out of memory");
-        free(err);
+        cfx_free(err);
         return NULL;
     }
     return cfx_callable_make_schema(k, fn, s);
@@ -86,8 +86,8 @@ cfx_schema *cfx_callable_copy_schema(const cfx_schema *s)
 {
     char *text = cfx_schema_to_string(s), *err = NULL;
     cfx_schema *copy = text ? cfx_schema_parse(text, &err) : NULL;
-    free(text);
-    free(err);
+    cfx_free(text);
+    cfx_free(err);
     if (!copy)
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     return copy;
@@ -104,14 +104,14 @@ cfx_callable *cfx_callable_new(cfx_fnptr fn, const char *signature)
 
 cfx_callable *cfx_callable_closure_new(cfx_fnptr fn, const char *signature, void *env, void (*env_free)(void *env))
 {
-    closure_env *e = fn ? malloc(sizeof *e) : NULL;
+    closure_env *e = fn ? cfx_malloc(sizeof *e) : NULL;
     if (!e) {
         cfx_error_set(fn ? CFX_ERR_NOMEM : CFX_ERR, NULL, fn ? "out of memory" : "cfx_callable_closure_new: NULL function");
         return NULL;
     }
     cfx_callable *c = cfx_callable_make(&closure_kind, fn, signature);
     if (!c) {
-        free(e);
+        cfx_free(e);
         return NULL;
     }
     *e = (closure_env){env, env_free};
@@ -136,7 +136,7 @@ void cfx_callable_release(cfx_callable *c)
         c->kind->destroy(c);
     cfx_adapter_free(c->adapter);
     cfx_schema_free(c->schema);
-    free(c);
+    cfx_free(c);
 }
 
 const char *cfx_callable_name(const cfx_callable *c) { return c ? c->schema->name : NULL; }

@@ -41,7 +41,7 @@ static void context_destroy(cfx_callable *c)
     context *w = c->data;
     if (w)
         cfx_callable_release(w->inner);
-    free(w);
+    cfx_free(w);
 }
 
 static const callable_kind context_kind = {NULL, context_destroy, context_call_args};
@@ -52,17 +52,17 @@ static cfx_callable *wrap(cfx_callable *fn, const cfx_context_hooks *hooks, void
         cfx_error_set(CFX_ERR, NULL, "cfx_callable_with_context: NULL function or hooks");
         return NULL;
     }
-    context *w = calloc(1, sizeof *w);
+    context *w = cfx_calloc(1, sizeof *w);
     cfx_schema *s = w ? cfx_callable_copy_schema(fn->schema) : NULL;
     if (!s) {
-        free(w);
+        cfx_free(w);
         if (!cfx_error_occurred())
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
     cfx_callable *c = cfx_callable_make_schema(&context_kind, NULL, s);
     if (!c) {
-        free(w);
+        cfx_free(w);
         return NULL;
     }
     *w = (context){cfx_callable_retain(fn), *hooks, ctx, keys};
@@ -79,7 +79,7 @@ cfx_callable *cfx_callable_with_context(cfx_callable *fn, const cfx_context_hook
 /* ExcludeDispatchKeyGuard as a context: the guard's saved sets travel as the exit state. */
 static int exclude_enter(void *ctx, void **state)
 {
-    cfx_key_guard *g = malloc(sizeof *g);
+    cfx_key_guard *g = cfx_malloc(sizeof *g);
     if (!g)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     cfx_exclude_keys_begin(g, ((context *)ctx)->keys);
@@ -91,7 +91,7 @@ static void exclude_exit(void *ctx, void *state)
 {
     (void)ctx;
     cfx_key_guard_end(state);
-    free(state);
+    cfx_free(state);
 }
 
 cfx_callable *cfx_callable_exclude_keys(cfx_callable *fn, cfx_keyset keys)

@@ -35,9 +35,9 @@ static void opaque_destroy(cfx_callable *c)
     if (!o)
         return;
     cfx_library_free(o->lib);
-    free(o->qualname);
-    free(o->fn_name);
-    free(o);
+    cfx_free(o->qualname);
+    cfx_free(o->fn_name);
+    cfx_free(o);
 }
 
 static const callable_kind opaque_kind = {opaque_call, opaque_destroy, NULL};
@@ -65,7 +65,7 @@ static char *op_schema_text(const cfx_schema *s, const char *qualname)
     cfx_buf_init(&b);
     cfx_buf_puts(&b, qualname);
     cfx_buf_puts(&b, strchr(text, '('));
-    free(text);
+    cfx_free(text);
     return cfx_buf_take(&b);
 }
 
@@ -75,7 +75,7 @@ static int define(opaque *o, const cfx_schema *sig, cfx_fnptr fn, cfx_fnptr fake
     if (!sep || sep == o->qualname || !sep[2] || strchr(sep + 2, '.') || strchr(sep + 2, ':'))
         return cfx_error_set(CFX_ERR, NULL, "allow_in_graph: '%s' is no operator name of the form ns::name",
                              o->qualname);
-    char *ns = strndup(o->qualname, (size_t)(sep - o->qualname));
+    char *ns = cfx_strndup(o->qualname, (size_t)(sep - o->qualname));
     char *text = op_schema_text(sig, o->qualname);
     int rc = ns && text ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     if (rc == CFX_OK && !(o->lib = CFX_LIBRARY(CFX_LIB_FRAGMENT, ns)))
@@ -89,8 +89,8 @@ static int define(opaque *o, const cfx_schema *sig, cfx_fnptr fn, cfx_fnptr fake
                        : CFX_IMPL_BOXED(o->lib, sep + 2, CFX_KEY_Meta, no_fake_rule, o);
     if (rc == CFX_OK && !(o->op = cfx_op_find(o->qualname)))
         rc = cfx_error_status();
-    free(ns);
-    free(text);
+    cfx_free(ns);
+    cfx_free(text);
     return rc;
 }
 
@@ -105,7 +105,7 @@ cfx_callable *cfx_callable_allow_in_graph(cfx_fnptr fn, const char *qualname, co
     cfx_callable *sig = cfx_callable_make(&opaque_kind, fn, signature);
     if (!sig)
         return NULL;
-    opaque *o = calloc(1, sizeof *o);
+    opaque *o = cfx_calloc(1, sizeof *o);
     if (o) {
         o->qualname = cfx_strdup(qualname);
         o->fn_name = cfx_strdup(sig->schema->name);
@@ -117,8 +117,8 @@ cfx_callable *cfx_callable_allow_in_graph(cfx_fnptr fn, const char *qualname, co
     if (rc == CFX_OK) {
         char *text = op_schema_text(sig->schema, qualname), *err = NULL;
         c = cfx_callable_make_schema(&opaque_kind, fn, text ? cfx_schema_parse(text, &err) : NULL);
-        free(text);
-        free(err);
+        cfx_free(text);
+        cfx_free(err);
         if (!c && !cfx_error_occurred())
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }

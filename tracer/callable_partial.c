@@ -36,7 +36,7 @@ static void release_value(cfx_value v)
     if (v.kind == CFX_V_TENSOR)
         cfx_tensor_release(v.u.t);
     else if (v.kind == CFX_V_STRING)
-        free((char *)v.u.s);
+        cfx_free((char *)v.u.s);
 }
 
 /* A value the partial can keep: copied strings, retained tensors, scalars as they are. */
@@ -76,12 +76,12 @@ static void partial_destroy(cfx_callable *c)
         release_value(p->args[i]);
     for (int i = 0; i < p->n_kwargs; i++) {
         release_value(p->kwargs[i].value);
-        free((char *)p->kwargs[i].name);
+        cfx_free((char *)p->kwargs[i].name);
     }
     if (p->closure)
         ffi_closure_free(p->closure);
     cfx_callable_release(p->inner);
-    free(p);
+    cfx_free(p);
 }
 
 static int partial_call_args(cfx_callable *c, const cfx_value *args, int n_args, const cfx_kwarg *kwargs,
@@ -145,7 +145,7 @@ cfx_callable *cfx_partial_new(cfx_callable *fn, const cfx_value *args, int n_arg
         cfx_error_set(CFX_ERR, NULL, "partial(%s): too many bound arguments", name);
         return NULL;
     }
-    partial *p = calloc(1, sizeof *p);
+    partial *p = cfx_calloc(1, sizeof *p);
     if (!p) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -162,7 +162,7 @@ cfx_callable *cfx_partial_new(cfx_callable *fn, const cfx_value *args, int n_arg
         else if ((rc = keep_value(name, kwargs[i].value, &p->kwargs[i].value)) == CFX_OK)
             p->kwargs[p->n_kwargs++].name = kname;
         else
-            free(kname);
+            cfx_free(kname);
     }
     cfx_callable *c = NULL;
     if (rc == CFX_OK) {

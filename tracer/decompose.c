@@ -140,8 +140,8 @@ static void retrace_free(retrace *r)
         cfx_mode_release(cfx_proxy_mode_base(r->pm));
     cfx_graph_module_free(r->rec);
     cfx_fake_mode_free(r->fake);
-    free(r->inputs);
-    free(r->recorded_out);
+    cfx_free(r->inputs);
+    cfx_free(r->recorded_out);
 }
 
 static int out_node(retrace *r, cfx_value v, uint32_t i)
@@ -164,7 +164,7 @@ static int record(const cfx_node *n, retrace *r)
     r->mini = cfx_graph_new();
     r->rec = cfx_graph_module_new(cfx_graph_new(), NULL);
     r->fake = cfx_fake_mode_new(&fo);
-    r->inputs = malloc((ni ? ni : 1) * sizeof *r->inputs);
+    r->inputs = cfx_malloc((ni ? ni : 1) * sizeof *r->inputs);
     if (!r->mini || !r->rec || !r->fake || !r->inputs)
         return cfx_error_occurred() ? cfx_error_status() : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     r->pm = cfx_proxy_mode_new(r->rec, NULL);
@@ -173,13 +173,13 @@ static int record(const cfx_node *n, retrace *r)
 
     /* the mini graph: placeholders for the inputs, the call, its output */
     cfx_graph *rg = cfx_graph_module_graph(r->rec);
-    cfx_node **ph = malloc(2 * (ni ? ni : 1) * sizeof *ph), **rec_ph = ph + (ni ? ni : 1);
+    cfx_node **ph = cfx_malloc(2 * (ni ? ni : 1) * sizeof *ph), **rec_ph = ph + (ni ? ni : 1);
     int rc = ph ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (uint32_t i = 0; rc == CFX_OK && i < ni; i++) {
         char *name = cfx_node_name_string(cfx_node_input(n, i));
         ph[i] = name ? cfx_graph_placeholder(r->mini, name) : NULL;
         rec_ph[i] = name ? cfx_graph_placeholder(rg, name) : NULL;
-        free(name);
+        cfx_free(name);
         if (!ph[i] || !rec_ph[i])
             rc = cfx_error_occurred() ? cfx_error_status() : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
@@ -215,7 +215,7 @@ static int record(const cfx_node *n, retrace *r)
     if (rc == CFX_OK) {
         bool many = out.kind == CFX_V_TUPLE || out.kind == CFX_V_LIST;
         r->n_out = many ? out.len : 1;
-        r->recorded_out = calloc(r->n_out ? r->n_out : 1, sizeof *r->recorded_out);
+        r->recorded_out = cfx_calloc(r->n_out ? r->n_out : 1, sizeof *r->recorded_out);
         if (!r->recorded_out)
             rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         for (uint32_t i = 0; rc == CFX_OK && i < r->n_out; i++)
@@ -225,7 +225,7 @@ static int record(const cfx_node *n, retrace *r)
         if (rc == CFX_OK && r->inputs[i].kind == CFX_V_TENSOR)
             cfx_proxy_untrack(r->pm, r->inputs[i].u.t);
     cfx_scope_end(s);
-    free(ph);
+    cfx_free(ph);
     return rc;
 }
 
@@ -246,7 +246,7 @@ static int splice(cfx_graph_module *gm, cfx_node *n, retrace *r, uint32_t *next_
     cfx_graph *g = cfx_graph_module_graph(gm);
     cfx_graph *rg = cfx_graph_module_graph(r->rec);
     uint32_t bound = cfx_graph_num_created(rg), ph = 0;
-    cfx_node **map = calloc(bound ? bound : 1, sizeof *map);
+    cfx_node **map = cfx_calloc(bound ? bound : 1, sizeof *map);
     if (!map)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     seq_map m = {map, bound};
@@ -301,7 +301,7 @@ static int splice(cfx_graph_module *gm, cfx_node *n, retrace *r, uint32_t *next_
                 rc = cfx_error_status();
         }
     }
-    free(map);
+    cfx_free(map);
     if (rc == CFX_OK)
         rc = cfx_graph_erase_node(g, n);
     return rc;

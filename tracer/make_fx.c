@@ -89,7 +89,7 @@ static cfx_schema *parse_signature(const char *sig, const char *name)
         /* "(Tensor x) -> Tensor": the schema grammar wants an operator name first */
         const char *nm = is_identifier(name) ? name : "f";
         size_t a = strlen(nm), b = strlen(p);
-        text = malloc(a + b + 1);
+        text = cfx_malloc(a + b + 1);
         if (!text) {
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             return NULL;
@@ -99,10 +99,10 @@ static cfx_schema *parse_signature(const char *sig, const char *name)
     }
     char *err = NULL;
     cfx_schema *s = cfx_schema_parse(text ? text : sig, &err);
-    free(text);
+    cfx_free(text);
     if (!s) {
         cfx_error_set_text(CFX_ERR_PARSE, NULL, err ? err : "make_fx: cannot parse the signature");
-        free(err);
+        cfx_free(err);
     }
     return s;
 }
@@ -154,7 +154,7 @@ static int remember(trace *tr, cfx_tensor *t)
 {
     if (tr->n_untrack == tr->cap_untrack) {
         int cap = tr->cap_untrack ? tr->cap_untrack * 2 : 16;
-        cfx_tensor **a = realloc(tr->untrack, (size_t)cap * sizeof *a);
+        cfx_tensor **a = cfx_realloc(tr->untrack, (size_t)cap * sizeof *a);
         if (!a)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         tr->untrack = a;
@@ -176,14 +176,14 @@ static int make_placeholders(trace *tr, cfx_value *stack)
         const char *an = tr->schema->args[i].name;
         size_t n = strlen(an);
         char small[64];
-        char *ph = n + 3 <= sizeof small ? small : malloc(n + 3);
+        char *ph = n + 3 <= sizeof small ? small : cfx_malloc(n + 3);
         if (!ph)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         memcpy(ph, an, n);
         memcpy(ph + n, "_1", 3);
         cfx_node *node = cfx_graph_placeholder(g, ph);
         if (ph != small)
-            free(ph);
+            cfx_free(ph);
         if (!node)
             return CFX_ERR;
         cfx_make_fx_object_hook hook = atomic_load(&object_hook);
@@ -212,7 +212,7 @@ static bool reserve(void *arrp, int *cap, int need, size_t elem)
     while (nc < need)
         nc *= 2;
     void **arr = arrp;
-    void *na = realloc(*arr, (size_t)nc * elem);
+    void *na = cfx_realloc(*arr, (size_t)nc * elem);
     if (!na) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return false;
@@ -236,7 +236,7 @@ static int returns_error(const trace *tr)
     cfx_buf_puts(&b, ")?");
     char *msg = cfx_buf_take(&b);
     int rc = cfx_error_set_text(CFX_ERR, NULL, msg ? msg : "make_fx: the function returned no tensor");
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -272,7 +272,7 @@ static int map_output(trace *tr, cfx_value in, cfx_value *out, cfx_value ***allo
                 rc = CFX_ERR_NOMEM;
                 break;
             }
-            cfx_value *items = malloc(cur->len * sizeof *items);
+            cfx_value *items = cfx_malloc(cur->len * sizeof *items);
             if (!items) {
                 rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
                 break;
@@ -287,7 +287,7 @@ static int map_output(trace *tr, cfx_value in, cfx_value *out, cfx_value ***allo
             break;
         cur = work[--n_work];
     }
-    free(work);
+    cfx_free(work);
     return rc;
 }
 
@@ -311,8 +311,8 @@ static int build_output(trace *tr, const cfx_value *rets, cfx_tensor *token)
     if (rc == CFX_OK && !cfx_graph_output(cfx_graph_module_graph(tr->gm), out))
         rc = CFX_ERR;
     for (int i = 0; i < n_allocs; i++)
-        free(allocs[i]);
-    free(allocs);
+        cfx_free(allocs[i]);
+    cfx_free(allocs);
     return rc;
 }
 
@@ -340,7 +340,7 @@ static void finish(trace *tr, const cfx_make_fx_options *o)
         cfx_mode_release(cfx_proxy_mode_base(tr->pm));
     cfx_adapter_free(tr->adapter);
     cfx_schema_free(tr->schema);
-    free(tr->untrack);
+    cfx_free(tr->untrack);
 }
 
 cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_value *args, int n_args,

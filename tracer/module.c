@@ -28,11 +28,11 @@ struct cfx_module {
 
 cfx_module *cfx_module_new(const char *class_name)
 {
-    cfx_module *m = calloc(1, sizeof *m);
-    char *cn = strdup(class_name ? class_name : "Module");
+    cfx_module *m = cfx_calloc(1, sizeof *m);
+    char *cn = cfx_strdup(class_name ? class_name : "Module");
     if (!m || !cn) {
-        free(m);
-        free(cn);
+        cfx_free(m);
+        cfx_free(cn);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -45,8 +45,8 @@ void cfx_module_free(cfx_module *m)
     if (!m)
         return;
     cfx_tensor_table_clear(&m->params);
-    free(m->class_name);
-    free(m);
+    cfx_free(m->class_name);
+    cfx_free(m);
 }
 
 const char *cfx_module_class_name(const cfx_module *m) { return m ? m->class_name : NULL; }

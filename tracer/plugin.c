@@ -132,7 +132,7 @@ static int check_description(cfx_plugin *p)
     if (!p->schema) {
         cfx_error_set(CFX_ERR_PARSE, NULL, "plugin '%s': bad signature '%s': %s", p->spec, m->signature,
                       err ? err : "cannot parse it");
-        free(err);
+        cfx_free(err);
         cfx_plugin_close(p);
         return -1;
     }
@@ -145,11 +145,11 @@ cfx_plugin *cfx_plugin_open(const char *spec)
         cfx_error_set(CFX_ERR, NULL, "cfx_plugin_open: no plugin path");
         return NULL;
     }
-    cfx_plugin *p = calloc(1, sizeof *p);
+    cfx_plugin *p = cfx_calloc(1, sizeof *p);
     char *path = cfx_strdup(spec);
     if (!p || !path) {
-        free(p);
-        free(path);
+        cfx_free(p);
+        cfx_free(path);
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -172,11 +172,11 @@ cfx_plugin *cfx_plugin_open(const char *spec)
     if (!p->handle) {
         const char *why = dlerror();
         cfx_error_set(CFX_ERR, NULL, "cannot load plugin '%s': %s", file, why ? why : "dlopen failed");
-        free(file);
+        cfx_free(file);
         cfx_plugin_close(p);
         return NULL;
     }
-    free(file);
+    cfx_free(file);
     dlerror();
     p->model = dlsym(p->handle, symbol);
     if (!p->model) {
@@ -202,8 +202,8 @@ void cfx_plugin_close(cfx_plugin *p)
     cfx_schema_free(p->schema);
     if (p->handle)
         dlclose(p->handle);
-    free(p->spec);
-    free(p);
+    cfx_free(p->spec);
+    cfx_free(p);
 }
 
 const cfx_plugin_model *cfx_plugin_model_of(const cfx_plugin *p) { return p ? p->model : NULL; }

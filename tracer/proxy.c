@@ -56,10 +56,10 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
 static void proxy_destroy(cfx_mode *self)
 {
     cfx_proxy_mode *pm = (cfx_proxy_mode *)self;
-    free(pm->plans);
-    free(pm->consts);
-    free(pm->scratch);
-    free(pm);
+    cfx_free(pm->plans);
+    cfx_free(pm->consts);
+    cfx_free(pm->scratch);
+    cfx_free(pm);
 }
 
 static const cfx_mode_vtable proxy_vtable = {"ProxyTorchDispatchMode", proxy_dispatch, proxy_destroy};
@@ -70,7 +70,7 @@ cfx_proxy_mode *cfx_proxy_mode_new(cfx_graph_module *gm, const cfx_module *modul
         cfx_error_set(CFX_ERR, NULL, "cfx_proxy_mode_new: NULL graph module");
         return NULL;
     }
-    cfx_proxy_mode *pm = calloc(1, sizeof *pm);
+    cfx_proxy_mode *pm = cfx_calloc(1, sizeof *pm);
     if (!pm) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -210,7 +210,7 @@ static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
         uint32_t cap = pm->plan_cap ? pm->plan_cap : 64;
         while (cap <= id)
             cap *= 2;
-        op_plan *np = realloc(pm->plans, cap * sizeof *np);
+        op_plan *np = cfx_realloc(pm->plans, cap * sizeof *np);
         if (!np) {
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
             return NULL;
@@ -271,7 +271,7 @@ static int set_tensor_meta(cfx_node *n, const cfx_tensor *t, const cfx_site *sit
 static int grow_consts(cfx_proxy_mode *pm)
 {
     uint32_t cap = pm->const_cap ? pm->const_cap * 2 : 16;
-    const_entry *nc = calloc(cap, sizeof *nc);
+    const_entry *nc = cfx_calloc(cap, sizeof *nc);
     if (!nc)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (uint32_t i = 0; i < pm->const_cap; i++) {
@@ -282,7 +282,7 @@ static int grow_consts(cfx_proxy_mode *pm)
             j = (j + 1) & (cap - 1);
         nc[j] = pm->consts[i];
     }
-    free(pm->consts);
+    cfx_free(pm->consts);
     pm->consts = nc;
     pm->const_cap = cap;
     return CFX_OK;
@@ -410,7 +410,7 @@ static int set_container_val(cfx_node *n, const cfx_value *outs, int n_outs, boo
         if (outs[i].kind == CFX_V_LIST || outs[i].kind == CFX_V_TUPLE)
             n_items += outs[i].len;
     cfx_meta_val small[16];
-    cfx_meta_val *items = n_items <= 16 ? small : n_items <= UINT32_MAX ? malloc((size_t)n_items * sizeof *items) : NULL;
+    cfx_meta_val *items = n_items <= 16 ? small : n_items <= UINT32_MAX ? cfx_malloc((size_t)n_items * sizeof *items) : NULL;
     if (!items)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     cfx_meta_val *inner = items + n_outs; /* the nested lists' items, after the top level */
@@ -428,7 +428,7 @@ static int set_container_val(cfx_node *n, const cfx_value *outs, int n_outs, boo
     cfx_meta_val v = {.kind = tuple ? CFX_MVAL_TUPLE : CFX_MVAL_LIST, .n = n_outs, .u.items = items};
     int rc = cfx_node_set_val(n, &v);
     if (items != small)
-        free(items);
+        cfx_free(items);
     return rc;
 }
 
@@ -553,7 +553,7 @@ static bool reserve_scratch(cfx_proxy_mode *pm, const op_plan *p, const cfx_valu
     }
     if (need <= pm->scratch_cap)
         return true;
-    cfx_value *s = realloc(pm->scratch, need * sizeof *s);
+    cfx_value *s = cfx_realloc(pm->scratch, need * sizeof *s);
     if (!s) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return false;

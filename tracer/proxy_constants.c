@@ -87,7 +87,7 @@ int cfx_proxy_run_on_constants(cfx_proxy_mode *pm, const op_plan *p, const cfx_v
         if (v.kind == CFX_V_TENSOR && v.u.t && constant_of(pm, v.u.t)) {
             v.u.t = constant_of(pm, v.u.t);
         } else if ((p->lists >> i & 1) && (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE) && v.len) {
-            cfx_value *items = malloc(v.len * sizeof *items);
+            cfx_value *items = cfx_malloc(v.len * sizeof *items);
             if (!items) {
                 rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
                 break;
@@ -111,7 +111,7 @@ int cfx_proxy_run_on_constants(cfx_proxy_mode *pm, const op_plan *p, const cfx_v
             memcpy(stack, call, (size_t)p->n_returns * sizeof *stack);
     }
     for (int i = 0; i < n_lists; i++)
-        free(lists[i]);
+        cfx_free(lists[i]);
     return rc;
 }
 

@@ -84,7 +84,7 @@ static bool sizes_ok(const char *op, cfx_int_list size)
             cfx_geom_put_dims(&b, size.data, (int)size.len);
             char *msg = cfx_buf_take(&b);
             cfx_error_set_text(CFX_ERR, op, msg ? msg : "negative dimension");
-            free(msg);
+            cfx_free(msg);
             return false;
         }
     return true;
@@ -158,7 +158,7 @@ static cfx_tensor *empty_strided(cfx_device_type dev, cfx_int_list size, cfx_int
         cfx_geom_put_dims(&b, stride.data, n);
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, op, msg ? msg : "Storage size calculation overflowed");
-        free(msg);
+        cfx_free(msg);
         return NULL;
     }
     /* TensorImpl::set_sizes_and_strides: a negative stride becomes the contiguous one (the

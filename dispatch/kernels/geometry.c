@@ -283,7 +283,7 @@ void cfx_geom_error_dims(const char *op, const char *prefix, const int64_t *shap
     cfx_buf_puts(&b, suffix);
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : prefix);
-    free(msg);
+    cfx_free(msg);
 }
 
 /* at::infer_size_impl */

@@ -110,7 +110,7 @@ static bool adv_init(adv *a, const char *op, const cfx_tensor *self, cfx_tensor_
                 cfx_buf_printf(&b, " at index %d", m + j);
                 char *msg = cfx_buf_take(&b);
                 cfx_error_set_text(CFX_ERR, op, msg ? msg : "mask shape mismatch");
-                free(msg);
+                cfx_free(msg);
                 return false;
             }
         cfx_tensor *nz = cfx_cpu_nonzero(t);
@@ -152,7 +152,7 @@ static bool adv_init(adv *a, const char *op, const cfx_tensor *self, cfx_tensor_
                 cfx_geom_put_dims(&b, prev, pn);
                 char *msg = cfx_buf_take(&b);
                 cfx_error_set_text(CFX_ERR, op, msg ? msg : "broadcast mismatch");
-                free(msg);
+                cfx_free(msg);
             } else {
                 cfx_buf b;
                 cfx_buf_init(&b);
@@ -160,7 +160,7 @@ static bool adv_init(adv *a, const char *op, const cfx_tensor *self, cfx_tensor_
                 put_shapes(&b, list, m);
                 char *msg = cfx_buf_take(&b);
                 cfx_error_set_text(CFX_ERR, op, msg ? msg : "shape mismatch");
-                free(msg);
+                cfx_free(msg);
             }
             return false;
         }
@@ -476,7 +476,7 @@ static cfx_tensor *gather(cfx_tensor *self, int64_t dim, cfx_tensor *index, bool
             cfx_buf_puts(&b, mid);
             char *msg = cfx_buf_take(&b);
             cfx_error_set_text(CFX_ERR, op, msg ? msg : prefix);
-            free(msg);
+            cfx_free(msg);
             return NULL;
         }
     cfx_tensor *out = cfx_tensor_new(index->sizes, index->ndim, (cfx_dtype)self->dtype, self->device);
@@ -571,7 +571,7 @@ static cfx_tensor *scatter(cfx_tensor *self, int64_t dim, cfx_tensor *index, cfx
             }
             char *msg = cfx_buf_take(&b);
             cfx_error_set_text(CFX_ERR, op, msg ? msg : "scatter: index too large");
-            free(msg);
+            cfx_free(msg);
             return NULL;
         }
     }

@@ -64,7 +64,7 @@ cfx_tensor *cfx_cpu_into_self(const char *op, cfx_tensor *self, cfx_tensor *r, b
         cfx_geom_put_dims(&b, r->sizes, r->ndim);
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, op, msg ? msg : "output shape doesn't match the broadcast shape");
-        free(msg);
+        cfx_free(msg);
         return NULL;
     }
     cfx_dtype rt = (cfx_dtype)r->dtype, st = (cfx_dtype)self->dtype;

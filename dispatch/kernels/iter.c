@@ -272,7 +272,7 @@ static void shape_mismatch(const char *op, const cfx_tensor *out, const cfx_iter
     cfx_geom_put_dims(&b, it->shape, it->ndim);
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : "output shape mismatch");
-    free(msg);
+    cfx_free(msg);
 }
 
 bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, const cfx_tensor *out,

@@ -64,7 +64,7 @@ cfx_tensor *cfx_kernel_copy_(cfx_tensor *self, cfx_tensor *src, bool non_blockin
         cfx_geom_put_dims(&b, shape, n);
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, op, msg ? msg : "output shape mismatch");
-        free(msg);
+        cfx_free(msg);
         return NULL;
     }
     if (!meta) {
@@ -359,7 +359,7 @@ static cfx_tensor *stack(cfx_tensor_list ts, int64_t dim, bool reference)
             }
             char *msg = cfx_buf_take(&b);
             cfx_error_set_text(CFX_ERR, op, msg ? msg : "stack expects each tensor to be equal size");
-            free(msg);
+            cfx_free(msg);
             return NULL;
         }
         cfx_tensor *out = meta ? cat_reference(op, ts, wd) : cfx_cpu_cat(ts, wd);
@@ -447,7 +447,7 @@ cfx_tensor_list cfx_kernel_split_Tensor(cfx_tensor *self, int64_t split_size, in
         if (num < 1)
             num = 1;
     }
-    int64_t *lens = malloc((size_t)num * sizeof *lens);
+    int64_t *lens = cfx_malloc((size_t)num * sizeof *lens);
     if (!lens) {
         cfx_error_set(CFX_ERR_NOMEM, op, "out of memory in split");
         return fail();
@@ -455,7 +455,7 @@ cfx_tensor_list cfx_kernel_split_Tensor(cfx_tensor *self, int64_t split_size, in
     for (int64_t i = 0; i < num; i++)
         lens[i] = i < num - 1 ? split_size : split_size - (split_size * num - dim_size);
     cfx_tensor_list r = pieces(self, d, lens, num);
-    free(lens);
+    cfx_free(lens);
     return r;
 }
 

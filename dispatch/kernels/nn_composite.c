@@ -99,7 +99,7 @@ static cfx_tensor *batchify(const char *op, const char *name, int spatial, cfx_t
     cfx_geom_put_dims(&b, input->sizes, input->ndim);
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : "bad input rank");
-    free(msg);
+    cfx_free(msg);
     return NULL;
 }
 
@@ -184,7 +184,7 @@ static cfx_tensor *convolution_same(const char *op, cfx_tensor *input, cfx_tenso
         cfx_buf_puts(&b, " instead");
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, op, msg ? msg : "bad input rank");
-        free(msg);
+        cfx_free(msg);
         return NULL;
     }
     const cfx_int_list *lists[2] = {&stride, &dilation};

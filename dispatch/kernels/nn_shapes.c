@@ -130,7 +130,7 @@ bool cfx_conv_output_size(const char *op, const cfx_tensor *input, const cfx_ten
             cfx_geom_put_dims(&b, lists[i]->data, (int)lists[i]->len);
             char *msg = cfx_buf_take(&b);
             cfx_error_set_text(CFX_ERR, op, msg ? msg : "convolution: bad argument list");
-            free(msg);
+            cfx_free(msg);
             return false;
         }
     }
@@ -234,6 +234,6 @@ bool cfx_conv_output_size(const char *op, const cfx_tensor *input, const cfx_ten
 fail:;
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : "convolution: bad arguments");
-    free(msg);
+    cfx_free(msg);
     return false;
 }

@@ -34,7 +34,7 @@ static bool fail(cfx_buf *b)
 {
     char *msg = cfx_buf_take(b);
     cfx_error_set_text(CFX_ERR, OP, msg ? msg : "native_layer_norm: bad arguments");
-    free(msg);
+    cfx_free(msg);
     return false;
 }
 

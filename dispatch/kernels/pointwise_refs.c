@@ -141,7 +141,7 @@ static bool inplace_broadcast(const char *op, const cfx_tensor *self, const cfx_
     cfx_prims_put_tuple(&m, common, nc);
     char *msg = cfx_buf_take(&m);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : "output shape doesn't match the broadcast shape");
-    free(msg);
+    cfx_free(msg);
     return false;
 }
 

@@ -147,7 +147,7 @@ static void broadcast_error(const char *op, int64_t len, int idx, int arg, const
     cfx_geom_put_dims(&b, common, nc);
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : "Attempting to broadcast a dimension");
-    free(msg);
+    cfx_free(msg);
 }
 
 /* The common shape is kept by reference, so that the usual case copies no dims: NULL while it

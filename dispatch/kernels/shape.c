@@ -78,7 +78,7 @@ cfx_tensor *cfx_kernel_expand(cfx_tensor *self, cfx_int_list size, bool implicit
                        n, tn);
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, op, msg ? msg : "expand: too few sizes");
-        free(msg);
+        cfx_free(msg);
         return NULL;
     }
     int64_t sizes[CFX_MAX_DIMS], strides[CFX_MAX_DIMS];
@@ -119,7 +119,7 @@ cfx_tensor *cfx_kernel_expand(cfx_tensor *self, cfx_int_list size, bool implicit
                 cfx_geom_put_dims(&b, self->sizes, tn);
                 char *msg = cfx_buf_take(&b);
                 cfx_error_set_text(CFX_ERR, op, msg ? msg : prefix);
-                free(msg);
+                cfx_free(msg);
                 return NULL;
             }
             sz = target;

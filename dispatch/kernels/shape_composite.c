@@ -97,7 +97,7 @@ cfx_tensor *cfx_composite_unflatten_int(cfx_tensor *self, int64_t dim, cfx_int_l
     cfx_scope s = cfx_scope_begin();
     bool ok = cfx_geom_infer_view_size(sizes.data, k, self->sizes[d], inferred, op);
     if (!ok) {
-        char *why = cfx_error_message() ? strdup(cfx_error_message()) : NULL;
+        char *why = cfx_error_message() ? cfx_strdup(cfx_error_message()) : NULL;
         bool bad_shape = why && strncmp(why, "shape '", 7) == 0;
         cfx_error_clear();
         if (bad_shape) {
@@ -108,7 +108,7 @@ cfx_tensor *cfx_composite_unflatten_int(cfx_tensor *self, int64_t dim, cfx_int_l
         } else {
             cfx_error_set(CFX_ERR, op, "unflatten got an unexpected error:\n%s", why ? why : "");
         }
-        free(why);
+        cfx_free(why);
     }
     cfx_scope_end(s);
     if (!ok)

@@ -131,7 +131,7 @@ bool cfx_check_layer_norm_inputs(const char *op, const cfx_tensor *input, cfx_in
 fail:;
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : "native_layer_norm: bad normalized_shape");
-    free(msg);
+    cfx_free(msg);
     return false;
 }
 

@@ -59,14 +59,14 @@ static void stack_init(stack *s)
 static void stack_free(stack *s)
 {
     if (s->f != s->local)
-        free(s->f);
+        cfx_free(s->f);
 }
 
 static bool push(stack *s, const cfx_value *a, const cfx_value *b, uint32_t n)
 {
     if (s->depth == s->cap) {
         uint32_t cap = s->cap * 2;
-        frame *f = s->f == s->local ? malloc(cap * sizeof *f) : realloc(s->f, cap * sizeof *f);
+        frame *f = s->f == s->local ? cfx_malloc(cap * sizeof *f) : cfx_realloc(s->f, cap * sizeof *f);
         if (!f) {
             s->oom = true;
             return false;
@@ -257,7 +257,7 @@ static bool vbuf_push(vbuf *b, cfx_value v)
 {
     if (b->len == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
-        cfx_value *p = realloc(b->v, cap * sizeof *p);
+        cfx_value *p = cfx_realloc(b->v, cap * sizeof *p);
         if (!p)
             return false;
         b->v = p;
@@ -311,7 +311,7 @@ static int rewrite(const cse *c, cfx_node *n, vbuf *b, cfx_kwarg **kwbuf, uint32
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "cse: out of memory");
     uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
     if (nk > *kwcap) {
-        cfx_kwarg *p = realloc(*kwbuf, nk * sizeof *p);
+        cfx_kwarg *p = cfx_realloc(*kwbuf, nk * sizeof *p);
         if (!p)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "cse: out of memory");
         *kwbuf = p;
@@ -377,11 +377,11 @@ int cfx_pass_cse(cfx_graph *g, bool *changed)
         cap *= 2;
     cse c;
     stack_init(&c.st);
-    c.rep = calloc(cfx_graph_num_created(g) ? cfx_graph_num_created(g) : 1, sizeof *c.rep);
-    c.merge_no = malloc((cfx_graph_num_created(g) ? cfx_graph_num_created(g) : 1) * sizeof *c.merge_no);
-    slot *table = calloc(cap, sizeof *table);
-    entry *entries = malloc((count ? count : 1) * sizeof *entries);
-    cfx_node **merged = malloc((count ? count : 1) * sizeof *merged);
+    c.rep = cfx_calloc(cfx_graph_num_created(g) ? cfx_graph_num_created(g) : 1, sizeof *c.rep);
+    c.merge_no = cfx_malloc((cfx_graph_num_created(g) ? cfx_graph_num_created(g) : 1) * sizeof *c.merge_no);
+    slot *table = cfx_calloc(cap, sizeof *table);
+    entry *entries = cfx_malloc((count ? count : 1) * sizeof *entries);
+    cfx_node **merged = cfx_malloc((count ? count : 1) * sizeof *merged);
     vbuf b = {0};
     cfx_kwarg *kwbuf = NULL;
     uint32_t kwcap = 0, n_merged = 0, n_entries = 0;
@@ -460,12 +460,12 @@ int cfx_pass_cse(cfx_graph *g, bool *changed)
         *changed = true;
 done:
     stack_free(&c.st);
-    free(c.rep);
-    free(c.merge_no);
-    free(table);
-    free(entries);
-    free(merged);
-    free(b.v);
-    free(kwbuf);
+    cfx_free(c.rep);
+    cfx_free(c.merge_no);
+    cfx_free(table);
+    cfx_free(entries);
+    cfx_free(merged);
+    cfx_free(b.v);
+    cfx_free(kwbuf);
     return rc;
 }

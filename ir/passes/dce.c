@@ -41,14 +41,14 @@ int cfx_pass_eliminate_dead_code(cfx_graph *g, const cfx_dce_options *opts, bool
             continue;
         rc = cfx_graph_erase_node(g, n);
         if (rc != CFX_OK) {
-            free(order);
+            cfx_free(order);
             return rc;
         }
         any = true;
         if (opts && opts->on_removed)
             opts->on_removed(n, opts->on_removed_ctx);
     }
-    free(order);
+    cfx_free(order);
     if (changed)
         *changed = any;
     return CFX_OK;

@@ -75,14 +75,14 @@ static int set_meta(cfx_node *n, cfx_value v, void *ctx)
     if (need > INT32_MAX)
         return cfx_error_set(CFX_ERR, NULL, "val: %u items", need);
     cfx_meta_val small[SMALL];
-    cfx_meta_val *items = need <= SMALL ? small : malloc(need * sizeof *items);
+    cfx_meta_val *items = need <= SMALL ? small : cfx_malloc(need * sizeof *items);
     if (!items)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     cfx_meta_val *pool = items;
     cfx_meta_val val = to_val(v, &pool, 0);
     int rc = val.kind == CFX_MVAL_NONE ? CFX_OK : cfx_node_set_val(n, &val);
     if (items != small)
-        free(items);
+        cfx_free(items);
     cfx_node_op op = cfx_node_opcode(n);
     if (rc == CFX_OK && v.kind == CFX_V_TENSOR && (op == CFX_NODE_PLACEHOLDER || op == CFX_NODE_CALL_FUNCTION)) {
         const cfx_tensor_meta *old = cfx_node_tensor_meta(n);
@@ -125,7 +125,7 @@ int cfx_fake_tensor_prop(cfx_graph *g, const cfx_graph_module *module, const cfx
     bool owned = !mode;
     if (owned && !(mode = new_mode()))
         return cfx_error_status();
-    cfx_value *fake = malloc((n_args ? (size_t)n_args : 1) * sizeof *fake);
+    cfx_value *fake = cfx_malloc((n_args ? (size_t)n_args : 1) * sizeof *fake);
     if (!fake) {
         if (owned)
             cfx_fake_mode_free(mode);
@@ -141,7 +141,7 @@ int cfx_fake_tensor_prop(cfx_graph *g, const cfx_graph_module *module, const cfx
     if (rc == CFX_OK)
         rc = propagate(g, module, mode, fake, n_args);
     cfx_scope_end(s);
-    free(fake);
+    cfx_free(fake);
     if (owned)
         cfx_fake_mode_free(mode);
     return rc;
@@ -191,7 +191,7 @@ int cfx_fake_tensor_prop_from_meta(cfx_graph *g, const cfx_graph_module *module)
     for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n))
         n_args += cfx_node_opcode(n) == CFX_NODE_PLACEHOLDER;
     cfx_fake_mode *mode = new_mode();
-    cfx_value *args = mode ? malloc((n_args ? (size_t)n_args : 1) * sizeof *args) : NULL;
+    cfx_value *args = mode ? cfx_malloc((n_args ? (size_t)n_args : 1) * sizeof *args) : NULL;
     if (!args) {
         cfx_fake_mode_free(mode);
         return cfx_error_occurred() ? cfx_error_status() : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -225,7 +225,7 @@ int cfx_fake_tensor_prop_from_meta(cfx_graph *g, const cfx_graph_module *module)
     if (rc == CFX_OK)
         rc = propagate(g, module, mode, args, n_args);
     cfx_scope_end(s);
-    free(args);
+    cfx_free(args);
     cfx_fake_mode_free(mode);
     return rc;
 }

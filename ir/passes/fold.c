@@ -246,7 +246,7 @@ static int replace(folder *f, cfx_node *n, uint32_t *next)
     rc = cfx_graph_erase_node(f->g, n);
     if (rc == CFX_OK)
         rc = cfx_node_set_name_unchecked(c, name);
-    free(name);
+    cfx_free(name);
     return rc;
 }
 
@@ -308,11 +308,11 @@ int cfx_pass_fold(cfx_graph_module *gm, void *ctx, bool *changed)
     if (rc != CFX_OK)
         return rc;
     f.bound = cfx_graph_num_created(f.g);
-    f.state = calloc(f.bound ? f.bound : 1, 1);
-    f.val = malloc((f.bound ? f.bound : 1) * sizeof *f.val);
+    f.state = cfx_calloc(f.bound ? f.bound : 1, 1);
+    f.val = cfx_malloc((f.bound ? f.bound : 1) * sizeof *f.val);
     if (!f.state || !f.val) {
-        free(f.state);
-        free(f.val);
+        cfx_free(f.state);
+        cfx_free(f.val);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
     bool any = false;
@@ -323,8 +323,8 @@ int cfx_pass_fold(cfx_graph_module *gm, void *ctx, bool *changed)
     if (rc == CFX_OK && any)
         rc = sweep(&f);
     cfx_scope_end(s);
-    free(f.state);
-    free(f.val);
+    cfx_free(f.state);
+    cfx_free(f.val);
     if (rc != CFX_OK && !cfx_error_occurred())
         rc = cfx_error_set(rc, NULL, "fold: out of memory");
     if (rc == CFX_OK && changed)

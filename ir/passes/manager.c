@@ -105,10 +105,10 @@ __attribute__((constructor)) static void reg_lock_fork_guard(void) { cfx_fork_gu
 __attribute__((destructor)) static void registry_free(void)
 {
     for (int i = 0; i < reg_len; i++) {
-        free((char *)reg[i].name);
-        free((char *)reg[i].description);
+        cfx_free((char *)reg[i].name);
+        cfx_free((char *)reg[i].description);
     }
-    free(reg);
+    cfx_free(reg);
     reg = NULL;
     reg_len = reg_cap = 0;
 }
@@ -159,7 +159,7 @@ int cfx_pass_register(const char *name, const char *description, cfx_pass_run ru
         dup = !strcmp(reg[i].name, name); /* registered by another thread meanwhile */
     if (!dup && n && d && reg_len == reg_cap) {
         int cap = reg_cap ? reg_cap * 2 : 8;
-        pass_entry *p = realloc(reg, (size_t)cap * sizeof *p);
+        pass_entry *p = cfx_realloc(reg, (size_t)cap * sizeof *p);
         if (p) {
             reg = p;
             reg_cap = cap;
@@ -171,8 +171,8 @@ int cfx_pass_register(const char *name, const char *description, cfx_pass_run ru
     pthread_mutex_unlock(&reg_lock);
     if (ok)
         return CFX_OK;
-    free(n);
-    free(d);
+    cfx_free(n);
+    cfx_free(d);
     if (dup)
         return cfx_error_set(CFX_ERR, NULL, "a pass named '%s' is already registered", name);
     return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
@@ -256,7 +256,7 @@ static int rewrap(int status, const char *fmt, const char *name)
     int rc = cfx_error_set(status < 0 ? (cfx_status)status : CFX_ERR, NULL, "%s: %s", b.data ? b.data : name,
                            msg ? msg : "unknown error");
     cfx_buf_free(&b);
-    free(msg);
+    cfx_free(msg);
     return rc;
 }
 
@@ -341,7 +341,7 @@ cfx_pipeline *cfx_pipeline_parse(const char *text)
         cfx_error_set(CFX_ERR, NULL, "empty pass pipeline");
         return NULL;
     }
-    cfx_pipeline *p = malloc(sizeof *p + (commas + 1) * sizeof p->passes[0]);
+    cfx_pipeline *p = cfx_malloc(sizeof *p + (commas + 1) * sizeof p->passes[0]);
     if (!p) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
@@ -349,13 +349,13 @@ cfx_pipeline *cfx_pipeline_parse(const char *text)
     p->n = 0;
     parse_ctx pc = {text, "pipeline", p};
     if (for_each_token(text, add_token, &pc) != 0) {
-        free(p);
+        cfx_free(p);
         return NULL;
     }
     return p;
 }
 
-void cfx_pipeline_free(cfx_pipeline *p) { free(p); }
+void cfx_pipeline_free(cfx_pipeline *p) { cfx_free(p); }
 
 int cfx_pipeline_length(const cfx_pipeline *p) { return p ? p->n : 0; }
 
@@ -389,7 +389,7 @@ static int dump_graph(FILE *f, const cfx_graph *g, const char *header, const cha
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     fprintf(f, header, name);
     fprintf(f, "\n%s\n", text);
-    free(text);
+    cfx_free(text);
     return CFX_OK;
 }
 
@@ -454,7 +454,7 @@ int cfx_pipeline_run(const cfx_pipeline *p, cfx_graph_module *gm, const cfx_pipe
         if (for_each_token(opts->print_after, add_token, &pc) != 0)
             return cfx_error_status() ? cfx_error_status() : CFX_ERR;
     }
-    timing *times = malloc((size_t)(p->n + 1) * sizeof *times);
+    timing *times = cfx_malloc((size_t)(p->n + 1) * sizeof *times);
     if (!times)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     int n_times = 0, rc = CFX_OK;
@@ -507,7 +507,7 @@ int cfx_pipeline_run(const cfx_pipeline *p, cfx_graph_module *gm, const cfx_pipe
             add_time(times, &n_times, "(verify-each)", verify_time);
         print_timing(report, times, n_times);
     }
-    free(times);
+    cfx_free(times);
     if (rc == CFX_OK && changed)
         *changed = any;
     return rc;

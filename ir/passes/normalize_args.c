@@ -41,18 +41,18 @@ static int reserve(scratch *s, uint32_t n)
     if (n <= s->cap)
         return CFX_OK;
     uint32_t cap = n < 16 ? 16 : n;
-    cfx_value *full = malloc(cap * sizeof *full);
-    bool *given = malloc(cap * sizeof *given);
-    cfx_kwarg *kw = malloc(cap * sizeof *kw);
+    cfx_value *full = cfx_malloc(cap * sizeof *full);
+    bool *given = cfx_malloc(cap * sizeof *given);
+    cfx_kwarg *kw = cfx_malloc(cap * sizeof *kw);
     if (!full || !given || !kw) {
-        free(full);
-        free(given);
-        free(kw);
+        cfx_free(full);
+        cfx_free(given);
+        cfx_free(kw);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
-    free(s->full);
-    free(s->given);
-    free(s->kw);
+    cfx_free(s->full);
+    cfx_free(s->given);
+    cfx_free(s->kw);
     *s = (scratch){full, given, kw, cap};
     return CFX_OK;
 }
@@ -135,9 +135,9 @@ int cfx_pass_normalize_args(cfx_graph_module *gm, void *ctx, bool *changed)
         else
             any |= r == 1;
     }
-    free(sc.full);
-    free(sc.given);
-    free(sc.kw);
+    cfx_free(sc.full);
+    cfx_free(sc.given);
+    cfx_free(sc.kw);
     if (rc == CFX_OK && changed)
         *changed = any;
     return rc;

@@ -93,11 +93,11 @@ int cfx_pass_topo_sort(cfx_graph *g, bool *changed)
     if (count == 0)
         return CFX_OK;
     sorter s = {0};
-    s.pos = malloc(created * sizeof *s.pos);
-    s.indeg = malloc(created * sizeof *s.indeg);
-    s.order = malloc(count * sizeof *s.order);
-    s.out = malloc(count * sizeof *s.out);
-    s.late = malloc(count * sizeof *s.late);
+    s.pos = cfx_malloc(created * sizeof *s.pos);
+    s.indeg = cfx_malloc(created * sizeof *s.indeg);
+    s.order = cfx_malloc(count * sizeof *s.order);
+    s.out = cfx_malloc(count * sizeof *s.out);
+    s.late = cfx_malloc(count * sizeof *s.late);
     int rc = CFX_OK;
     if (!s.pos || !s.indeg || !s.order || !s.out || !s.late) {
         rc = cfx_error_set(CFX_ERR_NOMEM, NULL, "topo-sort: out of memory");
@@ -118,7 +118,7 @@ int cfx_pass_topo_sort(cfx_graph *g, bool *changed)
                 char *name = cfx_node_name_string(n);
                 rc = cfx_error_set(CFX_ERR, NULL, "topo-sort: an argument of node '%s' does not belong to this graph",
                                    name ? name : "?");
-                free(name);
+                cfx_free(name);
                 goto done;
             }
         s.indeg[n->seq] = deg;
@@ -148,10 +148,10 @@ int cfx_pass_topo_sort(cfx_graph *g, bool *changed)
     if (changed)
         *changed = moved;
 done:
-    free(s.pos);
-    free(s.indeg);
-    free(s.order);
-    free(s.out);
-    free(s.late);
+    cfx_free(s.pos);
+    cfx_free(s.indeg);
+    cfx_free(s.order);
+    cfx_free(s.out);
+    cfx_free(s.late);
     return rc;
 }

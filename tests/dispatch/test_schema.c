@@ -658,6 +658,32 @@ Test(schema, errors_without_oracle)
  * 2.13 to a fresh write set "$0", printed "Tensor(a!)[]($0! -> ) x", and that printed form is
  * refused by PyTorch's own lexer. cfx does both as PyTorch does (texts from
  * torch._C.parse_schema; also in tests/data/schema_reprint.tsv and schema_errors.tsv). */
+/* Found by fuzz_schema: prints that do not parse again, exactly as PyTorch 2.13's
+ * str(torch._C.parse_schema(...)) prints them (and refuses them): an aliased optional element
+ * of a list (the annotation after the `?`), a list size beyond int (wrapped). */
+Test(schema, unparsable_prints_like_pytorch)
+{
+    static const char *const cases[][2] = {
+        {"foo::bar(Tensor x) -> Tensor(No)?[]", "foo::bar(Tensor x) -> Tensor?(No)[]"},
+        {"foo::bar(Tensor(a)?[] x) -> ()", "foo::bar(Tensor?(a)[] x) -> ()"},
+        /* also found by fuzz_schema: a list size beyond int wraps, as c10 stores it */
+        {"f(Tensor x) -> (Tensor a, int[000000000000000000000000000445766447492118756] b)",
+         "f(Tensor x) -> (Tensor a, int[-477218588] b)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cfx_schema *s = parse_ok(cases[i][0]);
+        char *p = cfx_schema_to_string(s);
+        cr_expect_str_eq(p, cases[i][1]);
+        char *err = NULL;
+        cfx_schema *again = cfx_schema_parse(p, &err);
+        cr_expect_null(again, "PyTorch refuses its own print of %s", cases[i][0]);
+        cfx_schema_free(again);
+        cfx_free(err);
+        cfx_free(p);
+        cfx_schema_free(s);
+    }
+}
+
 Test(schema, bare_write_mark_after_list_like_pytorch)
 {
     cfx_schema *s = parse_ok("f(Tensor(a!)[] !x) -> ()");

@@ -18,14 +18,17 @@
 #include "ir/json.h"
 #include "tests/ir/ir_test_util.h"
 
-/* The test library registering cfxjt::custom, for the suites' init and fini. */
+/* The test library registering cfxjt::custom and cfxjt::values, for the suites' init and fini. */
 static cfx_library *lib;
 
 static inline void setup(void)
 {
     cfx_dispatcher_init();
     lib = CFX_LIBRARY(CFX_LIB_DEF, "cfxjt");
-    cfx_library_def(lib, "custom(Tensor x, *, int k=1, str mode=\"a\") -> Tensor");
+    cfx_library_def(lib, "custom(Tensor x, *, int k=1, str mode=\"a\", Any? extra=None) -> Tensor");
+    /* a call taking any values: g_all carries every kind of value as its arguments (the loader
+     * binds a call to its schema, and a vararg one takes whatever it is given) */
+    cfx_library_def(lib, "values(Tensor x, ...) -> Tensor");
 }
 
 static inline void teardown(void)
@@ -166,18 +169,18 @@ static inline cfx_graph *g_all(void)
     cfx_node *w = cfx_graph_get_attr(g, "fc.weight");
     cfx_kwarg k1[] = {KW("alpha", I(2))};
     cfx_node *add = CALLK(g, "aten::add.Tensor", k1, 1, NV(x), NV(w));
-    cfx_node *lit = CALL(g, "aten::add.Tensor", NV(add),
+    cfx_node *lit = CALL(g, "cfxjt::values", NV(add),
                          LIST(TUPLE(I(1), I(2)), LIST(I(3), LIST(D(4.5), I(-6)))), cfx_none(), cfx_bool(true),
                          cfx_bool(false), cfx_list(NULL, 0), cfx_tuple(NULL, 0), TUPLE(I(7)),
                          TUPLE(cfx_tuple(NULL, 0)), LIST(cfx_list(NULL, 0)));
-    cfx_node *strs = CALL(g, "aten::add.Tensor", NV(lit), S("it's"), S("say \"hi\""), S("back\\slash"),
+    cfx_node *strs = CALL(g, "cfxjt::values", NV(lit), S("it's"), S("say \"hi\""), S("back\\slash"),
                           S("new\nline\ttab\r\b\f\x01\x1f"), S("h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80"),
                           S(""), S("/ </script>"));
-    cfx_node *nums = CALL(g, "aten::add.Tensor", NV(strs), D(0.1), D(1e-05), D(1e20), D(1e16), D(-0.0), D(0.0),
+    cfx_node *nums = CALL(g, "cfxjt::values", NV(strs), D(0.1), D(1e-05), D(1e20), D(1e16), D(-0.0), D(0.0),
                           D(INFINITY), D(-INFINITY), D(NAN), D(3.0), D(0.1 + 0.2), D(5e-324), D(1.7976931348623157e308),
                           D(-2.5e-300), I(INT64_MAX), I(INT64_MIN), I(9007199254740992LL), I(9007199254740993LL),
                           I(-9007199254740992LL), I(-9007199254740993LL), I(0), I(-1));
-    cfx_node *types = CALL(g, "aten::add.Tensor", NV(nums),
+    cfx_node *types = CALL(g, "cfxjt::values", NV(nums),
                            LIST(cfx_dtype_value(CFX_FLOAT32), cfx_dtype_value(CFX_INT64), cfx_dtype_value(CFX_BOOL),
                                 cfx_dtype_value(CFX_FLOAT64), cfx_dtype_value(CFX_INT32), cfx_dtype_value((cfx_dtype)15)),
                            DEV(CFX_DEVICE_CPU, -1), DEV(CFX_DEVICE_CPU, 0), DEV(CFX_DEVICE_META, -1), DEV(CFX_DEVICE_META, 3),

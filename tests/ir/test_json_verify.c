@@ -58,13 +58,47 @@ Test(json_verify, ill_formed_utf8_is_refused)
 
 Test(json_verify, calls_must_bind_to_their_schema)
 {
+    /* PyTorch 2.13's texts (torch.ops.aten.relu.default() and the like raise them) */
     expect_refused(HEAD X ", " CALL("relu", "aten::relu", "", "") ", " OUT("{\"node\": \"relu\"}") TAIL,
-                   "aten::relu() is missing value for argument 'self'. Declaration: aten::relu(Tensor self) -> Tensor");
+                   "$.nodes[1]: node 'relu': aten::relu() is missing value for argument 'self'. "
+                   "Declaration: aten::relu(Tensor self) -> Tensor");
     expect_refused(HEAD X ", " CALL("add_", "aten::add_.Tensor", "", "") ", " OUT("null") TAIL,
-                   "aten::add_.Tensor() is missing value for argument 'self'");
+                   "aten::add_() is missing value for argument 'self'. Declaration: "
+                   "aten::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
     expect_refused(HEAD X ", " CALL("relu", "aten::relu", "{\"node\": \"x\"}", "[\"self\", {\"node\": \"x\"}]") ", "
                    OUT("{\"node\": \"relu\"}") TAIL,
-                   "aten::relu() got multiple values for argument 'self'");
+                   "aten::relu() expected at most 1 argument(s) but received 2 argument(s). "
+                   "Declaration: aten::relu(Tensor self) -> Tensor");
+    expect_refused(HEAD X ", " CALL("add", "aten::add.Tensor", "{\"node\": \"x\"}, {\"node\": \"x\"}",
+                                    "[\"other\", {\"node\": \"x\"}]") ", " OUT("null") TAIL,
+                   "Argument 'other' specified both as positional and keyword argument. Schema: "
+                   "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+}
+
+/* Issue 14: extra positional arguments and unknown keywords are refused too, the message
+ * naming the node's JSON path. */
+Test(json_verify, extra_positional_arguments_are_refused)
+{
+    expect_refused(HEAD X ", " CALL("relu", "aten::relu", "{\"node\": \"x\"}, 1", "") ", "
+                   OUT("{\"node\": \"relu\"}") TAIL,
+                   "cannot load graph JSON: line 1: $.nodes[1]: node 'relu': aten::relu() expected at most 1 argument(s) "
+                   "but received 2 argument(s). Declaration: aten::relu(Tensor self) -> Tensor");
+    /* alpha is keyword-only: a third positional one is one too many positional */
+    expect_refused(HEAD X ", " CALL("add", "aten::add.Tensor", "{\"node\": \"x\"}, {\"node\": \"x\"}, 2", "") ", "
+                   OUT("null") TAIL,
+                   "$.nodes[1]: node 'add': aten::add() takes 2 positional argument(s) but 3 was/were given.  "
+                   "Declaration: aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+}
+
+Test(json_verify, unknown_keywords_are_refused)
+{
+    expect_refused(HEAD X ", " CALL("add", "aten::add.Tensor", "{\"node\": \"x\"}, {\"node\": \"x\"}",
+                                    "[\"bar\", 2]") ", " OUT("null") TAIL,
+                   "$.nodes[1]: node 'add': Unknown keyword argument 'bar' for operator 'aten::add'. Schema: "
+                   "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+    /* a known keyword loads; a vararg schema takes anything */
+    expect_loaded(HEAD X ", " CALL("add", "aten::add.Tensor", "{\"node\": \"x\"}, {\"node\": \"x\"}",
+                                   "[\"alpha\", 2]") ", " OUT("{\"node\": \"add\"}") TAIL);
 }
 
 Test(json_verify, one_output_and_last)

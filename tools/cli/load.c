@@ -35,6 +35,6 @@ cfx_graph_module *cli_load_module(const char *path)
     size_t len;
     char *text = cli_read_stdin(&len, "the graph");
     cfx_graph_module *gm = text ? cfx_graph_module_from_json(text, len) : NULL;
-    free(text);
+    cfx_free(text);
     return gm;
 }

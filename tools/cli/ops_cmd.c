@@ -40,7 +40,7 @@ static int ops_help(void)
 static cfx_op **all_ops(int (*list)(cfx_op **, int), int *n)
 {
     *n = list(NULL, 0);
-    cfx_op **ops = calloc((size_t)*n + 1, sizeof *ops);
+    cfx_op **ops = cfx_calloc((size_t)*n + 1, sizeof *ops);
     if (ops)
         *n = list(ops, *n);
     return ops;
@@ -55,9 +55,9 @@ static int list_ops(void)
     for (int i = 0; i < n; i++) {
         char *s = cfx_schema_to_string(cfx_op_schema(ops[i]));
         printf("%s\n", s ? s : cfx_op_name(ops[i]));
-        free(s);
+        cfx_free(s);
     }
-    free(ops);
+    cfx_free(ops);
     return 0;
 }
 
@@ -74,7 +74,7 @@ static int dump(const char *name, char *(*dumper)(const cfx_op *))
         return 1;
     }
     fputs(s, stdout);
-    free(s);
+    cfx_free(s);
     return 0;
 }
 
@@ -88,9 +88,9 @@ static int dangling(void)
         char *s = cfx_op_dump_state(ops[i]);
         if (s)
             fputs(s, stdout);
-        free(s);
+        cfx_free(s);
     }
-    free(ops);
+    cfx_free(ops);
     return 0;
 }
 

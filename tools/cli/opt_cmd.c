@@ -61,7 +61,7 @@ static char *read_stdin(size_t *len)
     }
     *len = b.len;
     if (!b.data) /* empty input: an empty document, which the loader refuses with its message */
-        return calloc(1, 1);
+        return cfx_calloc(1, 1);
     return cfx_buf_take(&b);
 }
 
@@ -76,7 +76,7 @@ static cfx_graph_module *load(const char *path)
         return NULL;
     }
     cfx_graph_module *gm = cfx_graph_module_from_json(text, len);
-    free(text);
+    cfx_free(text);
     return gm;
 }
 
@@ -89,7 +89,7 @@ static int write_stdout(const cfx_graph_module *gm)
     }
     size_t n = strlen(json);
     bool ok = fwrite(json, 1, n, stdout) == n && fputc('\n', stdout) != EOF && fflush(stdout) == 0;
-    free(json);
+    cfx_free(json);
     if (!ok) {
         fprintf(stderr, "cfx: error writing stdout\n");
         return 1;

@@ -114,7 +114,7 @@ static char *weights_path(const char *path)
     const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
     if (dot && (!slash || dot > slash))
         n = (size_t)(dot - path);
-    char *w = malloc(n + sizeof ".safetensors");
+    char *w = cfx_malloc(n + sizeof ".safetensors");
     if (w) {
         memcpy(w, path, n);
         strcpy(w + n, ".safetensors");
@@ -133,8 +133,8 @@ static char *render_python(const cfx_graph_module *gm, const char *file, const c
         return NULL;
     if (out && cfx_graph_module_n_attrs(gm) > 0) {
         int n = cfx_graph_module_n_attrs(gm), k = 0;
-        const char **names = malloc((size_t)n * sizeof *names);
-        cfx_tensor **tensors = malloc((size_t)n * sizeof *tensors);
+        const char **names = cfx_malloc((size_t)n * sizeof *names);
+        cfx_tensor **tensors = cfx_malloc((size_t)n * sizeof *tensors);
         for (int i = 0; names && tensors && i < n; i++) {
             cfx_tensor *t = cfx_graph_module_attr(gm, i);
             if (t && t->device.type == CFX_DEVICE_CPU) {
@@ -144,10 +144,10 @@ static char *render_python(const cfx_graph_module *gm, const char *file, const c
         }
         int rc = names && tensors ? cfx_safetensors_write_file(weights, names, tensors, k, NULL, 0)
                                   : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        free(names);
-        free(tensors);
+        cfx_free(names);
+        cfx_free(tensors);
         if (rc != CFX_OK) {
-            free(weights);
+            cfx_free(weights);
             return NULL;
         }
     }
@@ -155,7 +155,7 @@ static char *render_python(const cfx_graph_module *gm, const char *file, const c
     cfx_buf b;
     cfx_buf_init(&b);
     int rc = cfx_graph_module_to_python(gm, base ? base + 1 : weights, &b);
-    free(weights);
+    cfx_free(weights);
     if (rc != CFX_OK) {
         cfx_buf_free(&b);
         return NULL;
@@ -263,7 +263,7 @@ int cfx_cmd_print(int argc, char **argv)
         } else {
             rc = write_out(text, out);
         }
-        free(text);
+        cfx_free(text);
     }
     cfx_graph_module_free(gm);
     cfx_scope_end(scope);

@@ -224,7 +224,7 @@ static bool push(const char ***v, int *n, int *cap, const char *s)
 {
     if (*n == *cap) {
         int nc = *cap ? 2 * *cap : 8;
-        const char **g = realloc(*v, (size_t)nc * sizeof *g);
+        const char **g = cfx_realloc(*v, (size_t)nc * sizeof *g);
         if (!g)
             return false;
         *v = g;
@@ -273,18 +273,18 @@ static void walk(cfx_value v, cfx_buf *path, cfx_buf *dotted, outputs *o, FILE *
         cfx_buf_free(&b);
         return;
     }
-    char *name = strndup(dotted->data, dotted->len);
+    char *name = cfx_strndup(dotted->data, dotted->len);
     if (!name) {
         o->oom = true;
         return;
     }
     if (v.kind == CFX_V_TENSOR && v.u.t) {
         if (!push(&o->names, &o->n, &o->cap, name)) {
-            free(name);
+            cfx_free(name);
             o->oom = true;
             return;
         }
-        o->tensors = realloc(o->tensors, (size_t)o->cap * sizeof *o->tensors);
+        o->tensors = cfx_realloc(o->tensors, (size_t)o->cap * sizeof *o->tensors);
         if (!o->tensors) {
             o->oom = true;
             return;
@@ -294,13 +294,13 @@ static void walk(cfx_value v, cfx_buf *path, cfx_buf *dotted, outputs *o, FILE *
     }
     char *text = cfx_value_to_string(v, CFX_STYLE_PYTHON);
     if (!text || !push(&o->meta, &o->n_meta, &o->cap_meta, name)) {
-        free(name);
-        free(text);
+        cfx_free(name);
+        cfx_free(text);
         o->oom = true;
         return;
     }
     if (!push(&o->meta, &o->n_meta, &o->cap_meta, text)) {
-        free(text);
+        cfx_free(text);
         o->oom = true;
     }
 }
@@ -308,12 +308,12 @@ static void walk(cfx_value v, cfx_buf *path, cfx_buf *dotted, outputs *o, FILE *
 static void outputs_free(outputs *o)
 {
     for (int i = 0; i < o->n; i++)
-        free((char *)o->names[i]);
+        cfx_free((char *)o->names[i]);
     for (int i = 0; i < o->n_meta; i++)
-        free((char *)o->meta[i]);
-    free(o->names);
-    free(o->tensors);
-    free(o->meta);
+        cfx_free((char *)o->meta[i]);
+    cfx_free(o->names);
+    cfx_free(o->tensors);
+    cfx_free(o->meta);
 }
 
 static int write_stdout_bytes(const outputs *o)
@@ -323,7 +323,7 @@ static int write_stdout_bytes(const outputs *o)
     int rc = cfx_safetensors_write_bytes(o->names, o->tensors, o->n, o->meta, o->n_meta / 2, &bytes, &len);
     if (rc == CFX_OK && (fwrite(bytes, 1, len, stdout) != len || fflush(stdout) != 0))
         rc = cfx_error_set(CFX_ERR, NULL, "error writing stdout");
-    free(bytes);
+    cfx_free(bytes);
     return rc;
 }
 
@@ -335,7 +335,7 @@ static cfx_safetensors *read_inputs(const char *path)
     size_t len;
     char *bytes = cli_read_stdin(&len, "the inputs");
     cfx_safetensors *st = bytes ? cfx_safetensors_read_bytes(bytes, len) : NULL;
-    free(bytes);
+    cfx_free(bytes);
     return st;
 }
 
@@ -388,7 +388,7 @@ static int run_graph(cfx_graph_module *gm, inputs *in, const char *out)
     int n_args = 0;
     for (cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n))
         n_args += n->op == CFX_NODE_PLACEHOLDER;
-    cfx_value *args = calloc(n_args ? (size_t)n_args : 1, sizeof *args);
+    cfx_value *args = cfx_calloc(n_args ? (size_t)n_args : 1, sizeof *args);
     if (!args)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     rng r = {in->seed};
@@ -401,7 +401,7 @@ static int run_graph(cfx_graph_module *gm, inputs *in, const char *out)
         rc = cfx_graph_module_run(gm, args, n_args, &result);
     if (rc == CFX_OK)
         rc = write_outputs(result, out);
-    free(args);
+    cfx_free(args);
     return rc;
 }
 

@@ -343,7 +343,7 @@ int cfx_cmd_trace(int argc, char **argv)
         rc = write_text(text, a.out);
     }
     cfx_pipeline_free(pipeline);
-    free(text);
+    cfx_free(text);
     cfx_graph_module_free(gm);
     cfx_module_free(module);
     cfx_scope_end(scope);

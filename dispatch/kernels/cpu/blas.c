@@ -42,7 +42,7 @@ static bool col_major(const cfx_mat *m, int64_t *ld)
 /* A contiguous copy of m into buf (caller frees). */
 static void *pack(const cfx_mat *m, size_t es)
 {
-    void *buf = malloc((size_t)max1(m->rows * m->cols) * es);
+    void *buf = cfx_malloc((size_t)max1(m->rows * m->cols) * es);
     if (!buf)
         return NULL;
     for (int64_t i = 0; i < m->rows; i++)
@@ -109,15 +109,15 @@ bool cfx_blas_gemm(int dt, cfx_mat c, cfx_mat a, cfx_mat b, double alpha, double
     if (!operand(&a, es, &pa, &tra, &lda, &ta))
         return false;
     if (!operand(&b, es, &pb, &trb, &ldb, &tb)) {
-        free(ta);
+        cfx_free(ta);
         return false;
     }
     void *pc = c.p;
     bool direct = row_major(&c, &ldc);
     if (!direct) {
         if (!(tc = pack(&c, es))) {
-            free(ta);
-            free(tb);
+            cfx_free(ta);
+            cfx_free(tb);
             return false;
         }
         pc = tc;
@@ -139,10 +139,10 @@ bool cfx_blas_gemm(int dt, cfx_mat c, cfx_mat a, cfx_mat b, double alpha, double
             for (int64_t j = 0; j < c.cols; j++)
                 memcpy((char *)c.p + (size_t)(i * c.rs + j * c.cs) * es, (char *)tc + (size_t)(i * c.cols + j) * es,
                        es);
-        free(tc);
+        cfx_free(tc);
     }
-    free(ta);
-    free(tb);
+    cfx_free(ta);
+    cfx_free(tb);
     return true;
 }
 

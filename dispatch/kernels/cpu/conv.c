@@ -124,7 +124,7 @@ static bool conv_cpu(cfx_tensor *out, const cfx_tensor *x, const cfx_tensor *w, 
     /* the columns: [C/g * prod(k), grid] plain, [O/g * prod(k), grid] transposed */
     int64_t rows = (transposed ? out_c : in_c) * g->kprod;
     bool direct = is_pointwise(g);
-    char *col = direct ? NULL : malloc((size_t)(rows * g->cols) * es);
+    char *col = direct ? NULL : cfx_malloc((size_t)(rows * g->cols) * es);
     if (!direct && !col)
         return false;
     char *xb = cfx_tensor_data(x), *wb = cfx_tensor_data(w), *ob = cfx_tensor_data(out);
@@ -152,7 +152,7 @@ static bool conv_cpu(cfx_tensor *out, const cfx_tensor *x, const cfx_tensor *w, 
                     columns(dt, og, col, out_c, g, true);
             }
         }
-    free(col);
+    cfx_free(col);
     return ok;
 }
 
@@ -179,7 +179,7 @@ static bool output_padding_ok(const char *op, int k, cfx_int_list output_padding
         cfx_buf_printf(&b, " dilation_%s: %lld", dims[k - 1][i], (long long)d[i]);
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : "output padding must be smaller than either stride or dilation");
-    free(msg);
+    cfx_free(msg);
     return false;
 }
 

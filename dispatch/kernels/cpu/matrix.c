@@ -41,7 +41,7 @@ bool cfx_matrix_check_expand(const char *op, const cfx_tensor *self, const int64
         cfx_geom_put_dims(&b, self->sizes, self->ndim);
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, op, msg ? msg : "expand: size mismatch");
-        free(msg);
+        cfx_free(msg);
         return false;
     }
     if (!ok)

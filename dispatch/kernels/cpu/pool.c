@@ -126,7 +126,7 @@ cfx_tensor *cfx_cpu__adaptive_avg_pool2d(cfx_tensor *self, cfx_int_list output_s
         cfx_geom_put_dims(&b, self->sizes, n);
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, op, msg ? msg : "adaptive_avg_pool2d: bad rank");
-        free(msg);
+        cfx_free(msg);
         return NULL;
     }
     if (!floating_only(op, "adaptive_avg_pool2d_cpu", self))

@@ -77,7 +77,7 @@ static bool sum_into(cfx_tensor *out, const cfx_tensor *in, const cfx_reduce_sha
             ostep[d] = out->strides[od--];
         }
     }
-    void *acc = calloc(onumel ? (size_t)onumel : 1, 8);
+    void *acc = cfx_calloc(onumel ? (size_t)onumel : 1, 8);
     if (!acc) {
         cfx_error_set(CFX_ERR_NOMEM, "aten::sum.dim_IntList", "out of memory in sum");
         return false;
@@ -108,7 +108,7 @@ static bool sum_into(cfx_tensor *out, const cfx_tensor *in, const cfx_reduce_sha
             ((bool *)dst)[i] = ((bool *)acc)[i];
         break;
     }
-    free(acc);
+    cfx_free(acc);
     return true;
 }
 

@@ -165,10 +165,10 @@ static bool state_init(rstate *s, rkind kind, bool as_int, int64_t nout)
 {
     size_t m = nout ? (size_t)nout : 1;
     *s = (rstate){.kind = kind, .as_int = as_int};
-    s->d = calloc(m, sizeof *s->d);
-    s->i = calloc(m, sizeof *s->i);
-    s->at = calloc(m, sizeof *s->at);
-    s->set = calloc(m, sizeof *s->set);
+    s->d = cfx_calloc(m, sizeof *s->d);
+    s->i = cfx_calloc(m, sizeof *s->i);
+    s->at = cfx_calloc(m, sizeof *s->at);
+    s->set = cfx_calloc(m, sizeof *s->set);
     if (!s->d || !s->i || !s->at || !s->set) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory in a reduction");
         return false;
@@ -183,10 +183,10 @@ static bool state_init(rstate *s, rkind kind, bool as_int, int64_t nout)
 
 static void state_free(rstate *s)
 {
-    free(s->d);
-    free(s->i);
-    free(s->at);
-    free(s->set);
+    cfx_free(s->d);
+    cfx_free(s->i);
+    cfx_free(s->at);
+    cfx_free(s->set);
 }
 
 /* Writes the slots (or the picked indices) into out. */

@@ -76,13 +76,13 @@ static cfx_tensor *softmax(const char *op, cfx_tensor *self, int64_t dim, bool h
     int64_t inner = self->ndim ? cfx_geom_numel(self->sizes + d + 1, self->ndim - (int)d - 1) : 1;
     cfx_scope s = cfx_scope_begin();
     const cfx_tensor *x = cfx_cpu_contiguous(self);
-    void *buf = inner > 1 ? malloc((size_t)(2 * len) * cfx_dtype_size(dt)) : NULL;
+    void *buf = inner > 1 ? cfx_malloc((size_t)(2 * len) * cfx_dtype_size(dt)) : NULL;
     bool ok = x && (inner == 1 || buf);
     if (ok && dt == CFX_FLOAT32)
         softmax_f32(cfx_tensor_data(out), cfx_tensor_data(x), numel / (len * inner), len, inner, is_log, buf);
     else if (ok)
         softmax_f64(cfx_tensor_data(out), cfx_tensor_data(x), numel / (len * inner), len, inner, is_log, buf);
-    free(buf);
+    cfx_free(buf);
     cfx_scope_end(s);
     if (!ok) {
         cfx_error_set(CFX_ERR_NOMEM, op, "out of memory in softmax");

@@ -64,7 +64,7 @@ bool cfx_nll_loss_check(const char *op, const cfx_tensor *self, const cfx_tensor
 fail:;
     char *msg = cfx_buf_take(&b);
     cfx_error_set_text(CFX_ERR, op, msg ? msg : "nll_loss: bad arguments");
-    free(msg);
+    cfx_free(msg);
     return false;
 }
 
@@ -163,7 +163,7 @@ cfx_tensor *cfx_meta__adaptive_avg_pool2d(cfx_tensor *self, cfx_int_list output_
         cfx_prims_put_size(&b, self->sizes, self->ndim);
         char *msg = cfx_buf_take(&b);
         cfx_error_set_text(CFX_ERR, op, msg ? msg : "adaptive_avg_pool2d: bad rank");
-        free(msg);
+        cfx_free(msg);
         return NULL;
     }
     return cfx_pool2d_output(self, output_size.data[0], output_size.data[1], (cfx_dtype)self->dtype);
