@@ -78,12 +78,13 @@ static bool is_pointwise(const conv_geom *g)
                         for (int64_t o = lo; o < hi; o++)                                         \
                             irow[o * st + shift] += crow[o];                                      \
                     } else {                                                                      \
-                        for (int64_t o = 0; o < lo; o++)                                          \
-                            crow[o] = 0;                                                          \
-                        for (int64_t o = lo; o < hi; o++)                                         \
-                            crow[o] = irow[o * st + shift];                                       \
-                        for (int64_t o = hi < lo ? lo : hi; o < glast; o++)                       \
-                            crow[o] = 0;                                                          \
+                        memset(crow, 0, (size_t)lo * sizeof(T));                                  \
+                        if (st == 1 && hi > lo) /* a stride-1 row is one run of the image row */ \
+                            memcpy(crow + lo, irow + lo + shift, (size_t)(hi - lo) * sizeof(T));  \
+                        else                                                                      \
+                            for (int64_t o = lo; o < hi; o++)                                     \
+                                crow[o] = irow[o * st + shift];                                   \
+                        memset(crow + hi, 0, (size_t)(glast - hi) * sizeof(T));                   \
                     }                                                                             \
                 }                                                                                 \
             }                                                                                     \

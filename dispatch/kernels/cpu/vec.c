@@ -3,8 +3,9 @@
  * Written once over a 32-byte vector of T (GCC vector extensions: 8 floats or 4 doubles), so
  * float and double share every loop; only exp differs (a polynomial on float lanes, libm on
  * double ones). A tail shorter than a vector goes through the same lane code, padded with a
- * value that cannot change the result. ISO C mode does not contract a * b + c into an FMA,
- * so both clones (AVX2 and baseline) compute bit-identical results. */
+ * value that cannot change the result. The AVX2 compilation contracts a * b + c into FMAs
+ * (as ATen's AVX2 Sleef build computes; a quarter off the exp's time), so its results may
+ * differ from the baseline one's in the last bit. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,7 +17,7 @@
  * function picks one per call from the CPU's features. (Not GCC's target_clones: its ifunc
  * symbols escape -fvisibility=hidden and would be exported from libcfx.so.) */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define AVX2 __attribute__((target("arch=x86-64-v3")))
+#define AVX2 __attribute__((target("arch=x86-64-v3"), optimize("fp-contract=fast")))
 static bool has_avx2(void)
 {
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -37,41 +38,39 @@ typedef int64_t f64m __attribute__((vector_size(32)));
 /* lanes of a where mask m is set, else of b */
 #define SELECT(M, V, m, a, b) ((V)(((M)(a) & (m)) | ((M)(b) & ~(m))))
 
-/* o[0..8) = exp(x[0..8)): Cephes' expf. n = round(x / ln 2) by the 1.5 * 2^23 trick, a
- * Cody-Waite reduction r = x - n ln 2 (C1 has 9 bits, so n * C1 is exact), a degree-6
+/* v = exp(v) on 8 float lanes: Cephes' expf. n = round(v / ln 2) by the 1.5 * 2^23 trick, a
+ * Cody-Waite reduction r = v - n ln 2 (C1 has 9 bits, so n * C1 is exact), a degree-6
  * polynomial, and 2^n applied as two factors 2^(n/2) so that every n of [-150, 128] stays a
- * normal float until the last product (which rounds to a denormal below -87.3). */
-static inline void exp_lanes_f32(float *o, const float *x)
-{
-    f32v v;
-    memcpy(&v, x, sizeof v);
-    const f32v lo = (f32v){0} - 104.0f, hi = (f32v){0} + 88.7228394f;
-    f32m under = v < lo, over = v > hi, nan = v != v;
-    f32v c = SELECT(f32m, f32v, under | nan | over, (f32v){0}, v); /* those lanes are set below */
-    f32v n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    f32v r = c - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    f32v p = (f32v){0} + 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
-    f32m ni = __builtin_convertvector(n, f32m), n1 = ni >> 1, n2 = ni - n1;
-    f32v s1 = (f32v)((n1 + 127) << 23), s2 = (f32v)((n2 + 127) << 23);
-    f32v res = p * s1 * s2;
-    res = SELECT(f32m, f32v, under, (f32v){0}, res);
-    res = SELECT(f32m, f32v, over, (f32v){0} + INFINITY, res);
-    res = SELECT(f32m, f32v, nan, v, res);
-    memcpy(o, &res, sizeof res);
-}
+ * normal float until the last product (which rounds to a denormal below -87.3). A statement
+ * macro, not a function: a 32-byte vector argument would change the baseline ABI. */
+#define EXP_LANES_f32(v)                                                                        \
+    do {                                                                                        \
+        const f32v lo_ = (f32v){0} - 104.0f, hi_ = (f32v){0} + 88.7228394f;                     \
+        f32m under_ = v < lo_, over_ = v > hi_, nan_ = v != v;                                  \
+        f32v c_ = SELECT(f32m, f32v, under_ | nan_ | over_, (f32v){0}, v); /* set below */      \
+        f32v n_ = (c_ * 1.44269504088896341f + 12582912.0f) - 12582912.0f;                      \
+        f32v r_ = c_ - n_ * 0.693359375f;                                                       \
+        r_ = r_ + n_ * 2.12194440e-4f;                                                          \
+        f32v p_ = (f32v){0} + 1.9875691500e-4f;                                                 \
+        p_ = p_ * r_ + 1.3981999507e-3f;                                                        \
+        p_ = p_ * r_ + 8.3334519073e-3f;                                                        \
+        p_ = p_ * r_ + 4.1665795894e-2f;                                                        \
+        p_ = p_ * r_ + 1.6666665459e-1f;                                                        \
+        p_ = p_ * r_ + 5.0000001201e-1f;                                                        \
+        p_ = p_ * r_ * r_ + r_ + 1.0f;                                                          \
+        f32m ni_ = __builtin_convertvector(n_, f32m), n1_ = ni_ >> 1, n2_ = ni_ - n1_;          \
+        f32v res_ = p_ * (f32v)((n1_ + 127) << 23) * (f32v)((n2_ + 127) << 23);                 \
+        res_ = SELECT(f32m, f32v, under_, (f32v){0}, res_);                                     \
+        res_ = SELECT(f32m, f32v, over_, (f32v){0} + INFINITY, res_);                           \
+        v = SELECT(f32m, f32v, nan_, v, res_);                                                  \
+    } while (0)
 
-static inline void exp_lanes_f64(double *o, const double *x)
-{
-    for (int j = 0; j < 4; j++)
-        o[j] = exp(x[j]);
-}
+/* v = exp(v) on 4 double lanes: libm's. */
+#define EXP_LANES_f64(v)                                                                        \
+    do {                                                                                        \
+        for (int j_ = 0; j_ < 4; j_++)                                                          \
+            v[j_] = exp(v[j_]);                                                                 \
+    } while (0)
 
 /* The NaN-propagating maximum of ATen's vec::maximum, on lanes and on scalars. */
 #define VMAX(M, V, a, b) SELECT(M, V, ((a) > (b)) | ((a) != (a)), a, b)
@@ -99,21 +98,21 @@ static inline void exp_lanes_f64(double *o, const double *x)
     {                                                                                           \
         enum { W = sizeof(V) / sizeof(T) };                                                     \
         V acc = {0}, v;                                                                         \
-        for (int64_t i = 0; i < n; i += W) {                                                    \
-            T buf[W];                                                                           \
-            int64_t k = n - i < W ? n - i : W;                                                  \
-            if (k == W) {                                                                       \
-                memcpy(&v, x + i, sizeof v);                                                    \
-                v -= shift;                                                                     \
-                memcpy(buf, &v, sizeof v);                                                      \
-            } else { /* the tail: padding exp(-inf) = 0 adds nothing */                         \
-                for (int j = 0; j < W; j++)                                                     \
-                    buf[j] = j < k ? x[i + j] - shift : -(T)INFINITY;                           \
-            }                                                                                   \
-            exp_lanes_##S(buf, buf);                                                            \
-            memcpy(&v, buf, sizeof v);                                                          \
+        int64_t i = 0;                                                                          \
+        for (; i + W <= n; i += W) {                                                            \
+            memcpy(&v, x + i, sizeof v);                                                        \
+            v -= shift;                                                                         \
+            EXP_LANES_##S(v);                                                                   \
+            memcpy(o + i, &v, sizeof v);                                                        \
             acc += v;                                                                           \
-            memcpy(o + i, buf, (size_t)k * sizeof(T));                                          \
+        }                                                                                       \
+        if (i < n) { /* the tail, padded with exp(-inf) = 0, which adds nothing */              \
+            for (int j = 0; j < W; j++)                                                         \
+                v[j] = i + j < n ? x[i + j] - shift : -(T)INFINITY;                             \
+            EXP_LANES_##S(v);                                                                   \
+            for (int j = 0; i + j < n; j++)                                                     \
+                o[i + j] = v[j];                                                                \
+            acc += v;                                                                           \
         }                                                                                       \
         T r = 0;                                                                                \
         for (int j = 0; j < W; j++)                                                             \
