@@ -4,8 +4,10 @@
  * same result type (result_type(a, min, max): a bound lifts only a lower category), the same
  * layout (the bounds are 0-dim), NaN in a or in a bound propagates, and min > max gives max,
  * as ATen's clamp kernel does. The Meta kernels are the same composition of the references.
- * hardtanh keeps a's dtype (its out= is allocated like a), bool refused. */
+ * hardtanh keeps a's dtype (its out= is allocated like a), bool refused. The Tensor overloads
+ * take the bounds as tensors the same way. */
 #include "dispatch/error.h"
+#include "dispatch/kernels/inplace.h"
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
@@ -85,4 +87,58 @@ cfx_tensor *cfx_cpu_hardtanh(cfx_tensor *self, cfx_value min_val, cfx_value max_
 cfx_tensor *cfx_meta_hardtanh(cfx_tensor *self, cfx_value min_val, cfx_value max_val)
 {
     return hardtanh(true, self, min_val, max_val);
+}
+
+/* ---- clamp.Tensor, clamp_min.Tensor, clamp_max.Tensor, clamp_.Tensor ----------------------------- */
+
+/* The bounds as tensors: maximum with min, then minimum with max (None skipped), so promotion
+ * and broadcasting take all three in. clamp_cpu dispatches without bool; with one bound ATen
+ * runs clamp_min/clamp_max's kernels, which have bool; the reference takes bool on Meta. */
+static cfx_tensor *clamp_tensor(bool meta, bool bool_ok, cfx_tensor *self, cfx_tensor *min, cfx_tensor *max)
+{
+    if (!min && !max) {
+        cfx_error_set(CFX_ERR, "aten::clamp", "%s",
+                      meta ? "clamp called but both min and max are none!"
+                           : "torch.clamp: At least one of 'min' or 'max' must not be None");
+        return NULL;
+    }
+    binary_fn maxf = meta ? cfx_meta_maximum : cfx_cpu_maximum, minf = meta ? cfx_meta_minimum : cfx_cpu_minimum;
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *r = min ? maxf(self, min) : self;
+    r = r && max ? minf(r, max) : r;
+    if (r && !meta && !bool_ok && min && max && r->dtype == CFX_BOOL) {
+        cfx_error_set(CFX_ERR, "aten::clamp", "\"clamp_cpu\" not implemented for 'Bool'");
+        r = NULL;
+    }
+    cfx_tensor_retain(r);
+    cfx_scope_end(s);
+    return r ? cfx_autorelease(r) : NULL;
+}
+
+cfx_tensor *cfx_cpu_clamp_Tensor(cfx_tensor *self, cfx_tensor *min, cfx_tensor *max)
+{
+    return clamp_tensor(false, false, self, min, max);
+}
+cfx_tensor *cfx_meta_clamp_Tensor(cfx_tensor *self, cfx_tensor *min, cfx_tensor *max)
+{
+    return clamp_tensor(true, false, self, min, max);
+}
+cfx_tensor *cfx_cpu_clamp_min_Tensor(cfx_tensor *self, cfx_tensor *min) { return clamp_tensor(false, true, self, min, NULL); }
+cfx_tensor *cfx_meta_clamp_min_Tensor(cfx_tensor *self, cfx_tensor *min) { return clamp_tensor(true, true, self, min, NULL); }
+cfx_tensor *cfx_cpu_clamp_max_Tensor(cfx_tensor *self, cfx_tensor *max) { return clamp_tensor(false, true, self, NULL, max); }
+cfx_tensor *cfx_meta_clamp_max_Tensor(cfx_tensor *self, cfx_tensor *max) { return clamp_tensor(true, true, self, NULL, max); }
+
+cfx_tensor *cfx_cpu_clamp__Tensor(cfx_tensor *self, cfx_tensor *min, cfx_tensor *max)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *r = cfx_cpu_into_self("aten::clamp_", self, cfx_cpu_clamp_Tensor(self, min, max), false);
+    cfx_scope_end(s);
+    return r ? cfx_autorelease(cfx_tensor_retain(r)) : NULL;
+}
+cfx_tensor *cfx_meta_clamp__Tensor(cfx_tensor *self, cfx_tensor *min, cfx_tensor *max)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *r = cfx_meta_into_self("aten::clamp_", self, cfx_meta_clamp_Tensor(self, min, max));
+    cfx_scope_end(s);
+    return r ? cfx_autorelease(cfx_tensor_retain(r)) : NULL;
 }

@@ -12,7 +12,8 @@
  * position among the indices; the Meta kernel checks no values). index_select, gather and
  * scatter have contiguous outputs; their checks and texts are the C++ ones on CPU, with
  * 2.13's Python meta functions' differences on Meta (no bounds, index_select's list
- * assignment, scatter's src text). */
+ * assignment, scatter's src text). _index_put_impl_ (index_put_, index_put) writes through the
+ * same index walk; its meta functions check nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,43 @@ static void adv_output_strides(const adv *a, int64_t *out)
         cfx_iter_output_strides(a->rshape, a->rn, lists, nops, out);
 }
 
+/* The element offset in self's storage of the result position pos (false + error: an index
+ * out of range). */
+static bool adv_offset(const adv *a, const char *op, const cfx_tensor *self, const int64_t *pos, int64_t *out)
+{
+    int64_t off = self->storage_offset;
+    int r = 0;
+    for (int d = 0; d < a->before; d++, r++)
+        off += pos[r] * a->strides[d];
+    int k = 0;
+    for (int d = a->before; d < a->before + a->indexed; d++, k++) {
+        const cfx_tensor *t = a->idx[d];
+        int64_t io = t->storage_offset;
+        int toff = a->bn - t->ndim;
+        for (int j = 0; j < t->ndim; j++)
+            io += t->sizes[j] == 1 ? 0 : pos[a->before + toff + j] * t->strides[j];
+        int64_t v = index_at(t, io);
+        if (out_of_bounds(op, v, k, a->sizes[d]))
+            return false;
+        off += (v < 0 ? v + a->sizes[d] : v) * a->strides[d];
+    }
+    r = a->before + (a->indexed ? a->bn : 0);
+    for (int d = a->before + a->indexed; d < a->n; d++, r++)
+        off += pos[r] * a->strides[d];
+    *out = off;
+    return true;
+}
+
+/* pos += 1 in the result's row-major order */
+static void adv_next(const adv *a, int64_t *pos)
+{
+    for (int d = a->rn - 1; d >= 0; d--) {
+        if (++pos[d] < a->rshape[d])
+            break;
+        pos[d] = 0;
+    }
+}
+
 static cfx_tensor *index_tensor(cfx_tensor *self, cfx_tensor_list indices, bool meta)
 {
     const char *op = "aten::index.Tensor";
@@ -269,38 +307,16 @@ static cfx_tensor *index_tensor(cfx_tensor *self, cfx_tensor_list indices, bool 
         const char *src = (const char *)self->storage->data;
         char *dst = (char *)cfx_tensor_data(out);
         for (int64_t e = 0; e < numel && out; e++) {
-            int64_t off = self->storage_offset, o = 0;
-            int r = 0;
-            for (int d = 0; d < a.before; d++, r++)
-                off += pos[r] * a.strides[d];
-            int k = 0;
-            for (int d = a.before; d < a.before + a.indexed; d++, k++) {
-                const cfx_tensor *t = a.idx[d];
-                int64_t io = t->storage_offset;
-                int toff = a.bn - t->ndim;
-                for (int j = 0; j < t->ndim; j++)
-                    io += t->sizes[j] == 1 ? 0 : pos[a.before + toff + j] * t->strides[j];
-                int64_t v = index_at(t, io);
-                if (out_of_bounds(op, v, k, a.sizes[d])) {
-                    cfx_kernel_discard(out);
-                    out = NULL;
-                    break;
-                }
-                off += (v < 0 ? v + a.sizes[d] : v) * a.strides[d];
-            }
-            if (!out)
+            int64_t off, o = 0;
+            if (!adv_offset(&a, op, self, pos, &off)) {
+                cfx_kernel_discard(out);
+                out = NULL;
                 break;
-            r = a.before + (a.indexed ? a.bn : 0);
-            for (int d = a.before + a.indexed; d < a.n; d++, r++)
-                off += pos[r] * a.strides[d];
+            }
             for (int d = 0; d < a.rn; d++)
                 o += pos[d] * out->strides[d];
             memcpy(dst + o * (int64_t)item, src + off * (int64_t)item, item);
-            for (int d = a.rn - 1; d >= 0; d--) {
-                if (++pos[d] < a.rshape[d])
-                    break;
-                pos[d] = 0;
-            }
+            adv_next(&a, pos);
         }
     }
     cfx_tensor_retain(out);
@@ -310,6 +326,111 @@ static cfx_tensor *index_tensor(cfx_tensor *self, cfx_tensor_list indices, bool 
 
 cfx_tensor *cfx_cpu_index_Tensor(cfx_tensor *self, cfx_tensor_list indices) { return index_tensor(self, indices, false); }
 cfx_tensor *cfx_meta_index_Tensor(cfx_tensor *self, cfx_tensor_list indices) { return index_tensor(self, indices, true); }
+
+/* ---- _index_put_impl_, index_put_, index_put -------------------------------------------------- */
+
+/* _index_put_impl_ on CPU: the result positions of index(self, indices) receive values
+ * broadcast to the indexing result's shape ("shape mismatch: value tensor of shape [2] cannot
+ * be broadcast to indexing result of shape [3, 3]"), of self's dtype; accumulate adds, in
+ * order (duplicates add up, as PyTorch's serial accumulate kernel). */
+cfx_tensor *cfx_cpu__index_put_impl_(cfx_tensor *self, cfx_tensor_list indices, cfx_tensor *values, bool accumulate,
+                                     bool unsafe)
+{
+    (void)unsafe;
+    const char *op = "aten::_index_put_impl_";
+    cfx_scope sc = cfx_scope_begin();
+    adv a;
+    bool ok = adv_init(&a, op, self, indices, false);
+    int64_t vst[CFX_MAX_DIMS] = {0};
+    if (ok) {
+        int off = a.rn - values->ndim;
+        ok = off >= 0;
+        for (int j = 0; ok && j < values->ndim; j++) {
+            ok = values->sizes[j] == 1 || values->sizes[j] == a.rshape[off + j];
+            vst[off + j] = values->sizes[j] == 1 ? 0 : values->strides[j];
+        }
+        if (!ok) {
+            cfx_buf b;
+            cfx_buf_init(&b);
+            cfx_buf_puts(&b, "shape mismatch: value tensor of shape ");
+            cfx_geom_put_dims(&b, values->sizes, values->ndim);
+            cfx_buf_puts(&b, " cannot be broadcast to indexing result of shape ");
+            cfx_geom_put_dims(&b, a.rshape, a.rn);
+            char *msg = cfx_buf_take(&b);
+            cfx_error_set_text(CFX_ERR, op, msg ? msg : "shape mismatch");
+            cfx_free(msg);
+        }
+    }
+    if (ok && values->dtype != self->dtype) {
+        cfx_error_set(CFX_ERR, op,
+                      "Index put requires the source and destination dtypes match, got %s for the destination and %s "
+                      "for the source.",
+                      cfx_dtype_scalar_name((cfx_dtype)self->dtype), cfx_dtype_scalar_name((cfx_dtype)values->dtype));
+        ok = false;
+    }
+    int64_t numel = 1, pos[CFX_MAX_DIMS] = {0};
+    for (int d = 0; ok && d < a.rn; d++)
+        numel *= a.rshape[d];
+    size_t item = cfx_dtype_size((cfx_dtype)self->dtype);
+    char *dst = (char *)self->storage->data;
+    const char *src = (const char *)values->storage->data;
+    for (int64_t e = 0; ok && e < numel; e++) {
+        int64_t off, vo = values->storage_offset;
+        if (!(ok = adv_offset(&a, op, self, pos, &off)))
+            break;
+        for (int d = 0; d < a.rn; d++)
+            vo += pos[d] * vst[d];
+        char *to = dst + off * (int64_t)item;
+        const char *from = src + vo * (int64_t)item;
+        if (!accumulate) {
+            memcpy(to, from, item);
+        } else {
+            switch ((cfx_dtype)self->dtype) {
+            case CFX_FLOAT32: *(float *)to += *(const float *)from; break;
+            case CFX_FLOAT64: *(double *)to += *(const double *)from; break;
+            case CFX_INT32: *(int32_t *)to = (int32_t)((uint32_t)*(int32_t *)to + (uint32_t)*(const int32_t *)from); break;
+            case CFX_INT64: *(int64_t *)to = (int64_t)((uint64_t)*(int64_t *)to + (uint64_t)*(const int64_t *)from); break;
+            case CFX_BOOL: *(bool *)to = *(bool *)to || *(const bool *)from; break;
+            }
+        }
+        adv_next(&a, pos);
+    }
+    cfx_scope_end(sc);
+    if (!ok)
+        return NULL;
+    cfx_tensor_bump_version(self);
+    return cfx_autorelease(cfx_tensor_retain(self));
+}
+
+/* 2.13's meta functions check nothing: self (in place) or empty_like(self) */
+cfx_tensor *cfx_meta__index_put_impl_(cfx_tensor *self, cfx_tensor_list indices, cfx_tensor *values, bool accumulate,
+                                      bool unsafe)
+{
+    (void)indices, (void)values, (void)accumulate, (void)unsafe;
+    cfx_tensor_bump_version(self);
+    return cfx_autorelease(cfx_tensor_retain(self));
+}
+cfx_tensor *cfx_meta_index_put_(cfx_tensor *self, cfx_tensor_list indices, cfx_tensor *values, bool accumulate)
+{
+    return cfx_meta__index_put_impl_(self, indices, values, accumulate, false);
+}
+cfx_tensor *cfx_meta_index_put(cfx_tensor *self, cfx_tensor_list indices, cfx_tensor *values, bool accumulate)
+{
+    (void)indices, (void)values, (void)accumulate;
+    return cfx_kernel_empty_like(self, cfx_none(), cfx_none(), cfx_none(), cfx_none(), cfx_none());
+}
+
+/* CompositeExplicitAutograd: index_put_ is _index_put_impl_(unsafe=false); index_put is
+ * self.clone(preserve_format).index_put_(...), through the dispatcher */
+cfx_tensor *cfx_kernel_index_put_(cfx_tensor *self, cfx_tensor_list indices, cfx_tensor *values, bool accumulate)
+{
+    return cfx__index_put_impl_(self, indices, values, accumulate, false);
+}
+cfx_tensor *cfx_kernel_index_put(cfx_tensor *self, cfx_tensor_list indices, cfx_tensor *values, bool accumulate)
+{
+    cfx_tensor *c = cfx_clone(self, cfx_int(CFX_PRESERVE_FORMAT));
+    return c ? cfx_index_put_(c, indices, values, accumulate) : NULL;
+}
 
 /* ---- index_select ---------------------------------------------------------------------------- */
 

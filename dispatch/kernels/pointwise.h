@@ -105,6 +105,11 @@ bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alph
 bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);
 bool cfx_pointwise_ref_neg(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);
 
+/* _meta_registrations' check_inplace_broadcast(self.shape, other.shape): other broadcasts to
+ * self without growing it ("output with shape torch.Size([3]) doesn't match the broadcast
+ * shape (2, 3)"); false + error otherwise. */
+bool cfx_pointwise_inplace_broadcast(const char *op, const cfx_tensor *self, const cfx_tensor *other);
+
 /* A non-number alpha: PyTorch's argument-binding error (false), recorded before anything
  * else on either key. */
 bool cfx_pointwise_alpha_ok(const cfx_pointwise *p, cfx_value alpha);

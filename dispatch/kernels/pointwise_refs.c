@@ -119,7 +119,7 @@ cfx_tensor *cfx_pointwise_meta(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor
  * meta_div_inplace, by the op's family ------------------------------------------------------ */
 
 /* check_inplace_broadcast(self.shape, other.shape) */
-static bool inplace_broadcast(const char *op, const cfx_tensor *self, const cfx_tensor *other)
+bool cfx_pointwise_inplace_broadcast(const char *op, const cfx_tensor *self, const cfx_tensor *other)
 {
     cfx_tmeta s, o;
     cfx_tmeta_of(&s, self);
@@ -210,7 +210,7 @@ cfx_tensor *cfx_pointwise_meta_inplace(const cfx_pointwise *p, cfx_tensor *a, cf
             return NULL;
         }
     } /* else meta_binop_inplace: the broadcast check alone */
-    if (!number && !inplace_broadcast(p->name, a, b))
+    if (!number && !cfx_pointwise_inplace_broadcast(p->name, a, b))
         return NULL;
     cfx_tensor_bump_version(a); /* ADInplaceOrView, above the Meta kernel in PyTorch */
     return a;

@@ -112,6 +112,12 @@ TWINS = {
     "mse_loss_none": lambda a, b: F.mse_loss(a, b, reduction="none"),
     "mlp_functional": lambda a, b, c, d: F.log_softmax(F.linear(torch.relu(F.linear(a, b, c)), d), -1),
 }
+def _setitem(x, index, value):
+    """x[index] = value, then x."""
+    x[index] = value
+    return x
+
+
 def _inplace_view(f):
     """Runs f on a clone of the input (f mutates the clone, as the C twin does)."""
     return lambda a: f(a.clone())
@@ -134,6 +140,13 @@ TWINS.update({
     "hardtanh_inplace": _inplace_view(lambda c: F.hardtanh_(c)),
     "gelu_inplace": _inplace_view(lambda c: torch.ops.aten.gelu_(c, approximate="tanh")),
     "remainder_inplace": lambda a, b: (lambda c: (c.remainder_(b), c)[1])(a.clone()),
+    "masked_fill_tensor": lambda a, b: a.masked_fill(a > 0, b),
+    "masked_fill_inplace": lambda a: a.clone().masked_fill_(a < 0, 0.0),
+    "clamp_tensor": lambda a, b, c: torch.clamp(a, b, c + 1),
+    "clamp_tensor_min": lambda a, b: torch.clamp(a, min=b),
+    "setitem_index": lambda a, b, c: _setitem(a.clone(), b, c),
+    "setitem_mask": lambda a, b: (lambda x: _setitem(x, x > 0, b))(a.clone()),
+    "index_put_accumulate": lambda a, b, c: torch.index_put(a, (b,), c, accumulate=True),
 })
 for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1",
               "1x2", "1x4"):

@@ -27,6 +27,10 @@ def add_all(g):
         div_mode_cases(g)
         remainder_cases(g)
         inplace_clamp_cases(g)
+        clamp_tensor_cases(g)
+        masked_fill_cases(g)
+        index_put_cases(g)
+        unary_float_cases(g)
         yield "ops_pointwise_cases.json"
     finally:
         g.rng = saved
@@ -142,3 +146,96 @@ def inplace_clamp_cases(g):
         g.add_case(f"{op}/empty", op, [T([0, 3], kind="small")] + extra)
     g.add_case("clamp_/nan", "clamp_", [vals("float32", ["nan", 1.0, -2.0]), D(-1.0), D(0.5)])
     g.add_case("gelu_/bad_approx", "gelu_", [T([3]), STRs("foo")])
+
+
+def clamp_tensor_cases(g):
+    T, NONE = g.T, g.NONE
+    for dt in ("float32", "int64", "bool"):
+        for lo, hi in ((T([3], dtype=dt), T([2, 3], dtype=dt)), (NONE(), T([], dtype=dt)), (T([2, 3], dtype=dt), NONE()),
+                       (NONE(), NONE())):
+            tag = f"{'none' if lo['k'] == 'none' else lo['sizes']}_{'none' if hi['k'] == 'none' else hi['sizes']}"
+            g.add_case(f"clamp_Tensor/{dt}/{tag}", "clamp_Tensor", [T([2, 3], dtype=dt, kind="small"), lo, hi])
+            g.add_case(f"clamp__Tensor/{dt}/{tag}", "clamp__Tensor", [T([2, 3], dtype=dt, kind="small"), lo, hi])
+        g.add_case(f"clamp_min_Tensor/{dt}", "clamp_min_Tensor", [T([2, 3], dtype=dt, kind="small"), T([3], dtype=dt)])
+        g.add_case(f"clamp_max_Tensor/{dt}", "clamp_max_Tensor", [T([2, 3], dtype=dt, kind="small"), T([3], dtype=dt)])
+    for da, db in (("int64", "float32"), ("float32", "float64"), ("int32", "int64")):
+        g.add_case(f"clamp_Tensor/{da}_{db}", "clamp_Tensor", [T([2, 3], dtype=da), T([3], dtype=db), NONE()])
+        g.add_case(f"clamp__Tensor/{da}_{db}", "clamp__Tensor", [T([2, 3], dtype=da), T([3], dtype=db), NONE()])
+        g.add_case(f"clamp_min_Tensor/{da}_{db}", "clamp_min_Tensor", [T([2, 3], dtype=da), T([2, 3], dtype=db)])
+        g.add_case(f"clamp_max_Tensor/{da}_{db}", "clamp_max_Tensor", [T([2, 3], dtype=da), T([], dtype=db)])
+    g.add_case("clamp_Tensor/bcast_self", "clamp_Tensor", [T([3]), T([2, 1]), NONE()])
+    g.add_case("clamp__Tensor/bcast_self", "clamp__Tensor", [T([3]), T([2, 1]), NONE()], runs=("cpu",))
+    g.add_case("clamp_Tensor/mismatch", "clamp_Tensor", [T([2, 3]), T([4]), NONE()])
+    g.add_case("clamp_Tensor/transposed", "clamp_Tensor", [T([3, 4], [1, 3]), T([3, 4], [1, 3]), T([3, 4], [1, 3])])
+    g.add_case("clamp_Tensor/nan", "clamp_Tensor", [vals("float32", ["nan", 1.0, -2.0]), vals("float32", [0.0, "nan", 0.0]), NONE()])
+
+
+def masked_fill_cases(g):
+    T, I, D, B = g.T, g.I, g.D, g.B
+    for dt in ("float32", "int64", "bool"):
+        for vdt in ("float32", "int64", "bool"):
+            g.add_case(f"masked_fill_Tensor/{dt}/{vdt}", "masked_fill_Tensor",
+                       [T([2, 3], dtype=dt), T([2, 3], dtype="bool"), T([], dtype=vdt)])
+            g.add_case(f"masked_fill__Tensor/{dt}/{vdt}", "masked_fill__Tensor",
+                       [T([2, 3], dtype=dt), T([2, 3], dtype="bool"), T([], dtype=vdt)])
+        for num in (I(2), D(2.5), B(True)):
+            g.add_case(f"masked_fill__Scalar/{dt}/{num['k']}", "masked_fill__Scalar",
+                       [T([2, 3], dtype=dt), T([2, 3], dtype="bool"), num])
+    for op, val in (("masked_fill_Tensor", T([])), ("masked_fill__Tensor", T([])), ("masked_fill__Scalar", D(-1.0))):
+        for name, sa, sta, sm in (("bcast_mask", [2, 3], None, [3]), ("bcast_self", [3], None, [2, 3]),
+                                  ("transposed", [3, 4], [1, 3], [3, 4]), ("mismatch", [2, 3], None, [2, 4]),
+                                  ("scalar_self", [], None, []), ("empty", [0, 3], None, [3])):
+            runs = ("cpu",) if (name == "bcast_self" and op == "masked_fill__Tensor") else ("cpu", "meta")
+            g.add_case(f"{op}/{name}", op, [T(sa, sta), T(sm, dtype="bool"), val], runs=runs)
+        g.add_case(f"{op}/float_mask", op, [T([3]), T([3]), val])
+    for op in ("masked_fill_Tensor", "masked_fill__Tensor"):
+        g.add_case(f"{op}/value_1d", op, [T([2, 3]), T([2, 3], dtype="bool"), T([1])])
+        g.add_case(f"{op}/value_2d", op, [T([2, 3]), T([2, 3], dtype="bool"), T([2, 3])])
+        g.add_case(f"{op}/value_cpu_scalar", op, [T([2, 3], dev="meta"), T([2, 3], dtype="bool", dev="meta"),
+                                                  T([], dev="cpu")], runs=("mixed",))
+
+
+def index_put_cases(g):
+    T, B, NONE = g.T, g.B, g.NONE
+
+    def L(*ts):
+        return {"k": "tensors", "v": list(ts)}
+
+    def IDX(v, sizes=None, dtype="int64"):
+        return vals(dtype, list(v), sizes)
+    shapes = [("first", [4, 3], None, [IDX([0, 2])], [2, 3]), ("neg", [4, 3], None, [IDX([-1, 1])], [3]),
+              ("second", [4, 3], None, [NONE(), IDX([2, 0])], [4, 1]),
+              ("both", [4, 3], None, [IDX([0, 3]), IDX([1, 2])], []),
+              ("bcast", [4, 3], None, [IDX([0, 2], [2, 1]), IDX([1, 0, 2])], [3]),
+              ("apart", [2, 3, 4], None, [IDX([0, 1]), NONE(), IDX([3, 2])], [2, 3]),
+              ("transposed", [4, 3], [1, 4], [IDX([1, 2])], [3]),
+              ("mask", [2, 3], None, [IDX([1, 0, 1, 0, 0, 1], [2, 3], "bool")], []),
+              ("mask_row", [2, 3], None, [IDX([0, 1], [2], "bool")], [3]),
+              ("int32", [4, 3], None, [IDX([3, 1], dtype="int32")], [1, 3]),
+              ("oob", [4, 3], None, [IDX([4])], []), ("bad_value", [4, 3], None, [IDX([0, 1])], [2]),
+              ("float_index", [4, 3], None, [IDX([0.0], dtype="float32")], []),
+              ("too_many", [3], None, [IDX([0]), IDX([0])], []),
+              ("empty_index", [4, 3], None, [IDX([])], [3])]
+    for name, s_, st, idx, vs in shapes:
+        for op in ("index_put", "index_put_", "_index_put_impl_"):
+            for acc in (False, True):
+                extra = [B(acc)] + ([B(False)] if op == "_index_put_impl_" else [])
+                g.add_case(f"{op}/{name}/{acc}", op, [T(s_, st), L(*idx), T(vs)] + extra)
+    for op in ("index_put", "index_put_"):
+        g.add_case(f"{op}/dup_accumulate", op, [T([4, 3]), L(IDX([0, 2, 0, 0])), T([4, 3]), B(True)])
+        for dt in ("int64", "int32", "bool", "float64"):
+            g.add_case(f"{op}/{dt}", op, [T([4, 3], dtype=dt), L(IDX([1, 3])), T([3], dtype=dt), B(True)])
+        g.add_case(f"{op}/dtype_mismatch", op, [T([4, 3]), L(IDX([1])), T([3], dtype="int64"), B(False)])
+
+
+def unary_float_cases(g):
+    """A few cases each: the family's dtype rules are tested on sin/exp in ops_cases.json."""
+    T = g.T
+    for op in ("erf", "expm1", "log2", "log10", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh",
+               "atanh"):
+        for dt in ("float32", "float64", "int64", "bool"):
+            g.add_case(f"{op}/{dt}", op, [T([2, 3], dtype=dt, kind="small")])
+        g.add_case(f"{op}/transposed", op, [T([3, 4], [1, 3], kind="small")])
+        g.add_case(f"{op}/scalar", op, [T([], kind="small")])
+        g.add_case(f"{op}/empty", op, [T([0, 3])])
+        g.add_case(f"{op}/specials", op, [vals("float32", ["nan", "inf", "-inf", 0.5, -0.5, 1.0])])
