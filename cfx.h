@@ -27,6 +27,7 @@
 #include "dispatch/crossref.h"
 #include "dispatch/opcheck.h"
 #include "dispatch/effects.h"
+#include "dispatch/generator.h"
 #include "ir/graph.h"
 #include "ir/graph_module.h"
 #include "ir/print_tabular.h"

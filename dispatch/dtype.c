@@ -3,8 +3,9 @@
  * Everything here is a small table indexed by PyTorch's own codes, so that a dtype read from a
  * schema default ("ScalarType dtype=6") or a JSON dump needs no translation. The promotion
  * lattice of the five dtypes cfx has kernels for is a chain (bool < int32 < int64 < float32 <
- * float64): torch.promote_types of any pair is the higher of the two, which the golden table in
- * tests/data/value_promote.txt checks against PyTorch itself. */
+ * float64) once the small integers (uint8, int8, int16) are placed: those follow c10's table
+ * (uint8 with a signed integer is the smallest signed type holding both: int8 -> int16), which
+ * the golden table in tests/data/value_promote.txt checks against PyTorch itself. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,13 @@ typedef struct dtype_info {
 
 /* Indexed by ScalarType code; unused codes have a NULL name. */
 static const dtype_info dtypes[CFX_DTYPE_CODES] = {
-    [CFX_INT32] = {"int32", "torch.int32", 1, false},
-    [CFX_INT64] = {"int64", "torch.int64", 2, false},
-    [CFX_FLOAT32] = {"float32", "torch.float32", 3, true},
-    [CFX_FLOAT64] = {"float64", "torch.float64", 4, true},
+    [CFX_UINT8] = {"uint8", "torch.uint8", 1, false},
+    [CFX_INT8] = {"int8", "torch.int8", 1, false},
+    [CFX_INT16] = {"int16", "torch.int16", 1, false},
+    [CFX_INT32] = {"int32", "torch.int32", 2, false},
+    [CFX_INT64] = {"int64", "torch.int64", 3, false},
+    [CFX_FLOAT32] = {"float32", "torch.float32", 4, true},
+    [CFX_FLOAT64] = {"float64", "torch.float64", 5, true},
     [CFX_BOOL] = {"bool", "torch.bool", 0, false},
 };
 
@@ -56,6 +60,8 @@ static const struct {
     {"float32", CFX_FLOAT32}, {"float", CFX_FLOAT32}, {"float64", CFX_FLOAT64},
     {"double", CFX_FLOAT64},  {"int64", CFX_INT64},   {"long", CFX_INT64},
     {"int32", CFX_INT32},     {"int", CFX_INT32},     {"bool", CFX_BOOL},
+    {"uint8", CFX_UINT8},     {"int8", CFX_INT8},     {"int16", CFX_INT16},
+    {"short", CFX_INT16},
 };
 
 bool cfx_dtype_parse(const char *s, cfx_dtype *out)
@@ -79,6 +85,21 @@ cfx_dtype cfx_dtype_promote(cfx_dtype a, cfx_dtype b)
         return b;
     if (!db)
         return a;
+    if (a == b)
+        return a;
+    /* the small integers among themselves and against the chain's integers (bool ranks 0,
+     * int32 2 and up): a wider signed type wins; uint8 with int8 is int16 */
+    bool sa = a == CFX_UINT8 || a == CFX_INT8 || a == CFX_INT16, sb = b == CFX_UINT8 || b == CFX_INT8 || b == CFX_INT16;
+    if (sa || sb) {
+        if (a == CFX_BOOL || (!sa && da->rank > 1))
+            return a == CFX_BOOL ? b : a;
+        if (b == CFX_BOOL || (!sb && db->rank > 1))
+            return b == CFX_BOOL ? a : b;
+        /* both small */
+        if ((a == CFX_UINT8 && b == CFX_INT8) || (a == CFX_INT8 && b == CFX_UINT8))
+            return CFX_INT16;
+        return cfx_dtype_size(a) >= cfx_dtype_size(b) ? a : b;
+    }
     return da->rank >= db->rank ? a : b;
 }
 

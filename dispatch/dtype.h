@@ -15,6 +15,9 @@
 #include "dispatch/export.h"
 
 typedef enum cfx_dtype {
+    CFX_UINT8 = 0,   /* torch.uint8  (ScalarType::Byte)   */
+    CFX_INT8 = 1,    /* torch.int8   (ScalarType::Char)   */
+    CFX_INT16 = 2,   /* torch.int16  (ScalarType::Short)  */
     CFX_INT32 = 3,   /* torch.int32  (ScalarType::Int)    */
     CFX_INT64 = 4,   /* torch.int64  (ScalarType::Long)   */
     CFX_FLOAT32 = 6, /* torch.float32 (ScalarType::Float) */
@@ -50,7 +53,8 @@ typedef enum cfx_memory_format {
 static inline size_t cfx_dtype_size(cfx_dtype t)
 {
     switch (t) {
-    case CFX_BOOL: return 1;
+    case CFX_BOOL: case CFX_UINT8: case CFX_INT8: return 1;
+    case CFX_INT16: return 2;
     case CFX_INT32: case CFX_FLOAT32: return 4;
     case CFX_INT64: case CFX_FLOAT64: return 8;
     }

@@ -60,6 +60,9 @@ static void put_scalar(const cfx_tensor *t, cfx_buf *b)
     case CFX_INT64: cfx_buf_printf(b, "%" PRId64, *(const int64_t *)p); return;
     case CFX_INT32: cfx_buf_printf(b, "%" PRId32, *(const int32_t *)p); return;
     case CFX_BOOL: cfx_buf_puts(b, *(const bool *)p ? "True" : "False"); return;
+    case CFX_UINT8: cfx_buf_printf(b, "%d", *(const uint8_t *)p); return;
+    case CFX_INT8: cfx_buf_printf(b, "%d", *(const int8_t *)p); return;
+    case CFX_INT16: cfx_buf_printf(b, "%d", *(const int16_t *)p); return;
     default: break;
     }
     double v = t->dtype == CFX_FLOAT64 ? *(const double *)p : (double)*(const float *)p;

@@ -587,6 +587,9 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
         break;
     }
     case CFX_BOOL: *(bool *)p = v != 0; break;
+    case CFX_UINT8: *(uint8_t *)p = (uint8_t)to_int64(v); break;
+    case CFX_INT8: *(int8_t *)p = (int8_t)to_int64(v); break;
+    case CFX_INT16: *(int16_t *)p = (int16_t)to_int64(v); break;
     }
     return t;
 }
@@ -674,6 +677,9 @@ double cfx_tensor_get_double(const cfx_tensor *t, int64_t linear_index)
     case CFX_INT64: return (double)((const int64_t *)p)[off];
     case CFX_INT32: return ((const int32_t *)p)[off];
     case CFX_BOOL: return ((const bool *)p)[off];
+    case CFX_UINT8: return ((const uint8_t *)p)[off];
+    case CFX_INT8: return ((const int8_t *)p)[off];
+    case CFX_INT16: return ((const int16_t *)p)[off];
     }
     return NAN;
 }

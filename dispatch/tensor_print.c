@@ -67,6 +67,9 @@ static int64_t read_int(const cfx_tensor *t, int64_t off)
     case CFX_INT64: return ((const int64_t *)p)[off];
     case CFX_INT32: return ((const int32_t *)p)[off];
     case CFX_BOOL: return ((const uint8_t *)p)[off] != 0;
+    case CFX_UINT8: return ((const uint8_t *)p)[off];
+    case CFX_INT8: return ((const int8_t *)p)[off];
+    case CFX_INT16: return ((const int16_t *)p)[off];
     default: return 0;
     }
 }

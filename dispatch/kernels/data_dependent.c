@@ -26,6 +26,9 @@ cfx_value cfx_cpu__local_scalar_dense(cfx_tensor *t)
     case CFX_INT32: return cfx_int(*(const int32_t *)p);
     case CFX_INT64: return cfx_int(*(const int64_t *)p);
     case CFX_BOOL: return cfx_bool(*(const bool *)p);
+    case CFX_UINT8: return cfx_int(*(const uint8_t *)p);
+    case CFX_INT8: return cfx_int(*(const int8_t *)p);
+    case CFX_INT16: return cfx_int(*(const int16_t *)p);
     }
     cfx_error_set(CFX_ERR, op, "_local_scalar_dense: unsupported dtype");
     return cfx_none();

@@ -647,6 +647,9 @@ static bool scatter_one(void *vctx, const int64_t *pos, int64_t v)
     case CFX_INT64: *(int64_t *)dst = i; break;
     case CFX_INT32: *(int32_t *)dst = (int32_t)i; break;
     case CFX_BOOL: *(bool *)dst = c->value.kind == CFX_V_DOUBLE ? d != 0 : i != 0; break;
+    case CFX_UINT8: *(uint8_t *)dst = (uint8_t)i; break;
+    case CFX_INT8: *(int8_t *)dst = (int8_t)i; break;
+    case CFX_INT16: *(int16_t *)dst = (int16_t)i; break;
     }
     return true;
 }

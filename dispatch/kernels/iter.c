@@ -34,6 +34,9 @@ const char *cfx_dtype_scalar_name(cfx_dtype t)
     case CFX_FLOAT32: return "Float";
     case CFX_FLOAT64: return "Double";
     case CFX_BOOL: return "Bool";
+    case CFX_UINT8: return "Byte";
+    case CFX_INT8: return "Char";
+    case CFX_INT16: return "Short";
     }
     return "Undefined";
 }

@@ -94,7 +94,8 @@ bool cfx_dtype_can_cast(cfx_dtype from, cfx_dtype to);
 const char *cfx_dtype_scalar_name(cfx_dtype t);
 static inline bool cfx_dtype_is_integral(cfx_dtype t, bool include_bool)
 {
-    return t == CFX_INT32 || t == CFX_INT64 || (include_bool && t == CFX_BOOL);
+    return t == CFX_INT32 || t == CFX_INT64 || t == CFX_UINT8 || t == CFX_INT8 || t == CFX_INT16 ||
+           (include_bool && t == CFX_BOOL);
 }
 
 #endif

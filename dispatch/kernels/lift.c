@@ -43,6 +43,9 @@ static void fill(cfx_tensor *t, const double *data, int64_t n)
         case CFX_INT64: ((int64_t *)p)[i] = cfx_conv_f64_i64(v); break;
         case CFX_INT32: ((int32_t *)p)[i] = cfx_conv_f64_i32(v); break;
         case CFX_BOOL: ((bool *)p)[i] = v != 0; break;
+        case CFX_UINT8: ((uint8_t *)p)[i] = (uint8_t)cfx_conv_f64_i32(v); break;
+        case CFX_INT8: ((int8_t *)p)[i] = (int8_t)cfx_conv_f64_i32(v); break;
+        case CFX_INT16: ((int16_t *)p)[i] = (int16_t)cfx_conv_f64_i32(v); break;
         }
     }
 }

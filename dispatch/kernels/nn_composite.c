@@ -1,7 +1,7 @@
 /* nn_composite.c - the CompositeImplicitAutograd nn operators, as 2.13's C++ decomposes them.
  *
  * layer_norm -> native_layer_norm[0]; softmax.int / log_softmax.int -> _softmax / _log_softmax
- * (after _to_copy only when the dtype changes: toType of the same dtype is the tensor itself); dropout in eval (or p == 0, or an empty input) -> the input itself, no node;
+ * (after _to_copy only when the dtype changes: toType of the same dtype is the tensor itself); dropout: dropout.c;
  * conv2d / conv1d / conv_transpose2d / conv_transpose1d -> convolution, an unbatched input
  * between unsqueeze(0) and squeeze.dim(0); conv2d.padding / conv1d.padding ("same", "valid") ->
  * convolution with the padding computed (an asymmetric "same" is refused: no constant_pad_nd);
@@ -58,17 +58,6 @@ cfx_tensor *cfx_composite_log_softmax_int(cfx_tensor *self, int64_t dim, cfx_val
     cfx_scope s = cfx_scope_begin();
     cfx_tensor *x = to_dtype(self, dtype);
     return cfx_composite_return(s, x ? cfx_op__log_softmax(NULL, x, dim, false) : NULL);
-}
-
-cfx_tensor *cfx_composite_dropout(cfx_tensor *input, double p, bool train)
-{
-    if (!(p >= 0 && p <= 1)) {
-        cfx_error_set(CFX_ERR, "aten::dropout", "dropout probability has to be between 0 and 1, but got %g", p);
-        return NULL;
-    }
-    if (p == 0 || !train || cfx_tensor_numel(input) == 0)
-        return cfx_autorelease(cfx_tensor_retain(input)); /* the input itself, a new reference */
-    return not_implemented("aten::dropout", "dropout in training mode (it needs a random generator)");
 }
 
 /* ---- convolutions (Convolution.cpp's conv1d/conv2d/conv_transpose*d, their .padding forms) ---- */

@@ -26,7 +26,7 @@
         cfx_tensor *r_ = (call);                                                                \
         if (r_ == w_)                                                                           \
             return r_;                                                                          \
-        cfx_tensor_release(w_);                                                                 \
+        cfx_kernel_discard(w_); /* a scope may own it already */                              \
         return r_;                                                                              \
     } while (0)
 

@@ -66,7 +66,7 @@ static inline cfx_pytype cfx_pytype_of_dtype(cfx_dtype t)
 {
     switch (t) {
     case CFX_BOOL: return CFX_PY_BOOL;
-    case CFX_INT32: case CFX_INT64: return CFX_PY_INT;
+    case CFX_INT32: case CFX_INT64: case CFX_UINT8: case CFX_INT8: case CFX_INT16: return CFX_PY_INT;
     case CFX_FLOAT32: case CFX_FLOAT64: return CFX_PY_FLOAT;
     }
     return CFX_PY_INT; /* not a dtype code */

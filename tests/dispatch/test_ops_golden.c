@@ -110,6 +110,9 @@ static void fill(cfx_tensor *t, const cJSON *values)
         case CFX_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
         case CFX_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
         case CFX_BOOL: ((bool *)p)[i] = v != 0; break;
+        case CFX_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+        case CFX_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+        case CFX_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
         }
         i++;
     }

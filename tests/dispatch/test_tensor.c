@@ -369,6 +369,7 @@ static cfx_tensor *golden_tensor(golden *g)
         case CFX_INT64: ((int64_t *)data)[i] = strtoll(p, &end, 10); break;
         case CFX_INT32: ((int32_t *)data)[i] = (int32_t)strtol(p, &end, 10); break;
         case CFX_BOOL: ((bool *)data)[i] = strtol(p, &end, 10) != 0; break;
+        default: cr_assert_fail("no golden tensors of %s", cfx_dtype_name(dt)); break;
         }
         p = end;
     }

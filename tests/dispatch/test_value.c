@@ -79,7 +79,7 @@ Test(value, promote_types_golden)
         n++;
     }
     golden_close(&g);
-    cr_assert_eq(n, 25);
+    cr_assert_eq(n, 64);
 }
 
 Test(value, devices)

@@ -79,8 +79,8 @@ KEYS_OF_INTEREST = ["CPU", "Meta", "BackendSelect", "CompositeExplicitAutograd",
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64,
           "int32": torch.int32, "bool": torch.bool}
-DTYPE_NAME = {v: k for k, v in DTYPES.items()}
-DTYPE_CODE = {"int32": 3, "int64": 4, "float32": 6, "float64": 7, "bool": 11}
+DTYPE_NAME = {**{v: k for k, v in DTYPES.items()}, torch.uint8: "uint8"}  # uint8: batch_norm's reserve
+DTYPE_CODE = {"int32": 3, "int64": 4, "float32": 6, "float64": 7, "bool": 11, "uint8": 0}
 MEMFMT = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last,
           3: torch.channels_last_3d}
 
@@ -195,7 +195,7 @@ def build_args(args, run):
         elif k == "ints":
             built.append(list(a["v"]))
         elif k == "dtype":
-            built.append({v: DTYPES[n] for n, v in DTYPE_CODE.items()}[a["v"]])
+            built.append({v: {**DTYPES, "uint8": torch.uint8}[n] for n, v in DTYPE_CODE.items()}[a["v"]])
         elif k == "device":
             built.append(torch.device(a["v"] if a["v"] != "auto" else run))
         elif k == "memfmt":

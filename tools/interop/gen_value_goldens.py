@@ -8,7 +8,7 @@ tab-separated, so the C tests need no JSON parser. Floats travel as float.hex() 
 strtod reads it back). Runs are deterministic: the random cases come from fixed seeds.
 
   value_float_repr.txt   hex \t repr(float)                       (Python's repr of a double)
-  value_promote.txt      code_a \t code_b \t code_result          (torch.promote_types, 5x5)
+  value_promote.txt      code_a \t code_b \t code_result          (torch.promote_types, 8x8)
   value_strides.txt      sizes \t strides \t is_contiguous         (empty() or empty_strided())
   value_strings.txt      utf8-hex \t repr(str)                    (python_code's quoting)
   value_print.txt        case \t fx \t python                     (format_node / python_code text)
@@ -97,11 +97,15 @@ DTNAME = {torch.int32: "int32", torch.int64: "int64", torch.float32: "float32",
           torch.float64: "float64", torch.bool: "bool"}
 
 
+# promotion also covers the small integers (uint8 with int8 is int16, ...)
+PROMOTE_DTYPES = {**DTYPES, torch.uint8: 0, torch.int8: 1, torch.int16: 2}
+
+
 def promote_cases():
     with Golden("value_promote.txt") as f:
-        for a, ca in DTYPES.items():
-            for b, cb in DTYPES.items():
-                f.write("%d\t%d\t%d\n" % (ca, cb, DTYPES[torch.promote_types(a, b)]))
+        for a, ca in PROMOTE_DTYPES.items():
+            for b, cb in PROMOTE_DTYPES.items():
+                f.write("%d\t%d\t%d\n" % (ca, cb, PROMOTE_DTYPES[torch.promote_types(a, b)]))
 
 
 # ---------------------------------------------------------------- strides

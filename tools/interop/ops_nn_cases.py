@@ -201,6 +201,7 @@ def nn_cases(g, T, I, D, B, NONE, INTS, DT, perm):
     add("mse_loss/broadcast", "mse_loss", [T([2, 3]), T([3]), I(0)])
     add("mse_loss/transposed", "mse_loss", [T([4, 5], [1, 4]), T([4, 5], [1, 4]), I(0)])
     add("mse_loss/float64", "mse_loss", [T([3], dtype="float64"), T([3], dtype="float64"), I(1)])
+    train_cases(g, T, I, D, B, NONE, INTS, DT)
 
 
 def conv_cases(g, T, I, INTS, B, NONE, perm):
@@ -275,3 +276,47 @@ def conv_cases(g, T, I, INTS, B, NONE, perm):
                                                   INTS([1]), S("same"), INTS([1]), I(1)])
     add("conv1d_padding/valid_unbatched", "conv1d_padding", [T([3, 8], kind="small"), T([4, 3, 5], kind="small"),
                                                              NONE(), INTS([1]), S("valid"), INTS([1]), I(1)])
+
+
+def train_cases(g, T, I, D, B, NONE, INTS, DT):
+    """Training mode: batch norm with batch statistics, its composites, dropout's ops."""
+    add = g.add_case
+    DEV = g.DEV
+    var = lambda: {**T([3]), "storage": [0.5, 1.0, 2.25]}  # noqa: E731
+    for name, xs, strides in [("4d", [2, 3, 4, 4], None), ("2d", [4, 3], None), ("3d", [2, 3, 5], None)]:
+        args = [T(xs, strides), T([3]), T([3]), T([3]), var()]
+        add(f"native_batch_norm/train_{name}", "native_batch_norm", args + [B(True), D(0.1), D(1e-5)],
+            tol=[1e-5, 1e-5])
+        add(f"_native_batch_norm_legit/train_{name}", "_native_batch_norm_legit", args + [B(True), D(0.1), D(1e-5)],
+            tol=[1e-5, 1e-5])
+        add(f"_native_batch_norm_legit_no_stats/{name}", "_native_batch_norm_legit_no_stats",
+            [T(xs, strides), T([3]), NONE(), B(True), D(0.1), D(1e-5)], tol=[1e-5, 1e-5])
+        add(f"batch_norm/train_{name}", "batch_norm", args + [B(True), D(0.1), D(1e-5), B(False)], tol=[1e-5, 1e-5])
+        add(f"batch_norm/eval_{name}", "batch_norm", args + [B(False), D(0.1), D(1e-5), B(False)], tol=[1e-5, 1e-5])
+    add("native_batch_norm/train_no_stats", "native_batch_norm",
+        [T([2, 3, 2]), NONE(), NONE(), NONE(), NONE(), B(True), D(0.1), D(1e-5)], tol=[1e-5, 1e-5])
+    add("native_batch_norm/train_int", "native_batch_norm",
+        [T([2, 3], dtype="int64"), NONE(), NONE(), NONE(), NONE(), B(True), D(0.1), D(1e-5)])
+    add("batch_norm/eval_no_stats", "batch_norm",
+        [T([2, 3]), NONE(), NONE(), NONE(), NONE(), B(False), D(0.1), D(1e-5), B(False)])
+    add("batch_norm/bad_weight", "batch_norm",
+        [T([2, 3]), T([4]), NONE(), NONE(), NONE(), B(True), D(0.1), D(1e-5), B(False)])
+    for p in (0.0, 1.0):
+        add(f"bernoulli_/p{p}", "bernoulli__float", [T([2, 3]), D(p), NONE()])
+        add(f"bernoulli_/p{p}_int", "bernoulli__float", [T([4], dtype="int64"), D(p), NONE()])
+    add("bernoulli_/bad_p", "bernoulli__float", [T([2, 3]), D(1.5), NONE()])
+    add("feature_dropout/eval", "feature_dropout", [T([2, 3, 4]), D(0.5), B(False)])
+    add("feature_dropout/p0", "feature_dropout", [T([2, 3, 4]), D(0.0), B(True)])
+    add("feature_dropout/bad_p", "feature_dropout", [T([2, 3]), D(-0.5), B(True)])
+    add("dropout/p1", "dropout", [T([2, 3]), D(1.0), B(True)])
+    for size in ([2, 3], [0], []):
+        add(f"new_empty/{size}", "new_empty", [T([3, 4]), INTS(size), NONE(), NONE(), NONE(), NONE()],
+            nondeterministic=True)
+    add("new_empty/int32", "new_empty", [T([3, 4]), INTS([2]), DT("int32"), NONE(), DEV(), NONE()],
+        nondeterministic=True)
+    for name, args in [("basic", [I(10), INTS([2, 3])]), ("empty", [I(10), INTS([0])]), ("bad", [I(0), INTS([2])])]:
+        add(f"randint/{name}", "randint", args + [DT("int64"), NONE(), DEV(), NONE()], nondeterministic=True)
+    for name, args in [("basic", [I(-5), I(5), INTS([4])]), ("float", [I(0), I(3), INTS([2])]),
+                       ("bad", [I(3), I(3), INTS([2])])]:
+        dt = DT("float32") if name == "float" else DT("int64")
+        add(f"randint_low/{name}", "randint_low", args + [dt, NONE(), DEV(), NONE()], nondeterministic=True)

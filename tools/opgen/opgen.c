@@ -54,6 +54,7 @@ typedef struct op_row {
     const char *CPU, *Meta, *BackendSelect, *CompositeExplicitAutograd, *CompositeExplicitAutogradNonFunctional,
         *CompositeImplicitAutograd;
     int structured;
+    int backend_select; /* the BackendSelect kernel is generated: redispatch on the device argument */
     int line;
 } op_row;
 
@@ -250,6 +251,17 @@ static void load(op *o, const op_row *r)
         }
     } else if (r->body || r->check || r->ref_check || r->dtypes || r->cpu_name || r->composite) {
         die(r, ".body, .check and .ref_check belong to a pointwise .family");
+    }
+    if (r->backend_select) {
+        /* a factory without a tensor argument: ATen's generated BackendSelect kernel computes
+         * the backend from the device (and dtype/layout) options and redispatches */
+        if (o->kernel[K_BACKEND_SELECT])
+            die(r, ".backend_select generates the BackendSelect kernel: name none");
+        int dev = cfx_schema_find_arg(s, "device");
+        if (dev < 0 || o->steps[dev].form != CFX_BOX_VALUE)
+            die(r, ".backend_select needs a 'Device? device' argument");
+        o->kernel[K_BACKEND_SELECT] = fmt("backend_select_%s", o->id);
+        o->generated[K_BACKEND_SELECT] = true;
     }
     if (r->structured) {
         if (!o->kernel[K_CPU] || !o->kernel[K_META])
@@ -553,7 +565,7 @@ static void emit_kernels_header(FILE *f, const char *guard, const char *base)
         const op *o = &ops[i];
         for (int k = 0; k < N_KEYS; k++) {
             const char *fn = o->kernel[k];
-            if (!fn || (o->generated[k] && k == K_CEANF))
+            if (!fn || (o->generated[k] && (k == K_CEANF || k == K_BACKEND_SELECT)))
                 continue;
             bool seen = false;
             for (int j = 0; j <= i && !seen; j++)
@@ -776,6 +788,20 @@ static void emit_ceanf(FILE *f, const op *o)
     free(rt);
 }
 
+/* A generated BackendSelect kernel: the device argument picks the backend, then the op is
+ * redispatched below BackendSelect (dispatch/kernels/factory.c's rule). */
+static void emit_backend_select(FILE *f, const op *o)
+{
+    char *rt = kernel_ret_type(o);
+    fprintf(f, "static %s%s(", rt, o->kernel[K_BACKEND_SELECT]);
+    params(f, o);
+    fprintf(f, ")\n{\n    return %s_op_%s_redispatch(cfx_factory_backend(%s)%s", prefix, o->id,
+            o->arg_names[cfx_schema_find_arg(o->s, "device")], o->s->n_args ? ", " : "");
+    arg_names(f, o);
+    fputs(");\n}\n\n", f);
+    free(rt);
+}
+
 /* The dtypes a pointwise family's loops are compiled for: the float ones compute only in
  * floating dtypes; unary ops have no bool loops (neg and relu refuse bool inputs). */
 static bool family_has_dtype(int fam, const char *dt, const op_row *r)
@@ -789,6 +815,8 @@ static bool family_has_dtype(int fam, const char *dt, const op_row *r)
     if (!strcmp(dt, "float32") || !strcmp(dt, "float64"))
         return true;
     if (!strcmp(dt, "bool"))
+        return fam == FAM_BINARY || fam == FAM_COMPARE;
+    if (!strcmp(dt, "uint8")) /* unary bodies test a < 0, always false for it */
         return fam == FAM_BINARY || fam == FAM_COMPARE;
     return fam == FAM_UNARY || fam == FAM_BINARY || fam == FAM_COMPARE;
 }
@@ -819,7 +847,10 @@ static void emit_pointwise(FILE *f, const op *o)
                                             {"float64", "double", "CFX_FLOAT64"},
                                             {"int32", "int32_t", "CFX_INT32"},
                                             {"int64", "int64_t", "CFX_INT64"},
-                                            {"bool", "bool", "CFX_BOOL"}};
+                                            {"bool", "bool", "CFX_BOOL"},
+                                            {"uint8", "uint8_t", "CFX_UINT8"},
+                                            {"int8", "int8_t", "CFX_INT8"},
+                                            {"int16", "int16_t", "CFX_INT16"}};
     bool binary = o->family == FAM_BINARY || o->family == FAM_BINARY_FLOAT || o->family == FAM_COMPARE;
     for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++) {
         if (!family_has_dtype(o->family, dtypes[d][0], o->row))
@@ -827,8 +858,11 @@ static void emit_pointwise(FILE *f, const op *o)
         fprintf(f, "static void pw_%s_%s(char **p, const int64_t *s, int64_t n, const void *ctx)\n{\n", o->id,
                 dtypes[d][0]);
         bool is_bool = !strcmp(dtypes[d][0], "bool");
+        /* bool and the small integers compute in int, as C++ promotes them */
+        bool in_int = is_bool || !strcmp(dtypes[d][0], "uint8") || !strcmp(dtypes[d][0], "int8") ||
+                      !strcmp(dtypes[d][0], "int16");
         fprintf(f, "    CFX_POINTWISE_%s_LOOP(%s, %s, %s%s%s);\n}\n", binary ? "BINARY" : "UNARY", dtypes[d][1],
-                is_bool ? "int" : dtypes[d][1], is_bool ? "(" : "", o->row->body, is_bool ? ") != 0" : "");
+                in_int ? "int" : dtypes[d][1], is_bool ? "(" : "", o->row->body, is_bool ? ") != 0" : "");
     }
     fprintf(f, "static const cfx_pointwise pw_%s = {\n", o->id);
     fprintf(f, "    .name = \"%s\",\n    .kind = CFX_POINTWISE_%s,\n", o->qualname,
@@ -869,7 +903,7 @@ static void emit_source(FILE *f, const char *base)
 {
     fprintf(f, "/* Generated by tools/opgen from %s: do not edit. */\n", CFX_OPGEN_TABLE);
     fputs("#include <math.h>\n#include <stdint.h>\n#include <tgmath.h>\n\n", f);
-    fputs("#include \"dispatch/boxing_internal.h\"\n#include \"dispatch/kernels/pointwise.h\"\n", f);
+    fputs("#include \"dispatch/boxing_internal.h\"\n#include \"dispatch/kernels/factory.h\"\n#include \"dispatch/kernels/pointwise.h\"\n", f);
     fputs("#include \"dispatch/operator.h\"\n#include \"dispatch/ops_table.h\"\n", f);
     fprintf(f, "#include \"%s_kernels.h\"\n\n", base);
 
@@ -879,6 +913,8 @@ static void emit_source(FILE *f, const char *base)
             emit_pointwise(f, &ops[i]);
         if (ops[i].generated[K_CEANF])
             emit_ceanf(f, &ops[i]);
+        if (ops[i].generated[K_BACKEND_SELECT])
+            emit_backend_select(f, &ops[i]);
     }
 
     fputs("/* ---- boxed entries ---- */\n\n", f);

@@ -122,6 +122,9 @@ static void put_output(cfx_buf *b, const cfx_tensor *t)
         case CFX_INT64: v = (double)((const int64_t *)base)[off]; break;
         case CFX_INT32: v = ((const int32_t *)base)[off]; break;
         case CFX_BOOL: v = ((const bool *)base)[off]; break;
+        case CFX_UINT8: v = ((const uint8_t *)base)[off]; break;
+        case CFX_INT8: v = ((const int8_t *)base)[off]; break;
+        case CFX_INT16: v = ((const int16_t *)base)[off]; break;
         }
         if (e)
             cfx_buf_puts(b, ", ");

@@ -6,7 +6,7 @@
  * carries over (shape0 * stride0 == stride1). A contiguous operation of any rank therefore
  * runs as one call of the typed inner function, which is where the fast paths live.
  *
- * The 25 conversion loops are generated from one dtype list; conversions follow c10: to bool
+ * The 64 conversion loops are generated from one dtype list; conversions follow c10: to bool
  * is "!= 0" (NaN is true), float to integer truncates and saturates to INT_MIN as x86 does,
  * integer narrowing wraps. */
 #include <stdbool.h>
@@ -123,13 +123,14 @@ void cfx_loop_run(const cfx_loop *l, cfx_loop_fn fn, const void *ctx)
 #define CONV_B_F(D, v) ((v) != 0)
 #define CONV_B_I(D, v) ((v) != 0)
 #define CONV_B_B(D, v) (v)
-#define CONV_I_F(D, v) _Generic((D)0, int64_t: cfx_conv_f64_i64, default: cfx_conv_f64_i32)((double)(v))
+#define CONV_I_F(D, v) ((D)_Generic((D)0, int64_t: cfx_conv_f64_i64, default: cfx_conv_f64_i32)((double)(v)))
 #define CONV_I_I(D, v) ((D)(v))
 #define CONV_I_B(D, v) ((D)(v))
 
 #define SRC_TYPES(X, D, DK) X(D, DK, float, F) X(D, DK, double, F) X(D, DK, int64_t, I) \
-    X(D, DK, int32_t, I) X(D, DK, bool, B)
-#define DST_TYPES(Y) Y(float, F) Y(double, F) Y(int64_t, I) Y(int32_t, I) Y(bool, B)
+    X(D, DK, int32_t, I) X(D, DK, bool, B) X(D, DK, uint8_t, I) X(D, DK, int8_t, I) X(D, DK, int16_t, I)
+#define DST_TYPES(Y) Y(float, F) Y(double, F) Y(int64_t, I) Y(int32_t, I) Y(bool, B) Y(uint8_t, I) Y(int8_t, I) \
+    Y(int16_t, I)
 
 #define DEFINE_COPY(D, DK, S, SK)                                                         \
     static void copy_##D##_##S(char **p, const int64_t *s, int64_t n, const void *ctx)    \
@@ -156,9 +157,10 @@ DST_TYPES(DEFINE_COPIES_TO)
 
 #define COPY_ENTRY(D, DK, S, SK) copy_##D##_##S,
 #define COPY_ROW(D, DK) {SRC_TYPES(COPY_ENTRY, D, DK)},
-static const cfx_loop_fn copy_fns[5][5] = {DST_TYPES(COPY_ROW)};
+static const cfx_loop_fn copy_fns[8][8] = {DST_TYPES(COPY_ROW)};
 
-/* Row/column of a dtype in the tables above (float, double, int64, int32, bool). */
+/* Row/column of a dtype in the tables above (float, double, int64, int32, bool, uint8, int8,
+ * int16). */
 static int dtype_slot(cfx_dtype t)
 {
     switch (t) {
@@ -167,6 +169,9 @@ static int dtype_slot(cfx_dtype t)
     case CFX_INT64: return 2;
     case CFX_INT32: return 3;
     case CFX_BOOL: return 4;
+    case CFX_UINT8: return 5;
+    case CFX_INT8: return 6;
+    case CFX_INT16: return 7;
     }
     return 0;
 }

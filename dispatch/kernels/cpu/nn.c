@@ -1,4 +1,5 @@
-/* nn.c - the CPU kernels of embedding, native_batch_norm (inference),
+/* nn.c - the CPU kernels of embedding, native_batch_norm (inference; training is
+ * cpu/batch_norm.c),
  * _native_batch_norm_legit_no_training, nll_loss_forward and mse_loss.
  *
  * Float32/float64 only, computed in double and rounded once (ATen accumulates in the
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/kernels/batch_norm.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
@@ -124,12 +126,9 @@ cfx_native_batch_norm_result cfx_cpu_native_batch_norm(cfx_tensor *input, cfx_te
                                                        cfx_tensor *running_mean, cfx_tensor *running_var,
                                                        bool training, double momentum, double eps)
 {
-    (void)momentum;
     const char *op = "aten::native_batch_norm";
-    if (training) {
-        cfx_error_set(CFX_ERR_NOTIMPL, op, "native_batch_norm in training mode is not implemented in cfx");
-        return (cfx_native_batch_norm_result){{NULL, NULL, NULL}};
-    }
+    if (training) /* cpu/batch_norm.c */
+        return cfx_cpu_batch_norm_train(op, input, weight, bias, running_mean, running_var, momentum, eps);
     return batch_norm_eval(op, input, weight, bias, running_mean, running_var, eps);
 }
 

@@ -107,6 +107,11 @@ static bool sum_into(cfx_tensor *out, const cfx_tensor *in, const cfx_reduce_sha
         for (int64_t i = 0; i < onumel; i++)
             ((bool *)dst)[i] = ((bool *)acc)[i];
         break;
+    case CFX_UINT8: case CFX_INT8: case CFX_INT16: /* a sum into a small integer dtype (dtype=) */
+        cfx_free(acc);
+        cfx_error_set(CFX_ERR_NOTIMPL, "aten::sum.dim_IntList", "sum into %s is not implemented in cfx",
+                      cfx_dtype_torch_name((cfx_dtype)out->dtype));
+        return false;
     }
     cfx_free(acc);
     return true;
@@ -173,6 +178,9 @@ MAX_LINES(max_f64, double)
 MAX_LINES(max_i64, int64_t)
 MAX_LINES(max_i32, int32_t)
 MAX_LINES(max_b8, bool)
+MAX_LINES(max_u8, uint8_t)
+MAX_LINES(max_i8, int8_t)
+MAX_LINES(max_i16, int16_t)
 
 cfx_max_dim_result cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
 {
@@ -197,6 +205,9 @@ cfx_max_dim_result cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
         case CFX_INT64: max_i64(self, (int)w, nout, v, ix); break;
         case CFX_INT32: max_i32(self, (int)w, nout, v, ix); break;
         case CFX_BOOL: max_b8(self, (int)w, nout, v, ix); break;
+        case CFX_UINT8: max_u8(self, (int)w, nout, v, ix); break;
+        case CFX_INT8: max_i8(self, (int)w, nout, v, ix); break;
+        case CFX_INT16: max_i16(self, (int)w, nout, v, ix); break;
         }
     }
     return (cfx_max_dim_result){{values, indices}};

@@ -45,6 +45,9 @@ static double get_d(const char *p, cfx_dtype t)
     case CFX_INT64: return (double)*(const int64_t *)p;
     case CFX_INT32: return *(const int32_t *)p;
     case CFX_BOOL: return *(const bool *)p;
+    case CFX_UINT8: return *(const uint8_t *)p;
+    case CFX_INT8: return *(const int8_t *)p;
+    case CFX_INT16: return *(const int16_t *)p;
     }
     return 0;
 }
@@ -206,6 +209,9 @@ static void state_store(const rstate *s, cfx_tensor *out, bool indices)
         case CFX_INT64: ((int64_t *)dst)[j] = s->as_int ? s->i[j] : cfx_conv_f64_i64(d); break;
         case CFX_INT32: ((int32_t *)dst)[j] = s->as_int ? (int32_t)(uint32_t)s->i[j] : cfx_conv_f64_i32(d); break;
         case CFX_BOOL: ((bool *)dst)[j] = d != 0; break;
+        case CFX_UINT8: ((uint8_t *)dst)[j] = (uint8_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
+        case CFX_INT8: ((int8_t *)dst)[j] = (int8_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
+        case CFX_INT16: ((int16_t *)dst)[j] = (int16_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
         }
     }
 }

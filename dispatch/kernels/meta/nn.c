@@ -172,15 +172,15 @@ cfx_tensor *cfx_meta__adaptive_avg_pool2d(cfx_tensor *self, cfx_int_list output_
 /* empty_like(input) and the saved statistics of 2.13's native_batch_norm_helper (the
  * decomposition that is these ops' Meta kernel): [C] on a non-CPU device, but in inference
  * on a tensor whose device is cpu (a fake tensor's: the fake mode calls this kernel with its
- * fake tensors) empty [0] ones, as the CPU kernel's. */
-static bool batch_norm_meta(const cfx_tensor *input, cfx_tensor **t)
+ * fake tensors) empty [0] ones, as the CPU kernel's; in training [C] everywhere. */
+static bool batch_norm_meta(const cfx_tensor *input, bool training, cfx_tensor **t)
 {
     if (input->ndim < 2) {
         cfx_error_set(CFX_ERR, "aten::native_batch_norm", "batch_norm: expected an input with at least 2 dimensions");
         return false;
     }
     cfx_device dev = cfx_tensor_is_fake(input) ? cfx_tensor_fake_device(input) : input->device;
-    int64_t strides[CFX_MAX_DIMS], c = dev.type == CFX_DEVICE_CPU ? 0 : input->sizes[1];
+    int64_t strides[CFX_MAX_DIMS], c = dev.type == CFX_DEVICE_CPU && !training ? 0 : input->sizes[1];
     cfx_geom_preserve_strides(input->sizes, input->strides, input->ndim, strides);
     t[0] = cfx_tensor_new_strided(input->sizes, strides, input->ndim, (cfx_dtype)input->dtype, input->device);
     t[1] = t[0] ? cfx_tensor_new(&c, 1, (cfx_dtype)input->dtype, input->device) : NULL;
@@ -196,9 +196,14 @@ cfx_native_batch_norm_result cfx_meta_native_batch_norm(cfx_tensor *input, cfx_t
                                                         cfx_tensor *running_mean, cfx_tensor *running_var,
                                                         bool training, double momentum, double eps)
 {
-    (void)weight, (void)bias, (void)running_mean, (void)running_var, (void)training, (void)momentum, (void)eps;
+    (void)weight, (void)bias, (void)running_mean, (void)running_var, (void)momentum, (void)eps;
     cfx_native_batch_norm_result r = {{NULL, NULL, NULL}};
-    if (!batch_norm_meta(input, r.t))
+    if (training && !cfx_dtype_is_floating((cfx_dtype)input->dtype)) { /* the batch mean's reference */
+        cfx_error_set(CFX_ERR, "aten::native_batch_norm", "mean(): could not infer output dtype. Input dtype must be "
+                      "either a floating point or complex dtype. Got: %s", cfx_dtype_torch_name((cfx_dtype)input->dtype));
+        return r;
+    }
+    if (!batch_norm_meta(input, training, r.t))
         return (cfx_native_batch_norm_result){{NULL, NULL, NULL}};
     return r;
 }
@@ -210,7 +215,7 @@ cfx_meta__native_batch_norm_legit_no_training(cfx_tensor *input, cfx_tensor *wei
 {
     (void)weight, (void)bias, (void)running_mean, (void)running_var, (void)momentum, (void)eps;
     cfx__native_batch_norm_legit_no_training_result r = {{NULL, NULL, NULL}};
-    if (!batch_norm_meta(input, r.t))
+    if (!batch_norm_meta(input, false, r.t))
         return (cfx__native_batch_norm_legit_no_training_result){{NULL, NULL, NULL}};
     return r;
 }

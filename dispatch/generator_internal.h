@@ -1,0 +1,25 @@
+/* generator_internal.h - the distributions of ATen's CPU random kernels over a cfx_generator,
+ * used by the random factories (dispatch/kernels/creation.c). Library-internal. */
+#ifndef CFX_GENERATOR_INTERNAL_H
+#define CFX_GENERATOR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dispatch/dtype.h"
+#include "dispatch/generator.h"
+
+/* Each fills n elements of dtype dt at data in storage order (the order ATen's serial kernel
+ * visits a fresh dense tensor), holding the generator's lock for the whole fill. */
+void cfx_generator_fill_uniform(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, double from, double to);
+/* normal_kernel: normal_fill for >= 16 contiguous elements, else normal_distribution<double>. */
+void cfx_generator_fill_normal(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, bool contiguous, double mean,
+                               double std);
+/* random_from_to: base + draw % range (a 64-bit draw for a range >= 2^32 into int64/float/double). */
+void cfx_generator_fill_int(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, uint64_t range, int64_t base);
+/* bernoulli_(p) on a CPU tensor of any dtype: bernoulli_distribution<double>, a 53-bit uniform
+ * draw per element compared with p, in TensorIterator's order (innermost stride first). */
+struct cfx_tensor;
+void cfx_generator_fill_bernoulli(cfx_generator *g, struct cfx_tensor *self, double p);
+
+#endif
