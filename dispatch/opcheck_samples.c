@@ -41,6 +41,9 @@ static void fill(cfx_tensor *t)
         case CFX_FLOAT64: ((double *)p)[i] = (i % 7) * 0.5 - 1.25; break;
         case CFX_INT64: ((int64_t *)p)[i] = i % 5 + 1; break;
         case CFX_INT32: ((int32_t *)p)[i] = (int32_t)(i % 5 + 1); break;
+        case CFX_INT16: ((int16_t *)p)[i] = (int16_t)(i % 5 + 1); break;
+        case CFX_INT8: ((int8_t *)p)[i] = (int8_t)(i % 5 + 1); break;
+        case CFX_UINT8: ((uint8_t *)p)[i] = (uint8_t)(i % 5 + 1); break;
         case CFX_BOOL: ((bool *)p)[i] = i % 2; break;
         }
     }
@@ -183,6 +186,10 @@ static cfx_value gen_int(const gen *g, const cfx_argument *a)
         return cfx_int(0);
     if (named(a, "end"))
         return cfx_int(p && p->ndim ? p->sizes[0] : 1);
+    if (named(a, "low"))
+        return cfx_int(-3);
+    if (named(a, "high"))
+        return cfx_int(5);
     return cfx_int(g->alt ? 1 : 2);
 }
 
@@ -213,6 +220,17 @@ static cfx_value gen_int_list(const gen *g, const cfx_argument *a)
 }
 
 /* One argument's value, or false when the generic rules have none. */
+/* `training` is true in samples (the .no_stats forms need it) unless the op updates running
+ * stats its schema does not mark written: native_batch_norm and batch_norm do in training, and
+ * PyTorch's own SchemaCheckMode reports them for it, so their samples stay in evaluation. */
+static bool unannotated_running_stats(const cfx_schema *s)
+{
+    for (int i = 0; i < s->n_args; i++)
+        if (!strcmp(s->args[i].name, "running_mean") && !cfx_argument_is_write(&s->args[i]))
+            return true;
+    return false;
+}
+
 static bool gen_arg(const gen *g, int i, cfx_value *out)
 {
     const cfx_argument *a = &g->s->args[i];
@@ -239,7 +257,7 @@ static bool gen_arg(const gen *g, int i, cfx_value *out)
     case CFX_TYPE_FLOAT:
         *out = cfx_double(named(a, "eps") ? 1e-5 : named(a, "momentum") ? 0.1 : 0.5);
         return true;
-    case CFX_TYPE_BOOL: *out = cfx_bool(false); return true;
+    case CFX_TYPE_BOOL: *out = cfx_bool(named(a, "training") && !unannotated_running_stats(g->s)); return true;
     case CFX_TYPE_SCALAR: *out = g->alt ? cfx_double(1.5) : cfx_int(2); return true;
     case CFX_TYPE_SCALAR_TYPE: *out = cfx_dtype_value(CFX_FLOAT64); return true;
     case CFX_TYPE_LIST:
@@ -335,7 +353,7 @@ static void generic(sink *k, const cfx_op *op)
         emit(k, &g, "creation, other numbers");
         return;
     }
-    static const cfx_dtype dtypes[] = {CFX_FLOAT32, CFX_FLOAT64, CFX_INT64, CFX_INT32, CFX_BOOL};
+    static const cfx_dtype dtypes[] = {CFX_FLOAT32, CFX_FLOAT64, CFX_INT64, CFX_INT32, CFX_INT16, CFX_INT8, CFX_UINT8, CFX_BOOL};
     for (int l = 0; l < L_COUNT; l++)
         for (int alt = 0; alt < 2; alt++) {
             g.p = primary((enum layout)l, CFX_FLOAT32);
@@ -386,6 +404,16 @@ static const ovr overrides[] = {
      {S(2, 3, 4, 4), S(3), S(3), S(3), S(3)}, {4, 1, 1, 1, 1}, {{0}}, {0}},
     {"aten::_native_batch_norm_legit_no_training", "per-channel weight, bias and running stats of an (N, C, H, W) input",
      {S(2, 3, 4, 4), S(3), S(3), S(3), S(3)}, {4, 1, 1, 1, 1}, {{0}}, {0}},
+    {"aten::_native_batch_norm_legit", "per-channel weight, bias and running stats of an (N, C, H, W) input",
+     {S(2, 3, 4, 4), S(3), S(3), S(3), S(3)}, {4, 1, 1, 1, 1}, {{0}}, {0}},
+    {"aten::_native_batch_norm_legit.no_stats", "per-channel weight and bias of an (N, C, H, W) input",
+     {S(2, 3, 4, 4), S(3), S(3)}, {4, 1, 1}, {{0}}, {0}},
+    {"aten::batch_norm", "per-channel weight, bias and running stats of an (N, C, H, W) input",
+     {S(2, 3, 4, 4), S(3), S(3), S(3), S(3)}, {4, 1, 1, 1, 1}, {{0}}, {0}},
+    {"aten::clamp.Tensor", "min and max are optional, but one of them must be given", {S(2, 3), S(2, 3), S(3)},
+     {2, 2, 1}, {{0}}, {0}},
+    {"aten::clamp_.Tensor", "min and max are optional, but one of them must be given", {S(2, 3), S(2, 3), S(3)},
+     {2, 2, 1}, {{0}}, {0}},
     {"aten::embedding", "indices must be integers below the weight's rows", {S(5, 3), S(2, 4)}, {2, 2}, {{0}}, {0}},
     {"aten::convolution", "weight (out, in, kh, kw) matching the input's channels, 2-d stride/padding/dilation",
      {S(1, 2, 5, 5), S(3, 2, 3, 3), S(3)}, {4, 4, 1}, {{1, 1}, {0, 0}, {1, 1}, {0}}, {2, 2, 2, 2}},

@@ -166,6 +166,7 @@ cfx_tensor *cfx_kernel_where_Scalar(cfx_tensor *condition, cfx_value self, cfx_v
                 *(T *)po = v;                                                                   \
     } while (0)
 static void fill_1(char **p, const int64_t *s, int64_t n, const void *ctx) { FILL_LOOP(uint8_t); }
+static void fill_2(char **p, const int64_t *s, int64_t n, const void *ctx) { FILL_LOOP(uint16_t); }
 static void fill_4(char **p, const int64_t *s, int64_t n, const void *ctx) { FILL_LOOP(uint32_t); }
 static void fill_8(char **p, const int64_t *s, int64_t n, const void *ctx) { FILL_LOOP(uint64_t); }
 
@@ -208,7 +209,7 @@ cfx_tensor *cfx_kernel_masked_fill_Scalar(cfx_tensor *self, cfx_tensor *mask, cf
         cfx_loop l;
         cfx_loop_init(&l, out, m, 1);
         size_t es = cfx_dtype_size((cfx_dtype)out->dtype);
-        cfx_loop_run(&l, es == 1 ? fill_1 : es == 4 ? fill_4 : fill_8, cfx_tensor_data(v));
+        cfx_loop_run(&l, es == 1 ? fill_1 : es == 2 ? fill_2 : es == 4 ? fill_4 : fill_8, cfx_tensor_data(v));
     }
     cfx_scope_end(sc);
     if (!ok) {

@@ -98,6 +98,7 @@ cfx_tensor *cfx_meta_gelu(cfx_tensor *self, const char *approximate)
     } while (0)
 
 static void where_1(char **p, const int64_t *s, int64_t n, const void *ctx) { WHERE_LOOP(uint8_t); }
+static void where_2(char **p, const int64_t *s, int64_t n, const void *ctx) { WHERE_LOOP(uint16_t); }
 static void where_4(char **p, const int64_t *s, int64_t n, const void *ctx) { WHERE_LOOP(uint32_t); }
 static void where_8(char **p, const int64_t *s, int64_t n, const void *ctx) { WHERE_LOOP(uint64_t); }
 
@@ -131,7 +132,7 @@ cfx_tensor *cfx_cpu_where_self(cfx_tensor *condition, cfx_tensor *self, cfx_tens
             size_t es = cfx_dtype_size(rt);
             cfx_loop l;
             cfx_loop_init(&l, out, in, 3);
-            cfx_loop_run(&l, es == 1 ? where_1 : es == 4 ? where_4 : where_8, NULL);
+            cfx_loop_run(&l, es == 1 ? where_1 : es == 2 ? where_2 : es == 4 ? where_4 : where_8, NULL);
         }
     }
     cfx_scope_end(sc);

@@ -390,6 +390,9 @@ cfx_tensor *cfx_cpu__index_put_impl_(cfx_tensor *self, cfx_tensor_list indices, 
             case CFX_FLOAT64: *(double *)to += *(const double *)from; break;
             case CFX_INT32: *(int32_t *)to = (int32_t)((uint32_t)*(int32_t *)to + (uint32_t)*(const int32_t *)from); break;
             case CFX_INT64: *(int64_t *)to = (int64_t)((uint64_t)*(int64_t *)to + (uint64_t)*(const int64_t *)from); break;
+            case CFX_INT16: *(int16_t *)to = (int16_t)((uint16_t)*(int16_t *)to + (uint16_t)*(const int16_t *)from); break;
+            case CFX_INT8: *(int8_t *)to = (int8_t)((uint8_t)*(int8_t *)to + (uint8_t)*(const int8_t *)from); break;
+            case CFX_UINT8: *(uint8_t *)to = (uint8_t)(*(uint8_t *)to + *(const uint8_t *)from); break;
             case CFX_BOOL: *(bool *)to = *(bool *)to || *(const bool *)from; break;
             }
         }

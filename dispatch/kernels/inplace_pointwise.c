@@ -43,6 +43,9 @@ static const char *ctype_name(cfx_dtype t)
 {
     switch (t) {
     case CFX_BOOL: return "bool";
+    case CFX_UINT8: return "unsigned char";
+    case CFX_INT8: return "signed char";
+    case CFX_INT16: return "short int";
     case CFX_INT32: return "int";
     case CFX_INT64: return "long int";
     case CFX_FLOAT32: return "float";
