@@ -12,6 +12,7 @@
 
 #include "dispatch/operator.h"
 #include "dispatch/schema.h"
+#include "dispatch/scope.h"
 #include "dispatch/tensor.h"
 
 /* The wrapped numbers made for one call (few: one per Tensor argument given as a number). */
@@ -38,18 +39,20 @@ static inline void cfx_wrap_numbers_end(cfx_wrapped_batch *b, const cfx_value *s
 /* Replaces each wrapped-number tensor argument of stack[0..n_args) by its number, as a mode
  * receives it. */
 void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack);
-/* A new wrapped number (one reference, the caller's, not autoreleased): what a kernel of a
- * Scalar overload makes of its Scalar (wrapped_scalar_tensor). NULL + error if v is no number. */
+/* A new wrapped number (owned by the open scope if there is one, else the caller's reference):
+ * what a kernel of a Scalar overload makes of its Scalar (wrapped_scalar_tensor). NULL + error
+ * if v is no number. */
 cfx_tensor *cfx_wrapped_number_new(cfx_value v);
 /* In a kernel of a Scalar overload: returns call, made with w_ = the Scalar num wrapped
- * (wrapped_scalar_tensor), and drops w_ afterwards unless the call returned it. */
+ * (wrapped_scalar_tensor), and drops w_ afterwards unless the call returned it (as
+ * cfx_kernel_discard: released only when no scope owns it, since an open scope took it). */
 #define CFX_WITH_WRAPPED(num, call)                                                             \
     do {                                                                                        \
         cfx_tensor *w_ = cfx_wrapped_number_new(num);                                           \
         if (!w_)                                                                                \
             return NULL;                                                                        \
         cfx_tensor *r_ = (call);                                                                \
-        if (r_ != w_)                                                                           \
+        if (r_ != w_ && cfx_scope_depth() == 0)                                                 \
             cfx_tensor_release(w_);                                                             \
         return r_;                                                                              \
     } while (0)

@@ -16,46 +16,32 @@
 #include "dispatch/ops.h"
 #include "dispatch/wrapped_internal.h"
 
-/* f(self, wrapped(other), ...) with the wrapped number dropped afterwards (kept alive when
- * the call returned it). */
-#define WITH_WRAPPED(num, call)                                                                 \
-    do {                                                                                        \
-        cfx_tensor *w_ = cfx_wrapped_number_new(num);                                           \
-        if (!w_)                                                                                \
-            return NULL;                                                                        \
-        cfx_tensor *r_ = (call);                                                                \
-        if (r_ == w_)                                                                           \
-            return r_;                                                                          \
-        cfx_kernel_discard(w_); /* a scope may own it already */                              \
-        return r_;                                                                              \
-    } while (0)
-
 /* ---- CompositeExplicitAutograd: through the dispatcher ----------------------------------- */
 
 cfx_tensor *cfx_kernel_add_Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
-    WITH_WRAPPED(other, cfx_add(self, w_, alpha));
+    CFX_WITH_WRAPPED(other, cfx_add(self, w_, alpha));
 }
 cfx_tensor *cfx_kernel_sub_Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
-    WITH_WRAPPED(other, cfx_sub(self, w_, alpha));
+    CFX_WITH_WRAPPED(other, cfx_sub(self, w_, alpha));
 }
-cfx_tensor *cfx_kernel_mul_Scalar(cfx_tensor *self, cfx_value other) { WITH_WRAPPED(other, cfx_mul(self, w_)); }
-cfx_tensor *cfx_kernel_div_Scalar(cfx_tensor *self, cfx_value other) { WITH_WRAPPED(other, cfx_div(self, w_)); }
+cfx_tensor *cfx_kernel_mul_Scalar(cfx_tensor *self, cfx_value other) { CFX_WITH_WRAPPED(other, cfx_mul(self, w_)); }
+cfx_tensor *cfx_kernel_div_Scalar(cfx_tensor *self, cfx_value other) { CFX_WITH_WRAPPED(other, cfx_div(self, w_)); }
 cfx_tensor *cfx_kernel_rsub_Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
-    WITH_WRAPPED(other, cfx_rsub(self, w_, alpha));
+    CFX_WITH_WRAPPED(other, cfx_rsub(self, w_, alpha));
 }
 cfx_tensor *cfx_kernel_add__Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
-    WITH_WRAPPED(other, cfx_add_(self, w_, alpha));
+    CFX_WITH_WRAPPED(other, cfx_add_(self, w_, alpha));
 }
 cfx_tensor *cfx_kernel_sub__Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
-    WITH_WRAPPED(other, cfx_sub_(self, w_, alpha));
+    CFX_WITH_WRAPPED(other, cfx_sub_(self, w_, alpha));
 }
-cfx_tensor *cfx_kernel_mul__Scalar(cfx_tensor *self, cfx_value other) { WITH_WRAPPED(other, cfx_mul_(self, w_)); }
-cfx_tensor *cfx_kernel_div__Scalar(cfx_tensor *self, cfx_value other) { WITH_WRAPPED(other, cfx_div_(self, w_)); }
+cfx_tensor *cfx_kernel_mul__Scalar(cfx_tensor *self, cfx_value other) { CFX_WITH_WRAPPED(other, cfx_mul_(self, w_)); }
+cfx_tensor *cfx_kernel_div__Scalar(cfx_tensor *self, cfx_value other) { CFX_WITH_WRAPPED(other, cfx_div_(self, w_)); }
 
 /* ---- Meta: the references with a number ----------------------------------------------------- */
 
@@ -67,45 +53,45 @@ static const cfx_pointwise elementwise_default = {.name = "aten::add.Scalar", .k
 cfx_tensor *cfx_meta_add_Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
     (void)alpha;
-    WITH_WRAPPED(other, cfx_pointwise_meta(&elementwise_default, self, w_, cfx_int(1)));
+    CFX_WITH_WRAPPED(other, cfx_pointwise_meta(&elementwise_default, self, w_, cfx_int(1)));
 }
 cfx_tensor *cfx_meta_sub_Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
     (void)alpha;
-    WITH_WRAPPED(other, cfx_pointwise_meta(&elementwise_default, self, w_, cfx_int(1)));
+    CFX_WITH_WRAPPED(other, cfx_pointwise_meta(&elementwise_default, self, w_, cfx_int(1)));
 }
-cfx_tensor *cfx_meta_mul_Scalar(cfx_tensor *self, cfx_value other) { WITH_WRAPPED(other, cfx_meta_mul_Tensor(self, w_)); }
-cfx_tensor *cfx_meta_div_Scalar(cfx_tensor *self, cfx_value other) { WITH_WRAPPED(other, cfx_meta_div_Tensor(self, w_)); }
+cfx_tensor *cfx_meta_mul_Scalar(cfx_tensor *self, cfx_value other) { CFX_WITH_WRAPPED(other, cfx_meta_mul_Tensor(self, w_)); }
+cfx_tensor *cfx_meta_div_Scalar(cfx_tensor *self, cfx_value other) { CFX_WITH_WRAPPED(other, cfx_meta_div_Tensor(self, w_)); }
 /* torch._refs.rsub(a, b): torch.sub(b, a, alpha=alpha) */
 cfx_tensor *cfx_meta_rsub_Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
-    WITH_WRAPPED(other, cfx_meta_sub_Tensor(w_, self, alpha));
+    CFX_WITH_WRAPPED(other, cfx_meta_sub_Tensor(w_, self, alpha));
 }
 cfx_tensor *cfx_meta_add__Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
-    WITH_WRAPPED(other, cfx_meta_add__Tensor(self, w_, alpha));
+    CFX_WITH_WRAPPED(other, cfx_meta_add__Tensor(self, w_, alpha));
 }
 cfx_tensor *cfx_meta_sub__Scalar(cfx_tensor *self, cfx_value other, cfx_value alpha)
 {
-    WITH_WRAPPED(other, cfx_meta_sub__Tensor(self, w_, alpha));
+    CFX_WITH_WRAPPED(other, cfx_meta_sub__Tensor(self, w_, alpha));
 }
 cfx_tensor *cfx_meta_mul__Scalar(cfx_tensor *self, cfx_value other)
 {
-    WITH_WRAPPED(other, cfx_meta_mul__Tensor(self, w_));
+    CFX_WITH_WRAPPED(other, cfx_meta_mul__Tensor(self, w_));
 }
 cfx_tensor *cfx_meta_div__Scalar(cfx_tensor *self, cfx_value other)
 {
-    WITH_WRAPPED(other, cfx_meta_div__Tensor(self, w_));
+    CFX_WITH_WRAPPED(other, cfx_meta_div__Tensor(self, w_));
 }
 
 #define BITWISE_SCALAR(name)                                                                    \
     cfx_tensor *cfx_kernel_##name##_Scalar(cfx_tensor *self, cfx_value other)                   \
     {                                                                                           \
-        WITH_WRAPPED(other, cfx_##name##_Tensor(self, w_));                                     \
+        CFX_WITH_WRAPPED(other, cfx_##name##_Tensor(self, w_));                                     \
     }                                                                                           \
     cfx_tensor *cfx_meta_##name##_Scalar(cfx_tensor *self, cfx_value other)                     \
     {                                                                                           \
-        WITH_WRAPPED(other, cfx_meta_##name##_Tensor(self, w_));                                \
+        CFX_WITH_WRAPPED(other, cfx_meta_##name##_Tensor(self, w_));                                \
     }
 BITWISE_SCALAR(bitwise_and)
 BITWISE_SCALAR(bitwise_or)
@@ -132,11 +118,11 @@ cfx_tensor *cfx_meta_rsub_Tensor(cfx_tensor *self, cfx_tensor *other, cfx_value 
 #define COMPARE_SCALAR(name)                                                                    \
     cfx_tensor *cfx_cpu_##name##_Scalar(cfx_tensor *self, cfx_value other)                      \
     {                                                                                           \
-        WITH_WRAPPED(other, cfx_cpu_##name##_Tensor(self, w_));                                 \
+        CFX_WITH_WRAPPED(other, cfx_cpu_##name##_Tensor(self, w_));                                 \
     }                                                                                           \
     cfx_tensor *cfx_meta_##name##_Scalar(cfx_tensor *self, cfx_value other)                     \
     {                                                                                           \
-        WITH_WRAPPED(other, cfx_meta_##name##_Tensor(self, w_));                                \
+        CFX_WITH_WRAPPED(other, cfx_meta_##name##_Tensor(self, w_));                                \
     }
 COMPARE_SCALAR(eq)
 COMPARE_SCALAR(ne)
@@ -147,11 +133,11 @@ COMPARE_SCALAR(ge)
 
 cfx_tensor *cfx_cpu_pow_Tensor_Scalar(cfx_tensor *self, cfx_value exponent)
 {
-    WITH_WRAPPED(exponent, cfx_cpu_pow_Tensor_Tensor(self, w_));
+    CFX_WITH_WRAPPED(exponent, cfx_cpu_pow_Tensor_Tensor(self, w_));
 }
 cfx_tensor *cfx_meta_pow_Tensor_Scalar(cfx_tensor *self, cfx_value exponent)
 {
-    WITH_WRAPPED(exponent, cfx_meta_pow_Tensor_Tensor(self, w_));
+    CFX_WITH_WRAPPED(exponent, cfx_meta_pow_Tensor_Tensor(self, w_));
 }
 /* pow.Scalar's meta function sets a contiguous output of exponent's sizes (no
  * TensorIterator layout); pow_out then fills it */
@@ -171,11 +157,11 @@ static cfx_tensor *pow_scalar_contiguous(cfx_tensor *base, cfx_tensor *exponent)
 
 cfx_tensor *cfx_cpu_pow_Scalar(cfx_value self, cfx_tensor *exponent)
 {
-    WITH_WRAPPED(self, pow_scalar_contiguous(w_, exponent));
+    CFX_WITH_WRAPPED(self, pow_scalar_contiguous(w_, exponent));
 }
 cfx_tensor *cfx_meta_pow_Scalar(cfx_value self, cfx_tensor *exponent)
 {
-    WITH_WRAPPED(self, cfx_meta_pow_Tensor_Tensor(w_, exponent));
+    CFX_WITH_WRAPPED(self, cfx_meta_pow_Tensor_Tensor(w_, exponent));
 }
 
 /* ---- the C++ kernels' own dtype checks ------------------------------------------------------ */
