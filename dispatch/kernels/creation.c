@@ -343,22 +343,10 @@ cfx_tensor *cfx_kernel_zeros_like(cfx_tensor *self, cfx_value dtype, cfx_value l
     return like("aten::zeros_like", self, FILL_VALUE, cfx_int(0), dtype, layout, device, pin_memory, memory_format);
 }
 
-cfx_tensor *cfx_meta_zeros_like(cfx_tensor *self, cfx_value dtype, cfx_value layout, cfx_value device,
-                                cfx_value pin_memory, cfx_value memory_format)
-{
-    return cfx_kernel_zeros_like(self, dtype, layout, device, pin_memory, memory_format);
-}
-
 cfx_tensor *cfx_kernel_ones_like(cfx_tensor *self, cfx_value dtype, cfx_value layout, cfx_value device,
                                  cfx_value pin_memory, cfx_value memory_format)
 {
     return like("aten::ones_like", self, FILL_VALUE, cfx_int(1), dtype, layout, device, pin_memory, memory_format);
-}
-
-cfx_tensor *cfx_meta_ones_like(cfx_tensor *self, cfx_value dtype, cfx_value layout, cfx_value device,
-                               cfx_value pin_memory, cfx_value memory_format)
-{
-    return cfx_kernel_ones_like(self, dtype, layout, device, pin_memory, memory_format);
 }
 
 cfx_tensor *cfx_kernel_full_like(cfx_tensor *self, cfx_value fill_value, cfx_value dtype, cfx_value layout,
