@@ -36,6 +36,21 @@
 
 typedef enum fill_kind { FILL_VALUE, FILL_UNIFORM, FILL_NORMAL } fill_kind;
 
+/* p[j] = the number in dtype dt: d for floating dtypes, i for integral ones, b for bool. */
+static void put_number(void *p, int64_t j, cfx_dtype dt, double d, int64_t i, bool b)
+{
+    switch (dt) {
+    case CFX_FLOAT32: ((float *)p)[j] = (float)d; break;
+    case CFX_FLOAT64: ((double *)p)[j] = d; break;
+    case CFX_INT64: ((int64_t *)p)[j] = i; break;
+    case CFX_INT32: ((int32_t *)p)[j] = (int32_t)i; break;
+    case CFX_UINT8: ((uint8_t *)p)[j] = (uint8_t)i; break;
+    case CFX_INT8: ((int8_t *)p)[j] = (int8_t)i; break;
+    case CFX_INT16: ((int16_t *)p)[j] = (int16_t)i; break;
+    case CFX_BOOL: ((bool *)p)[j] = b; break;
+    }
+}
+
 /* Fills the fresh (dense) CPU tensor t element by element in storage order. */
 static void fill(cfx_tensor *t, fill_kind kind, cfx_value v)
 {
@@ -54,18 +69,9 @@ static void fill(cfx_tensor *t, fill_kind kind, cfx_value v)
     }
     double d = kind == FILL_VALUE ? cfx_scalar_to_double(v) : 0;
     int64_t i64 = kind == FILL_VALUE ? cfx_scalar_to_int64(v) : 0;
-    for (int64_t j = 0; j < n; j++) {
-        switch (dt) {
-        case CFX_FLOAT32: ((float *)p)[j] = (float)d; break;
-        case CFX_FLOAT64: ((double *)p)[j] = d; break;
-        case CFX_INT64: ((int64_t *)p)[j] = i64; break;
-        case CFX_INT32: ((int32_t *)p)[j] = (int32_t)i64; break;
-        case CFX_UINT8: ((uint8_t *)p)[j] = (uint8_t)i64; break;
-        case CFX_INT8: ((int8_t *)p)[j] = (int8_t)i64; break;
-        case CFX_INT16: ((int16_t *)p)[j] = (int16_t)i64; break;
-        case CFX_BOOL: ((bool *)p)[j] = v.kind == CFX_V_DOUBLE ? d != 0 : i64 != 0; break;
-        }
-    }
+    bool b = v.kind == CFX_V_DOUBLE ? d != 0 : i64 != 0;
+    for (int64_t j = 0; j < n; j++)
+        put_number(p, j, dt, d, i64, b);
 }
 
 /* The random kernels refuse integral dtypes on CPU (ATen's dispatch macros) and, for randn,
@@ -280,18 +286,8 @@ static cfx_tensor *arange(const char *op, cfx_value start, cfx_value end, cfx_va
         return t;
     void *p = cfx_tensor_data(t);
     for (int64_t i = 0; i < n; i++) {
-        double x = ds + (double)i * dst;
         int64_t k = is + i * ist;
-        switch (dt) {
-        case CFX_FLOAT32: ((float *)p)[i] = (float)x; break;
-        case CFX_FLOAT64: ((double *)p)[i] = x; break;
-        case CFX_INT64: ((int64_t *)p)[i] = k; break;
-        case CFX_INT32: ((int32_t *)p)[i] = (int32_t)k; break;
-        case CFX_UINT8: ((uint8_t *)p)[i] = (uint8_t)k; break;
-        case CFX_INT8: ((int8_t *)p)[i] = (int8_t)k; break;
-        case CFX_INT16: ((int16_t *)p)[i] = (int16_t)k; break;
-        case CFX_BOOL: ((bool *)p)[i] = k != 0; break;
-        }
+        put_number(p, i, dt, ds + (double)i * dst, k, k != 0);
     }
     return t;
 }
