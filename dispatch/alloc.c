@@ -28,7 +28,7 @@ static _Atomic(void *) alloc_ud;
 /* Keeps the hook's call out of tail position (see the file comment). */
 #define NOT_TAIL() __asm__ volatile("" ::: "memory")
 
-__attribute__((always_inline)) static inline void *call(void *ptr, size_t nsize)
+static inline void *call(void *ptr, size_t nsize)
 {
     cfx_alloc_fn fn = atomic_load_explicit(&alloc_fn, memory_order_acquire);
     if (!fn)
