@@ -13,7 +13,8 @@
  * the schema's defaults, as torch.ops' binding does. operator.getitem indexes a boxed tuple
  * (or a dict, by a string key); a higher-order operator is called through cfx_hop_call, with
  * its kwargs as one trailing dict when it takes keywords (as the interpreter calls it); dict
- * values are cfx_dict literals. get_attr reads the attribute from `self`.
+ * values are cfx_dict literals; operator and HOP values (with_effects' op) are looked up by
+ * name. get_attr reads the attribute from `self`.
  *
  * The results are the interpreter's: tensors in the caller's innermost scope (which must be
  * open), tuple items in scope blocks. Every call is followed by a check of the thread's error,
@@ -192,10 +193,23 @@ static int put_value(gen *G, cfx_value v, int depth)
         }
         cfx_buf_printf(b, "}, %u)", v.len / 2);
         return CFX_OK;
+    case CFX_V_OP: /* with_effects' operator: looked up by name, as boxed calls are */
+        if (!v.u.op)
+            break;
+        cfx_buf_puts(b, "cfx_op_value(cfx_op_find(");
+        put_c_string(b, cfx_op_name(v.u.op), strlen(cfx_op_name(v.u.op)));
+        cfx_buf_puts(b, "))");
+        return CFX_OK;
+    case CFX_V_HOP: /* a HOP argument (with_effects' call_torchbind): by name, as HOP calls are */
+        cfx_buf_puts(b, "cfx_hop_value(cfx_hop_find(");
+        put_c_string(b, v.u.s, v.len);
+        cfx_buf_puts(b, "))");
+        return CFX_OK;
     default:
-        G->why = "an argument value of a kind C code cannot hold (a tensor or script object constant)";
-        return CFX_ERR;
+        break;
     }
+    G->why = "an argument value of a kind C code cannot hold (a tensor or script object constant)";
+    return CFX_ERR;
 }
 
 /* v as the C argument of form st (boxing.h's table). */

@@ -13,6 +13,10 @@
 #include "ir/json.h"
 #include "ir/safetensors.h"
 
+/* A higher-order operator value is written {"hop": JW_HOP_PREFIX "NAME"}, the HOP's qualified
+ * name (a HOP's call_function target, {"fn": ...}, spells it the same way). */
+#define JW_HOP_PREFIX "torch.ops.higher_order."
+
 /* ---- writer ----------------------------------------------------------------------------------- */
 
 /* How a node reference inside a written value is checked. */
@@ -174,6 +178,11 @@ int jr_value(jreader *r, const cJSON *j, cfx_value *out, int ref_mode);
 int jr_meta(jreader *r, cfx_node *n, cJSON *meta);
 /* One "attributes" record into gm. */
 int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a);
+
+/* The operator (CFX_TARGET_OP, "ns::name.overload", checked against the file's schema) or
+ * builtin function (CFX_TARGET_FN, qualified name) a target or value names, looked up once per
+ * document; NULL with the error recorded when nothing registered defines it. */
+const void *jr_resolve(jreader *r, uint32_t kind, const char *name);
 
 /* The node named s[0..), or NULL. */
 cfx_node *jr_find_node(const jreader *r, const char *s);

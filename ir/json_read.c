@@ -284,6 +284,41 @@ static const void *resolve_op(jreader *r, const char *qn)
     return op;
 }
 
+const void *jr_resolve(jreader *r, uint32_t kind, const char *name)
+{
+    bool found;
+    jr_target_slot *slot = target_slot(r, kind, name, &found);
+    if (!slot) {
+        jr_err(r, CFX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (found)
+        return slot->ptr;
+    const void *p;
+    if (kind == CFX_TARGET_OP) {
+        p = resolve_op(r, name);
+    } else {
+        p = cfx_builtin_fn_find(name);
+        if (!p)
+            jr_err(r, CFX_ERR, "unknown builtin function '%s': register its descriptor "
+                   "(cfx_builtin_fn_register) before loading the graph", name);
+    }
+    if (!p) {
+        slot->hash = 0; /* the slot stays empty */
+        slot->kind = 0;
+        return NULL;
+    }
+    if (!(slot->key = cfx_strdup(name))) {
+        slot->hash = 0;
+        slot->kind = 0;
+        jr_err(r, CFX_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    slot->ptr = p;
+    r->targets_count++;
+    return p;
+}
+
 static int read_target(jreader *r, cfx_node_op op, const cJSON *t, cfx_target *out)
 {
     r->what = "target";
@@ -299,31 +334,10 @@ static int read_target(jreader *r, cfx_node_op op, const cJSON *t, cfx_target *o
     if (!kind || !cJSON_IsString(m))
         return jr_err(r, CFX_ERR_PARSE, "a call_function target must be {\"op\": \"ns::name.overload\"} "
                       "or {\"fn\": \"module.function\"}");
-    bool found;
-    jr_target_slot *slot = target_slot(r, kind, m->valuestring, &found);
-    if (!slot)
-        return jr_err(r, CFX_ERR_NOMEM, "out of memory");
-    if (!found) {
-        const void *p;
-        if (kind == CFX_TARGET_OP) {
-            p = resolve_op(r, m->valuestring);
-        } else {
-            p = cfx_builtin_fn_find(m->valuestring);
-            if (!p)
-                jr_err(r, CFX_ERR, "unknown builtin function '%s': register its descriptor "
-                       "(cfx_builtin_fn_register) before loading the graph", m->valuestring);
-        }
-        if (!p) {
-            slot->hash = 0; /* the slot stays empty */
-            slot->kind = 0;
-            return CFX_ERR;
-        }
-        if (!(slot->key = cfx_strdup(m->valuestring)))
-            return jr_err(r, CFX_ERR_NOMEM, "out of memory");
-        slot->ptr = p;
-        r->targets_count++;
-    }
-    *out = kind == CFX_TARGET_OP ? cfx_target_op(slot->ptr) : cfx_target_fn(slot->ptr);
+    const void *p = jr_resolve(r, kind, m->valuestring);
+    if (!p)
+        return cfx_error_status() ? cfx_error_status() : CFX_ERR;
+    *out = kind == CFX_TARGET_OP ? cfx_target_op(p) : cfx_target_fn(p);
     return CFX_OK;
 }
 

@@ -304,6 +304,36 @@ static int check_dict_keys(jreader *r, const cJSON *a, uint32_t n)
     return CFX_OK;
 }
 
+/* An operator value, {"op": "aten::_print"}, or a higher-order operator value,
+ * {"hop": "torch.ops.higher_order.call_torchbind"}, resolved in the registries as targets are. */
+static int read_operator(jreader *r, const cJSON *t, cfx_value *o)
+{
+    bool hop = strcmp(t->string, "hop") == 0;
+    r->at = t;
+    if (!cJSON_IsString(t))
+        return jr_err(r, CFX_ERR_PARSE, hop ? "{\"hop\": ...} needs a string, \"" JW_HOP_PREFIX "NAME\""
+                                            : "{\"op\": ...} needs a string, \"ns::name.overload\"");
+    const char *name = t->valuestring;
+    if (!hop) {
+        const cfx_op *op = jr_resolve(r, CFX_TARGET_OP, name);
+        if (!op)
+            return cfx_error_status() ? cfx_error_status() : CFX_ERR;
+        *o = cfx_op_value(op);
+        return CFX_OK;
+    }
+    size_t plen = sizeof JW_HOP_PREFIX - 1;
+    if (strncmp(name, JW_HOP_PREFIX, plen) != 0 || !name[plen])
+        return jr_err(r, CFX_ERR_PARSE, "a higher-order operator value must be named \"" JW_HOP_PREFIX
+                      "NAME\" (got \"%s\")", name);
+    /* a HOP registers its target under its qualified name; its __name__ is the value's text */
+    const cfx_builtin_fn *fn = cfx_builtin_fn_find(name);
+    if (!fn || !fn->name || strcmp(fn->name, name + plen) != 0)
+        return jr_err(r, CFX_ERR, "unknown higher-order operator '%s': nothing defines it; define it "
+                      "(cfx_hop_new, or cfx_hop_init for the built-in ones) before loading the graph", name);
+    *o = (cfx_value){CFX_V_HOP, (uint32_t)strlen(fn->name), {.s = fn->name}};
+    return CFX_OK;
+}
+
 /* One value; a container gets its item array and *first / *items for the caller to fill. */
 static int value_one(jreader *r, const cJSON *j, cfx_value *o, int ref_mode, const cJSON **first)
 {
@@ -374,6 +404,8 @@ static int value_one(jreader *r, const cJSON *j, cfx_value *o, int ref_mode, con
             else if (jr_int(r, t, &l, "layout") != CFX_OK)
                 return CFX_ERR_PARSE;
             *o = cfx_layout_value(l);
+        } else if (strcmp(tag, "op") == 0 || strcmp(tag, "hop") == 0) {
+            return read_operator(r, t, o);
         } else {
             return jr_err(r, CFX_ERR_PARSE, "unknown value tag \"%s\"", tag);
         }

@@ -150,65 +150,98 @@ static int check_unique_names(jwriter *w)
 
 /* ---- schemas -------------------------------------------------------------------------------- */
 
-/* Operators in first-use order, distinct by name. */
-static int collect_ops(jwriter *w, const cfx_op ***out, uint32_t *n_out)
+/* The operators a graph uses, distinct by name, in first-use order: node targets and operator
+ * values in args and kwargs (with_effects' op), each node's target before its values. */
+typedef struct op_set {
+    const cfx_op **ops, **set;
+    uint32_t n, cap, hcap;
+} op_set;
+
+static uint32_t op_hash(const cfx_op *op, uint32_t hcap)
 {
-    uint32_t n = 0, cap = 0, hcap = 64;
-    const cfx_op **ops = NULL;
-    const cfx_op **set = cfx_calloc(hcap, sizeof *set);
-    if (!set)
-        return jw_err(w, "out of memory");
-    for (const cfx_node *nd = cfx_graph_first(w->g); nd; nd = cfx_node_next(nd)) {
-        const cfx_op *op = cfx_node_operator(nd);
-        if (!op || !cfx_op_schema(op))
-            continue;
-        uint64_t h = 1469598103934665603ull;
-        for (const char *s = cfx_op_name(op); *s; s++)
-            h = (h ^ (unsigned char)*s) * 1099511628211ull;
-        uint32_t j = (uint32_t)h & (hcap - 1);
-        bool seen = false;
-        for (; set[j]; j = (j + 1) & (hcap - 1))
-            if (set[j] == op || strcmp(cfx_op_name(set[j]), cfx_op_name(op)) == 0) {
-                seen = true;
-                break;
-            }
-        if (seen)
-            continue;
-        set[j] = op;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            const cfx_op **o = cfx_realloc(ops, cap * sizeof *o);
-            if (!o)
-                goto oom;
-            ops = o;
-        }
-        ops[n++] = op;
-        if (n * 2 > hcap) {
-            /* rebuild at twice the size from the ordered list */
-            cfx_free(set);
-            hcap *= 2;
-            set = cfx_calloc(hcap, sizeof *set);
-            if (!set)
-                goto oom;
-            for (uint32_t i = 0; i < n; i++) {
-                uint64_t hh = 1469598103934665603ull;
-                for (const char *s = cfx_op_name(ops[i]); *s; s++)
-                    hh = (hh ^ (unsigned char)*s) * 1099511628211ull;
-                uint32_t k = (uint32_t)hh & (hcap - 1);
-                while (set[k])
-                    k = (k + 1) & (hcap - 1);
-                set[k] = ops[i];
-            }
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = cfx_op_name(op); *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (uint32_t)h & (hcap - 1);
+}
+
+/* false on OOM */
+static bool op_set_add(op_set *o, const cfx_op *op)
+{
+    if (!op || !cfx_op_schema(op))
+        return true;
+    uint32_t j = op_hash(op, o->hcap);
+    for (; o->set[j]; j = (j + 1) & (o->hcap - 1))
+        if (o->set[j] == op || strcmp(cfx_op_name(o->set[j]), cfx_op_name(op)) == 0)
+            return true;
+    o->set[j] = op;
+    if (o->n == o->cap) {
+        uint32_t cap = o->cap ? o->cap * 2 : 16;
+        const cfx_op **ops = cfx_realloc(o->ops, cap * sizeof *ops);
+        if (!ops)
+            return false;
+        o->ops = ops;
+        o->cap = cap;
+    }
+    o->ops[o->n++] = op;
+    if (o->n * 2 > o->hcap) {
+        /* rebuild at twice the size from the ordered list */
+        cfx_free(o->set);
+        o->hcap *= 2;
+        if (!(o->set = cfx_calloc(o->hcap, sizeof *o->set)))
+            return false;
+        for (uint32_t i = 0; i < o->n; i++) {
+            uint32_t k = op_hash(o->ops[i], o->hcap);
+            while (o->set[k])
+                k = (k + 1) & (o->hcap - 1);
+            o->set[k] = o->ops[i];
         }
     }
-    cfx_free(set);
-    *out = ops;
-    *n_out = n;
+    return true;
+}
+
+/* The operator values among vals[0..n) (stride apart), nested containers included down to
+ * 64 levels: one nested deeper is still written, without its schema (the reader then resolves
+ * it by name alone, as a file without "schemas" is read). */
+static bool op_set_add_values(op_set *o, const cfx_value *vals, uint32_t n, size_t stride)
+{
+    const cfx_value *stack_items[64];
+    uint32_t stack_n[64], stack_i[64], sp = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const cfx_value *v = (const cfx_value *)(const void *)((const char *)vals + i * stride);
+        for (;;) {
+            if (v->kind == CFX_V_OP && !op_set_add(o, v->u.op))
+                return false;
+            if (cfx_value_is_container(*v) && v->len && sp < 64) {
+                stack_items[sp] = v->u.items, stack_n[sp] = v->len, stack_i[sp] = 0, sp++;
+            }
+            while (sp && stack_i[sp - 1] == stack_n[sp - 1])
+                sp--;
+            if (!sp)
+                break;
+            v = &stack_items[sp - 1][stack_i[sp - 1]++];
+        }
+    }
+    return true;
+}
+
+static int collect_ops(jwriter *w, const cfx_op ***out, uint32_t *n_out)
+{
+    op_set o = {NULL, cfx_calloc(64, sizeof(const cfx_op *)), 0, 0, 64};
+    bool ok = o.set != NULL;
+    for (const cfx_node *nd = cfx_graph_first(w->g); nd && ok; nd = cfx_node_next(nd)) {
+        uint32_t nk = cfx_node_num_kwargs(nd);
+        ok = op_set_add(&o, cfx_node_operator(nd)) && op_set_add_values(&o, nd->args, nd->n_args, sizeof(cfx_value)) &&
+             (!nk || op_set_add_values(&o, &cfx_node_kwargs(nd)->value, nk, sizeof(cfx_kwarg)));
+    }
+    cfx_free(o.set);
+    if (!ok) {
+        cfx_free(o.ops);
+        return jw_err(w, "out of memory");
+    }
+    *out = o.ops;
+    *n_out = o.n;
     return CFX_OK;
-oom:
-    cfx_free(set);
-    cfx_free(ops);
-    return jw_err(w, "out of memory");
 }
 
 static int put_schemas(jwriter *w)

@@ -292,10 +292,27 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
     case CFX_V_OBJECT:
         return jw_err(w, "a script object value cannot be serialized (make it a module attribute "
                       "read by a get_attr node)");
-    case CFX_V_OP:
-    case CFX_V_HOP:
-        return jw_err(w, "an operator value (with_effects' op argument) cannot be serialized by this "
-                      "format version");
+    case CFX_V_OP: /* by its registry name, as a call_function target: {"op": "aten::_print"} */
+        if (!v->u.op)
+            return jw_err(w, "an operator value without an operator");
+        PB_LIT(b, "{\"op\": ");
+        if (jw_cstr(w, cfx_op_name(v->u.op)) != CFX_OK)
+            return CFX_ERR;
+        cfx_buf_putc(b, '}');
+        break;
+    case CFX_V_HOP: /* by its qualified name, as a HOP target: {"hop": "torch.ops.higher_order.NAME"} */
+    {
+        char q[sizeof JW_HOP_PREFIX + 128];
+        if (!v->u.s || !v->len || v->len >= 128)
+            return jw_err(w, "a higher-order operator value without a valid name");
+        memcpy(q, JW_HOP_PREFIX, sizeof JW_HOP_PREFIX - 1);
+        memcpy(q + sizeof JW_HOP_PREFIX - 1, v->u.s, v->len);
+        PB_LIT(b, "{\"hop\": ");
+        if (!jw_str(b, q, sizeof JW_HOP_PREFIX - 1 + v->len))
+            return jw_err(w, "a higher-order operator's name is not valid UTF-8 or contains a NUL byte");
+        cfx_buf_putc(b, '}');
+        break;
+    }
     default:
         return jw_err(w, "invalid value kind %u", (unsigned)v->kind);
     }

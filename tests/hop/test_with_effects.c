@@ -195,3 +195,135 @@ Test(with_effects, call_torchbind_without_a_token)
     cfx_object_release(q);
     cfx_scope_end(sc);
 }
+
+/* ---- JSON: with_effects' operator and HOP arguments ------------------------------------------ */
+
+/* dump -> load -> dump of gm gives the same bytes; the loaded module (returned) prints as gm. */
+static cfx_graph_module *json_round_trip(const cfx_graph_module *gm, const char *must_contain)
+{
+    char *text = NULL, *again = NULL;
+    cr_assert_eq(cfx_graph_module_to_json(gm, 0, &text), CFX_OK, "%s", cfx_error_message());
+    cr_expect(strstr(text, must_contain), "%s", text);
+    cfx_graph_module *back = cfx_graph_module_from_json(text, strlen(text));
+    cr_assert(back, "%s", cfx_error_message());
+    cr_assert_eq(cfx_graph_module_to_json(back, 0, &again), CFX_OK, "%s", cfx_error_message());
+    cr_expect_str_eq(again, text);
+    char *g0 = cfx_graph_to_string(cfx_graph_module_graph(gm)), *g1 = cfx_graph_to_string(cfx_graph_module_graph(back));
+    cr_expect_str_eq(g1, g0);
+    free(g0);
+    free(g1);
+    free(text);
+    free(again);
+    return back;
+}
+
+/* Generated C names the operator or HOP argument by its registry name. */
+static void expect_c_has(const cfx_graph_module *gm, const char *want)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cr_assert_eq(cfx_graph_to_c(cfx_graph_module_graph(gm), "f", &b), CFX_OK, "%s", cfx_error_message());
+    cr_expect(b.data && strstr(b.data, want), "%s", b.data);
+    cfx_buf_free(&b);
+}
+
+static void expect_floats(const cfx_tensor *t, const cfx_tensor *want)
+{
+    cr_assert(t && want);
+    cr_assert_eq(cfx_tensor_numel(t), cfx_tensor_numel(want));
+    const float *a = cfx_tensor_data(t), *b = cfx_tensor_data(want);
+    for (int64_t i = 0; i < cfx_tensor_numel(want); i++)
+        cr_expect_float_eq(a[i], b[i], 1e-6, "item %lld", (long long)i);
+}
+
+/* A graph with with_effects(token, aten._print.default, s) saves {"op": "aten::_print"} with its
+ * schema, loads back byte for byte, and the loaded graph runs: (new token, relu(x + y)). */
+Test(with_effects, json_round_trip_of_an_operator_argument)
+{
+    cfx_graph_module *gm = trace((cfx_fnptr)effects_prints, CFX_TRACE_FAKE);
+    cr_assert(gm, "%s", cfx_error_message());
+    cfx_graph_module *back = json_round_trip(gm, "{\"op\": \"aten::_print\"}");
+    expect_c_has(back, "cfx_op_value(cfx_op_find(\"aten::_print\"))");
+    char *text = NULL;
+    cr_assert_eq(cfx_graph_module_to_json(back, 0, &text), CFX_OK);
+    cr_expect(strstr(text, "\"aten::_print\": \"aten::_print(str s) -> ()\""), "%s", text);
+    free(text);
+    cfx_scope sc = cfx_scope_begin();
+    cfx_tensor *x = cfx_autorelease(effects_t23(0)), *y = cfx_autorelease(effects_t23(1));
+    cfx_value args[3] = {cfx_tensor_value(cfx_token_new()), cfx_tensor_value(x), cfx_tensor_value(y)}, out;
+    cr_assert_eq(cfx_graph_module_run(back, args, 3, &out), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(out.kind, CFX_V_TUPLE);
+    cr_assert_eq(out.len, 2);
+    cr_expect(cfx_tensor_is_token(out.u.items[0].u.t));
+    cr_assert_eq(out.u.items[1].kind, CFX_V_TENSOR);
+    expect_floats(out.u.items[1].u.t, cfx_relu(cfx_add(x, y)));
+    cfx_scope_end(sc);
+    cfx_graph_module_free(back);
+    cfx_graph_module_free(gm);
+}
+
+/* with_effects(token, call_torchbind, q, method, *args): the HOP saves as
+ * {"hop": "torch.ops.higher_order.call_torchbind"}; the loaded graph runs on a fresh queue. */
+Test(with_effects, json_round_trip_of_a_hop_argument)
+{
+    cfx_hop_init();
+    cfx_set_warning_handler(ignore_warning, NULL);
+    cfx_scope sc = cfx_scope_begin();
+    cfx_tensor *init = cfx_autorelease(cfx_tensor_new((const int64_t[]){0}, 1, CFX_FLOAT32,
+                                                      cfx_device_make(CFX_DEVICE_CPU)));
+    cfx_object *q = cfx_tensor_queue_new(init);
+    cr_assert(q);
+    cfx_graph_module *gm = trace_torchbind(q, CFX_TRACE_FAKE);
+    cr_assert(gm, "%s", cfx_error_message());
+    cfx_graph_module *back = json_round_trip(gm, "{\"hop\": \"torch.ops.higher_order.call_torchbind\"}");
+    expect_c_has(back, "cfx_hop_value(cfx_hop_find(\"call_torchbind\"))");
+    /* the program pushes x and cos(y), pops x, and adds the size left (1) */
+    cfx_tensor *x = cfx_autorelease(effects_t23(0)), *y = cfx_autorelease(effects_t23(1));
+    cfx_value args[4] = {cfx_tensor_value(cfx_token_new()), cfx_object_value(q), cfx_tensor_value(x),
+                         cfx_tensor_value(y)}, out;
+    cr_assert_eq(cfx_graph_module_run(back, args, 4, &out), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(out.kind, CFX_V_TUPLE);
+    cr_expect(cfx_tensor_is_token(out.u.items[0].u.t));
+    expect_floats(out.u.items[1].u.t, cfx_add(x, cfx_num(1)));
+    cfx_scope_end(sc);
+    cfx_set_warning_handler(NULL, NULL);
+    cfx_object_release(q);
+    cfx_graph_module_free(back);
+    cfx_graph_module_free(gm);
+}
+
+/* Operator and HOP values the registries do not know, or spelled wrong, are refused. */
+Test(with_effects, json_unknown_operator_values)
+{
+    cfx_hop_init();
+    static const char *const cases[][2] = {
+        {"{\"op\": \"aten::no_such_op\"}", "unknown operator 'aten::no_such_op': nothing registered defines it"},
+        {"{\"hop\": \"torch.ops.higher_order.no_such_hop\"}",
+         "unknown higher-order operator 'torch.ops.higher_order.no_such_hop': nothing defines it"},
+        {"{\"hop\": \"call_torchbind\"}",
+         "a higher-order operator value must be named \"torch.ops.higher_order.NAME\" (got \"call_torchbind\")"},
+        {"{\"hop\": \"torch.ops.higher_order.\"}", "a higher-order operator value must be named"},
+        {"{\"hop\": 3}", "{\"hop\": ...} needs a string"},
+        {"{\"op\": null}", "{\"op\": ...} needs a string"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char doc[1024];
+        snprintf(doc, sizeof doc,
+                 "{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 1}, \"name\": null, "
+                 "\"schemas\": {}, \"nodes\": [\n"
+                 "{\"name\": \"t\", \"op\": \"placeholder\", \"target\": \"t\", \"args\": [], \"kwargs\": []},\n"
+                 "{\"name\": \"with_effects\", \"op\": \"call_function\", \"target\": {\"fn\": "
+                 "\"torch.ops.higher_order.with_effects\"}, \"args\": [{\"node\": \"t\"}, %s, \"s\"], \"kwargs\": []},\n"
+                 "{\"name\": \"output\", \"op\": \"output\", \"target\": \"output\", \"args\": [{\"node\": "
+                 "\"with_effects\"}], \"kwargs\": []}\n]}\n",
+                 cases[i][0]);
+        cfx_graph *g = cfx_graph_from_json(doc, strlen(doc));
+        cr_expect_null(g, "case %zu", i);
+        cr_expect(cfx_error_message() && strstr(cfx_error_message(), cases[i][1]), "case %zu: %s", i,
+                  cfx_error_message());
+        cr_expect(cfx_error_message() && strstr(cfx_error_message(), "$.nodes[1].args[1]"), "case %zu: %s", i,
+                  cfx_error_message());
+        cfx_error_clear();
+        cfx_graph_free(g);
+    }
+}
