@@ -604,7 +604,7 @@ static int emit_node(gen *G, const cfx_node *n, int *n_placeholders)
     case CFX_NODE_PLACEHOLDER: {
         int i = (*n_placeholders)++;
         const cfx_meta_val *v = cfx_node_val(n);
-        bool tensor = v && v->kind == CFX_MVAL_TENSOR;
+        bool tensor = v && v->kind == CFX_MVAL_TENSOR, token = v && v->kind == CFX_MVAL_TOKEN;
         G->kind[n->seq] = tensor ? K_TENSOR : K_VALUE;
         cfx_buf_printf(b, "    cfx_value a%d = %d < n_args ? args[%d] : ", i, i, i);
         if (cfx_node_num_args(n) > 0) {
@@ -614,11 +614,12 @@ static int emit_node(gen *G, const cfx_node *n, int *n_placeholders)
             cfx_buf_puts(b, "cfx_none()");
         }
         cfx_buf_puts(b, ";\n");
-        if (tensor) {
-            cfx_buf_printf(b, "    if (a%d.kind != CFX_V_TENSOR || !a%d.u.t)\n", i, i);
+        if (tensor || token) { /* a token stays a boxed token value (with_effects takes it) */
+            cfx_buf_printf(b, "    if (a%d.kind != %s || !a%d.u.t)\n", i, tensor ? "CFX_V_TENSOR" : "CFX_V_TOKEN", i);
             cfx_buf_puts(b, "        return cfx_error_set(CFX_ERR, NULL, \"forward(): argument '");
             cfx_node_print_name(n, b);
-            cfx_buf_printf(b, "' must be a Tensor, not %%s\", cfx_value_kind_name(a%d.kind));\n", i);
+            cfx_buf_printf(b, "' must be %s, not %%s\", cfx_value_kind_name(a%d.kind));\n",
+                           tensor ? "a Tensor" : "an effect token", i);
         }
         cfx_buf_printf(b, "    %s", c_decl[G->kind[n->seq]]);
         put_var(G, n);

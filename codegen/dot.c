@@ -75,6 +75,7 @@ static void put_val(cfx_buf *b, const cfx_meta_val *v)
         case CFX_MVAL_DOUBLE: cfx_buf_puts(b, "float"); break;
         case CFX_MVAL_BOOL: cfx_buf_puts(b, "bool"); break;
         case CFX_MVAL_OBJECT: cfx_buf_puts(b, v->u.class_name ? v->u.class_name : "object"); break;
+        case CFX_MVAL_TOKEN: cfx_buf_puts(b, "token"); break; /* an effect token, not data */
         case CFX_MVAL_TUPLE:
         case CFX_MVAL_LIST:
             cfx_buf_putc(b, v->kind == CFX_MVAL_TUPLE ? '(' : '[');

@@ -14,9 +14,12 @@
  * arguments is a custom class (a script object), else it has no effect. has_effects also
  * requires the schema to have no alias annotations, so in-place ops never get tokens.
  *
- * A token is a tensor, as in 2.13 (`torch.tensor([])`: float32, one dimension of size 0), so
- * tracers track it like any tensor; cfx_tensor_is_token tells a token made here from other
- * tensors. The rewrite itself (handle_effects, with_effects) is a higher-order operator and
+ * A token is its own value kind, CFX_V_TOKEN (cfx_token_value), carried by a tensor as 2.13's
+ * token is one (`torch.tensor([])`: float32, one dimension of size 0): tracers and
+ * functionalization track and wrap it by that tensor like any, while graphs, passes, the
+ * interpreter, JSON ({"token": ...} vals) and codegen tell it from data by the kind (a traced
+ * node carrying a token gets a token val, CFX_MVAL_TOKEN). cfx_tensor_is_token tells a
+ * token's tensor made here from other tensors. The rewrite itself (handle_effects, with_effects) is a higher-order operator and
  * lives in hop/effects.c, which installs it with cfx_effects_set_handler; the
  * functionalization kernel calls it for effectful ops while its functional mode threads
  * tokens (cfx_functional_mode_enable_tokens). */
@@ -49,7 +52,8 @@ CFX_API cfx_effect_type cfx_op_effect(const cfx_op *op);
 /* has_effects(op): an effect and no alias annotation in the schema. */
 CFX_API bool cfx_op_has_effects(const cfx_op *op);
 
-/* new_token_tensor(): a fresh token (float32, size [0]), autoreleased into the current scope. */
+/* new_token_tensor(): a fresh token's tensor (float32, size [0]), autoreleased into the current
+ * scope; cfx_token_value(t) is the token as a value. */
 CFX_API cfx_tensor *cfx_token_new(void);
 /* Whether t is a token made by cfx_token_new (or a functional wrapper of one). */
 CFX_API bool cfx_tensor_is_token(const cfx_tensor *t);

@@ -57,9 +57,9 @@ static const char *const kind_names[CFX_V_KIND_COUNT] = {
     [CFX_V_DEVICE] = "device", [CFX_V_MEMORY_FORMAT] = "memory_format",
     [CFX_V_LAYOUT] = "layout", [CFX_V_OBJECT] = "object", [CFX_V_NODE] = "node",
     [CFX_V_OP] = "op",         [CFX_V_DICT] = "dict",
-    [CFX_V_HOP] = "hop",
+    [CFX_V_HOP] = "hop",       [CFX_V_TOKEN] = "token",
 };
-_Static_assert(CFX_V_KIND_COUNT == 17, "kind_names must list every cfx_value_kind");
+_Static_assert(CFX_V_KIND_COUNT == 18, "kind_names must list every cfx_value_kind");
 
 const char *cfx_value_kind_name(cfx_value_kind k)
 {
@@ -124,7 +124,8 @@ static bool scalar_equal(const cfx_value *a, const cfx_value *b)
             return isnan(a->u.d) && isnan(b->u.d);
         return memcmp(&a->u.d, &b->u.d, sizeof(double)) == 0;
     case CFX_V_STRING: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
-    case CFX_V_TENSOR: return a->u.t == b->u.t;
+    case CFX_V_TENSOR:
+    case CFX_V_TOKEN: return a->u.t == b->u.t;
     case CFX_V_DTYPE: return a->u.dtype == b->u.dtype;
     case CFX_V_DEVICE: return cfx_device_eq(a->u.device, b->u.device);
     case CFX_V_MEMORY_FORMAT: return a->u.memory_format == b->u.memory_format;
@@ -465,6 +466,7 @@ static void put_scalar(const cfx_value *v, cfx_value_style style, cfx_buf *b)
             cfx_schema_print_string(v->u.s, v->len, b);
         break;
     case CFX_V_TENSOR:
+    case CFX_V_TOKEN: /* a token prints as the tensor it is in 2.13, tensor([]) */
         if (!v->u.t)
             cfx_buf_puts(b, "None");
         else if (style == CFX_STYLE_PYTHON)

@@ -44,6 +44,7 @@ typedef enum cfx_value_kind {
     CFX_V_OP, /* an operator overload as a value (with_effects' op argument) */
     CFX_V_DICT, /* str keys -> values (FX's dict arguments): see cfx_dict */
     CFX_V_HOP, /* a higher-order operator as a value (with_effects' op argument): u.s its name */
+    CFX_V_TOKEN, /* an effect token (dispatch/effects.h): u.t the token's tensor, float32 [0] */
     CFX_V_KIND_COUNT
 } cfx_value_kind;
 
@@ -89,6 +90,16 @@ static inline cfx_value cfx_node_value(struct cfx_node *n) { cfx_value v = {CFX_
  * item by item sees a dict's keys and values like a tuple's items. */
 static inline cfx_value cfx_dict(const cfx_value *kv, uint32_t n) { cfx_value v = {CFX_V_DICT, 2 * n, {.items = kv}}; return v; }
 static inline cfx_value cfx_op_value(const struct cfx_op *o) { cfx_value v = {CFX_V_OP, 0, {.op = o}}; return v; }
+/* An effect token: its own kind, so that graphs, passes and the interpreter tell it from data,
+ * carried by a tensor as 2.13's token is (`torch.tensor([])`), so that tracers and
+ * functionalization track it by that tensor as they track any. */
+static inline cfx_value cfx_token_value(cfx_tensor *t) { cfx_value v = {CFX_V_TOKEN, 0, {.t = t}}; return v; }
+/* The tensor of a TENSOR or TOKEN value (NULL for any other kind): what code that maps, tracks
+ * or retains tensors through values follows, keeping the value's kind. */
+static inline cfx_tensor *cfx_value_tensor_or_token(cfx_value v)
+{
+    return v.kind == CFX_V_TENSOR || v.kind == CFX_V_TOKEN ? v.u.t : NULL;
+}
 
 static inline bool cfx_value_is_none(cfx_value v) { return v.kind == CFX_V_NONE; }
 /* LIST, TUPLE or DICT: a value whose items (u.items[0..len)) are values. */

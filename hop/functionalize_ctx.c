@@ -83,11 +83,12 @@ void cfx_functionalize_redispatch_end(cfx_functionalize_ctx *c)
 
 static int map_one(cfx_value in, cfx_value *out, hop_tensor_map_fn fn, void *ctx, int depth)
 {
-    if (in.kind == CFX_V_TENSOR && in.u.t) {
+    if (cfx_value_tensor_or_token(in)) { /* a token stays a token */
         cfx_tensor *t = fn(in.u.t, ctx);
         if (!t)
             return CFX_ERR;
-        *out = cfx_tensor_value(t);
+        *out = in;
+        out->u.t = t;
         return CFX_OK;
     }
     if (cfx_value_is_container(in) && in.len > 0) { /* a dict too: its keys map to themselves */

@@ -274,7 +274,7 @@ static cfx_keyset tensor_keys(const cfx_value *v, int n, int depth)
 {
     cfx_keyset ks = cfx_keyset_empty();
     for (int i = 0; i < n; i++) {
-        if (v[i].kind == CFX_V_TENSOR && v[i].u.t)
+        if (cfx_value_tensor_or_token(v[i])) /* a token's tensor too: with_effects' only one, often */
             ks = cfx_keyset_or(ks, v[i].u.t->keys);
         else if (cfx_value_is_container(v[i]) && depth < 32) /* a dict too: _get_overloaded_args */
             ks = cfx_keyset_or(ks, tensor_keys(v[i].u.items, (int)v[i].len, depth + 1));
@@ -338,7 +338,7 @@ static int dispatch_python(cfx_hop *hop, const cfx_value *args, int n, cfx_value
     }
     /* no mode: a fake tensor argument brings its fake mode's rule (FakeTensor -> FakeTensorMode) */
     for (int i = 0; i < n; i++) {
-        if (args[i].kind != CFX_V_TENSOR || !args[i].u.t)
+        if (!cfx_value_tensor_or_token(args[i]))
             continue;
         cfx_mode *m = cfx_tensor_mode(args[i].u.t);
         if (!m)

@@ -123,7 +123,7 @@ static cfx_node *object_attr_node(cfx_proxy_mode *pm, cfx_object *obj)
 static int map_arg(cfx_proxy_mode *pm, cfx_value in, cfx_value *out, int depth)
 {
     *out = in;
-    if (in.kind == CFX_V_TENSOR && in.u.t) {
+    if (cfx_value_tensor_or_token(in)) {
         cfx_node *node = cfx_proxy_node_of(pm, in.u.t);
         if (!node)
             return CFX_ERR;

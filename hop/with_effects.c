@@ -10,7 +10,11 @@
  * python_code; or a HOP value (CFX_V_HOP: call_torchbind, whose functionalize rule in
  * torchbind.c calls hop_handle_effects), printed `call_torchbind` /
  * `torch.ops.higher_order.call_torchbind`. As in 2.13 the HOP itself is not side-effectful: a with_effects node whose
- * token nobody uses is dead code; the token chain to the output is what keeps it. */
+ * token nobody uses is dead code; the token chain to the output is what keeps it.
+ *
+ * Tokens travel as CFX_V_TOKEN values (dispatch/value.h), the token's tensor inside: the
+ * token argument must be one, the new token comes back as one, and the proxy gives the nodes
+ * that carry tokens a token val (2.13's FakeTensor of size (0,), under its own kind). */
 #include <stdio.h>
 #include <string.h>
 
@@ -51,10 +55,16 @@ typedef struct effect_op {
     cfx_hop *hop;
 } effect_op;
 
-/* WithEffects.__call__'s checks (a HOP has no alias annotations). */
+/* WithEffects.__call__'s checks (a HOP has no alias annotations), after cfx's own: the token
+ * is a token value (2.13 takes any tensor there; in cfx tokens are their own kind). */
 static bool check(const cfx_value *args, int n, effect_op *e)
 {
     e->op = NULL;
+    if (n < 1 || args[0].kind != CFX_V_TOKEN || !args[0].u.t) {
+        cfx_error_set(CFX_ERR, NULL, "with_effects: the token argument must be an effect token (a token value), got %s",
+                      n < 1 ? "nothing" : cfx_value_kind_name(args[0].kind));
+        return false;
+    }
     e->hop = n >= 2 ? cfx_value_hop(args[1]) : NULL;
     if (e->hop)
         return true;
@@ -120,7 +130,7 @@ static int dense(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args,
     cfx_value *items = cfx_scope_alloc((size_t)(n_outs + 1) * sizeof *items);
     if (!items)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    items[0] = cfx_tensor_value(token);
+    items[0] = cfx_token_value(token);
     memcpy(items + 1, outs, (size_t)n_outs * sizeof *items);
     *out = cfx_tuple(items, (uint32_t)(n_outs + 1));
     return CFX_OK;
@@ -220,7 +230,7 @@ int hop_handle_effects(cfx_functional_mode *fm, cfx_value op, const char *name, 
     cfx_value *args = cfx_scope_alloc((size_t)n * sizeof *args), *un = cfx_scope_alloc((size_t)n * sizeof *un);
     if (!args || !un)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    args[0] = cfx_tensor_value(token);
+    args[0] = cfx_token_value(token);
     args[1] = op;
     if (n_in > 0)
         memcpy(args + 2, in, (size_t)n_in * sizeof *args);
@@ -232,7 +242,7 @@ int hop_handle_effects(cfx_functional_mode *fm, cfx_value op, const char *name, 
     if (rc != CFX_OK)
         return rc;
     int want = n_returns > 1 ? n_returns : 1;
-    if (r.kind != CFX_V_TUPLE || (int)r.len != want + 1 || r.u.items[0].kind != CFX_V_TENSOR)
+    if (r.kind != CFX_V_TUPLE || (int)r.len != want + 1 || r.u.items[0].kind != CFX_V_TOKEN)
         return cfx_error_set(CFX_ERR, NULL, "expected %d outputs but got %d", want, r.kind == CFX_V_TUPLE ? (int)r.len - 1 : 0);
     if (n_returns == 0 && r.u.items[1].kind != CFX_V_NONE)
         return cfx_error_set(CFX_ERR, NULL, "expected no outputs but got %s", cfx_value_kind_name(r.u.items[1].kind));
@@ -274,7 +284,7 @@ int cfx_with_effects(cfx_tensor *token, const cfx_op *op, const cfx_value *args,
     cfx_value *all = cfx_scope_alloc((size_t)(n + 2) * sizeof *all);
     if (!all)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    all[0] = cfx_tensor_value(token);
+    all[0] = token ? cfx_token_value(token) : cfx_none();
     all[1] = op ? cfx_op_value(op) : cfx_none();
     if (n > 0)
         memcpy(all + 2, args, (size_t)n * sizeof *all);

@@ -26,6 +26,7 @@ const char *ir_interp_type_name(cfx_value v)
     case CFX_V_DOUBLE: return "float";
     case CFX_V_STRING: return "str";
     case CFX_V_TENSOR: return v.u.t ? "Tensor" : "NoneType";
+    case CFX_V_TOKEN: return "Tensor"; /* 2.13's token is a tensor */
     case CFX_V_LIST: return "list";
     case CFX_V_TUPLE: return "tuple";
     case CFX_V_DICT: return "dict";

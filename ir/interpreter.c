@@ -60,7 +60,7 @@ static int too_deep(void)
 
 static void drop(cfx_value v)
 {
-    if (v.kind == CFX_V_TENSOR) {
+    if (v.kind == CFX_V_TENSOR || v.kind == CFX_V_TOKEN) {
         cfx_tensor_release(v.u.t);
     } else if (cfx_value_is_container(v)) {
         for (uint32_t i = 0; i < v.len; i++)
@@ -77,6 +77,9 @@ static int own(cfx_value v, cfx_value *out, int depth)
     switch (v.kind) {
     case CFX_V_TENSOR:
         *out = v.u.t ? cfx_tensor_value(cfx_tensor_retain(v.u.t)) : cfx_none();
+        return CFX_OK;
+    case CFX_V_TOKEN: /* held by its tensor, as a tensor value is */
+        *out = v.u.t ? cfx_token_value(cfx_tensor_retain(v.u.t)) : cfx_none();
         return CFX_OK;
     case CFX_V_LIST:
     case CFX_V_TUPLE:
@@ -111,7 +114,7 @@ static int give(cfx_value v, cfx_value *out, int depth)
     if (depth > MAX_DEPTH)
         return too_deep();
     *out = v;
-    if (v.kind == CFX_V_TENSOR) {
+    if (v.kind == CFX_V_TENSOR || v.kind == CFX_V_TOKEN) {
         cfx_autorelease(cfx_tensor_retain(v.u.t));
     } else if (cfx_value_is_container(v)) {
         cfx_value *items = cfx_scope_alloc(v.len * sizeof *items);

@@ -531,16 +531,17 @@ static int val_one(jreader *r, const cJSON *j, cfx_meta_val *v, const cJSON **fi
         *first = t->child;
         return CFX_OK;
     }
-    if (strcmp(t->string, "tensor") == 0) {
+    bool token = strcmp(t->string, "token") == 0; /* an effect token: a tensor's fields */
+    if (token || strcmp(t->string, "tensor") == 0) {
         static const char *const members[] = {TENSOR_MEMBERS, NULL};
         cJSON *m[5];
         if (!cJSON_IsObject(t))
-            return jr_err(r, CFX_ERR_PARSE, "val: {\"tensor\": ...} needs an object");
-        if (jr_members(r, t, members, m, "val tensor") != CFX_OK)
+            return jr_err(r, CFX_ERR_PARSE, "val: {\"%s\": ...} needs an object", t->string);
+        if (jr_members(r, t, members, m, token ? "val token" : "val tensor") != CFX_OK)
             return CFX_ERR_PARSE;
         int dtype, n;
         int64_t *sizes, *strides;
-        v->kind = CFX_MVAL_TENSOR;
+        v->kind = token ? CFX_MVAL_TOKEN : CFX_MVAL_TENSOR;
         if (read_tensor_fields(r, m, &dtype, &v->device, &sizes, &strides, &n, &v->storage_offset) != CFX_OK)
             return CFX_ERR_PARSE;
         v->dtype = (int8_t)dtype;

@@ -289,6 +289,9 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
     case CFX_V_TENSOR:
         return jw_err(w, "a tensor value cannot be serialized (make it a module attribute read by "
                       "a get_attr node)");
+    case CFX_V_TOKEN:
+        return jw_err(w, "an effect token value cannot be serialized (a token is a graph input or a "
+                      "with_effects result, never a constant)");
     case CFX_V_OBJECT:
         return jw_err(w, "a script object value cannot be serialized (make it a module attribute "
                       "read by a get_attr node)");
@@ -408,7 +411,7 @@ int jw_tensor_fields(jwriter *w, int dtype, cfx_device device, const int64_t *si
 }
 
 /* meta['val']: null, int, {"float"}, bool, {"tuple": [...]}, [...] (a list), {"tensor": {...}},
- * {"script_object": class}. */
+ * {"token": {...}}, {"script_object": class}. */
 static int put_meta_val(jwriter *w, const cfx_meta_val *root, int depth)
 {
     cfx_buf *b = w->b;
@@ -442,13 +445,17 @@ static int put_meta_val(jwriter *w, const cfx_meta_val *root, int depth)
                 return CFX_ERR;
             cfx_buf_putc(b, '}');
             break;
-        case CFX_MVAL_TENSOR: {
+        case CFX_MVAL_TENSOR:
+        case CFX_MVAL_TOKEN: { /* a token: {"token": {...}}, its tensor's fields */
             if (v->n < 0 || v->n > CFX_MAX_DIMS || (v->n && (!v->sizes || !v->strides)))
                 return jw_err(w, "a tensor val of rank %d without shape", (int)v->n);
             int extra = dims_tagged(v->sizes, v->n) || dims_tagged(v->strides, v->n) ? 4 : 3;
             if (depth + extra > CFX_GRAPH_JSON_MAX_DEPTH)
                 return too_deep(w);
-            PB_LIT(b, "{\"tensor\": {");
+            if (v->kind == CFX_MVAL_TOKEN)
+                PB_LIT(b, "{\"token\": {");
+            else
+                PB_LIT(b, "{\"tensor\": {");
             if (jw_tensor_fields(w, v->dtype, v->device, v->sizes, v->strides, v->n,
                 v->storage_offset) != CFX_OK)
                 return CFX_ERR;

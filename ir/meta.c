@@ -150,6 +150,7 @@ static int fix_val(cfx_graph *g, cfx_meta_val *root)
     for (;;) {
         switch (v->kind) {
         case CFX_MVAL_TENSOR:
+        case CFX_MVAL_TOKEN:
             if (v->n < 0 || v->n > CFX_MAX_DIMS) {
                 rc = cfx_error_set(CFX_ERR, NULL, "val: bad tensor rank %d", (int)v->n);
                 goto out;

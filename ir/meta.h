@@ -2,7 +2,8 @@
  *
  * FX keeps a string-keyed dict per node. The entries every layer relies on get typed slots:
  *   val          the fake value: tensor metadata (dtype, shape, stride, device, storage offset),
- *                a scalar (int / double / bool), a tuple or list of those, or a script
+ *                a scalar (int / double / bool), a tuple or list of those, an effect
+ *                token (its tensor's metadata, under a kind of its own), or a script
  *                object's class;
  *   tensor_meta  FX's TensorMetadata (shape, dtype, requires_grad, stride, memory_format,
  *                is_quantized, qparams) as ShapeProp / make_fx compute it;
@@ -30,15 +31,17 @@ typedef enum cfx_meta_val_kind {
     CFX_MVAL_TUPLE,
     CFX_MVAL_OBJECT, /* a script object: class name ("__torch__.torch.classes.ns.Cls") */
     CFX_MVAL_LIST,   /* as TUPLE; what an op returning Tensor[] gives (make_fx keeps the list) */
+    CFX_MVAL_TOKEN,  /* an effect token (CFX_V_TOKEN): the TENSOR fields of its tensor, which
+                        2.13's val is (FakeTensor of size (0,)), under a kind of its own */
 } cfx_meta_val_kind;
 
 typedef struct cfx_meta_val {
     uint8_t kind;                  /* cfx_meta_val_kind */
-    int8_t dtype;                  /* TENSOR: cfx_dtype */
-    cfx_device device;             /* TENSOR */
-    int32_t n;                     /* TENSOR: ndim; TUPLE, LIST: item count */
-    const int64_t *sizes, *strides; /* TENSOR: n entries each */
-    int64_t storage_offset;        /* TENSOR */
+    int8_t dtype;                  /* TENSOR, TOKEN: cfx_dtype */
+    cfx_device device;             /* TENSOR, TOKEN */
+    int32_t n;                     /* TENSOR, TOKEN: ndim; TUPLE, LIST: item count */
+    const int64_t *sizes, *strides; /* TENSOR, TOKEN: n entries each */
+    int64_t storage_offset;        /* TENSOR, TOKEN */
     union {
         int64_t i;
         double d;

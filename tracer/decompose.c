@@ -82,7 +82,8 @@ static int make_inputs(const cfx_node *n, cfx_value *vals)
             return node_error(n, in, " has no meta['val'] (run FakeTensorProp first)");
         int rc = CFX_OK;
         switch (v->kind) {
-        case CFX_MVAL_TENSOR: rc = cfx_fake_tensor_of_val(v, &vals[i]); break;
+        case CFX_MVAL_TENSOR:
+        case CFX_MVAL_TOKEN: rc = cfx_fake_tensor_of_val(v, &vals[i]); break;
         case CFX_MVAL_INT: vals[i] = cfx_int(v->u.i); break;
         case CFX_MVAL_DOUBLE: vals[i] = cfx_double(v->u.d); break;
         case CFX_MVAL_BOOL: vals[i] = cfx_bool(v->u.b); break;

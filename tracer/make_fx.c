@@ -251,7 +251,7 @@ static int map_output(trace *tr, cfx_value in, cfx_value *out, cfx_value ***allo
     *out = in;
     cfx_value *cur = out;
     for (;;) {
-        if (cur->kind == CFX_V_TENSOR) {
+        if (cur->kind == CFX_V_TENSOR || cur->kind == CFX_V_TOKEN) { /* a token: its node */
             if (!cur->u.t) {
                 *cur = cfx_none();
             } else if (!cfx_tensor_pointer_is_live(cur->u.t)) {
@@ -298,7 +298,7 @@ static int build_output(trace *tr, const cfx_value *rets, cfx_tensor *token)
     int nr = tr->schema->n_returns;
     cfx_value with_token[MAX_VALUES + 1];
     if (token) {
-        with_token[0] = cfx_tensor_value(token);
+        with_token[0] = cfx_token_value(token);
         memcpy(with_token + 1, rets, (size_t)nr * sizeof *rets);
         rets = with_token;
         nr++;
@@ -419,7 +419,7 @@ cfx_graph_module *cfx_make_fx(cfx_fnptr fn, const char *signature, const cfx_val
         if (token && tr.fake && (!(token = cfx_fake_from_tensor(tr.fake, token)) || cfx_tensor_mark_token(token) != CFX_OK))
             token = NULL;
         cfx_node *tn = token ? cfx_graph_placeholder(cfx_graph_module_graph(tr.gm), "token_1") : NULL;
-        if (!tn || cfx_proxy_track(tr.pm, token, tn) != CFX_OK || remember(&tr, token) != CFX_OK)
+        if (!tn || cfx_proxy_track_token(tr.pm, token, tn) != CFX_OK || remember(&tr, token) != CFX_OK)
             goto fail;
     }
     if (make_placeholders(&tr, stack) != CFX_OK)

@@ -354,20 +354,35 @@ cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
 /* ---- results to nodes -------------------------------------------------------------------------- */
 
 /* track_tensor + set_meta for a non-NULL tensor and node; the constant replaced (NULL clears). */
-static int track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, cfx_tensor *constant, const cfx_site *site)
+/* token: t carries an effect token (a CFX_V_TOKEN value), whose val is a token val: the
+ * tensor's metadata (2.13's FakeTensor of size (0,)) under its own kind. */
+static int track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, cfx_tensor *constant, const cfx_site *site,
+                 bool token)
 {
     int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
     if (rc == CFX_OK)
         rc = cfx_proxy_set_constant(pm, t, constant);
     if (rc == CFX_OK)
         rc = set_tensor_meta(n, t, site);
+    if (rc == CFX_OK && token) {
+        cfx_meta_val v = tensor_val(t);
+        v.kind = CFX_MVAL_TOKEN;
+        rc = cfx_node_set_val(n, &v);
+    }
     return rc;
 }
 
 int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
 {
     /* placeholders (wrap_key) and HOP outputs: no stack trace on placeholders */
-    return pm && t && n ? track(pm, t, n, NULL, n->op == CFX_NODE_PLACEHOLDER ? NULL : site_to_record(pm)) : CFX_ERR;
+    return pm && t && n ? track(pm, t, n, NULL, n->op == CFX_NODE_PLACEHOLDER ? NULL : site_to_record(pm), false)
+                        : CFX_ERR;
+}
+
+int cfx_proxy_track_token(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
+{
+    return pm && t && n ? track(pm, t, n, NULL, n->op == CFX_NODE_PLACEHOLDER ? NULL : site_to_record(pm), true)
+                        : CFX_ERR;
 }
 
 void cfx_proxy_untrack(cfx_proxy_mode *pm, cfx_tensor *t)
@@ -392,6 +407,12 @@ static cfx_meta_val leaf_val(cfx_value v)
 {
     switch (v.kind) {
     case CFX_V_TENSOR: return v.u.t ? tensor_val(v.u.t) : (cfx_meta_val){.kind = CFX_MVAL_NONE};
+    case CFX_V_TOKEN: {
+        cfx_meta_val tv = v.u.t ? tensor_val(v.u.t) : (cfx_meta_val){.kind = CFX_MVAL_NONE};
+        if (v.u.t)
+            tv.kind = CFX_MVAL_TOKEN;
+        return tv;
+    }
     case CFX_V_INT: return (cfx_meta_val){.kind = CFX_MVAL_INT, .u.i = v.u.i};
     case CFX_V_DOUBLE: return (cfx_meta_val){.kind = CFX_MVAL_DOUBLE, .u.d = v.u.d};
     case CFX_V_BOOL: return (cfx_meta_val){.kind = CFX_MVAL_BOOL, .u.b = v.u.b};
@@ -443,8 +464,8 @@ static cfx_tensor *tensor_constant(const cfx_value *c)
  * primitives pass. */
 static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy, const cfx_site *site, const cfx_value *c)
 {
-    if (v.kind == CFX_V_TENSOR)
-        return v.u.t ? track(pm, v.u.t, proxy, tensor_constant(c), site) : CFX_OK;
+    if (v.kind == CFX_V_TENSOR || v.kind == CFX_V_TOKEN)
+        return v.u.t ? track(pm, v.u.t, proxy, tensor_constant(c), site, v.kind == CFX_V_TOKEN) : CFX_OK;
     if (v.kind != CFX_V_LIST)
         return CFX_OK;
     bool list_c = c && c->kind == CFX_V_LIST && c->len == v.len;
@@ -455,7 +476,7 @@ static int wrap_value(cfx_proxy_mode *pm, cfx_value v, cfx_node *proxy, const cf
             return CFX_ERR;
         cfx_value e = v.u.items[j];
         if (e.kind == CFX_V_TENSOR && e.u.t)
-            rc = track(pm, e.u.t, gi, list_c ? tensor_constant(&c->u.items[j]) : NULL, site);
+            rc = track(pm, e.u.t, gi, list_c ? tensor_constant(&c->u.items[j]) : NULL, site, false);
     }
     return rc;
 }
@@ -687,7 +708,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     if (rc != CFX_OK)
         return rc;
     if (!may_be_constant) /* a single tensor, the usual result, is tracked as itself */
-        return meta_has_site ? track(pm, stack[0].u.t, n, NULL, site)
+        return meta_has_site ? track(pm, stack[0].u.t, n, NULL, site, false)
                              : track_outputs(pm, n, stack, p->n_returns, site, NULL);
     /* constants are computed in a scope of their own: the bindings keep what they need */
     cfx_value consts[MAX_ARGS];

@@ -62,6 +62,8 @@ uint64_t cfx_proxy_mode_owner(const cfx_proxy_mode *pm);
 cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t);
 /* track_tensor + set_meta: binds t to n (no constant) and stores n's meta from t. */
 int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n);
+/* The same for the tensor of an effect token (CFX_V_TOKEN): n's val is a token val. */
+int cfx_proxy_track_token(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n);
 /* track_tensor_tree for an op's returns outs[0..n_outs) produced by node n. */
 int cfx_proxy_track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs);
 /* Removes this mode's bindings (node, constant) from t (make_fx does it for tensors that

@@ -119,7 +119,9 @@ static uint64_t scalar_hash(const cse *c, const cfx_value *v)
             h = (h ^ (unsigned char)v->u.s[i]) * 0x100000001b3ull;
         return h;
     }
-    case CFX_V_TENSOR: return (uint64_t)(uintptr_t)v->u.t;
+    case CFX_V_TENSOR:
+    case CFX_V_TOKEN: return (uint64_t)(uintptr_t)v->u.t;
+    case CFX_V_OP: return (uint64_t)(uintptr_t)v->u.op; /* identity, as equality compares it */
     case CFX_V_DTYPE: return (uint64_t)v->u.dtype;
     case CFX_V_DEVICE: return (uint64_t)(uint8_t)v->u.device.type << 8 | (uint8_t)v->u.device.index;
     case CFX_V_MEMORY_FORMAT: return (uint64_t)v->u.memory_format;

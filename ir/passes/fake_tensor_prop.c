@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "dispatch/dispatcher.h"
+#include "dispatch/effects.h"
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
 #include "dispatch/scope.h"
@@ -32,12 +33,13 @@ static uint32_t count_vals(cfx_value v, int depth)
 static cfx_meta_val to_val(cfx_value v, cfx_meta_val **pool, int depth)
 {
     switch (v.kind) {
-    case CFX_V_TENSOR: {
+    case CFX_V_TENSOR:
+    case CFX_V_TOKEN: {
         const cfx_tensor *t = v.u.t;
         if (!t)
             break;
         return (cfx_meta_val){
-            .kind = CFX_MVAL_TENSOR,
+            .kind = v.kind == CFX_V_TOKEN ? CFX_MVAL_TOKEN : CFX_MVAL_TENSOR,
             .dtype = t->dtype,
             .device = cfx_tensor_fake_device(t),
             .n = t->ndim,
@@ -176,6 +178,10 @@ int cfx_fake_tensor_of_val(const cfx_meta_val *v, cfx_value *out)
         cfx_dtype_value((cfx_dtype)v->dtype), cfx_none(), cfx_device_value(v->device), cfx_none(),
     };
     int rc = cfx_op_call(op, stack, 6, 6);
+    if (rc == CFX_OK && v->kind == CFX_MVAL_TOKEN) { /* a fake token, a token value */
+        rc = cfx_tensor_mark_token(stack[0].u.t);
+        stack[0] = cfx_token_value(stack[0].u.t);
+    }
     if (rc == CFX_OK)
         *out = stack[0];
     return rc;
@@ -205,7 +211,7 @@ int cfx_fake_tensor_prop_from_meta(cfx_graph *g, const cfx_graph_module *module)
         const cfx_meta_val *v = cfx_node_val(n);
         if (!v)
             rc = no_input(n, " has no meta['val']");
-        else if (v->kind == CFX_MVAL_TENSOR)
+        else if (v->kind == CFX_MVAL_TENSOR || v->kind == CFX_MVAL_TOKEN)
             rc = cfx_fake_tensor_of_val(v, &args[i]);
         else if (v->kind == CFX_MVAL_INT)
             args[i] = cfx_int(v->u.i);

@@ -41,8 +41,9 @@ CFX_API int cfx_fake_tensor_prop(cfx_graph *g, const cfx_graph_module *module, c
 CFX_API int cfx_fake_tensor_prop_from_meta(cfx_graph *g, const cfx_graph_module *module);
 
 /* A fake tensor with the size, stride, dtype and device a tensor val records:
- * empty_strided(size, stride, dtype=, device=) under the fake mode the caller has entered.
- * *out belongs to the current scope. */
+ * empty_strided(size, stride, dtype=, device=) under the fake mode the caller has entered;
+ * for a token val, that tensor marked a token, as a CFX_V_TOKEN value. *out belongs to the
+ * current scope. */
 CFX_API int cfx_fake_tensor_of_val(const cfx_meta_val *v, cfx_value *out);
 
 #endif

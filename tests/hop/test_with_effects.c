@@ -61,8 +61,8 @@ Test(with_effects, dce_keeps_the_token_chain)
     free(want);
 }
 
-/* with_effects(torch.tensor([]), aten._print.default, "hi") is (float32 [0] token, None);
- * an op with alias annotations is refused with 2.13's text. */
+/* with_effects(torch.tensor([]), aten._print.default, "hi") is (float32 [0] token, None), the
+ * token a token value; an op with alias annotations is refused with 2.13's text. */
 Test(with_effects, dense_and_aliasing)
 {
     cfx_hop_init();
@@ -74,7 +74,7 @@ Test(with_effects, dense_and_aliasing)
                  cfx_error_message());
     cr_assert_eq(out.kind, CFX_V_TUPLE);
     cr_assert_eq(out.len, 2);
-    cr_assert_eq(out.u.items[0].kind, CFX_V_TENSOR);
+    cr_assert_eq(out.u.items[0].kind, CFX_V_TOKEN);
     cfx_tensor *tok = out.u.items[0].u.t;
     cr_expect_eq(tok->ndim, 1);
     cr_expect_eq(tok->sizes[0], 0);
@@ -250,11 +250,11 @@ Test(with_effects, json_round_trip_of_an_operator_argument)
     free(text);
     cfx_scope sc = cfx_scope_begin();
     cfx_tensor *x = cfx_autorelease(effects_t23(0)), *y = cfx_autorelease(effects_t23(1));
-    cfx_value args[3] = {cfx_tensor_value(cfx_token_new()), cfx_tensor_value(x), cfx_tensor_value(y)}, out;
+    cfx_value args[3] = {cfx_token_value(cfx_token_new()), cfx_tensor_value(x), cfx_tensor_value(y)}, out;
     cr_assert_eq(cfx_graph_module_run(back, args, 3, &out), CFX_OK, "%s", cfx_error_message());
     cr_assert_eq(out.kind, CFX_V_TUPLE);
     cr_assert_eq(out.len, 2);
-    cr_expect(cfx_tensor_is_token(out.u.items[0].u.t));
+    cr_expect_eq(out.u.items[0].kind, CFX_V_TOKEN);
     cr_assert_eq(out.u.items[1].kind, CFX_V_TENSOR);
     expect_floats(out.u.items[1].u.t, cfx_relu(cfx_add(x, y)));
     cfx_scope_end(sc);
@@ -279,11 +279,11 @@ Test(with_effects, json_round_trip_of_a_hop_argument)
     expect_c_has(back, "cfx_hop_value(cfx_hop_find(\"call_torchbind\"))");
     /* the program pushes x and cos(y), pops x, and adds the size left (1) */
     cfx_tensor *x = cfx_autorelease(effects_t23(0)), *y = cfx_autorelease(effects_t23(1));
-    cfx_value args[4] = {cfx_tensor_value(cfx_token_new()), cfx_object_value(q), cfx_tensor_value(x),
+    cfx_value args[4] = {cfx_token_value(cfx_token_new()), cfx_object_value(q), cfx_tensor_value(x),
                          cfx_tensor_value(y)}, out;
     cr_assert_eq(cfx_graph_module_run(back, args, 4, &out), CFX_OK, "%s", cfx_error_message());
     cr_assert_eq(out.kind, CFX_V_TUPLE);
-    cr_expect(cfx_tensor_is_token(out.u.items[0].u.t));
+    cr_expect_eq(out.u.items[0].kind, CFX_V_TOKEN);
     expect_floats(out.u.items[1].u.t, cfx_add(x, cfx_num(1)));
     cfx_scope_end(sc);
     cfx_set_warning_handler(NULL, NULL);
@@ -326,4 +326,79 @@ Test(with_effects, json_unknown_operator_values)
         cfx_error_clear();
         cfx_graph_free(g);
     }
+}
+
+/* ---- tokens are their own value kind ---------------------------------------------------------- */
+
+/* Every node that carries a token (the token_1 placeholder, the getitem of each with_effects'
+ * item 0) has a token val with the tensor metadata of 2.13's FakeTensor(size=(0,)); a
+ * with_effects val is (token, None); JSON writes {"token": {...}}; DOT labels it `token`. */
+Test(with_effects, token_nodes_have_token_vals)
+{
+    static const char *const token_nodes[] = {"token_1", "getitem", "getitem_2"};
+    for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
+        cfx_graph_module *gm = trace((cfx_fnptr)effects_prints, mode);
+        cr_assert(gm, "%s", cfx_error_message());
+        cfx_graph *g = cfx_graph_module_graph(gm);
+        for (size_t i = 0; i < sizeof token_nodes / sizeof *token_nodes; i++) {
+            const cfx_node *n = cfx_graph_find_node(g, token_nodes[i]);
+            cr_assert(n, "%s", token_nodes[i]);
+            const cfx_meta_val *v = cfx_node_val(n);
+            cr_assert(v, "%s", token_nodes[i]);
+            cr_expect_eq(v->kind, CFX_MVAL_TOKEN, "mode %d %s", mode, token_nodes[i]);
+            cr_expect_eq(v->dtype, CFX_FLOAT32);
+            cr_expect_eq(v->n, 1);
+            cr_expect_eq(v->sizes[0], 0);
+            cr_expect_eq(v->strides[0], 1);
+        }
+        const cfx_meta_val *we = cfx_node_val(cfx_graph_find_node(g, "with_effects"));
+        cr_assert(we && we->kind == CFX_MVAL_TUPLE && we->n == 2);
+        cr_expect_eq(we->u.items[0].kind, CFX_MVAL_TOKEN);
+        cr_expect_eq(we->u.items[1].kind, CFX_MVAL_NONE);
+        /* data nodes keep tensor vals */
+        cr_expect_eq(cfx_node_val(cfx_graph_find_node(g, "relu"))->kind, CFX_MVAL_TENSOR);
+        char *text = NULL;
+        cr_assert_eq(cfx_graph_module_to_json(gm, 0, &text), CFX_OK, "%s", cfx_error_message());
+        cr_expect(strstr(text, "{\"name\": \"token_1\", \"op\": \"placeholder\", \"target\": \"token_1\", \"args\": [], "
+                               "\"kwargs\": [], \"meta\": {\"val\": {\"token\": {\"dtype\": \"torch.float32\", "
+                               "\"device\": \"cpu\", \"shape\": [0], \"stride\": [1], \"storage_offset\": 0}}"),
+                  "%s", text);
+        cfx_graph_module *back = cfx_graph_module_from_json(text, strlen(text));
+        cr_assert(back, "%s", cfx_error_message());
+        cr_expect_eq(cfx_node_val(cfx_graph_find_node(cfx_graph_module_graph(back), "token_1"))->kind, CFX_MVAL_TOKEN);
+        free(text);
+        cfx_buf b;
+        cfx_buf_init(&b);
+        cr_assert_eq(cfx_graph_to_dot(g, "prints", &b), CFX_OK, "%s", cfx_error_message());
+        cr_expect(strstr(b.data, "[label=\"token_1\\lplaceholder\\ltoken\\l\""), "%s", b.data);
+        cr_expect(strstr(b.data, "with_effects\\ltorch.ops.higher_order.with_effects\\l(token, None)\\l"), "%s",
+                  b.data);
+        cfx_buf_free(&b);
+        cfx_graph_module_free(back);
+        cfx_graph_module_free(gm);
+    }
+}
+
+/* The interpreter and generated C hand a token placeholder a token value; anything else is
+ * refused with a clear message (with_effects takes only tokens, cfx's rule). */
+Test(with_effects, a_token_input_must_be_a_token)
+{
+    cfx_graph_module *gm = trace((cfx_fnptr)effects_prints, CFX_TRACE_FAKE);
+    cr_assert(gm, "%s", cfx_error_message());
+    cfx_scope sc = cfx_scope_begin();
+    cfx_tensor *x = cfx_autorelease(effects_t23(0)), *y = cfx_autorelease(effects_t23(1));
+    cfx_value args[3] = {cfx_tensor_value(cfx_token_new()), cfx_tensor_value(x), cfx_tensor_value(y)}, out;
+    cr_expect_neq(cfx_graph_module_run(gm, args, 3, &out), CFX_OK);
+    cr_expect(strstr(cfx_error_message(), "with_effects: the token argument must be an effect token (a token value), "
+                                          "got tensor"),
+              "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cr_assert_eq(cfx_graph_to_c(cfx_graph_module_graph(gm), "f", &b), CFX_OK, "%s", cfx_error_message());
+    cr_expect(strstr(b.data, "if (a0.kind != CFX_V_TOKEN || !a0.u.t)"), "%s", b.data);
+    cr_expect(strstr(b.data, "forward(): argument 'token_1' must be an effect token, not %s"), "%s", b.data);
+    cfx_buf_free(&b);
+    cfx_scope_end(sc);
+    cfx_graph_module_free(gm);
 }

@@ -154,7 +154,14 @@ static int make_input(const cfx_node *n, const inputs *in, rng *r, cfx_value *ou
     const char *name = nb.data ? nb.data : "?";
     const cfx_meta_val *v = cfx_node_val(n);
     int rc = CFX_OK;
-    if (in->file && cfx_safetensors_find(in->file, name) >= 0) {
+    if (v && v->kind == CFX_MVAL_TOKEN) {
+        /* an effect token input: a fresh token, as 2.13's ep.module() makes one per call */
+        cfx_tensor *t = cfx_token_new();
+        if (t)
+            *out = cfx_token_value(t);
+        else
+            rc = CFX_ERR;
+    } else if (in->file && cfx_safetensors_find(in->file, name) >= 0) {
         cfx_tensor *t = cfx_safetensors_tensor(in->file, cfx_safetensors_find(in->file, name));
         if (v && v->kind == CFX_MVAL_TENSOR && !same_shape(t, v))
             rc = mismatch(name, t, v);
