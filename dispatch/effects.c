@@ -29,6 +29,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static entry *table;
 static int n_table, cap_table;
 static _Atomic(cfx_effects_handler) handler;
+static atomic_uint version = 1; /* bumped by every change: is_impure's caches (ir/) follow it */
 
 const char *cfx_effect_type_name(cfx_effect_type e)
 {
@@ -74,9 +75,13 @@ int cfx_register_effectful_op(const char *qualname, cfx_effect_type e)
         if (rc == CFX_OK)
             table[n_table++] = (entry){copy, e};
     }
+    if (rc == CFX_OK)
+        atomic_fetch_add(&version, 1);
     pthread_mutex_unlock(&lock);
     return rc;
 }
+
+unsigned cfx_effects_version(void) { return atomic_load_explicit(&version, memory_order_acquire); }
 
 cfx_effect_type cfx_effect_of_name(const char *qualname)
 {

@@ -45,6 +45,8 @@ CFX_API const char *cfx_effect_type_name(cfx_effect_type e);
 /* _register_effectful_op(op, effect): qualname "ns::name" (every overload) or a HOP name.
  * CFX_EFFECT_NONE removes an entry. Errors: NULL name, an invalid effect. */
 CFX_API int cfx_register_effectful_op(const char *qualname, cfx_effect_type e);
+/* A counter that changes whenever the registry does (caches of answers derived from it). */
+CFX_API unsigned cfx_effects_version(void);
 /* The effect registered for qualname, else CFX_EFFECT_NONE (no schema rule). */
 CFX_API cfx_effect_type cfx_effect_of_name(const char *qualname);
 /* _get_effect(op): the registry, else ORDERED for a custom-class argument, else NONE. */

@@ -9,12 +9,14 @@
  * The built-in entries are PyTorch 2.13's torch.fx.node._side_effectful_functions as import
  * torch leaves it (tests/data/ir_side_effects.tsv): its operator overloads and functions. Its
  * three OpOverloadPacket members never match an overload target in FX either, and its
- * higher-order operator (call_torchbind) is registered by the layer that defines it. */
+ * higher-order operator (call_torchbind) is registered by the layer that defines it. As in
+ * 2.13's is_impure, an operator or HOP with an effect (dispatch/effects.h) is impure too. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/effects.h"
 #include "dispatch/fork_internal.h"
 #include "ir/internal.h"
 
@@ -155,10 +157,25 @@ bool cfx_side_effect_is_registered(cfx_target t)
     return (f & EFFECT_SIDE) != 0;
 }
 
-/* Refreshes a target's cached registry answers if the registry changed since. */
+/* torch._library.utils.is_impure's `_get_effect(op) is not None`: an operator or a HOP with an
+ * effect (aten::_print, a custom-class argument, call_torchbind; dispatch/effects.h) is impure,
+ * so dce keeps it even unused. with_effects itself has none (its token chain keeps it). */
+static bool has_effect(const cfx_target_info *info)
+{
+    static const char hop_prefix[] = "torch.ops.higher_order.";
+    const cfx_op *op = cfx_target_info_op(info);
+    if (op)
+        return cfx_op_effect(op) != CFX_EFFECT_NONE;
+    const cfx_builtin_fn *fn = cfx_target_info_fn(info);
+    return fn && fn->qualified_name && strncmp(fn->qualified_name, hop_prefix, sizeof hop_prefix - 1) == 0 &&
+           cfx_effect_of_name(fn->qualified_name + sizeof hop_prefix - 1) != CFX_EFFECT_NONE;
+}
+
+/* Refreshes a target's cached registry answers if either registry changed since (the sum of
+ * two counters that only grow changes whenever one of them does). */
 static void refresh(cfx_target_info *info)
 {
-    unsigned v = atomic_load_explicit(&reg_version, memory_order_acquire);
+    unsigned v = atomic_load_explicit(&reg_version, memory_order_acquire) + cfx_effects_version();
     if (info->impure_version == v)
         return;
     unsigned f = 0;
@@ -168,7 +185,7 @@ static void refresh(cfx_target_info *info)
         pthread_mutex_unlock(&reg_lock);
     }
     const cfx_builtin_fn *fn = cfx_target_info_fn(info);
-    info->impure = (f & EFFECT_SIDE) || (fn && fn->side_effect);
+    info->impure = (f & EFFECT_SIDE) || (fn && fn->side_effect) || has_effect(info);
     info->nondeterministic = (f & EFFECT_NONDET) != 0;
     info->impure_version = v;
 }

@@ -60,18 +60,34 @@ Test(effects, tokens)
     free(want);
 }
 
-/* Without functionalization _print is an ordinary call_function node, as make_fx records it. */
+/* Without functionalization _print is an ordinary call_function node, as make_fx records it;
+ * having an effect (ORDERED) it is impure, so dce keeps it unused, as 2.13's is_impure does. A
+ * custom op gets the same once an effect is registered for it, and loses it again. */
 Test(effects, print_traced_plainly)
 {
-    char *want = effects_block("prints_plain", "graph");
-    cr_assert(want);
+    char *want = effects_block("prints_plain", "graph"), *want_dce = effects_block("prints_plain_dce", "graph");
+    cr_assert(want && want_dce);
     cfx_graph_module *gm = effects_trace((cfx_fnptr)effects_prints, CFX_TRACE_REAL, false);
     cr_assert(gm, "%s", cfx_error_message());
-    char *got = cfx_graph_to_string(cfx_graph_module_graph(gm));
+    cfx_graph *g = cfx_graph_module_graph(gm);
+    char *got = cfx_graph_to_string(g);
     cr_expect_str_eq(got, want);
     free(got);
+    cfx_node *p = cfx_graph_find_node(g, "_print");
+    cr_assert(p);
+    cr_expect(cfx_node_is_impure(p));
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, NULL, NULL), CFX_OK);
+    got = cfx_graph_to_string(g);
+    cr_expect_str_eq(got, want_dce);
+    free(got);
+    /* the effect is what makes it impure: without one (registry entry removed) dce drops it */
+    cr_assert_eq(cfx_register_effectful_op("aten::_print", CFX_EFFECT_NONE), CFX_OK);
+    cr_expect(!cfx_node_is_impure(p));
+    cr_assert_eq(cfx_register_effectful_op("aten::_print", CFX_EFFECT_ORDERED), CFX_OK);
+    cr_expect(cfx_node_is_impure(p));
     cfx_graph_module_free(gm);
     free(want);
+    free(want_dce);
 }
 
 /* Token threading with no effectful op: the token goes straight from input to output. */

@@ -9,6 +9,8 @@ token_1). Also the texts of with_effects' own checks and of a missing token.
 Block torchbind: call_torchbind on PyTorch's _TorchScriptTesting::_TensorQueue (an object
 argument, libtorchbind_test.so) under the same tokens: handle_effects makes each method call
 with_effects(token, call_torchbind, q, method, *args).
+Blocks prints_export: torch.export's graph of the same program, the reference the issue names
+(its token placeholder is `token`, make_fx's `token_1`).
 Blocks are "@@@ NAME KIND" lines followed by the text.
 """
 import os
@@ -19,6 +21,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch._subclasses.functional_tensor import FunctionalTensorMode, FunctionalTensor
 from torch._higher_order_ops.effects import _EffectType, with_effects
 
+import gen_hop
 import golden
 
 
@@ -73,6 +76,24 @@ def with_tokens_obj(fn):
     return f
 
 
+def with_tokens_model(fn):
+    """make_fx of fn(tq, x) -> tuple under FunctionalTensorMode tokens: f(token, tq, x)."""
+    def f(token, tq, x):
+        mode = FunctionalTensorMode()
+        with mode:
+            ft = FunctionalTensor.to_functional(token)
+            fx = FunctionalTensor.to_functional(x)
+            mode._tokens[_EffectType.ORDERED] = ft
+            outs = fn(tq, fx)
+        final = mode._tokens[_EffectType.ORDERED]
+        res = [torch._from_functional_tensor(final.elem)]
+        for o in outs:
+            torch._sync(o.elem)
+            res.append(torch._from_functional_tensor(o.elem))
+        return tuple(res)
+    return f
+
+
 def t23(seed):
     return ((torch.arange(6, dtype=torch.float32) * 7 + seed * 13) % 32 - 16).div(16).reshape(2, 3)
 
@@ -100,6 +121,10 @@ def main():
     q = torch.classes._TorchScriptTesting._TensorQueue(torch.empty(0).fill_(-1))
     with enable_torchbind_tracing():
         tb = make_fx(with_tokens_obj(torchbind))(torch.tensor([]), q, t23(0), t23(1))
+        # the tensor_queue model (tools/models/tensor_queue.c, gen_hop.py's twin) with tokens:
+        # what `cfx trace tensor_queue --effect-tokens` prints
+        tq = make_fx(with_tokens_model(gen_hop.tensor_queue))(torch.tensor([]), q, torch.ones(2, 3))
+    out.append(f"@@@ tensor_queue_tokens graph\n{tq.graph}\n")
     out.append(f"@@@ torchbind graph\n{tb.graph}\n")
     out.append(f"@@@ torchbind code\n{tb.code}\n")
     tb.graph.eliminate_dead_code()
@@ -111,6 +136,17 @@ def main():
     # without functionalization _print is an ordinary node (make_fx; the fake trace prints nothing)
     traced = make_fx(prints)(t23(0), t23(1))
     out.append(f"@@@ prints_plain graph\n{traced.graph}\n")
+    # is_impure: an op with an effect (aten::_print is ORDERED) is impure, so dce keeps it
+    traced.graph.eliminate_dead_code()
+    out.append(f"@@@ prints_plain_dce graph\n{traced.graph}\n")
+    # torch.export of the same program: export threads the token itself (placeholder `token`,
+    # the final token the leading output) and drops the None getitems
+    class Prints(torch.nn.Module):
+        def forward(self, x, y):
+            return prints(x, y)
+    ep = torch.export.export(Prints(), (t23(0), t23(1))).run_decompositions({})
+    out.append(f"@@@ prints_export graph\n{ep.graph}\n")
+    out.append(f"@@@ prints_export signature\n{ep.graph_signature}\n")
     out.append("@@@ aliasing error\n" + error(lambda: with_effects(torch.tensor([]), torch.ops.aten.add_.Tensor,
                                                                    t23(0), t23(1))) + "\n")
 
