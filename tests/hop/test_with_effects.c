@@ -402,3 +402,99 @@ Test(with_effects, a_token_input_must_be_a_token)
     cfx_scope_end(sc);
     cfx_graph_module_free(gm);
 }
+
+/* s with every whole-word `from` replaced by `to` (a malloc'd copy). */
+static char *replace_word(const char *s, const char *from, const char *to)
+{
+    size_t nf = strlen(from), nt = strlen(to), n = 0;
+    char *out = malloc(strlen(s) * (nt > nf ? nt : 1) + 1);
+    cr_assert(out);
+    for (const char *p = s; *p;) {
+        bool start = p == s || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= '0' && p[-1] <= '9'));
+        char e = p[nf];
+        if (start && strncmp(p, from, nf) == 0 && !(e == '_' || (e >= 'a' && e <= 'z') || (e >= '0' && e <= '9'))) {
+            memcpy(out + n, to, nt);
+            n += nt;
+            p += nf;
+        } else {
+            out[n++] = *p++;
+        }
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* The issue's reference: torch.export of the same program (ep.run_decompositions()). After
+ * dce cfx's graph is export's but for the placeholders' names (make_fx names them after the
+ * parameters with _1: token_1, x_1; export token, x); and the token kind gives export's graph
+ * signature: TOKEN for the placeholders and outputs whose val is a token. */
+Test(with_effects, same_graph_and_token_signature_as_export)
+{
+    char *want = effects_block("prints_export", "graph"), *want_sig = effects_block("prints_export", "signature");
+    cr_assert(want && want_sig);
+    cfx_graph_module *gm = trace((cfx_fnptr)effects_prints, CFX_TRACE_FAKE);
+    cr_assert(gm, "%s", cfx_error_message());
+    cfx_graph *g = cfx_graph_module_graph(gm);
+    cr_assert_eq(cfx_pass_eliminate_dead_code(g, NULL, NULL), CFX_OK);
+    char *got = cfx_graph_to_string(g), *a = replace_word(got, "token_1", "token"), *b = replace_word(a, "x_1", "x"),
+         *c = replace_word(b, "y_1", "y");
+    cr_expect_str_eq(c, want);
+    cfx_buf sig;
+    cfx_buf_init(&sig);
+    cfx_buf_puts(&sig, "\n# inputs\n");
+    const cfx_node *out = NULL;
+    for (const cfx_node *n = cfx_graph_first(g); n; n = cfx_node_next(n)) {
+        if (cfx_node_opcode(n) == CFX_NODE_OUTPUT)
+            out = n;
+        if (cfx_node_opcode(n) != CFX_NODE_PLACEHOLDER)
+            continue;
+        char *name = cfx_node_name_string(n);
+        cfx_buf_printf(&sig, "%s: %s\n", name[0] == 't' ? "token" : name[0] == 'x' ? "x" : "y",
+                       cfx_node_val(n)->kind == CFX_MVAL_TOKEN ? "TOKEN" : "USER_INPUT");
+        free(name);
+    }
+    cfx_buf_puts(&sig, "\n# outputs\n");
+    cr_assert(out && cfx_node_arg(out, 0).kind == CFX_V_TUPLE);
+    cfx_value outs = cfx_node_arg(out, 0);
+    for (uint32_t i = 0; i < outs.len; i++) {
+        const cfx_node *n = outs.u.items[i].u.node;
+        char *name = cfx_node_name_string(n);
+        cfx_buf_printf(&sig, "%s: %s\n", name, cfx_node_val(n)->kind == CFX_MVAL_TOKEN ? "TOKEN" : "USER_OUTPUT");
+        free(name);
+    }
+    cr_expect_str_eq(sig.data, want_sig);
+    cfx_buf_free(&sig);
+    free(got);
+    free(a);
+    free(b);
+    free(c);
+    free(want);
+    free(want_sig);
+    cfx_graph_module_free(gm);
+}
+
+/* `cfx trace tensor_queue --effect-tokens`: the built-in stateful model functionalized with
+ * tokens, as 2.13's make_fx of it under FunctionalTensorMode tokens; its JSON (a HOP argument
+ * per with_effects, token vals) prints back the same graph. */
+Test(with_effects, cli_effect_tokens)
+{
+    char *want = effects_block("tensor_queue_tokens", "graph"), *out = NULL, *back = NULL;
+    cr_assert(want);
+    cr_assert_eq(test_run_command("build/cfx trace tensor_queue --effect-tokens 2>/dev/null", &out), 0, "%s",
+                 out ? out : "");
+    size_t n = strlen(out);
+    if (n && out[n - 1] == '\n')
+        out[n - 1] = '\0';
+    cr_expect_str_eq(out, want);
+    cr_assert_eq(test_run_command("build/cfx trace tensor_queue --effect-tokens --mode fake --format json 2>/dev/null"
+                                  " | build/cfx print -",
+                                  &back),
+                 0, "%s", back ? back : "");
+    n = strlen(back);
+    if (n && back[n - 1] == '\n')
+        back[n - 1] = '\0';
+    cr_expect_str_eq(back, want);
+    free(out);
+    free(back);
+    free(want);
+}

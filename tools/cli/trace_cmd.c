@@ -74,6 +74,8 @@ static int trace_help(void)
           "  --dce                dead-code elimination first, naming each removed node on stderr\n"
           "  --functionalize      trace make_fx(torch.func.functionalize(model)): no in-place ops\n"
           "  --crossref-functionalize  functionalize, checking each op's Meta kernel against its result\n"
+          "  --effect-tokens      functionalize with effect tokens: effectful ops (call_torchbind, aten::_print)\n"
+          "                       become with_effects calls chained by a token, the leading input and output\n"
           "  --crossref           then run the graph on the example inputs, every op both on fakes and for\n"
           "                       real (CrossRefFakeMode); the first mismatch fails with its message\n"
           "  --time               print the time taken on stderr\n"
@@ -110,6 +112,7 @@ typedef struct trace_args {
     bool dce, time;
     cli_passes passes;
     bool functionalize, crossref;
+    bool effect_tokens;
     bool crossref_fake; /* --crossref */
 } trace_args;
 
@@ -156,6 +159,8 @@ static int parse_trace_args(int argc, char **argv, trace_args *a)
             a->dce = true;
         } else if (!strcmp(arg, "--functionalize")) {
             a->functionalize = true;
+        } else if (!strcmp(arg, "--effect-tokens")) {
+            a->functionalize = a->effect_tokens = true;
         } else if (!strcmp(arg, "--crossref-functionalize")) {
             a->functionalize = a->crossref = true;
         } else if (!strcmp(arg, "--crossref")) {
@@ -311,7 +316,8 @@ int cfx_cmd_trace(int argc, char **argv)
     int n = setup_model(&a, &plugin, &module, args, &forward, &signature);
     cfx_graph_module *gm = NULL;
     if (n >= 0) {
-        cfx_make_fx_options opts = {a.mode, module, NULL, .functionalize = a.functionalize};
+        cfx_make_fx_options opts = {a.mode, module, NULL, .functionalize = a.functionalize,
+                                    .effect_tokens = a.effect_tokens};
         cfx_crossref_guard cg;
         if (a.crossref)
             cfx_crossref_functionalize_begin(&cg);
