@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfx.h"
 #include "tests/dispatch/effects_programs.h"
@@ -497,4 +498,32 @@ Test(with_effects, cli_effect_tokens)
     free(out);
     free(back);
     free(want);
+}
+
+/* The JSON of a with_effects graph read by tools/interop/cfx_load.py in PyTorch 2.13: the
+ * rebuilt torch.fx graph prints as make_fx's (golden `prints`) and runs there too. */
+Test(with_effects, json_loads_into_pytorch, .timeout = 120)
+{
+    char *want = effects_block("prints", "graph"), *out = NULL, path[] = "/tmp/cfx-effects-XXXXXX", cmd[1024];
+    cr_assert(want);
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    cfx_graph_module *gm = trace((cfx_fnptr)effects_prints, CFX_TRACE_FAKE);
+    cr_assert(gm, "%s", cfx_error_message());
+    cr_assert_eq(cfx_graph_module_to_json_file(gm, path, 0), CFX_OK, "%s", cfx_error_message());
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import sys; sys.path.insert(0, 'tools/interop'); import cfx_load, torch; "
+             "gm = cfx_load.load('%s'); print(gm.graph); x = torch.ones(2, 3); "
+             "tok, r = gm(torch.tensor([]), x, -2 * x); print(tuple(tok.shape), r.sum().item())\" 2>&1",
+             path);
+    cr_assert_eq(test_run_command(cmd, &out), 0, "%s", out ? out : "");
+    char *tail = strstr(out, "graph():");
+    cr_assert(tail, "%s", out);
+    cr_expect(strncmp(tail, want, strlen(want)) == 0, "%s", out);
+    cr_expect(strstr(tail, "\nmoo\nmoo2\n(0,) 0.0\n"), "%s", out);
+    unlink(path);
+    free(out);
+    free(want);
+    cfx_graph_module_free(gm);
 }

@@ -10,7 +10,8 @@ or from the shell, printing the rebuilt module's code:  python3 tools/interop/cf
 Each node of the document becomes the FX node of the same name, op and arguments: operator
 targets resolve in torch.ops (aten::add.Tensor -> torch.ops.aten.add.Tensor), builtin functions
 by their qualified name (operator.getitem, torch._assert, torch.ops.higher_order.<hop>), values
-by the format's tags (tuples stay tuples, dtypes and devices become torch objects). Attributes
+by the format's tags (tuples stay tuples, dtypes and devices become torch objects, operator and
+HOP arguments the OpOverload / HigherOrderOperator they name). Attributes
 come from the weights file (safetensors) or their inline base64 data, with their recorded
 strides. Only the standard library and torch are needed.
 """
@@ -74,6 +75,12 @@ def _value(v, env):
         return float(x.lower().replace("infinity", "inf")) if isinstance(x, str) else float(x)
     if tag == "device":
         return torch.device(x)
+    if tag == "dict":
+        return {x[i]: _value(x[i + 1], env) for i in range(0, len(x), 2)}
+    if tag == "op":  # an operator argument (with_effects' op): the OpOverload
+        return _function({"op": x})
+    if tag == "hop":  # a higher-order operator argument: torch.ops.higher_order.NAME
+        return _function({"fn": x})
     if tag in ("dtype", "layout", "memory_format"):
         if isinstance(x, int):
             raise ValueError(f"{tag} code {x} has no torch name")
