@@ -1,5 +1,5 @@
 /* creation.c - the filled factories: zeros, ones, full, arange (3 overloads), rand, randn,
- * randint (2 overloads), their *_like forms (zeros_like, ones_like, full_like, rand_like,
+ * randint (2 overloads), randperm, their *_like forms (zeros_like, ones_like, full_like, rand_like,
  * randn_like) and new_empty, new_zeros, new_ones, new_full.
  *
  * As with empty (factory.c), the ones without a tensor argument have a BackendSelect kernel
@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "dispatch/alloc.h"
 #include "dispatch/error.h"
+#include "dispatch/generator.h"
 #include "dispatch/generator_internal.h"
 #include "dispatch/kernels/factory.h"
 #include "dispatch/kernels/geometry.h"
@@ -204,6 +206,50 @@ cfx_tensor *cfx_kernel_randint_low(int64_t low, int64_t high, cfx_int_list size,
                                    cfx_value device, cfx_value pin_memory)
 {
     return randint("aten::randint.low", low, high, size, dtype, layout, device, pin_memory);
+}
+
+/* randperm (randperm_cpu for n < 2^32 / 20): 0 .. n-1, then for each i < n - 1 a swap of
+ * element i with element i + random() % (n - i), random() the generator's next 32 bits, so a
+ * seeded call gives PyTorch's permutation. */
+cfx_tensor *cfx_kernel_randperm(int64_t n, cfx_value dtype, cfx_value layout, cfx_value device, cfx_value pin_memory)
+{
+    const char *op = "aten::randperm";
+    /* an explicit dtype=None is int64 in the C++ kernel, the default float32 in 2.13's Python
+     * meta function (the Meta key's kernel) */
+    cfx_device dev;
+    bool meta = cfx_geom_opt_device(device, &dev) && dev.type == CFX_DEVICE_META;
+    cfx_tensor *t = factory(op, cfx_ints(&n, 1), dtype, layout, device, pin_memory, !meta, CFX_INT64, FILL_VALUE,
+                            cfx_int(0));
+    if (!t || t->device.type != CFX_DEVICE_CPU)
+        return t;
+    cfx_dtype dt = (cfx_dtype)t->dtype;
+    const char *err = NULL;
+    if (dt == CFX_FLOAT32 && n > (INT64_C(1) << 24) + 1)
+        err = "n cannot be greater than 2^24+1 for Float type.";
+    else if (dt == CFX_BOOL)
+        err = "\"randperm\" not implemented for 'Bool'";
+    else if (n >= (int64_t)(UINT32_MAX / 20))
+        err = "randperm: n >= 2^32 / 20 takes another algorithm in PyTorch, which cfx does not have";
+    int64_t *perm = err ? NULL : cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+    if (!perm) {
+        if (err)
+            cfx_error_set_text(CFX_ERR, op, err);
+        cfx_kernel_discard(t);
+        return NULL;
+    }
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = i;
+    cfx_generator *g = cfx_default_generator();
+    for (int64_t i = 0; i < n - 1; i++) {
+        int64_t z = (int64_t)cfx_generator_random(g) % (n - i), sav = perm[i];
+        perm[i] = perm[z + i];
+        perm[z + i] = sav;
+    }
+    void *p = cfx_tensor_data(t);
+    for (int64_t j = 0; j < n; j++)
+        put_number(p, j, dt, (double)perm[j], perm[j], perm[j] != 0);
+    cfx_free(perm);
+    return t;
 }
 
 /* ---- arange ---------------------------------------------------------------------------------- */

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "dispatch/scope.h"
 #include "dispatch/tensor.h"
 
 /* CPU (TensorIterator with out=self): r, the out-of-place result (NULL passes through), must
@@ -16,5 +17,15 @@ cfx_tensor *cfx_cpu_into_self(const char *op, cfx_tensor *self, cfx_tensor *r, b
  * to self's; self is resized (contiguously) to a different result shape. Returns self (not
  * retained) or NULL + error. */
 cfx_tensor *cfx_meta_into_self(const char *op, cfx_tensor *self, cfx_tensor *r);
+
+/* In an in-place kernel: returns self (retained into the caller's scope) after into(...)'s
+ * work, the out-of-place result included, in a scope of its own. */
+#define INTO_SELF(into, ...)                                                                    \
+    do {                                                                                        \
+        cfx_scope sc_ = cfx_scope_begin();                                                      \
+        cfx_tensor *r_ = into(__VA_ARGS__);                                                     \
+        cfx_scope_end(sc_);                                                                     \
+        return r_ ? cfx_autorelease(cfx_tensor_retain(r_)) : NULL;                              \
+    } while (0)
 
 #endif

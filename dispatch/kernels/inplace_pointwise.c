@@ -103,15 +103,6 @@ cfx_tensor *cfx_meta_into_self(const char *op, cfx_tensor *self, cfx_tensor *r)
     return self;
 }
 
-/* self (retained into the caller's scope) after f's work in a scope of its own */
-#define INTO_SELF(into, ...)                                                                    \
-    do {                                                                                        \
-        cfx_scope sc_ = cfx_scope_begin();                                                      \
-        cfx_tensor *r_ = into(__VA_ARGS__);                                                     \
-        cfx_scope_end(sc_);                                                                     \
-        return r_ ? cfx_autorelease(cfx_tensor_retain(r_)) : NULL;                              \
-    } while (0)
-
 /* ---- clamp_, clamp_min_, clamp_max_, clamp_.Tensor, hardtanh_, gelu_ --------------------------- */
 
 cfx_tensor *cfx_cpu_clamp_(cfx_tensor *self, cfx_value min, cfx_value max)

@@ -100,6 +100,20 @@ static inline int64_t cfx_pw_remainder_int(int64_t a, int64_t b)
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+/* fmod's integer element function (BinaryOpsKernel.cpp fmod_kernel): C's truncating %, the
+ * sign of the dividend. Never called with b == 0 (the op's check refuses it first); b == -1
+ * gives 0, where C's % is undefined for the minimum. */
+static inline int64_t cfx_pw_fmod_int(int64_t a, int64_t b)
+{
+    return (b == 0 || b == -1) ? 0 : a % b;
+}
+
+/* sign (UnaryOpsKernel.cpp sign_kernel: (0 < a) - (a < 0)): 0 for NaN and for -0.0. Integers
+ * and bool go through int64_t, so the body has no comparison a type-limits warning would flag
+ * for uint8. */
+static inline double cfx_pw_sign_f64(double a) { return (double)((0 < a) - (a < 0)); }
+static inline int64_t cfx_pw_sign_int(int64_t a) { return (0 < a) - (a < 0); }
+
 /* ... and the references' (torch._refs add, sub and neg's _neg_meta) */
 bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);
 bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);

@@ -41,6 +41,8 @@ static cfx_tensor *run_call(char *call, cfx_dtype *dt)
     cr_assert(n == 3 && parse_dtype(f[1], dt));
     int64_t len = atoll(f[2]);
     cfx_int_list size = {&len, 1};
+    if (!strcmp(f[0], "randperm"))
+        return cfx_randperm(len, cfx_dtype_value(*dt));
     return !strcmp(f[0], "rand") ? cfx_rand(size, cfx_dtype_value(*dt)) : cfx_randn(size, cfx_dtype_value(*dt));
 }
 

@@ -8,7 +8,7 @@ calls, then every value they returned, in order:
 
   SEED CALL CALL ... = V V V ...
 
-A CALL is `rand:DTYPE:N`, `randn:DTYPE:N` or `randint:LOW:HIGH:DTYPE:N`; a float32 value is
+A CALL is `rand:DTYPE:N`, `randn:DTYPE:N`, `randint:LOW:HIGH:DTYPE:N` or `randperm:DTYPE:N`; a float32 value is
 its 8-hex-digit bit pattern, a float64 one its 16-hex-digit pattern, an integer in decimal.
 The sizes straddle 16, where randn switches to its blockwise normal_fill, and repeat calls
 check the cached second Box-Muller sample.
@@ -41,6 +41,9 @@ def run(seed, calls):
         if p[0] == "randint":
             lo, hi, dt, n = int(p[1]), int(p[2]), p[3], int(p[4])
             t = torch.randint(lo, hi, (n,), dtype=DT[dt])
+        elif p[0] == "randperm":
+            dt, n = p[1], int(p[2])
+            t = torch.randperm(n, dtype=DT[dt])
         else:
             dt, n = p[1], int(p[2])
             t = getattr(torch, p[0])(n, dtype=DT[dt])
@@ -62,6 +65,9 @@ PROGRAMS += [
     (0, ["randint:0:10:int64:20", "randint:-5:5:int32:7", "randint:0:10:float32:5"]),
     (3, ["randint:0:4294967296:int64:4", "randint:-3:2:float64:6"]),
     (1, ["rand:float32:5", "randint:0:100:int64:5", "randn:float64:5"]),
+    (0, ["randperm:int64:10"]),
+    (42, ["randperm:int64:1", "randperm:int32:17", "randperm:float32:6", "randperm:int64:100"]),
+    (2026, ["rand:float32:3", "randperm:float64:9", "randn:float32:2", "randperm:int64:2"]),
 ]
 
 text = "".join(run(s, c) for s, c in PROGRAMS)

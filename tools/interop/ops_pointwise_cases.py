@@ -31,6 +31,8 @@ def add_all(g):
         masked_fill_cases(g)
         index_put_cases(g)
         unary_float_cases(g)
+        core_pointwise_cases(g)
+        core_order_cases(g)
         yield "ops_pointwise_cases.json"
     finally:
         g.rng = saved
@@ -239,3 +241,137 @@ def unary_float_cases(g):
         g.add_case(f"{op}/scalar", op, [T([], kind="small")])
         g.add_case(f"{op}/empty", op, [T([0, 3])])
         g.add_case(f"{op}/specials", op, [vals("float32", ["nan", "inf", "-inf", 0.5, -0.5, 1.0])])
+
+
+FSPECIAL = ["nan", "inf", "-inf", -0.0, 0.0, 2.5, -2.5, 0.5, -1.5, 1.49, 7.75, -7.75]
+
+
+def core_pointwise_cases(g):
+    """The Core ATen pointwise ops added for issue 10: rounding, sign, fmod, atan2, isnan,
+    isinf, elu, leaky_relu (each in place too where 2.13 has it). A few cases each."""
+    T, I, D, B = g.T, g.I, g.D, g.B
+    unary = ("floor", "ceil", "round", "trunc", "sign", "isnan", "isinf")
+    for op in unary + ("floor_", "ceil_", "round_", "trunc_", "sign_"):
+        for dt in ("float32", "float64", "int64", "int32", "bool"):
+            g.add_case(f"{op}/{dt}", op, [T([2, 3], dtype=dt)])
+        g.add_case(f"{op}/specials", op, [vals("float32", FSPECIAL)])
+        g.add_case(f"{op}/transposed", op, [T([3, 4], [1, 3])])
+        if not op.endswith("_"):
+            g.add_case(f"{op}/nondense", op, [T([3, 4], [1, 6], offset=2)])
+            g.add_case(f"{op}/expanded", op, [T([3, 4], [0, 1])])
+        g.add_case(f"{op}/scalar", op, [T([])])
+        g.add_case(f"{op}/empty", op, [T([0, 3])])
+    for op in ("round_decimals", "round__decimals"):
+        for d in (0, 1, 2, -1):
+            g.add_case(f"{op}/{d}", op, [vals("float32", [x * 13.37 if isinstance(x, float) else x for x in FSPECIAL]), I(d)])
+        g.add_case(f"{op}/f64", op, [T([2, 3], dtype="float64"), I(1)])
+        g.add_case(f"{op}/int64", op, [T([2, 3], dtype="int64"), I(1)])
+        g.add_case(f"{op}/bool", op, [T([2, 3], dtype="bool"), I(1)])
+        g.add_case(f"{op}/transposed", op, [T([3, 4], [1, 3]), I(1)])
+    for dt in ("int64", "int32", "float32", "float64"):
+        num, den = (NUMS, DENS) if dt.startswith("int") else (FNUMS, FDENS)
+        for op in ("fmod_Tensor", "fmod__Tensor", "atan2", "atan2_"):
+            g.add_case(f"{op}/{dt}", op, [vals(dt, num), vals(dt, den)])
+        for n in (I(3), I(-2), D(1.5), B(True)):
+            g.add_case(f"fmod_Scalar/{n['k']}_{n['v']}/{dt}", "fmod_Scalar", [vals(dt, num), n])
+            g.add_case(f"fmod__Scalar/{n['k']}_{n['v']}/{dt}", "fmod__Scalar", [vals(dt, num), n])
+    for op in ("fmod_Tensor", "fmod__Tensor", "atan2", "atan2_"):
+        g.add_case(f"{op}/int_float", op, [T([2, 3], dtype="int64"), T([3])])
+        g.add_case(f"{op}/float_int", op, [T([2, 3]), T([3], dtype="int64")])
+        g.add_case(f"{op}/bool", op, [T([2, 3], dtype="bool"), T([3], dtype="bool")])
+        g.add_case(f"{op}/bcast_self", op, [T([3]), T([2, 3])], runs=("cpu",) if op.endswith("_") else ("cpu", "meta"))
+        g.add_case(f"{op}/transposed", op, [T([3, 4], [1, 3]), T([3, 4])])
+        g.add_case(f"{op}/mismatch", op, [T([2, 3]), T([4])])
+    for op in ("fmod_Tensor", "fmod__Tensor"):
+        g.add_case(f"{op}/int_zero", op, [vals("int64", [3, 4]), vals("int64", [1, 0])])
+    g.add_case("fmod_Scalar/int_zero", "fmod_Scalar", [vals("int64", [3, 4]), I(0)])
+    for op in ("elu", "elu_"):
+        for dt in ("float32", "float64", "int64", "bool"):
+            g.add_case(f"{op}/{dt}", op, [T([2, 3], dtype=dt)])
+        for args in ([D(1.5)], [D(1.0), D(2.0), D(0.5)], [I(2), I(1), I(1)], [I(1), I(1), B(True)]):
+            g.add_case(f"{op}/{[a['v'] for a in args]}", op, [T([2, 3])] + args)
+        g.add_case(f"{op}/int_args", op, [T([2, 3], dtype="int64"), I(1), I(2), I(1)])
+        g.add_case(f"{op}/transposed", op, [T([3, 4], [1, 3])])
+        g.add_case(f"{op}/scalar", op, [T([])])
+    for op in ("leaky_relu", "leaky_relu_"):
+        for dt in ("float32", "float64", "int64", "bool"):
+            g.add_case(f"{op}/{dt}", op, [T([2, 3], dtype=dt)])
+        for sl in (D(0.2), I(0), D(-1.5), B(True)):
+            g.add_case(f"{op}/{sl['k']}_{sl['v']}", op, [T([2, 3])] + [sl])
+        g.add_case(f"{op}/int_int", op, [T([2, 3], dtype="int64"), I(0)])
+        g.add_case(f"{op}/transposed", op, [T([3, 4], [1, 3])])
+        g.add_case(f"{op}/empty", op, [T([0, 3])])
+
+
+def distinct(dt, sizes, strides=None, offset=0):
+    """A tensor whose elements are distinct (sort and topk order ties differently from
+    PyTorch's unstable CPU sort), a random permutation of small values."""
+    n = 1
+    for x in sizes:
+        n *= x
+    st = [0] * len(sizes)
+    if strides is None:
+        z = 1
+        for d in reversed(range(len(sizes))):
+            st[d] = z
+            z *= max(sizes[d], 1)
+    else:
+        st = list(strides)
+    span = offset + (1 + sum((a - 1) * b for a, b in zip(sizes, st)) if n else 0)
+    v = list(range(span))
+    random.Random(span * 7 + len(sizes)).shuffle(v)
+    if dt.startswith("float"):
+        v = [x / 4.0 - span / 8.0 for x in v]
+    return {"k": "tensor", "dtype": dt, "sizes": list(sizes), "strides": st, "offset": offset,
+            "storage": v, "dev": "auto"}
+
+
+def core_order_cases(g):
+    """flip, repeat, diagonal, cumsum, any.dims, var.dim, sort (both overloads), topk."""
+    T, I, B, NONE, INTS = g.T, g.I, g.B, g.NONE, g.INTS
+    layouts = [l for l in LAYOUTS if l[0] in ("contig", "transposed", "nondense_offset", "scalar")]
+    for n, s_, st, off in layouts + [("rank3", [2, 3, 4], None, 0)]:
+        for dims in ([0], [0, 1], [0, 0], [2]):
+            g.add_case(f"flip/{n}/{dims}", "flip", [T(s_, st, offset=off), INTS(dims)])
+        for reps in ([2, 1], [1, 2, 3], [2], [0, 2]):
+            g.add_case(f"repeat/{n}/{reps}", "repeat", [T(s_, st, offset=off), INTS(reps)])
+        for off_, d1, d2 in ((1, 0, 1), (-1, 0, 1), (5, 0, 1), (0, 0, 0), (0, -1, 0), (0, 0, 2)):
+            g.add_case(f"diagonal/{n}/{off_}_{d1}_{d2}", "diagonal", [T(s_, st, offset=off), I(off_), I(d1), I(d2)])
+        for dim in (0, -1, 2):
+            g.add_case(f"cumsum/{n}/{dim}", "cumsum", [T(s_, st, offset=off), I(dim), NONE()])
+        for dims, kd in ((NONE(), False), (NONE(), True), (INTS([0, -1]), False), (INTS([0]), True), (INTS([]), False),
+                         (INTS([1, 1]), False)):
+            g.add_case(f"any_dims/{n}/{dims.get('v')}/{kd}", "any_dims", [T(s_, st, offset=off), dims, B(kd)])
+        for dims in (NONE(), INTS([-1, 0])):
+            g.add_case(f"var_dim/{n}/{dims.get('v')}", "var_dim", [T(s_, st, offset=off), dims, B(True), B(False)])
+        for dim, desc in ((0, False), (-1, True), (3, False)):
+            g.add_case(f"sort/{n}/{dim}/{desc}", "sort", [distinct("float32", s_, st, off), I(dim), B(desc)])
+            g.add_case(f"sort_stable/{n}/{dim}/{desc}", "sort_stable",
+                       [T(s_, st, offset=off, kind="small"), B(True), I(dim), B(desc)])
+        for k, dim, largest in ((1, 0, True), (2, -1, False), (0, 0, True), (5, 0, True), (-1, 0, True), (1, 3, True)):
+            g.add_case(f"topk/{n}/{k}_{dim}/{largest}", "topk",
+                       [distinct("float32", s_, st, off), I(k), I(dim), B(largest), B(True)])
+    for dt in ("int64", "int32", "bool", "float64"):
+        g.add_case(f"flip/{dt}", "flip", [T([2, 3], dtype=dt), INTS([1])])
+        g.add_case(f"repeat/{dt}", "repeat", [T([2, 3], dtype=dt), INTS([2, 2])])
+        g.add_case(f"cumsum/{dt}", "cumsum", [T([2, 3], dtype=dt), I(1), NONE()])
+        g.add_case(f"any_dims/{dt}", "any_dims", [T([2, 3], dtype=dt), INTS([0]), B(False)])
+        g.add_case(f"any_dims/{dt}/empty_list", "any_dims", [T([3, 2], [1, 3], dtype=dt), INTS([]), B(False)])
+        g.add_case(f"sort_stable/{dt}", "sort_stable", [T([2, 5], dtype=dt), NONE(), I(1), B(False)])
+        g.add_case(f"sort_stable/{dt}/desc", "sort_stable", [T([2, 5], dtype=dt), B(True), I(1), B(True)])
+        g.add_case(f"topk/{dt}", "topk", [distinct(dt, [2, 5]) if dt != "bool" else T([2, 5], dtype=dt),
+                                          I(2), I(1), B(True), B(True)])
+    for dt in ("float32", "int32", "bool", "float64"):
+        g.add_case(f"cumsum/to_{dt}", "cumsum", [T([2, 3], dtype="int64"), I(1), g.DT(dt)])
+    g.add_case("cumsum/precision", "cumsum", [vals("float32", [1e8, 1.0, -1e8, 0.5, 3.25, 1e-3])  , I(0), NONE()])
+    g.add_case("sort_stable/nan", "sort_stable", [vals("float32", [3.0, "nan", 1.0, 3.0, -0.0, 0.0, "-inf", "inf"]), B(True), I(0), B(False)])
+    g.add_case("sort_stable/nan_desc", "sort_stable", [vals("float32", [3.0, "nan", 1.0, 3.0, -0.0, 0.0, "-inf", "inf"]), B(True), I(0), B(True)])
+    g.add_case("topk/nan", "topk", [vals("float32", [3.0, "nan", 1.0, 2.0, "-inf", "inf"]), I(3), I(0), B(True), B(True)])
+    g.add_case("topk/nan_smallest", "topk", [vals("float32", [3.0, "nan", 1.0, 2.0, "-inf", "inf"]), I(3), I(0), B(False), B(True)])
+    g.add_case("var_dim/biased_keepdim", "var_dim", [T([3, 4]), INTS([1]), B(False), B(True)])
+    g.add_case("var_dim/int", "var_dim", [T([3, 4], dtype="int64"), INTS([1]), B(True), B(False)])
+    # randperm's values are the seeded streams of tools/interop/gen_random.py; here its dtype,
+    # size and error rules
+    for n, dt in ((5, "int64"), (0, "int64"), (-1, "int64"), (4, "float32"), (3, "int32"), (6, "bool")):
+        g.add_case(f"randperm/{n}/{dt}", "randperm", [I(n), g.DT(dt), NONE(), g.DEV(), NONE()], nondeterministic=True)
+    g.add_case("randperm/no_dtype", "randperm", [I(3), NONE(), NONE(), g.DEV(), NONE()], nondeterministic=True)

@@ -47,7 +47,7 @@ typedef struct op_row {
     const char *returns; /* names for unnamed returns */
     const char *family, *body, *check, *ref_check;
     const char *dtypes;   /* "integral": the loops compute in int32, int64 and bool only;
-                           * "numeric": in every dtype but bool */
+                           * "numeric": in every dtype but bool; "all": in every dtype */
     const char *cpu_name; /* the C++ kernel's name in "\"x_cpu\" not implemented for 'Float'" */
     int composite;        /* the family's CPU kernel is registered on CompositeExplicitAutograd */
     /* kernels by dispatch key (the field names are the keys') */
@@ -136,13 +136,17 @@ static char *fmt(const char *f, ...)
     return s;
 }
 
+/* A C keyword, or a name the generated entry points use for their own locals: an argument
+ * spelled so is renamed with a trailing underscore. */
 static bool is_c_keyword(const char *s)
 {
     static const char *const kw[] = {"auto", "break", "case", "char", "const", "continue", "default", "do",
                                      "double", "else", "enum", "extern", "float", "for", "goto", "if",
                                      "inline", "int", "long", "register", "restrict", "return", "short",
                                      "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
-                                     "unsigned", "void", "volatile", "while", "bool", "true", "false"};
+                                     "unsigned", "void", "volatile", "while", "bool", "true", "false",
+                                     /* the generated entry points' own locals (topk's k) */
+                                     "k", "c", "res", "stack", "ks", "site"};
     for (size_t i = 0; i < sizeof kw / sizeof *kw; i++)
         if (!strcmp(s, kw[i]))
             return true;
@@ -810,8 +814,10 @@ static bool family_has_dtype(int fam, const char *dt, const op_row *r)
         return strcmp(dt, "float32") && strcmp(dt, "float64");
     if (r->dtypes && !strcmp(r->dtypes, "numeric")) /* AT_DISPATCH_ALL_TYPES: no bool */
         return strcmp(dt, "bool") != 0;
+    if (r->dtypes && !strcmp(r->dtypes, "all")) /* AT_DISPATCH_ALL_TYPES_AND(kBool): sign */
+        return true;
     if (r->dtypes)
-        die(r, "unknown .dtypes '%s' (integral, numeric)", r->dtypes);
+        die(r, "unknown .dtypes '%s' (integral, numeric, all)", r->dtypes);
     if (!strcmp(dt, "float32") || !strcmp(dt, "float64"))
         return true;
     if (!strcmp(dt, "bool"))

@@ -1,6 +1,8 @@
 /* reductions.c - the CPU kernels of sum, mean (.dim, .default), prod (.default, .dim_int),
  * amax, amin, min.dim, argmax, argmin, var.correction, std.correction, any and all (.default,
- * .dim).
+ * .dim, and any.dims).
+ * With them, two reductions' composites that only call others through the dispatcher:
+ * var.dim's (CompositeImplicitAutograd) and any.dims' default (CompositeExplicitAutograd).
  *
  * Each runs its structured op's C++ meta function first (output dtype, the dim checks and
  * PyTorch's texts: "mean(): could not infer output dtype. ...", "amax(): Expected reduction
@@ -23,6 +25,7 @@
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
 #include "dispatch/kernels/reduce.h"
+#include "dispatch/kernels/shape.h"
 #include "dispatch/kernels/structured.h"
 
 typedef enum rkind { RK_SUM, RK_PROD, RK_MAX, RK_MIN, RK_ANY, RK_ALL, RK_ARGMAX, RK_ARGMIN, RK_SQDEV } rkind;
@@ -429,6 +432,13 @@ cfx_tensor *cfx_cpu_std_correction(cfx_tensor *self, cfx_int_list dim, cfx_value
     return var_std("aten::std.correction", self, dim, correction, keepdim, true);
 }
 
+/* var.dim (CompositeImplicitAutograd): var.correction with correction = unbiased ? 1 : 0,
+ * through the dispatcher, as make_fx records it */
+cfx_tensor *cfx_composite_var_dim(cfx_tensor *self, cfx_int_list dim, bool unbiased, bool keepdim)
+{
+    return cfx_op_var_correction(NULL, self, dim, cfx_int(unbiased ? 1 : 0), keepdim);
+}
+
 /* ---- any, all -------------------------------------------------------------------------------- */
 
 static cfx_tensor *any_all(const char *op, cfx_tensor *self, cfx_int_list dim, bool keepdim, rkind kind)
@@ -445,6 +455,55 @@ cfx_tensor *cfx_cpu_all(cfx_tensor *self) { return any_all("aten::all", self, (c
 cfx_tensor *cfx_cpu_any_dim(cfx_tensor *self, int64_t dim, bool keepdim)
 {
     return any_all("aten::any.dim", self, cfx_ints(&dim, 1), keepdim, RK_ANY);
+}
+
+/* any.dims: dim None reduces every dim; an empty list none (allany_meta's allow_empty_dims),
+ * which leaves self != 0, contiguous, in any's output dtype (uint8 for a uint8 self) */
+cfx_tensor *cfx_cpu_any_dims(cfx_tensor *self, cfx_int_list dim, bool keepdim)
+{
+    if (dim.len != 0) {
+        cfx_tensor *r = any_all("aten::any.dims", self, dim, keepdim, RK_ANY);
+        if (!r || self->dtype != CFX_UINT8)
+            return r;
+        cfx_tensor *u = cfx_cpu_to_dtype(r, CFX_UINT8); /* a uint8 self gives uint8 */
+        cfx_kernel_discard(r);
+        return u;
+    }
+    cfx_dtype dt = self->dtype == CFX_UINT8 ? CFX_UINT8 : CFX_BOOL;
+    cfx_tensor *out = cfx_tensor_new(self->sizes, self->ndim, dt, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *ne = out ? cfx_cpu_ne_Scalar(self, cfx_int(0)) : NULL;
+    if (ne)
+        cfx_cpu_copy(out, ne);
+    cfx_scope_end(s);
+    if (!ne) {
+        cfx_kernel_discard(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* any_dims_default, the CompositeExplicitAutograd kernel (for backends without their own):
+ * any() for all dims, else any.dim with keepdim over each listed dim, then squeeze.dims */
+cfx_tensor *cfx_kernel_any_dims(cfx_tensor *self, cfx_int_list dim, bool keepdim)
+{
+    if (dim.len < 0) {
+        cfx_tensor *r = cfx_any(self);
+        int64_t ones[CFX_MAX_DIMS];
+        for (int d = 0; d < self->ndim; d++)
+            ones[d] = 1;
+        return r && keepdim ? cfx_expand(r, cfx_ints(ones, self->ndim)) : r;
+    }
+    if (dim.len == 0)
+        return cfx_ne_Scalar(self, cfx_int(0));
+    bool mask[CFX_MAX_DIMS] = {false};
+    if (!cfx_shape_list_ok("aten::any.dims", dim) || !cfx_shape_dim_mask("aten::any.dims", dim, self->ndim, mask))
+        return NULL;
+    cfx_tensor *out = self;
+    for (int d = 0; d < self->ndim && out; d++)
+        if (mask[d])
+            out = cfx_any_dim(out, d, true);
+    return out && !keepdim ? cfx_squeeze_dims(out, dim) : out;
 }
 
 cfx_tensor *cfx_cpu_all_dim(cfx_tensor *self, int64_t dim, bool keepdim)

@@ -169,6 +169,31 @@ cfx_tensor *cfx_meta_any_dim(cfx_tensor *self, int64_t dim, bool keepdim)
     return elementwise_after(ref_reduction("aten::any.dim", self, &dim, 1, keepdim, CFX_BOOL, true));
 }
 
+/* torch._refs.any: an empty dim list is a.to(bool).clone(), no reduction; a uint8 self
+ * gives uint8 */
+cfx_tensor *cfx_meta_any_dims(cfx_tensor *self, cfx_int_list dim, bool keepdim)
+{
+    cfx_tensor *r;
+    if (dim.len == 0) {
+        cfx_tmeta a;
+        cfx_tmeta_of(&a, self);
+        if (self->dtype == CFX_BOOL) {
+            cfx_geom_preserve_strides(self->sizes, self->strides, self->ndim, a.own_strides);
+            a.strides = a.own_strides;
+        } else {
+            cfx_prims_to(&a, CFX_BOOL);
+        }
+        r = cfx_tmeta_new_tensor(&a);
+    } else {
+        r = elementwise_after(ref_reduction("aten::any.dims", self, dims_of(dim), (int)dim.len, keepdim, CFX_BOOL, true));
+    }
+    if (!r || self->dtype != CFX_UINT8)
+        return r;
+    cfx_tensor *u = cfx_tensor_new_strided(r->sizes, r->strides, r->ndim, CFX_UINT8, r->device);
+    cfx_kernel_discard(r);
+    return u;
+}
+
 cfx_tensor *cfx_meta_all_dim(cfx_tensor *self, int64_t dim, bool keepdim)
 {
     return elementwise_after(ref_reduction("aten::all.dim", self, &dim, 1, keepdim, CFX_BOOL, true));
