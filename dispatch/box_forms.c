@@ -207,6 +207,16 @@ cfx_box_ret_step cfx_box_return_step(const cfx_type *t)
     return r;
 }
 
+cfx_box_ret_step cfx_box_schema_return_step(const cfx_schema *s, int i)
+{
+    cfx_box_ret_step r = cfx_box_return_step(s->returns[i].type);
+    if (r.form == CFX_BOX_TENSOR)
+        for (int j = 0; j < s->n_args; j++)
+            if (!strcmp(s->args[j].name, "output_mask"))
+                r.optional = true;
+    return r;
+}
+
 int cfx_box_check_schema(const cfx_schema *s, const char *qualname)
 {
     if (s->is_vararg || s->is_varret)

@@ -140,7 +140,7 @@ static cfx_adapter *adapter_new(const cfx_schema *s, cfx_fnptr fn, bool lead)
 
     ffi_type *rtype = &ffi_type_void;
     for (int i = 0; i < s->n_returns; i++) {
-        a->rets[i] = cfx_box_return_step(s->returns[i].type);
+        a->rets[i] = cfx_box_schema_return_step(s, i);
         a->ret_elems[i] = form_ffi_type((cfx_box_form)a->rets[i].form);
         a->ret_sizes[i] = (uint8_t)a->ret_elems[i]->size;
     }

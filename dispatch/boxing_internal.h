@@ -104,6 +104,10 @@ cfx_box_conv cfx_box_conv_of(int kind);
  * VALUE; cfx_box_check_schema says whether a schema can be called at all). */
 cfx_box_step cfx_box_arg_step(const cfx_argument *arg);
 cfx_box_ret_step cfx_box_return_step(const cfx_type *t);
+/* The step of s's return i. An op taking a bool[N] output_mask (the backward ops) returns an
+ * undefined Tensor, None, for each output its mask leaves out, as ATen's do: its Tensor
+ * returns box a NULL as None instead of as the kernel's failure. */
+cfx_box_ret_step cfx_box_schema_return_step(const cfx_schema *s, int i);
 /* CFX_OK when every argument and return of s has a C form and the counts fit, else the error
  * ("cannot call a C function as aten::x: argument 'y' has type 'z', which has no C mapping"). */
 int cfx_box_check_schema(const cfx_schema *s, const char *qualname);

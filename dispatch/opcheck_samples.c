@@ -86,6 +86,17 @@ static cfx_value ints(const int64_t *v, int n)
     return cfx_list(items, (uint32_t)n);
 }
 
+/* a bool[n] of true: a backward op's output_mask asking for every gradient */
+static cfx_value all_true(int n)
+{
+    cfx_value *items = cfx_scope_alloc((size_t)(n ? n : 1) * sizeof *items);
+    if (!items)
+        return cfx_none();
+    for (int i = 0; i < n; i++)
+        items[i] = cfx_bool(true);
+    return cfx_list(items, (uint32_t)n);
+}
+
 static cfx_value tensors(cfx_tensor *a, cfx_tensor *b)
 {
     cfx_value *items = cfx_scope_alloc(2 * sizeof *items);
@@ -152,6 +163,16 @@ static cfx_tensor *partner_tensor(const gen *g, cfx_dtype dt)
     }
 }
 
+/* A `target` holds class indices in the ops that take an ignore_index (nll_loss and
+ * cross_entropy), values like the input's elsewhere (mse_loss). */
+static bool target_is_index(const cfx_schema *s)
+{
+    for (int i = 0; i < s->n_args; i++)
+        if (!strcmp(s->args[i].name, "ignore_index"))
+            return true;
+    return false;
+}
+
 static cfx_value gen_tensor(const gen *g, const cfx_argument *a)
 {
     const cfx_tensor *p = g->p;
@@ -162,7 +183,7 @@ static cfx_value gen_tensor(const gen *g, const cfx_argument *a)
     if (named(a, "index"))
         return cfx_tensor_value(g->alt ? make_index((const int64_t[]){2}, p->ndim ? 1 : 0, bound)
                                        : make_index(p->sizes, p->ndim, bound));
-    if (named(a, "indices") || named(a, "target"))
+    if (named(a, "indices") || (named(a, "target") && target_is_index(g->s)))
         return cfx_tensor_value(make_index(p->sizes, p->ndim ? 1 : 0, named(a, "target") ? last_dim_size(p) : d0));
     if (named(a, "mask") || named(a, "condition"))
         return cfx_tensor_value(partner_tensor(g, CFX_BOOL));
@@ -259,7 +280,9 @@ static bool gen_arg(const gen *g, int i, cfx_value *out)
         return true;
     case CFX_TYPE_BOOL: *out = cfx_bool(named(a, "training") && !unannotated_running_stats(g->s)); return true;
     case CFX_TYPE_SCALAR: *out = g->alt ? cfx_double(1.5) : cfx_int(2); return true;
-    case CFX_TYPE_SCALAR_TYPE: *out = cfx_dtype_value(CFX_FLOAT64); return true;
+    case CFX_TYPE_SCALAR_TYPE: /* a backward op's input_dtype: the forward input's, the gradient's */
+        *out = cfx_dtype_value(named(a, "input_dtype") && g->p ? cfx_tensor_dtype(g->p) : CFX_FLOAT64);
+        return true;
     case CFX_TYPE_LIST:
         if (elem_kind(a->type) == CFX_TYPE_INT || elem_kind(a->type) == CFX_TYPE_SYMINT) {
             *out = gen_int_list(g, a);
@@ -268,6 +291,10 @@ static bool gen_arg(const gen *g, int i, cfx_value *out)
         if (elem_kind(a->type) == CFX_TYPE_TENSOR && g->p) { /* cat, stack */
             *out = tensors(g->p, make(g->p->sizes, g->p->ndim, cfx_tensor_dtype(g->p)));
             return true;
+        }
+        if (elem_kind(a->type) == CFX_TYPE_BOOL && a->size_hint > 0) { /* output_mask */
+            *out = all_true(a->size_hint);
+            return out->kind == CFX_V_LIST;
         }
         if (elem_kind(a->type) == CFX_TYPE_OPTIONAL && g->p && g->p->ndim) { /* index.Tensor */
             *out = tensors(make_index((const int64_t[]){2}, 1, g->p->sizes[0]), NULL);
@@ -304,6 +331,9 @@ static const struct {
     {"aten::pow", "Scalar", "transposed (2, 3) float32",
      "pow.Scalar with a transposed exponent: 2.13's CPU kernel returns strides (3, 1), its Meta kernel (the "
      "Python reference) (1, 2); torch's CrossRefFakeMode fails the same call"},
+    {"aten::_log_softmax_backward_data", "", "transposed (2, 3) float32",
+     "a transposed grad_output: 2.13's CPU kernel returns a contiguous gradient, its Meta kernel (the "
+     "decomposition grad - exp(out) * sum(grad)) keeps grad's strides (1, 2)"},
 };
 
 static const char *xfail_reason(const cfx_schema *s, const char *what)
@@ -379,8 +409,8 @@ static void generic(sink *k, const cfx_op *op)
 typedef struct ovr {
     const char *name;
     const char *reason;
-    int64_t shapes[5][4]; /* tensor arguments in order; {-1} ends, {0} is 0-dim */
-    int ndims[5];
+    int64_t shapes[6][4]; /* tensor arguments in order; {-1} ends, {0} is 0-dim */
+    int ndims[6];
     int64_t list[4][4];   /* the required int-list arguments in order (kernel, stride, ...) */
     int nlist[4];
 } ovr;
@@ -437,6 +467,10 @@ static const ovr overrides[] = {
     {"aten::nll_loss_forward", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}},
      {0}},
     {"aten::nll_loss", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}}, {0}},
+    {"aten::native_layer_norm_backward", "the input's trailing sizes normalized, per-row mean and rstd, weight and "
+     "bias of the normalized shape", {S(2, 3), S(2, 3), S(2, 1), S(2, 1), S(3), S(3)}, {2, 2, 2, 2, 1, 1}, {{3}}, {1}},
+    {"aten::nll_loss_backward", "a one-element grad_output and total_weight, target holding class indices of the "
+     "input's (N, C), weight per class", {S(1), S(2, 3), S(2), S(3), S(1)}, {1, 2, 1, 1, 1}, {{0}}, {0}},
     {"aten::nll_loss_nd", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}}, {0}},
     {"aten::cross_entropy_loss", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}},
      {0}},
@@ -477,11 +511,13 @@ static void from_row(sink *k, const cfx_op *op, const ovr *o, cfx_dtype dt)
     for (int i = 0; i < s->n_args; i++) {
         const cfx_argument *a = &s->args[i];
         const cfx_type *t = a->type->kind == CFX_TYPE_OPTIONAL ? a->type->elems[0] : a->type;
-        if (t->kind == CFX_TYPE_TENSOR && nt < 5 && o->ndims[nt]) {
+        if (t->kind == CFX_TYPE_TENSOR && nt < 6 && o->ndims[nt]) {
             const int64_t *sz = o->shapes[nt];
             int nd = o->ndims[nt];
-            bool idx = named(a, "indices") || named(a, "target");
-            cfx_tensor *x = idx ? make_index(sz, nd, nt ? o->shapes[0][named(a, "target") ? 1 : 0] : 1) : make(sz, nd, dt);
+            bool idx = named(a, "indices") || (named(a, "target") && target_is_index(s));
+            /* indices bound by the tensor before them: a target by its classes (dim 1) */
+            cfx_tensor *x = idx ? make_index(sz, nd, nt ? o->shapes[nt - 1][named(a, "target") ? 1 : 0] : 1)
+                                : make(sz, nd, dt);
             if (!x)
                 return;
             smp.args[i] = cfx_tensor_value(x);

@@ -86,6 +86,10 @@ Test(ops_boxed, conversion_errors_match_the_adapter)
                     seed = seed * 1103515245u + 12345u;
                     s1[i] = i == bad ? cfx_string("s") : pool_value(seed >> 16, t);
                 }
+                /* a string is no conversion error for a str argument (gelu_backward's meta
+                 * function takes any approximation) */
+                if (op->schema->args[bad].type->kind == CFX_TYPE_STR)
+                    continue;
                 memcpy(s2, s1, sizeof s1);
                 cfx_error_clear();
                 int rc1 = k->boxed(k->ctx, op, cfx_keyset_of(keys[kk]), s1);

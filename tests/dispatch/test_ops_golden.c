@@ -30,7 +30,7 @@
 static const char *const golden_paths[] = {"tests/data/ops_cases.json", "tests/data/ops_shape_cases.json",
                                            "tests/data/ops_reduce_cases.json", "tests/data/ops_creation_cases.json",
                                            "tests/data/ops_index_cases.json", "tests/data/ops_nn_cases.json",
-                                           "tests/data/ops_pointwise_cases.json"};
+                                           "tests/data/ops_pointwise_cases.json", "tests/data/ops_backward_cases.json"};
 static const char *golden_path = "tests/data/ops_*cases.json";
 
 static cJSON *load_cases(const char *path)
@@ -187,6 +187,15 @@ static void build(const cJSON *jargs, const char *run, args *a)
                 a->items[i][j] = cfx_int(a->ints[i][j]);
             a->v[i] = cfx_list(a->items[i], (uint32_t)n);
             a->lists[i] = cfx_ints(a->ints[i], n);
+        } else if (!strcmp(k, "bools")) { /* bool[N]: the backward ops' output_mask */
+            int n = 0;
+            const cJSON *e;
+            cJSON_ArrayForEach(e, v)
+            {
+                cr_assert(n < MAXL);
+                a->items[i][n++] = cfx_bool(cJSON_IsTrue(e) || (cJSON_IsNumber(e) && e->valueint));
+            }
+            a->v[i] = cfx_list(a->items[i], (uint32_t)n);
         } else if (!strcmp(k, "dtype")) {
             a->v[i] = cfx_dtype_value((cfx_dtype)v->valueint);
         } else if (!strcmp(k, "device")) {
@@ -298,6 +307,11 @@ static void check_result(const char *name, const char *run, const char *how, con
     const cJSON *scalar = cJSON_GetObjectItem(want, "scalar");
     if (scalar) {
         check_scalar(name, run, how, scalar, rv);
+        return;
+    }
+    if (cJSON_GetObjectItem(want, "none")) { /* an undefined Tensor return (output_mask False) */
+        if (rv.kind != CFX_V_NONE)
+            FAIL("expected None, got a %s", cfx_value_kind_name((cfx_value_kind)rv.kind));
         return;
     }
     if (rv.kind != CFX_V_TENSOR || !rv.u.t)

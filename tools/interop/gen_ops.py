@@ -194,6 +194,8 @@ def build_args(args, run):
             built.append(None)
         elif k == "ints":
             built.append(list(a["v"]))
+        elif k == "bools":  # bool[N] (output_mask)
+            built.append([bool(v) for v in a["v"]])
         elif k == "dtype":
             built.append({v: {**DTYPES, "uint8": torch.uint8}[n] for n, v in DTYPE_CODE.items()}[a["v"]])
         elif k == "device":
@@ -232,7 +234,8 @@ def run_case(op_id, args, run, nondeterministic):
     except Exception as e:  # noqa: BLE001 - every error text is data here
         return {"error": str(e)}
     if isinstance(r, tuple):
-        return {"returns": [describe(x, built, versions, nondeterministic) for x in r]}
+        return {"returns": [describe(x, built, versions, nondeterministic) if x is not None else {"none": True}
+                            for x in r]}
     if isinstance(r, list):
         return {"list": [describe(x, built, versions, nondeterministic) for x in r]}
     if isinstance(r, (bool, int, float)):
@@ -1158,6 +1161,10 @@ def main():
     ops_nn_cases.add_all(sys.modules[__name__])
     golden.write_json_cases(os.path.basename(OUT_NN_CASES), cases[n_main:])
     del cases[n_main:]
+    import ops_backward_cases
+    for name in ops_backward_cases.add_all(sys.modules[__name__]):
+        golden.write_json_cases(name, cases[n_main:])
+        del cases[n_main:]
     import ops_pointwise_cases
     for name in ops_pointwise_cases.add_all(sys.modules[__name__]):
         golden.write_json_cases(name, cases[n_main:])

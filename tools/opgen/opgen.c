@@ -205,7 +205,7 @@ static void load(op *o, const op_row *r)
     char *given = xstrdup(r->returns ? r->returns : "");
     char *save = NULL, *tok = strtok_r(given, " ,", &save);
     for (int i = 0; i < s->n_returns; i++) {
-        o->rets[i] = cfx_box_return_step(s->returns[i].type);
+        o->rets[i] = cfx_box_schema_return_step(s, i);
         const char *n = s->returns[i].name && *s->returns[i].name ? s->returns[i].name : tok;
         o->ret_names[i] = n ? (is_c_keyword(n) ? fmt("%s_", n) : xstrdup(n)) : fmt("r%d", i);
         tok = tok ? strtok_r(NULL, " ,", &save) : NULL;
