@@ -259,25 +259,58 @@ int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_b
     return CFX_OK;
 }
 
+int cfx_box_convert_arg_any(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
+                            cfx_box_slot *sl, cfx_box_scratch *sc)
+{
+    if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST)
+        return cfx_box_convert_list(s, qualname, i, st, sv, sl, sc);
+    cfx_value v = *sv;
+    if (!cfx_box_normalize((cfx_box_conv)st.conv, st.optional, &v)) {
+        cfx_argument_type_error(s, qualname, i, *sv);
+        return CFX_ERR;
+    }
+    switch ((cfx_box_form)st.form) {
+    case CFX_BOX_TENSOR: sl->t = v.kind == CFX_V_NONE ? NULL : v.u.t; break;
+    case CFX_BOX_INT: sl->i = v.u.i; break; /* also layout / memory_format: int64 in the union */
+    case CFX_BOX_DOUBLE: sl->d = v.u.d; break;
+    case CFX_BOX_BOOL: sl->b = v.u.b; break;
+    case CFX_BOX_STR: sl->p = v.u.s; break;
+    case CFX_BOX_DTYPE: sl->i32 = (int32_t)v.u.dtype; break;
+    case CFX_BOX_DEVICE: sl->dev = v.u.device; break;
+    case CFX_BOX_BOXED: sl->p = sv; break;
+    default: sl->v = v; break; /* CFX_BOX_VALUE */
+    }
+    return CFX_OK;
+}
+
 int cfx_box_check_args(const cfx_schema *s, const cfx_box_step *steps, const char *qualname, cfx_value *stack, int n)
 {
-    cfx_box_scratch sc;
-    cfx_box_scratch_init(&sc);
-    int rc = CFX_OK;
-    for (int i = 0; i < n && rc == CFX_OK; i++) {
+    for (int i = 0; i < n; i++) {
         cfx_box_step st = steps[i];
         cfx_value v = stack[i];
+        if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST) {
+            /* the list's checks are its conversion's (into scratch, dropped) */
+            cfx_box_scratch sc;
+            cfx_box_scratch_init(&sc);
+            cfx_box_slot slot;
+            int rc = cfx_box_convert_list(s, qualname, i, st, &stack[i], &slot, &sc);
+            cfx_box_scratch_free(&sc);
+            if (rc != CFX_OK)
+                return rc;
+            continue;
+        }
         bool no_tensor = v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t);
         if (st.form == CFX_BOX_TENSOR && !st.optional && no_tensor)
             continue; /* the binding accepts an undefined Tensor; dispatch refuses it */
-        cfx_box_slot slot;
-        rc = cfx_box_convert_arg(s, qualname, i, st, &stack[i], &slot, &sc);
+        /* cfx_box_convert_arg's check without its C slot (what every other form converts) */
+        cfx_value norm = v;
+        if (!cfx_box_normalize((cfx_box_conv)st.conv, st.optional, &norm))
+            return cfx_argument_type_error(s, qualname, i, v);
         /* Python's binding turns an int given for a float into a float IValue: modes see 1.0 */
-        if (rc == CFX_OK && st.conv == CFX_CONV_DOUBLE && v.kind == CFX_V_INT)
-            stack[i] = cfx_double((double)v.u.i);
+        if (st.conv == CFX_CONV_DOUBLE && v.kind == CFX_V_INT)
+            stack[i] = norm;
     }
-    cfx_box_scratch_free(&sc);
-    return rc;
+    return CFX_OK;
 }
 
 int cfx_box_unbox_args(const cfx_schema *s, const char *qualname, const cfx_box_step *steps, int n,

@@ -163,29 +163,28 @@ int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_b
                          cfx_box_slot *sl, cfx_box_scratch *sc);
 
 /* Converts argument i (stack value *sv) into its C slot, reporting a wrong kind with
- * torch.ops' text. sc is only used by list forms. */
+ * torch.ops' text. sc is only used by list forms. Every form and error; the inline
+ * cfx_box_convert_arg below takes the common cases first. */
+int cfx_box_convert_arg_any(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
+                            cfx_box_slot *sl, cfx_box_scratch *sc);
+
+/* cfx_box_convert_arg_any, with a Tensor given for a Tensor and a number for a Scalar handled
+ * inline: small enough that a generated entry (whose st is a constant, so the tests fold away)
+ * really inlines it, where the whole conversion was left out of line as a call per argument. */
 static inline int cfx_box_convert_arg(const cfx_schema *s, const char *qualname, int i, cfx_box_step st,
                                       cfx_value *sv, cfx_box_slot *sl, cfx_box_scratch *sc)
 {
-    if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST)
-        return cfx_box_convert_list(s, qualname, i, st, sv, sl, sc);
-    cfx_value v = *sv;
-    if (!cfx_box_normalize((cfx_box_conv)st.conv, st.optional, &v)) {
-        cfx_argument_type_error(s, qualname, i, *sv);
-        return CFX_ERR;
+    uint32_t k = sv->kind;
+    if (st.form == CFX_BOX_TENSOR && k == CFX_V_TENSOR) {
+        sl->t = sv->u.t;
+        return CFX_OK;
     }
-    switch ((cfx_box_form)st.form) {
-    case CFX_BOX_TENSOR: sl->t = v.kind == CFX_V_NONE ? NULL : v.u.t; break;
-    case CFX_BOX_INT: sl->i = v.u.i; break; /* also layout / memory_format: int64 in the union */
-    case CFX_BOX_DOUBLE: sl->d = v.u.d; break;
-    case CFX_BOX_BOOL: sl->b = v.u.b; break;
-    case CFX_BOX_STR: sl->p = v.u.s; break;
-    case CFX_BOX_DTYPE: sl->i32 = (int32_t)v.u.dtype; break;
-    case CFX_BOX_DEVICE: sl->dev = v.u.device; break;
-    case CFX_BOX_BOXED: sl->p = sv; break;
-    default: sl->v = v; break; /* CFX_BOX_VALUE */
+    if (st.form == CFX_BOX_VALUE && st.conv == CFX_CONV_SCALAR &&
+        (k == CFX_V_INT || k == CFX_V_DOUBLE || k == CFX_V_BOOL)) {
+        sl->v = *sv;
+        return CFX_OK;
     }
-    return CFX_OK;
+    return cfx_box_convert_arg_any(s, qualname, i, st, sv, sl, sc);
 }
 
 /* Converts stack[0..n) into slots by steps. */

@@ -76,7 +76,8 @@ int cfx_wrap_numbers(const cfx_op *op, cfx_value *stack, cfx_wrapped_batch *b)
     if (!op->numbers_as_tensors)
         return CFX_OK; /* a number where a Tensor goes: the binding refuses it with its own message */
     const cfx_schema *s = op->schema;
-    for (int i = 0; i < s->n_args; i++) {
+    for (uint64_t m = op->dispatch_arg_mask; m; m &= m - 1) { /* the tensor arguments only */
+        int i = __builtin_ctzll(m);
         uint32_t k = stack[i].kind;
         /* a Tensor or Tensor? argument (boxed as a tensor): what toIValue converts a number for */
         if ((k != CFX_V_INT && k != CFX_V_DOUBLE && k != CFX_V_BOOL) || op->arg_steps[i].form != CFX_BOX_TENSOR)

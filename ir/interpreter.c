@@ -159,7 +159,10 @@ static int unset_input(const cfx_node *in, const cfx_node *user)
 
 /* v with every node reference replaced by the node's value (borrowed from the environment);
  * copied lists take their items from the scratch array (reserved by the caller). */
-static int subst(run *r, const cfx_node *user, cfx_value v, cfx_value *out)
+static int subst_deep(run *r, const cfx_node *user, cfx_value v, cfx_value *out);
+
+/* The common arguments (a node's value, a constant) without a call: most nodes have no list. */
+static inline int subst(run *r, const cfx_node *user, cfx_value v, cfx_value *out)
 {
     if (v.kind == CFX_V_NODE) {
         const cfx_node *in = v.u.node;
@@ -168,9 +171,16 @@ static int subst(run *r, const cfx_node *user, cfx_value v, cfx_value *out)
         *out = r->env[in->seq];
         return CFX_OK;
     }
-    *out = v;
-    if (!cfx_value_is_container(v))
+    if (!cfx_value_is_container(v)) {
+        *out = v;
         return CFX_OK;
+    }
+    return subst_deep(r, user, v, out);
+}
+
+static int subst_deep(run *r, const cfx_node *user, cfx_value v, cfx_value *out)
+{
+    *out = v;
     cfx_value *items = r->scratch + r->n_scratch;
     r->n_scratch += v.len;
     for (uint32_t i = 0; i < v.len; i++)
@@ -186,13 +196,13 @@ static int reserve_scratch(run *r, const cfx_node *n)
     size_t need = 0;
     uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
     const cfx_kwarg *kw = cfx_node_kwargs(n);
-    for (uint32_t i = 0; i < na; i++)
-        if (count_items(cfx_node_arg(n, i), &need, 1) != CFX_OK)
+    r->n_scratch = 0;
+    for (uint32_t i = 0; i < na; i++) /* the test first: a call per argument cost more than the rest */
+        if (cfx_value_is_container(cfx_node_arg(n, i)) && count_items(cfx_node_arg(n, i), &need, 1) != CFX_OK)
             return CFX_ERR;
     for (uint32_t i = 0; i < nk; i++)
-        if (count_items(kw[i].value, &need, 1) != CFX_OK)
+        if (cfx_value_is_container(kw[i].value) && count_items(kw[i].value, &need, 1) != CFX_OK)
             return CFX_ERR;
-    r->n_scratch = 0;
     if (need <= r->cap_scratch)
         return CFX_OK;
     size_t cap = r->cap_scratch ? r->cap_scratch : 64;
@@ -290,13 +300,16 @@ static int call_op(run *r, const cfx_node *n, const cfx_op *op, cfx_value *res)
     if (cfx_node_num_args(n) > width)
         width = cfx_node_num_args(n);
     int filled = 0;
-    if (reserve_stack(r, width) != CFX_OK || reserve_scratch(r, n) != CFX_OK || bind(r, n, s, &filled) != CFX_OK)
+    if ((width > r->cap_stack && reserve_stack(r, width) != CFX_OK) || reserve_scratch(r, n) != CFX_OK ||
+        bind(r, n, s, &filled) != CFX_OK)
         return CFX_ERR;
     cfx_scope scope = cfx_scope_begin();
     int rc = cfx_op_call((cfx_op *)op, r->stack, filled, (int)width);
     if (rc == CFX_OK) {
         if (s->n_returns == 0) {
             *res = cfx_none();
+        } else if (s->n_returns == 1 && r->stack[0].kind == CFX_V_TENSOR && r->stack[0].u.t) {
+            *res = cfx_tensor_value(cfx_tensor_retain(r->stack[0].u.t)); /* own()'s common case */
         } else if (s->n_returns == 1) {
             rc = own(r->stack[0], res, 1);
         } else {
@@ -493,7 +506,11 @@ static int plan(run *r)
 
 static void drop_slot(run *r, uint32_t seq)
 {
-    drop(r->env[seq]);
+    cfx_value v = r->env[seq];
+    if (v.kind == CFX_V_TENSOR) /* the common value, without drop's call */
+        cfx_tensor_release(v.u.t);
+    else
+        drop(v);
     r->env[seq].kind = UNSET;
 }
 
