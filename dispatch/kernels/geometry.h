@@ -89,4 +89,16 @@ void cfx_geom_put_dims(cfx_buf *b, const int64_t *d, int n);
 bool cfx_geom_opt_int(cfx_value v, int64_t *out);
 bool cfx_geom_opt_device(cfx_value v, cfx_device *out);
 
+/* Advances idx (row-major over sizes, n dims); false once every index was visited (the
+ * element walks of flip, repeat and masked_scatter). */
+static inline bool cfx_geom_next_index(int64_t *idx, const int64_t *sizes, int n)
+{
+    for (int d = n - 1; d >= 0; d--) {
+        if (++idx[d] < sizes[d])
+            return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
 #endif

@@ -17,17 +17,6 @@
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/shape.h"
 
-/* Advances idx (row-major over sizes); false once every index was visited. */
-static bool next_index(int64_t *idx, const int64_t *sizes, int n)
-{
-    for (int d = n - 1; d >= 0; d--) {
-        if (++idx[d] < sizes[d])
-            return true;
-        idx[d] = 0;
-    }
-    return false;
-}
-
 /* out[i] = self[src(i)] for every index i of out (CPU): src(i) along dim d is
  * (flip[d] ? size - 1 - i : i) % self's size, with self's dims aligned to out's last ones. */
 static void gather(cfx_tensor *out, const cfx_tensor *self, const bool *flip)
@@ -49,7 +38,7 @@ static void gather(cfx_tensor *out, const cfx_tensor *self, const bool *flip)
             so += (flip && flip[d] ? s - 1 - i : i) * self->strides[d - lead];
         }
         memcpy(dst + doff * (int64_t)es, src + so * (int64_t)es, es);
-    } while (next_index(idx, out->sizes, n));
+    } while (cfx_geom_next_index(idx, out->sizes, n));
 }
 
 static cfx_tensor *flip_out(cfx_tensor *self)

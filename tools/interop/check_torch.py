@@ -161,6 +161,7 @@ TWINS.update({
     "topk_values": lambda a: torch.topk(a, 2).values,
     "var_dim": lambda a: torch.var(a, 1),
     "any_dims": lambda a: a.any(dim=(0, 1)),
+    "masked_scatter": lambda a, b: a.masked_scatter(a > 0, b),
 })
 for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1",
               "1x2", "1x4"):

@@ -33,6 +33,7 @@ def add_all(g):
         unary_float_cases(g)
         core_pointwise_cases(g)
         core_order_cases(g)
+        core_masked_scatter_cases(g)
         yield "ops_pointwise_cases.json"
     finally:
         g.rng = saved
@@ -375,3 +376,30 @@ def core_order_cases(g):
     for n, dt in ((5, "int64"), (0, "int64"), (-1, "int64"), (4, "float32"), (3, "int32"), (6, "bool")):
         g.add_case(f"randperm/{n}/{dt}", "randperm", [I(n), g.DT(dt), NONE(), g.DEV(), NONE()], nondeterministic=True)
     g.add_case("randperm/no_dtype", "randperm", [I(3), NONE(), NONE(), g.DEV(), NONE()], nondeterministic=True)
+
+
+def BOOLS(v, sizes=None):
+    return vals("bool", [1 if x else 0 for x in v], sizes)
+
+
+def core_masked_scatter_cases(g):
+    """masked_scatter and masked_scatter_: broadcasting, layouts, dtypes and the checks."""
+    T = g.T
+    src = vals("float32", [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0])
+    m23 = BOOLS([1, 0, 1, 1, 0, 1], [2, 3])
+    for op in ("masked_scatter", "masked_scatter_"):
+        g.add_case(f"{op}/basic", op, [T([2, 3]), m23, src])
+        g.add_case(f"{op}/mask_row", op, [T([2, 3]), BOOLS([1, 0, 1], [3]), src])
+        g.add_case(f"{op}/transposed", op, [T([3, 2], [1, 3]), BOOLS([1, 0, 1, 1, 0, 1], [3, 2]), src])
+        g.add_case(f"{op}/source_2d", op, [T([2, 3]), m23, T([2, 4])])
+        g.add_case(f"{op}/short_source", op, [T([2, 3]), m23, vals("float32", [1.0, 2.0])])
+        g.add_case(f"{op}/dtype_mismatch", op, [T([2, 3]), m23, T([6], dtype="int64")])
+        g.add_case(f"{op}/int_mask", op, [T([2, 3]), T([2, 3], dtype="int64"), src])
+        g.add_case(f"{op}/bad_mask_shape", op, [T([2, 3]), BOOLS([1, 0], [2]), src])
+        g.add_case(f"{op}/scalar", op, [T([]), BOOLS([1], []), src])
+        g.add_case(f"{op}/empty", op, [T([0, 3]), BOOLS([1, 0, 1], [3]), src])
+        for dt in ("int64", "bool", "float64"):
+            g.add_case(f"{op}/{dt}", op, [T([2, 3], dtype=dt), m23, T([6], dtype=dt)])
+    g.add_case("masked_scatter/bcast_self", "masked_scatter", [T([3]), m23, src])
+    g.add_case("masked_scatter/bcast_mismatch", "masked_scatter", [T([2, 3]), BOOLS([1, 0, 1], [3, 1]), src])
+    g.add_case("masked_scatter_/bcast_self", "masked_scatter_", [T([3]), m23, src], runs=("cpu",))
