@@ -8,12 +8,13 @@
 #include <stdlib.h>
 
 #include "dispatch/getitem.h"
+#include "dispatch/getitem_internal.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/scope.h"
 
-static const char op[] = "Tensor.__getitem__";
+static const char getitem_op[] = "Tensor.__getitem__";
 
-static bool slice_step_ok(const cfx_index *s)
+bool cfx_index_step_ok(const char *op, const cfx_index *s)
 {
     if (s->step <= 0) {
         cfx_error_set(CFX_ERR, op, "step must be greater than zero");
@@ -22,7 +23,7 @@ static bool slice_step_ok(const cfx_index *s)
     return true;
 }
 
-static cfx_tensor *slice(cfx_tensor *x, int64_t dim, const cfx_index *s)
+cfx_tensor *cfx_index_slice(cfx_tensor *x, int64_t dim, const cfx_index *s)
 {
     return cfx_op_slice_Tensor(NULL, x, dim, cfx_int(s->has_start ? s->start : 0),
                                cfx_int(s->has_stop ? s->stop : INT64_MAX), s->step);
@@ -30,7 +31,7 @@ static cfx_tensor *slice(cfx_tensor *x, int64_t dim, const cfx_index *s)
 
 /* applySelect: the 0-dim and bounds checks with Python's texts, then select with the raw
  * index; real_dim is the dim of the original tensor, for the message */
-static cfx_tensor *select_checked(cfx_tensor *x, int64_t dim, int64_t index, int64_t real_dim)
+cfx_tensor *cfx_index_select_checked(const char *op, cfx_tensor *x, int64_t dim, int64_t index, int64_t real_dim)
 {
     if (index == 0 && dim == 0 && x->ndim == 0) {
         cfx_error_set(CFX_ERR, op,
@@ -52,16 +53,17 @@ static cfx_tensor *select_checked(cfx_tensor *x, int64_t dim, int64_t index, int
 /* The one-index forms of THPVariable_getitem. */
 static cfx_tensor *single(cfx_tensor *x, const cfx_index *i)
 {
+    const char *op = getitem_op;
     switch (i->kind) {
     case CFX_INDEX_NONE: return cfx_op_unsqueeze(NULL, x, 0);
     case CFX_INDEX_ELLIPSIS: return cfx_op_alias(NULL, x);
-    case CFX_INDEX_INT: return select_checked(x, 0, i->start, 0);
+    case CFX_INDEX_INT: return cfx_index_select_checked(op, x, 0, i->start, 0);
     case CFX_INDEX_SLICE:
         if (x->ndim == 0) {
             cfx_error_set(CFX_ERR, op, "slice() cannot be applied to a 0-dim tensor.");
             return NULL;
         }
-        return slice_step_ok(i) ? slice(x, 0, i) : NULL;
+        return cfx_index_step_ok(op, i) ? cfx_index_slice(x, 0, i) : NULL;
     case CFX_INDEX_TENSOR: {
         cfx_tensor *const one[1] = {i->tensor};
         return cfx_op_index_Tensor(NULL, x, (cfx_tensor_list){one, 1});
@@ -71,8 +73,8 @@ static cfx_tensor *single(cfx_tensor *x, const cfx_index *i)
     return NULL;
 }
 
-/* applySlicing + dispatch_index for the tuple form. */
-static cfx_tensor *multi(cfx_tensor *x, const cfx_index *idx, int n)
+cfx_tensor *cfx_index_apply_slicing(const char *op, cfx_tensor *x, const cfx_index *idx, int n,
+                                    cfx_tensor **tensors, int *ntensors_out)
 {
     int64_t specified = 0;
     for (int k = 0; k < n; k++) {
@@ -85,24 +87,25 @@ static cfx_tensor *multi(cfx_tensor *x, const cfx_index *idx, int n)
         cfx_error_set(CFX_ERR, op, "too many indices for tensor of dimension %d", x->ndim);
         return NULL;
     }
-    cfx_tensor *tensors[CFX_MAX_DIMS] = {NULL};
     int ntensors = 0;
+    for (int d = 0; d < CFX_MAX_DIMS; d++)
+        tensors[d] = NULL;
     cfx_tensor *r = x;
     int64_t dim = 0;
     for (int k = 0; k < n && r; k++) {
         const cfx_index *i = &idx[k];
         cfx_tensor *before = r;
         switch (i->kind) {
-        case CFX_INDEX_INT: r = select_checked(r, dim, i->start, k); break;
+        case CFX_INDEX_INT: r = cfx_index_select_checked(op, r, dim, i->start, k); break;
         case CFX_INDEX_SLICE: {
-            if (!slice_step_ok(i)) {
+            if (!cfx_index_step_ok(op, i)) {
                 r = NULL;
                 break;
             }
             int64_t start = i->has_start ? i->start : 0, stop = i->has_stop ? i->stop : INT64_MAX;
             bool whole = r->ndim > 0 && start == 0 && r->sizes[dim] <= stop && i->step == 1;
             if (!whole)
-                r = slice(r, dim, i);
+                r = cfx_index_slice(r, dim, i);
             dim++;
             break;
         }
@@ -123,6 +126,16 @@ static cfx_tensor *multi(cfx_tensor *x, const cfx_index *idx, int n)
         if (before != r && before != x) /* an intermediate view: the next one holds the storage */
             cfx_kernel_discard(before);
     }
+    *ntensors_out = r ? ntensors : 0;
+    return r;
+}
+
+/* applySlicing + dispatch_index for the tuple form. */
+static cfx_tensor *multi(cfx_tensor *x, const cfx_index *idx, int n)
+{
+    cfx_tensor *tensors[CFX_MAX_DIMS];
+    int ntensors;
+    cfx_tensor *r = cfx_index_apply_slicing(getitem_op, x, idx, n, tensors, &ntensors);
     if (!r)
         return NULL;
     if (ntensors > 0) {
@@ -141,7 +154,7 @@ cfx_tensor *cfx_getitem_at(const cfx_site *site, cfx_tensor *x, const cfx_index 
     const cfx_site *prev = site ? cfx_set_current_site(site) : NULL;
     cfx_tensor *r;
     if (n < 1 || !idx) {
-        cfx_error_set(CFX_ERR, op, "getitem: expected at least one index");
+        cfx_error_set(CFX_ERR, getitem_op, "getitem: expected at least one index");
         r = NULL;
     } else {
         r = n == 1 ? single(x, idx) : multi(x, idx, n);

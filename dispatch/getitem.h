@@ -61,4 +61,18 @@ CFX_API cfx_tensor *cfx_getitem_at(const cfx_site *site, cfx_tensor *x, const cf
     cfx_getitem_at(CFX_HERE, (x), (const cfx_index[]){__VA_ARGS__},                         \
                    (int)(sizeof((const cfx_index[]){__VA_ARGS__}) / sizeof(cfx_index)))
 
+/* Python's x[idx[0], ..., idx[n-1]] = value: value is a tensor, or a number given as a wrapped
+ * number (cfx_num(0), cfx_num(2.5)), which becomes a tensor of x's dtype as Python's
+ * valueToTensor makes it (a lifted constant). Writes x's elements through views of it (copy_,
+ * fill_ or index_put_, as THPVariable_setitem calls them). CFX_OK, or the error's status.
+ *
+ *     cfx_setitem(x, cfx_num(0), CFX_ALL, CFX_SLICE(1, 3))     x[:, 1:3] = 0
+ *     cfx_setitem(x, v, CFX_I(0))                             x[0] = v
+ *     cfx_setitem(x, t, CFX_ELLIPSIS, CFX_I(1))               x[..., 1] = t */
+CFX_API int cfx_setitem_at(const cfx_site *site, cfx_tensor *x, const cfx_index *idx, int n, cfx_tensor *value);
+
+#define cfx_setitem(x, value, ...)                                                          \
+    cfx_setitem_at(CFX_HERE, (x), (const cfx_index[]){__VA_ARGS__},                         \
+                   (int)(sizeof((const cfx_index[]){__VA_ARGS__}) / sizeof(cfx_index)), (value))
+
 #endif

@@ -24,6 +24,7 @@
 struct cfx_module {
     char *class_name;
     cfx_tensor_table params;
+    bool training;
 };
 
 cfx_module *cfx_module_new(const char *class_name)
@@ -142,3 +143,11 @@ cfx_tensor *cfx_module_tensor_at(const cfx_module *m, int i)
 {
     return m ? cfx_tensor_table_tensor_at(&m->params, i) : NULL;
 }
+
+void cfx_module_train(cfx_module *m, bool mode)
+{
+    if (m)
+        m->training = mode;
+}
+
+bool cfx_module_training(const cfx_module *m) { return m && m->training; }

@@ -32,5 +32,10 @@ CFX_API const char *cfx_module_name_of(const cfx_module *m, const cfx_tensor *t)
 CFX_API int cfx_module_count(const cfx_module *m);
 CFX_API const char *cfx_module_name_at(const cfx_module *m, int i);
 CFX_API cfx_tensor *cfx_module_tensor_at(const cfx_module *m, int i);
+/* nn.Module.train(mode) / .training: a flag the model's code reads to pick training-mode
+ * behaviour (batch norm with batch statistics, dropout); a new module is in eval mode, which
+ * is what the built-in models were written for (PyTorch's default is training). NULL-safe. */
+CFX_API void cfx_module_train(cfx_module *m, bool mode);
+CFX_API bool cfx_module_training(const cfx_module *m);
 
 #endif

@@ -25,33 +25,41 @@ static char *slurp(const char *path)
     return s;
 }
 
-/* Traces a model; the caller frees the module and ends the scope. */
-static cfx_graph_module *trace(const char *name, cfx_tracing_mode mode, cfx_module **module)
+/* Traces a model (its module in training mode when train); the caller frees the module and
+ * ends the scope. */
+static cfx_graph_module *trace_as(const char *name, cfx_tracing_mode mode, cfx_module **module, bool train)
 {
     const cfx_model *m = cfx_model_find(name);
     cr_assert(m, "no model %s", name);
     cfx_value args[CFX_MODEL_MAX_ARGS];
     int n = m->setup(module, args);
     cr_assert_geq(n, 0, "%s", cfx_error_message());
+    cfx_module_train(*module, train);
     cfx_make_fx_options opts = {mode, *module, NULL, false};
     cfx_graph_module *gm = cfx_make_fx(m->forward, m->signature, args, n, &opts);
     cr_assert(gm, "tracing %s failed: %s", name, cfx_error_message());
     return gm;
 }
 
-static void expect_golden(const char *model, cfx_tracing_mode mode)
+static cfx_graph_module *trace(const char *name, cfx_tracing_mode mode, cfx_module **module)
+{
+    return trace_as(name, mode, module, false);
+}
+
+/* model_<model><suffix>.{graph,code}.txt; suffix "_train": traced in training mode */
+static void expect_golden_as(const char *model, cfx_tracing_mode mode, const char *suffix)
 {
     cfx_scope s = cfx_scope_begin();
     cfx_module *module = NULL;
-    cfx_graph_module *gm = trace(model, mode, &module);
+    cfx_graph_module *gm = trace_as(model, mode, &module, suffix[0] != '\0');
     char path[256];
-    snprintf(path, sizeof path, "tests/data/model_%s.graph.txt", model);
+    snprintf(path, sizeof path, "tests/data/model_%s%s.graph.txt", model, suffix);
     char *want = slurp(path);
     char *got = cfx_graph_to_string(cfx_graph_module_graph(gm));
     cr_expect_str_eq(got, want, "graph of %s (%s mode)", model, mode ? "fake" : "real");
     free(want);
     free(got);
-    snprintf(path, sizeof path, "tests/data/model_%s.code.txt", model);
+    snprintf(path, sizeof path, "tests/data/model_%s%s.code.txt", model, suffix);
     want = slurp(path);
     got = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
     cr_expect_str_eq(got, want, "code of %s (%s mode)", model, mode ? "fake" : "real");
@@ -62,6 +70,8 @@ static void expect_golden(const char *model, cfx_tracing_mode mode)
     cfx_scope_end(s);
 }
 
+static void expect_golden(const char *model, cfx_tracing_mode mode) { expect_golden_as(model, mode, ""); }
+
 Test(models, mlp_matches_make_fx) { expect_golden("mlp", CFX_TRACE_REAL); expect_golden("mlp", CFX_TRACE_FAKE); }
 Test(models, chain_matches_make_fx) { expect_golden("chain", CFX_TRACE_REAL); expect_golden("chain", CFX_TRACE_FAKE); }
 Test(models, mutate_matches_make_fx) { expect_golden("mutate", CFX_TRACE_REAL); expect_golden("mutate", CFX_TRACE_FAKE); }
@@ -71,6 +81,27 @@ Test(models, transformer_matches_make_fx)
     expect_golden("transformer", CFX_TRACE_REAL);
     expect_golden("transformer", CFX_TRACE_FAKE);
 }
+/* `cfx trace --train`: batch norm on batch statistics and dropout's bernoulli_ mask recorded as
+ * 2.13's make_fx records the twins in training mode; models without either trace as in eval */
+Test(models, train_mode_matches_make_fx)
+{
+    for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
+        expect_golden_as("cnn", (cfx_tracing_mode)mode, "_train");
+        expect_golden_as("transformer", (cfx_tracing_mode)mode, "_train");
+    }
+    cfx_scope s = cfx_scope_begin();
+    cfx_module *module = NULL;
+    cfx_graph_module *gm = trace_as("mlp", CFX_TRACE_FAKE, &module, true);
+    char *want = slurp("tests/data/model_mlp.graph.txt"), *got = cfx_graph_to_string(cfx_graph_module_graph(gm));
+    cr_expect_str_eq(got, want, "mlp has no mode-dependent op");
+    cr_expect(cfx_module_training(module));
+    free(want);
+    free(got);
+    cfx_graph_module_free(gm);
+    cfx_module_free(module);
+    cfx_scope_end(s);
+}
+
 Test(models, classifier_matches_make_fx)
 {
     expect_golden("classifier", CFX_TRACE_REAL);
@@ -164,6 +195,13 @@ Test(models, driver_traces_and_reports_errors)
     char *want = slurp("tests/data/model_mlp.graph.txt");
     size_t wl = strlen(want);
     cr_expect(strncmp(out, want, wl) == 0 && strcmp(out + wl, "\n") == 0, "%s", out); /* printed with a newline */
+    free(want);
+    free(out);
+
+    cr_expect_eq(run("trace cnn --train", &out), 0, "%s", out);
+    want = slurp("tests/data/model_cnn_train.graph.txt");
+    wl = strlen(want);
+    cr_expect(strncmp(out, want, wl) == 0 && strcmp(out + wl, "\n") == 0, "%s", out);
     free(want);
     free(out);
 

@@ -49,6 +49,21 @@ static out8 where_scalar(cfx_tensor *x, cfx_tensor *i)
                    cfx_to(i, CFX_INT64), NULL, NULL}};
 }
 
+/* In-place ops taking numbers inside nested scopes: each number and each in-place result
+ * (a new reference to y) dies with its scope while the tracer still maps y to its last node. */
+static cfx_tensor *inplace_scope(cfx_tensor *x)
+{
+    cfx_tensor *y = cfx_clone(x);
+    cfx_scope s = cfx_scope_begin();
+    cfx_mul_(y, cfx_num(2));
+    cfx_add_(y, cfx_num(1.5));
+    cfx_scope s2 = cfx_scope_begin();
+    cfx_div_(y, cfx_num(4));
+    cfx_scope_end(s2);
+    cfx_scope_end(s);
+    return cfx_sub(y, cfx_num(1));
+}
+
 typedef struct model {
     const char *name;
     cfx_fnptr fn;
@@ -66,6 +81,7 @@ static const model models[] = {
      "(Tensor x) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)", 1, 8},
     {"where_scalar", (cfx_fnptr)where_scalar, "(Tensor x, Tensor i) -> (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor)",
      2, 6},
+    {"inplace_scope", (cfx_fnptr)inplace_scope, "(Tensor x) -> Tensor", 1, 1},
 };
 
 /* gen_numbers.py's inputs: x, then y (float) or i (int64) */
@@ -184,6 +200,7 @@ Test(numbers, arith) { check_model(&models[1]); }
 Test(numbers, compare) { check_model(&models[2]); }
 Test(numbers, activations) { check_model(&models[3]); }
 Test(numbers, where_scalar) { check_model(&models[4]); }
+Test(numbers, inplace_scope) { check_model(&models[5]); }
 
 /* Direct calls: the wrapped number's dtype, and promotion by category only. */
 Test(numbers, promotion)

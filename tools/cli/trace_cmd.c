@@ -2,7 +2,7 @@
  * make_fx and print its graph as torch.fx prints it, as FX's Python code, or as cfx's JSON.
  *
  *   cfx trace MODEL|PLUGIN.so[:SYMBOL]|- [--mode real|fake] [--format graph|code|json] [--dce]
- *             [--crossref] [--passes=P,...] [--time] [-o FILE|-]
+ *             [--crossref] [--train] [--passes=P,...] [--time] [-o FILE|-]
  *
  * MODEL names a built-in model; an argument with a '/' or a ".so" is a plugin (tracer/plugin.h)
  * and `-` reads a plugin's shared object from stdin (copied to a temporary file, since dlopen
@@ -53,7 +53,7 @@ int cfx_cmd_models(int argc, char **argv)
 
 static const char trace_usage_line[] =
     "usage: cfx trace MODEL|PLUGIN.so[:SYMBOL]|- [--mode real|fake] [--format graph|code|json] [--dce]\n"
-    "                 [--crossref] [--passes=P,...] [--time] [-o FILE|-]\n";
+    "                 [--crossref] [--train] [--passes=P,...] [--time] [-o FILE|-]\n";
 
 static int trace_usage(void)
 {
@@ -79,6 +79,7 @@ static int trace_help(void)
           "  --crossref           then run the graph on the example inputs, every op both on fakes and for\n"
           "                       real (CrossRefFakeMode); the first mismatch fails with its message\n"
           "  --time               print the time taken on stderr\n"
+          "  --train              the model in training mode (batch norm on batch statistics, dropout)\n"
           "  -o FILE              write to FILE instead of stdout (`-o -` is stdout)\n",
           stdout);
     cli_print_pass_flags_help(stdout);
@@ -114,6 +115,7 @@ typedef struct trace_args {
     bool functionalize, crossref;
     bool effect_tokens;
     bool crossref_fake; /* --crossref */
+    bool train;         /* --train: the module in training mode (nn.Module.train()) */
 } trace_args;
 
 static bool is_plugin_spec(const char *arg)
@@ -167,6 +169,8 @@ static int parse_trace_args(int argc, char **argv, trace_args *a)
             a->crossref_fake = true;
         } else if (!strcmp(arg, "--time")) {
             a->time = true;
+        } else if (!strcmp(arg, "--train")) {
+            a->train = true;
         } else if (!a->model && !a->plugin && is_plugin_spec(arg)) {
             a->plugin = arg;
         } else if (arg[0] != '-' && !a->model && !a->plugin) {
@@ -225,7 +229,9 @@ static int setup_model(const trace_args *a, cfx_plugin **plugin, cfx_module **mo
     if (a->model) {
         *forward = a->model->forward;
         *signature = a->model->signature;
-        return a->model->setup(module, args);
+        int n = a->model->setup(module, args);
+        cfx_module_train(*module, a->train);
+        return n;
     }
     *plugin = strcmp(a->plugin, "-") ? cfx_plugin_open(a->plugin) : open_stdin_plugin();
     if (!*plugin)
@@ -233,7 +239,9 @@ static int setup_model(const trace_args *a, cfx_plugin **plugin, cfx_module **mo
     const cfx_plugin_model *m = cfx_plugin_model_of(*plugin);
     *forward = m->forward;
     *signature = m->signature;
-    return cfx_plugin_setup(*plugin, module, args, CFX_MODEL_MAX_ARGS);
+    int n = cfx_plugin_setup(*plugin, module, args, CFX_MODEL_MAX_ARGS);
+    cfx_module_train(*module, a->train);
+    return n;
 }
 
 static char *render(const cfx_graph_module *gm, const char *format)

@@ -66,6 +66,11 @@ def shape_views(x, y):
     return x.relu()
 
 
+def copy_into(x, y):  # copy_ becomes the functional copy, written back to x at the end
+    x.copy_(y.t().t())
+    return x.relu()
+
+
 def t23(seed):
     return ((torch.arange(6, dtype=torch.float32) * 7 + seed * 13) % 32 - 16).div(16).reshape(2, 3)
 
@@ -78,6 +83,7 @@ PROGRAMS = [
     ("input_twice", input_twice, lambda: (t23(0), t23(1))),
     ("t_inplace", t_inplace, lambda: (t23(0), t23(2))),
     ("shape_views", shape_views, lambda: (t23(0), t23(1))),
+    ("copy_into", copy_into, lambda: (t23(0), t23(1))),
 ]
 
 lib = torch.library.Library("cfxtest", "DEF")

@@ -23,6 +23,9 @@ import golden  # noqa: E402
 aten = torch.ops.aten
 
 
+TRAINING = False  # nn.Module.training of every model (main() traces both)
+
+
 def example(shape, seed):
     """Same values as cfx_model_example_tensor: ((i*7 + seed*13) % 32 - 16) / 16."""
     n = 1
@@ -86,8 +89,8 @@ CNN_MODULE = CNN()
 def cnn(x):
     m = CNN_MODULE
     h = aten.conv2d.default(x, m.conv.weight, m.conv.bias, [1, 1], [1, 1])
-    h = aten.native_batch_norm.default(h, m.bn.weight, m.bn.bias, m.bn.running_mean, m.bn.running_var, False, 0.1,
-                                       1e-5)[0]
+    h = aten.native_batch_norm.default(h, m.bn.weight, m.bn.bias, m.bn.running_mean, m.bn.running_var, TRAINING,
+                                       0.1, 1e-5)[0]
     h = aten.max_pool2d.default(aten.relu.default(h), [2, 2])
     return aten.linear.default(aten.flatten.using_ints(h, 1), m.fc.weight, m.fc.bias)
 
@@ -146,13 +149,13 @@ def transformer(x):
     k = aten.linear.default(h, m.attn.k.weight, m.attn.k.bias)
     v = aten.linear.default(h, m.attn.v.weight, m.attn.v.bias)
     s = aten.div.Tensor(aten.matmul.default(q, aten.transpose.int(k, -2, -1)), 2.8284271247461903)
-    a = aten.dropout.default(aten.softmax.int(s, -1), 0.1, False)
+    a = aten.dropout.default(aten.softmax.int(s, -1), 0.1, TRAINING)
     o = aten.linear.default(aten.matmul.default(a, v), m.attn.out.weight, m.attn.out.bias)
-    x = aten.add.Tensor(x, aten.dropout.default(o, 0.1, False))
+    x = aten.add.Tensor(x, aten.dropout.default(o, 0.1, TRAINING))
     h = aten.layer_norm.default(x, [8], m.ln2.weight, m.ln2.bias)
     f = aten.gelu.default(aten.linear.default(h, m.mlp.fc1.weight, m.mlp.fc1.bias))
     f = aten.linear.default(f, m.mlp.fc2.weight, m.mlp.fc2.bias)
-    return aten.add.Tensor(x, aten.dropout.default(f, 0.1, False))
+    return aten.add.Tensor(x, aten.dropout.default(f, 0.1, TRAINING))
 
 
 MODELS = [
@@ -165,17 +168,32 @@ MODELS = [
 ]
 
 
+# `cfx trace MODEL --train`: the models whose graph depends on the mode (batch norm, dropout)
+# traced again in training mode, written as model_<name>_train.{graph,code}.txt
+TRAIN_MODELS = ("cnn", "transformer")
+
+
 def main():
+    global TRAINING
     if not os.path.isdir(golden.OUT):
         sys.exit("run from the repo root")
     for name, fn, args in MODELS:
+        TRAINING = False
+        trace_model(name, fn, args, "")
+        if name in TRAIN_MODELS:
+            TRAINING = True
+            trace_model(name, fn, args, "_train")
+
+
+def trace_model(name, fn, args, suffix):
+    if True:
         texts = {}
         for mode in ("real", "fake"):
             gm = make_fx(fn, tracing_mode=mode, _allow_non_fake_inputs=True)(*args())
             texts[mode] = (str(gm.graph), gm.code)
         assert texts["real"] == texts["fake"], name
-        golden.write_text(f"model_{name}.graph.txt", texts["real"][0])
-        golden.write_text(f"model_{name}.code.txt", texts["real"][1])
+        golden.write_text(f"model_{name}{suffix}.graph.txt", texts["real"][0])
+        golden.write_text(f"model_{name}{suffix}.code.txt", texts["real"][1])
 
 
 if __name__ == "__main__":

@@ -46,6 +46,14 @@ def where_scalar(x, i):
             x.masked_fill(x > 0, 2), x.to(torch.int32), i.to(torch.int64))
 
 
+def inplace_scope(x):  # C: the in-place calls inside nested scopes
+    y = x.clone()
+    y.mul_(2)
+    y.add_(1.5)
+    y.div_(4)
+    return y.sub(1)
+
+
 def inputs():
     x = torch.tensor([[-1.5, -0.25, 0.0], [0.5, 1.25, 2.0]])
     y = torch.tensor([[0.5, -1.0, 0.0], [2.0, 1.25, -3.0]])
@@ -60,6 +68,7 @@ CASES = {
     "compare": (compare, (X, Y)),
     "activations": (activations, (X,)),
     "where_scalar": (where_scalar, (X, I)),
+    "inplace_scope": (inplace_scope, (X,)),
 }
 
 

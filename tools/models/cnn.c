@@ -1,7 +1,8 @@
 /* cnn.c - a small convolutional classifier: conv2d (3 -> 8 channels, 3x3, padding 1), batch
  * norm in inference, relu, 2x2 max pooling, flatten, linear (128 -> 10), on a [2, 3, 8, 8]
- * input. Batch norm is native_batch_norm(training=False) called directly: F.batch_norm's
- * decomposition first makes a uint8 reserve tensor cfx has no dtype for. */
+ * input. Batch norm is native_batch_norm called directly (as the PyTorch twin does), with
+ * training = the module's mode (`cfx trace cnn --train`: batch statistics, and the running
+ * statistics updated in place). */
 #include "cfx.h"
 #include "tools/models/models.h"
 
@@ -10,7 +11,8 @@ static cfx_tensor *cnn_forward(cfx_module *m, cfx_tensor *x)
     cfx_tensor *h = cfx_conv2d(x, cfx_module_get(m, "conv.weight"), cfx_module_get(m, "conv.bias"), CFX_INTS(1, 1),
                                CFX_INTS(1, 1));
     h = cfx_native_batch_norm(h, cfx_module_get(m, "bn.weight"), cfx_module_get(m, "bn.bias"),
-                              cfx_module_get(m, "bn.running_mean"), cfx_module_get(m, "bn.running_var"), false, 0.1,
+                              cfx_module_get(m, "bn.running_mean"), cfx_module_get(m, "bn.running_var"),
+                              cfx_module_training(m), 0.1,
                               1e-5)
             .out;
     h = cfx_max_pool2d(cfx_relu(h), CFX_INTS(2, 2));

@@ -16,13 +16,13 @@ static cfx_tensor *transformer_forward(cfx_module *m, cfx_tensor *x)
     cfx_tensor *k = cfx_linear(h, P("attn.k.weight"), P("attn.k.bias"));
     cfx_tensor *v = cfx_linear(h, P("attn.v.weight"), P("attn.v.bias"));
     cfx_tensor *s = cfx_div(cfx_matmul(q, cfx_transpose(k, -2, -1)), cfx_num(2.8284271247461903));
-    cfx_tensor *a = cfx_dropout(cfx_softmax(s, -1), 0.1, false);
+    cfx_tensor *a = cfx_dropout(cfx_softmax(s, -1), 0.1, cfx_module_training(m));
     cfx_tensor *o = cfx_linear(cfx_matmul(a, v), P("attn.out.weight"), P("attn.out.bias"));
-    x = cfx_add(x, cfx_dropout(o, 0.1, false));
+    x = cfx_add(x, cfx_dropout(o, 0.1, cfx_module_training(m)));
     h = cfx_layer_norm(x, CFX_INTS(8), P("ln2.weight"), P("ln2.bias"));
     cfx_tensor *f = cfx_gelu(cfx_linear(h, P("mlp.fc1.weight"), P("mlp.fc1.bias")));
     f = cfx_linear(f, P("mlp.fc2.weight"), P("mlp.fc2.bias"));
-    return cfx_add(x, cfx_dropout(f, 0.1, false));
+    return cfx_add(x, cfx_dropout(f, 0.1, cfx_module_training(m)));
 }
 
 static int transformer_setup(cfx_module **module, cfx_value *args)
