@@ -1,7 +1,9 @@
 /* fake_dispatch.c - FakeTensorMode.__torch_dispatch__ (torch/_subclasses/fake_tensor.py,
  * fake_impls.py, PyTorch 2.13), i.e. what the fake mode does with every call that reaches it.
  *
- * In the order _dispatch_impl does it:
+ * A call the mode has answered before is answered again from its record, without running
+ * anything below (fake_cache.c: 2.13's dispatch cache, _cached_dispatch_impl); the others go
+ * through _dispatch_impl, in its order, and may leave a record:
  *  0. a lift (lift_fresh, lift_fresh_copy: torch.tensor()) of a real tensor is accepted
  *     whatever allow_non_fake_inputs says: a constant fake when its result is small, else the
  *     converter's fake of the argument; an op taking Python numbers as tensors (add, mul, ...)
@@ -573,7 +575,8 @@ static bool is_tensor_constructor(const cfx_schema *s)
     return s->tensor_arg_mask == 0 && s->n_returns == 1 && s->returns[0].type->kind == CFX_TYPE_TENSOR;
 }
 
-static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, swap_state *w)
+/* key: the call's cache key, under which a plain fresh output is recorded */
+static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, swap_state *w, const cfx_fake_key *key)
 {
     const cfx_schema *s = op->schema;
     int rc;
@@ -669,6 +672,8 @@ static int dispatch_impl(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, s
         rc = wrap_outputs(m, op, stack, s->n_returns, dev_err, has_dev_arg ? dev_arg : common);
         if (rc != CFX_OK && sv.all_inputs_known)
             drop_fresh_results(stack, s->n_returns, sv.inputs, sv.n_inputs);
+        if (rc == CFX_OK && key->usable && sv.all_inputs_known && !has_dev_arg)
+            cfx_fake_cache_insert(m, key, sv.inputs, sv.n_inputs, stack);
     }
     cfx_free(dev_err);
     return rc;
@@ -680,9 +685,14 @@ int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value
     cfx_fake_mode *m = (cfx_fake_mode *)self;
     if (!op->schema)
         return cfx_error_set(CFX_ERR, cfx_op_name(op), "fake tensor mode: operator has no schema");
+    /* _cached_dispatch_impl: a call seen before is answered from its record */
+    cfx_fake_key key;
+    int hit = cfx_fake_cache_lookup(m, op, stack, &key);
+    if (hit)
+        return hit > 0 ? CFX_OK : cfx_error_status();
     swap_state w;
     swap_init(&w);
-    int rc = dispatch_impl(m, op, stack, &w);
+    int rc = dispatch_impl(m, op, stack, &w, &key);
     swap_free(&w);
     return rc;
 }

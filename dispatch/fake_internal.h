@@ -20,6 +20,8 @@ typedef struct fake_storage_entry {
     cfx_tensor *base;        /* a reference: 1-d meta tensor owning the fake storage */
 } fake_storage_entry;
 
+typedef struct cfx_fake_cache_entry cfx_fake_cache_entry; /* fake_cache.c */
+
 typedef struct fake_enter_entry {
     bool live;     /* this enter set the slot (false: it was already this mode) */
     cfx_mode *prev; /* the fake mode stashed by this enter, or NULL */
@@ -39,6 +41,12 @@ struct cfx_fake_mode {
     /* the operators the mode treats apart, looked up once: lift_fns and add_'s device rule */
     const cfx_op *lift_fresh, *lift_fresh_copy, *add_inplace;
     bool constants_made;  /* some fake of this mode was given a constant */
+    /* the dispatch cache (fake_cache.c): records by key, and per op id whether it caches */
+    cfx_fake_cache_entry **cache;
+    uint32_t cache_cap, cache_count;
+    uint64_t cache_gen; /* the dispatch tables' generation the records were made under */
+    uint8_t *cache_ops;
+    uint32_t cache_ops_cap;
 };
 
 /* Python and PythonTLSSnapshot, the keys of a Python tensor subclass (both plain
@@ -95,6 +103,25 @@ bool cfx_fake_answer_with_constants(cfx_fake_mode *m, const cfx_op *op, cfx_valu
 int cfx_fake_lift_real(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack);
 /* invalidate_written_to_constants: the fake arguments op writes lose their constants. */
 void cfx_fake_invalidate_written(const cfx_fake_mode *m, const cfx_schema *s, const cfx_value *stack);
+
+/* fake_cache.c (FakeTensorMode's dispatch cache) */
+enum { CFX_FAKE_KEY_WORDS = 96 };
+/* A call's cache key: the op, the local key sets and every argument, as words. */
+typedef struct cfx_fake_key {
+    bool usable; /* the call can be cached: insert its output after a successful run */
+    uint32_t n;
+    uint64_t hash;
+    uint64_t w[CFX_FAKE_KEY_WORDS];
+} cfx_fake_key;
+/* Looks the call up: 1 when answered from the cache (stack[0] the new fake, owned as a
+ * kernel's result), 0 when the call must run (k says whether to record it), -1 on error. */
+int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, cfx_fake_key *k);
+/* Records the output stack[0] of a call that ran, under k, when the output is a plain fresh
+ * fake (not one of inputs[0..n_inputs)). */
+void cfx_fake_cache_insert(cfx_fake_mode *m, const cfx_fake_key *k, cfx_tensor *const *inputs, int n_inputs,
+                           const cfx_value *stack);
+/* Drops the records and the per-op table (the mode's end). */
+void cfx_fake_cache_free(cfx_fake_mode *m);
 
 /* fake_dispatch.c */
 int cfx_fake_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);

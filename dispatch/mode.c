@@ -22,6 +22,7 @@
 #include "dispatch/mode.h"
 #include "dispatch/mode_internal.h"
 #include "dispatch/operator.h"
+#include "dispatch/operator_internal.h"
 #include "dispatch/wrapped_internal.h"
 
 typedef struct mode_state {
@@ -261,7 +262,7 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
  * numbers again below it. */
 int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)
 {
-    const cfx_schema *s = cfx_op_schema(op);
+    const cfx_schema *s = op->schema;
     if (!s)
         return cfx_op_dispatch_stack(op, stack);
     cfx_wrapped_batch wb;

@@ -224,11 +224,14 @@ static void set_fallthrough(cfx_op *op, cfx_dispatch_key k, bool ft)
     }
 }
 
+_Atomic uint64_t cfx_dispatch_tables_generation_raw;
+
 static void update_entry(cfx_op *op, cfx_dispatch_key k)
 {
     int idx = cfx_key_table_index(k);
     if (idx < 0 || idx >= CFX_NUM_RUNTIME_ENTRIES)
         return;
+    atomic_fetch_add_explicit(&cfx_dispatch_tables_generation_raw, 1, memory_order_relaxed);
     const char *reason;
     op->table[idx] = *compute_entry(op, k, &reason);
     set_fallthrough(op, k, cfx_kernel_is_fallthrough(&op->table[idx]));

@@ -7,6 +7,8 @@
 #ifndef CFX_OPERATOR_INTERNAL_H
 #define CFX_OPERATOR_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "dispatch/boxing_internal.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/kernel.h"
@@ -147,6 +149,15 @@ static inline const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_
     }
     *ks = s;
     return k;
+}
+
+/* Counts the changes of any op's dispatch table slot (registrations, deregistrations,
+ * fallbacks), so that a cache of what kernels answered (the fake mode's) can tell that a
+ * kernel may have changed since. */
+extern _Atomic uint64_t cfx_dispatch_tables_generation_raw;
+static inline uint64_t cfx_dispatch_tables_generation(void)
+{
+    return atomic_load_explicit(&cfx_dispatch_tables_generation_raw, memory_order_relaxed);
 }
 
 /* Deregisters cfx's default fallbacks (fallbacks.c). For tests that install PyTorch's own set

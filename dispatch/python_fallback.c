@@ -25,6 +25,7 @@
 #include "dispatch/mode.h"
 #include "dispatch/mode_internal.h"
 #include "dispatch/operator.h"
+#include "dispatch/operator_internal.h"
 #include "dispatch/tensor_ext.h"
 #include "dispatch/wrapped_internal.h"
 
@@ -56,8 +57,8 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
 {
     (void)ctx;
     /* a mode is handed the numbers, not their wrapped tensors (toPyObject) */
-    if (cfx_op_schema(op))
-        cfx_unwrap_numbers(cfx_op_schema(op), stack);
+    if (op->schema)
+        cfx_unwrap_numbers(op->schema, stack);
     /* steps 1 and 2: with a mode set, the top mode's handler, keys above Python excluded */
     if (cfx_mode_any_set())
         return cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack);

@@ -15,6 +15,7 @@
 typedef struct ir_hcons {
     struct ir_hcons_slot { uint32_t hash; const void *rec; } *slots;
     uint32_t cap, count;
+    const void *last; /* the record the last lookup found or made: asked first */
 } ir_hcons;
 
 /* One use record: `user` has `producer` among its inputs. Both are node refs (below); prev
