@@ -471,6 +471,12 @@ static const ovr overrides[] = {
      "bias of the normalized shape", {S(2, 3), S(2, 3), S(2, 1), S(2, 1), S(3), S(3)}, {2, 2, 2, 2, 1, 1}, {{3}}, {1}},
     {"aten::nll_loss_backward", "a one-element grad_output and total_weight, target holding class indices of the "
      "input's (N, C), weight per class", {S(1), S(2, 3), S(2), S(3), S(1)}, {1, 2, 1, 1, 1}, {{0}}, {0}},
+    {"aten::max_pool2d_with_indices_backward", "grad_output and indices of the pooled (N, C, H, W) input's shape",
+     {S(1, 2, 2, 2), S(1, 2, 5, 5), S(1, 2, 2, 2)}, {4, 4, 4}, {{2, 2}, {2, 2}, {0, 0}, {1, 1}}, {2, 2, 2, 2}},
+    {"aten::avg_pool2d_backward", "grad_output of the pooled (N, C, H, W) input's shape", {S(1, 2, 2, 2), S(1, 2, 5, 5)},
+     {4, 4}, {{2, 2}, {2, 2}, {0, 0}}, {2, 2, 2}},
+    {"aten::_adaptive_avg_pool2d_backward", "grad_output of the (N, C) planes of the input", {S(1, 2, 2, 2), S(1, 2, 5, 5)},
+     {4, 4}, {{0}}, {0}},
     {"aten::nll_loss_nd", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}}, {0}},
     {"aten::cross_entropy_loss", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}},
      {0}},

@@ -15,6 +15,8 @@ def add_all(g):
         pointwise_cases(g)
         layer_norm_cases(g)
         nn_cases(g)
+        pool_cases(g)
+        sym_cases(g)
         yield "ops_backward_cases.json"
     finally:
         g.rng = saved
@@ -166,3 +168,60 @@ def nn_cases(g):
         add(g, f"embedding_dense_backward/{name}", "embedding_dense_backward", [grad, ix, I(nw), I(pad), B(freq)])
     add(g, "embedding_dense_backward/float_indices", "embedding_dense_backward", [T([3, 4]), T([3]), I(6), I(-1),
                                                                                    B(False)], runs=("cpu",))
+
+
+def pool_cases(g):
+    T, I, INTS, NONE, B = g.T, g.I, g.INTS, g.NONE, g.B
+    gen = torch.Generator().manual_seed(13)
+    A = torch.ops.aten
+    cl = g.perm_strides([2, 3, 4, 4], [0, 2, 3, 1])
+    pools = [("basic", [2, 3, 6, 6], None, [2, 2], [], [0], [1], False),
+             ("stride_pad", [1, 2, 7, 7], None, [3, 3], [2, 2], [1, 1], [1, 1], False),
+             ("ceil", [1, 2, 7, 7], None, [2, 2], [2, 2], [0, 0], [1, 1], True),
+             ("dilation", [1, 2, 7, 7], None, [2, 2], [1, 1], [0, 0], [2, 2], False),
+             ("rank3", [3, 6, 6], None, [2, 2], [], [0], [1], False),
+             ("channels_last", [2, 3, 4, 4], cl, [2, 2], [], [0], [1], False)]
+    for name, xs, st, k, s, p, d, ceil in pools:
+        x = torch.randn(xs, generator=gen)
+        if st is not None:
+            x = x.contiguous(memory_format=torch.channels_last)
+        out, idx = A.max_pool2d_with_indices(x, k, s, p, d, ceil)
+        dy = torch.randn(out.shape, generator=gen)
+        xa = tensor_arg(g, x)
+        if st is not None:
+            xa = {**T(xs, st), "storage": [g.encode_value(v) for v in x.permute(0, 2, 3, 1).flatten().tolist()]}
+        add(g, f"max_pool2d_with_indices_backward/{name}", "max_pool2d_with_indices_backward",
+            [tensor_arg(g, dy), xa, INTS(k), INTS(s), INTS(p), INTS(d), B(ceil), tensor_arg(g, idx, "int64")])
+        add(g, f"avg_pool2d_backward/{name}", "avg_pool2d_backward",
+            [tensor_arg(g, torch.randn(A.avg_pool2d(x, k, s, p, ceil, True, None).shape, generator=gen)), xa, INTS(k), INTS(s), INTS(p), B(ceil), B(True), NONE()])
+    add(g, "max_pool2d_with_indices_backward/bad_grad", "max_pool2d_with_indices_backward",
+        [T([2, 3, 2, 2]), T([2, 3, 6, 6]), INTS([2, 2]), INTS([2, 2]), INTS([0, 0]), INTS([1, 1]), B(False),
+         {**T([2, 3, 2, 2], dtype="int64"), "storage": [0] * 24}])
+    for name, count, div in [("exclude_pad", False, None), ("divisor", True, 3)]:
+        x = torch.randn(1, 2, 5, 5, generator=gen)
+        out = A.avg_pool2d(x, [3, 3], [2, 2], [1, 1], True, count, div)
+        add(g, f"avg_pool2d_backward/{name}", "avg_pool2d_backward",
+            [tensor_arg(g, torch.randn(out.shape, generator=gen)), tensor_arg(g, x), INTS([3, 3]), INTS([2, 2]),
+             INTS([1, 1]), B(True), B(count), I(div) if div else NONE()])
+    add(g, "avg_pool2d_backward/bad_grad", "avg_pool2d_backward",
+        [T([1, 2, 2, 2]), T([1, 2, 6, 6]), INTS([2, 2]), INTS([]), INTS([0]), B(False), B(True), NONE()], runs=("cpu",))
+    for name, xs, o in [("basic", [2, 3, 6, 6], [2, 3]), ("uneven", [1, 2, 7, 5], [3, 2]), ("rank3", [2, 5, 5], [2, 2]),
+                        ("upsample", [1, 1, 2, 2], [3, 3])]:
+        add(g, f"_adaptive_avg_pool2d_backward/{name}", "_adaptive_avg_pool2d_backward", [T([*xs[:-2], *o]), T(xs)])
+    add(g, "_adaptive_avg_pool2d_backward/channels_last", "_adaptive_avg_pool2d_backward",
+        [T([2, 3, 2, 3]), T([2, 3, 4, 4], cl)])
+
+
+def sym_cases(g):
+    T, I = g.T, g.I
+    layouts = [("contig", [2, 3, 4], None, 0), ("sliced", [2, 2], [3, 1], 1), ("transposed", [3, 4], [1, 3], 0),
+               ("scalar", [], None, 0), ("empty", [0, 3], None, 0)]
+    for name, sizes, strides, off in layouts:
+        x = T(sizes, strides, offset=off)
+        for d in ([0, -1] if sizes else [0, -1]):
+            add(g, f"sym_size_int/{name}_{d}", "sym_size_int", [x, I(d)])
+            add(g, f"sym_stride_int/{name}_{d}", "sym_stride_int", [x, I(d)])
+        add(g, f"sym_numel/{name}", "sym_numel", [x])
+        add(g, f"sym_storage_offset/{name}", "sym_storage_offset", [x])
+    add(g, "sym_size_int/bad_dim", "sym_size_int", [T([2, 3]), I(5)])
+    add(g, "sym_stride_int/bad_dim", "sym_stride_int", [T([2, 3]), I(-3)])
