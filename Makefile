@@ -219,7 +219,7 @@ fuzz: deps
 	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) OPT="$(FUZZ_OPT)" \
 	    LIBS="$(LIBS) $(FUZZ_SAN)" build-fuzz/libcfx.a
 	@set -e; for t in $(FUZZ_TARGETS); do \
-	    $(FUZZ_CC) $(CFLAGS_ALL) -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o build-fuzz/fuzz_$$t fuzz/fuzz_$$t.c \
+	    $(FUZZ_CC) $(CFLAGS_ALL) -Ibuild-fuzz/gen -O1 -g -fsanitize=fuzzer $(FUZZ_SAN) -o build-fuzz/fuzz_$$t fuzz/fuzz_$$t.c \
 	        $$([ $$t = cli ] && echo $(filter-out tools/cli/main.c,$(TOOL_SRC))) \
 	        -Wl,--whole-archive build-fuzz/libcfx.a -Wl,--no-whole-archive $(LIBS); \
 	    $(if $(FUZZ_RUNS),rm -rf $(FUZZ_CORPUS)/$$t;) mkdir -p $(FUZZ_CORPUS)/$$t; cp fuzz/corpus/$$t/* $(FUZZ_CORPUS)/$$t/; \

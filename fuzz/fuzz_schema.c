@@ -23,6 +23,46 @@ static bool fresh_set(const cfx_alias_info *a)
     return false;
 }
 
+/* True if a string default belongs to a type other than str or Device (`int[2]? x="ab"`,
+ * `st? m="a"` (Stream)): c10 keeps the literal and prints it unquoted (`x=ab`), which does not
+ * parse again; PyTorch 2.13 does the same (seeds fixed_list_string_default, stream_string_default). */
+static bool unquoted_string_default(const cfx_schema *s)
+{
+    for (unsigned i = 0; i < s->n_args; i++) {
+        const cfx_argument *a = &s->args[i];
+        if (!a->has_default || a->default_value.kind != CFX_V_STRING)
+            continue;
+        const cfx_type *t = a->type;
+        if (t->kind == CFX_TYPE_OPTIONAL && a->size_hint < 0)
+            t = t->elems[0];
+        if (a->size_hint >= 0 || (t->kind != CFX_TYPE_STR && t->kind != CFX_TYPE_DEVICE))
+            return true;
+    }
+    return false;
+}
+
+/* True if a default holds a carriage return: c10's printQuotedString prints it as `\r`, an
+ * escape its own lexer refuses ("ill formed octal specifier"); PyTorch 2.13 does the same
+ * (seed string_default_cr). */
+static bool has_cr(cfx_value v)
+{
+    if (v.kind == CFX_V_STRING)
+        return memchr(v.u.s, '\r', v.len) != NULL;
+    if (v.kind == CFX_V_LIST || v.kind == CFX_V_TUPLE)
+        for (uint32_t i = 0; i < v.len; i++)
+            if (has_cr(v.u.items[i]))
+                return true;
+    return false;
+}
+
+static bool default_with_cr(const cfx_schema *s)
+{
+    for (unsigned i = 0; i < s->n_args; i++)
+        if (s->args[i].has_default && has_cr(s->args[i].default_value))
+            return true;
+    return false;
+}
+
 static bool has_fresh_set(const cfx_schema *s)
 {
     for (unsigned i = 0; i < s->n_args; i++)
@@ -32,6 +72,15 @@ static bool has_fresh_set(const cfx_schema *s)
         if (fresh_set(s->returns[i].type->alias))
             return true;
     return false;
+}
+
+/* The printed form of text parsed again, or NULL if it does not parse. */
+static char *reprint(const char *text)
+{
+    cfx_schema *s = cfx_schema_parse(text, NULL);
+    char *p = s ? cfx_schema_to_string(s) : NULL;
+    cfx_schema_free(s);
+    return p;
 }
 
 /* The dispatcher's one-time setup (registering the built-in operators: seconds under ASan and
@@ -61,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(err);
         return 0;
     }
-    exempt |= has_fresh_set(s);
+    exempt |= has_fresh_set(s) || unquoted_string_default(s) || default_with_cr(s);
     char *p1 = cfx_schema_to_string(s);
     /* an aliased optional in a list, `Tensor(a)?[]`, prints as `Tensor?(a)[]`, which does not
      * parse: PyTorch 2.13's str(parse_schema(...)) prints the same (seed optional_alias_list) */
@@ -69,6 +118,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* a fixed list size beyond int wraps as c10's parser stores it (`T[000...445766447492118756]`
      * prints `T[-477218588]`, refused again): PyTorch 2.13 prints the same (seed list_size_wraps) */
     exempt |= p1 && strstr(p1, "[-") != NULL;
+    /* a list of lists of aliased tensors, `Tensor(a!)[][2]`, prints as `Tensor[](!)[2]`, which
+     * does not parse: PyTorch 2.13 prints the same (seed nested_list_alias) */
+    exempt |= p1 && strstr(p1, "[](") != NULL;
     cfx_schema *s2 = p1 ? cfx_schema_parse(p1, &err) : NULL;
     if (p1 && !s2 && !exempt) {
         fprintf(stderr, "printed schema does not parse: %s\n%s\n", err ? err : "?", p1);
@@ -76,8 +128,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     char *p2 = s2 ? cfx_schema_to_string(s2) : NULL;
     if (p1 && p2 && !exempt && strcmp(p1, p2) != 0) {
-        fprintf(stderr, "not a fixed point:\n%s\n%s\n", p1, p2);
-        abort();
+        /* Two prints settle one round later, as PyTorch 2.13's do: `Scalar??` prints as
+         * `Union(Scalar)?`, which reads back as `Scalar?` (seed union_scalar_optional): the
+         * third print must be the second; an alias set of several names prints in c10's
+         * unordered_set order, which flips on each round (`Tensor(r|a!)` -> `Tensor(a|r!)` ->
+         * `Tensor(r|a!)`, test schema/alias_set_order_flips_like_pytorch): the third print must
+         * be the first. */
+        char *p3 = reprint(p2);
+        bool settles = p3 && ((strstr(p1, "Union(") && !strcmp(p2, p3)) || (strchr(p1, '|') && !strcmp(p1, p3)));
+        if (!settles) {
+            fprintf(stderr, "not a fixed point:\n%s\n%s\n%s\n", p1, p2, p3 ? p3 : "");
+            abort();
+        }
+        free(p3);
     }
     free(err);
     free(p1);

@@ -661,6 +661,37 @@ Test(schema, errors_without_oracle)
 /* Found by fuzz_schema: prints that do not parse again, exactly as PyTorch 2.13's
  * str(torch._C.parse_schema(...)) prints them (and refuses them): an aliased optional element
  * of a list (the annotation after the `?`), a list size beyond int (wrapped). */
+/* Found by fuzz_schema: `Scalar??` prints as c10 prints it, `Union(Scalar)?`, which reads back
+ * as `Scalar?`, a fixed point from there (PyTorch 2.13 prints all three the same). */
+Test(schema, double_optional_scalar_prints_like_pytorch)
+{
+    cfx_schema *s = parse_ok("f(Scalar?? a=0) -> ()");
+    char *p = cfx_schema_to_string(s);
+    cr_expect_str_eq(p, "f(Union(Scalar)? a=0) -> ()");
+    cfx_schema *s2 = parse_ok(p);
+    char *p2 = cfx_schema_to_string(s2);
+    cr_expect_str_eq(p2, "f(Scalar? a=0) -> ()");
+    cfx_free(p2);
+    cfx_free(p);
+    cfx_schema_free(s2);
+    cfx_schema_free(s);
+}
+
+/* Found by fuzz_schema: an alias set of several names prints in c10's unordered_set order,
+ * which flips on each print/parse round; PyTorch 2.13 prints exactly these three. */
+Test(schema, alias_set_order_flips_like_pytorch)
+{
+    const char *prints[] = {"f(Tensor(r|a!) x) -> Tensor(r|a!)", "f(Tensor(a|r!) x) -> Tensor(a|r!)",
+                            "f(Tensor(r|a!) x) -> Tensor(r|a!)", "f(Tensor(a|r!) x) -> Tensor(a|r!)"};
+    for (int i = 0; i < 3; i++) {
+        cfx_schema *s = parse_ok(prints[i]);
+        char *p = cfx_schema_to_string(s);
+        cr_expect_str_eq(p, prints[i + 1]);
+        cfx_free(p);
+        cfx_schema_free(s);
+    }
+}
+
 Test(schema, unparsable_prints_like_pytorch)
 {
     static const char *const cases[][2] = {
@@ -669,6 +700,16 @@ Test(schema, unparsable_prints_like_pytorch)
         /* also found by fuzz_schema: a list size beyond int wraps, as c10 stores it */
         {"f(Tensor x) -> (Tensor a, int[000000000000000000000000000445766447492118756] b)",
          "f(Tensor x) -> (Tensor a, int[-477218588] b)"},
+        /* also found by fuzz_schema: a list of lists of aliased tensors prints its alias set
+         * after the inner list, and empty, as c10's printer does */
+        {"foo::bar(Tensor(a!)[] x) -> Tensor(a!)[][2]?", "foo::bar(Tensor(a!)[] x) -> Tensor[](!)[2]?"},
+        {"foo::bar(Tensor(a)[][] x) -> Tensor", "foo::bar(Tensor[]()[] x) -> Tensor"},
+        /* and a string default of a fixed-size list or a Stream prints unquoted */
+        {"f(int[2]? x=\"ab\") -> ()", "f(int[2]? x=ab) -> ()"},
+        {"f(str[2]? x=\"a b\") -> ()", "f(str[2]? x=a b) -> ()"},
+        {"f(st? m=\"a\\n\") -> ()", "f(st? m=a\n) -> ()"},
+        /* and a carriage return in a string default prints as `\r`, which c10's lexer refuses */
+        {"f(str? m=\"a\rb\") -> ()", "f(str? m=\"a\\rb\") -> ()"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cfx_schema *s = parse_ok(cases[i][0]);

@@ -3,7 +3,10 @@
  * libFuzzer's -timeout=1 catches an input that is slow outright, not one whose cost grows
  * faster than its size: each parser here reads inputs of one shape at two sizes 8x apart,
  * and the larger may cost at most 4x more per byte (a quadratic step costs 8x more per byte).
- * CPU time of the process, best of 3, so a loaded machine slows both sizes alike. */
+ * CPU time of the process, best of 3, so a loaded machine slows both sizes alike. Shapes: the
+ * common case (a long chain, a wide schema), long values (a flat list, a string of escapes),
+ * deep nesting (as deep as the format allows, then deeper: the error path) and an error at the
+ * end of a long input (the message names its line and column). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +21,8 @@ static double cpu_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* True if text was handled as expected: parsed, or (for the _fails variants) refused with a
+ * message. */
 typedef bool (*parse_fn)(const char *text, size_t len);
 
 /* Best of 3 seconds per byte of parsing text. */
@@ -73,9 +78,81 @@ static bool load_json(const char *text, size_t len)
     return g != NULL;
 }
 
+static bool load_json_fails(const char *text, size_t len)
+{
+    cfx_graph *g = cfx_graph_from_json(text, len);
+    bool refused = !g && cfx_error_message();
+    cfx_error_clear();
+    cfx_graph_free(g);
+    return refused;
+}
+
+/* A graph whose one call takes a value built by item(i) n times, wrapped in open/close. */
+static char *one_call_json(const char *target, const char *open, const char *item, int n, const char *close)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_printf(&b, "{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 1}, \"nodes\": [\n"
+                       "{\"name\": \"x\", \"op\": \"placeholder\", \"target\": \"x\", \"args\": [], \"kwargs\": []},\n"
+                       "{\"name\": \"c\", \"op\": \"call_function\", \"target\": %s, \"args\": [%s", target, open);
+    for (int i = 0; i < n; i++)
+        cfx_buf_printf(&b, item, i ? ", " : "", i);
+    cfx_buf_printf(&b, "%s], \"kwargs\": []},\n"
+                       "{\"name\": \"output\", \"op\": \"output\", \"target\": \"output\", \"args\": [{\"node\": \"c\"}], "
+                       "\"kwargs\": []}]}\n", close);
+    return cfx_buf_take(&b);
+}
+
+/* A string argument of n escapes ("\u00e9\n\"..."), taken by operator.getitem. */
+static char *string_json(int n)
+{
+    return one_call_json("{\"fn\": \"operator.getitem\"}", "\"", "%s\\u00e9\\n\\\"\\u0041%.0d", n, "\", 0");
+}
+
+/* A flat list of n ints, taken by operator.getitem. */
+static char *list_json(int n)
+{
+    return one_call_json("{\"fn\": \"operator.getitem\"}", "[", "%s%d", n, "], 0");
+}
+
+/* n nested lists, "[[[...]]]": past the format's depth limit, refused with a message. */
+static char *deep_json(int n)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    for (int i = 0; i < n; i++)
+        cfx_buf_putc(&b, '[');
+    for (int i = 0; i < n; i++)
+        cfx_buf_putc(&b, ']');
+    return cfx_buf_take(&b);
+}
+
+/* A long valid chain, then a node with an unknown op at its very end. */
+static char *bad_end_json(int n)
+{
+    char *good = chain_json(n);
+    char *end = strstr(good, "\n  ]"); /* the end of "nodes" */
+    cr_assert(end, "%s", good);
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_putn(&b, good, (size_t)(end - good));
+    cfx_buf_puts(&b, ",\n{\"name\": \"z\", \"op\": \"nope\", \"target\": \"z\", \"args\": [], \"kwargs\": []}");
+    cfx_buf_puts(&b, end);
+    cfx_free(good);
+    return cfx_buf_take(&b);
+}
+
 Test(superlinear, json_loader_time_per_byte_is_bounded, .timeout = 120)
 {
     expect_linear("json", load_json, chain_json(2000), chain_json(16000));
+}
+
+Test(superlinear, json_loader_long_values_deep_nesting_and_late_errors, .timeout = 120)
+{
+    expect_linear("json string", load_json, string_json(20000), string_json(160000));
+    expect_linear("json list", load_json, list_json(20000), list_json(160000));
+    expect_linear("json deep (refused)", load_json_fails, deep_json(20000), deep_json(160000));
+    expect_linear("json late error", load_json_fails, bad_end_json(2000), bad_end_json(16000));
 }
 
 /* ---- the schema parser: n arguments with defaults and annotations --------------------------- */
@@ -104,7 +181,51 @@ static bool parse_schema(const char *text, size_t len)
     return s != NULL;
 }
 
+static bool parse_schema_fails(const char *text, size_t len)
+{
+    (void)len;
+    char *err = NULL;
+    cfx_schema *s = cfx_schema_parse(text, &err);
+    bool refused = !s && err && *err;
+    cfx_free(err);
+    cfx_schema_free(s);
+    return refused;
+}
+
+/* One argument of n nested types: "(int, Dict(str, (int, ... int ...)))?[]". */
+static char *deep_schema(int n)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "foo::deep(");
+    for (int i = 0; i < n; i++)
+        cfx_buf_puts(&b, i % 2 ? "Dict(str, " : "(int, ");
+    cfx_buf_puts(&b, "int");
+    for (int i = 0; i < n; i++)
+        cfx_buf_putc(&b, ')');
+    cfx_buf_puts(&b, "?[] x) -> Tensor");
+    return cfx_buf_take(&b);
+}
+
+/* A wide schema with an error at its very end (the message shows the line and a caret). */
+static char *bad_end_schema(int n)
+{
+    char *good = wide_schema(n);
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, good);
+    cfx_buf_puts(&b, ")");
+    cfx_free(good);
+    return cfx_buf_take(&b);
+}
+
 Test(superlinear, schema_parser_time_per_byte_is_bounded, .timeout = 120)
 {
     expect_linear("schema", parse_schema, wide_schema(300), wide_schema(2400));
+}
+
+Test(superlinear, schema_parser_deep_types_and_late_errors, .timeout = 120)
+{
+    expect_linear("schema deep", parse_schema, deep_schema(1000), deep_schema(8000));
+    expect_linear("schema late error", parse_schema_fails, bad_end_schema(300), bad_end_schema(2400));
 }
