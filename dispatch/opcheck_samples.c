@@ -207,6 +207,10 @@ static cfx_value gen_int(const gen *g, const cfx_argument *a)
         return cfx_int(0);
     if (named(a, "end"))
         return cfx_int(p && p->ndim ? p->sizes[0] : 1);
+    if ((named(a, "N") || named(a, "C")) && p && p->ndim > 1) /* native_group_norm's shape ints */
+        return cfx_int(p->sizes[named(a, "C")]);
+    if (named(a, "HxW") && p && p->ndim > 1 && p->sizes[0] != 0 && p->sizes[1] != 0)
+        return cfx_int(cfx_tensor_numel(p) / (p->sizes[0] * p->sizes[1]));
     if (named(a, "low"))
         return cfx_int(-3);
     if (named(a, "high"))
@@ -334,6 +338,10 @@ static const struct {
     {"aten::_log_softmax_backward_data", "", "transposed (2, 3) float32",
      "a transposed grad_output: 2.13's CPU kernel returns a contiguous gradient, its Meta kernel (the "
      "decomposition grad - exp(out) * sum(grad)) keeps grad's strides (1, 2)"},
+    {"aten::native_dropout", "", "sliced (2, 3)",
+     "native_dropout(x, p, None) of a non-dense x: 2.13's CPU kernel trains (None is training) and returns a dense "
+     "(3, 1) result, its Meta kernel (the decomposition: `if train and p != 0`) returns x itself, strides (6, 2); "
+     "torch's FakeTensorMode gives the same two answers"},
 };
 
 static const char *xfail_reason(const cfx_schema *s, const char *what)
@@ -409,9 +417,9 @@ static void generic(sink *k, const cfx_op *op)
 typedef struct ovr {
     const char *name;
     const char *reason;
-    int64_t shapes[6][4]; /* tensor arguments in order; {-1} ends, {0} is 0-dim */
+    int64_t shapes[6][5]; /* tensor arguments in order; {-1} ends, {0} is 0-dim */
     int ndims[6];
-    int64_t list[4][4];   /* the required int-list arguments in order (kernel, stride, ...) */
+    int64_t list[4][6];   /* the required int-list arguments in order (kernel, stride, ...) */
     int nlist[4];
 } ovr;
 
@@ -480,6 +488,32 @@ static const ovr overrides[] = {
     {"aten::nll_loss_nd", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}}, {0}},
     {"aten::cross_entropy_loss", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}},
      {0}},
+    {"aten::constant_pad_nd", "pads of the last dims, two per dim", {S(1, 2, 4, 5)}, {4}, {{1, 2, -1, 1}}, {4}},
+    {"aten::reflection_pad1d", "a (N, C, W) input and 2 pads below W", {S(1, 2, 5)}, {3}, {{1, 2}}, {2}},
+    {"aten::reflection_pad2d", "a (N, C, H, W) input and 4 pads below H and W", {S(1, 2, 4, 5)}, {4},
+     {{1, 2, 2, 1}}, {4}},
+    {"aten::reflection_pad3d", "a (N, C, D, H, W) input and 6 pads below D, H and W", {S(1, 2, 3, 4, 5)}, {5},
+     {{1, 2, 2, 1, 1, 0}}, {6}},
+    {"aten::replication_pad1d", "a (N, C, W) input and 2 pads", {S(1, 2, 5)}, {3}, {{1, 2}}, {2}},
+    {"aten::replication_pad2d", "a (N, C, H, W) input and 4 pads", {S(1, 2, 4, 5)}, {4}, {{1, 2, 2, 1}}, {4}},
+    {"aten::replication_pad3d", "a (N, C, D, H, W) input and 6 pads", {S(1, 2, 3, 4, 5)}, {5},
+     {{1, 2, 2, 1, 1, 0}}, {6}},
+    {"aten::_pad_circular", "a (N, C, H, W) input and 4 pads that wrap at most once", {S(1, 2, 4, 5)}, {4},
+     {{1, 2, 2, 1}}, {4}},
+    {"aten::_pad_enum", "a (N, C, H, W) input and 4 pads (mode: the generic int)", {S(1, 2, 4, 5)}, {4},
+     {{1, 2, 2, 1}}, {4}},
+    {"aten::pad", "a (N, C, H, W) input and 4 pads", {S(1, 2, 4, 5)}, {4}, {{1, 2, 2, 1}}, {4}},
+    {"aten::upsample_nearest2d", "a (N, C, H, W) input and a 2-d output size", {S(1, 2, 3, 4)}, {4}, {{6, 7}}, {2}},
+    {"aten::upsample_nearest2d.vec", "a (N, C, H, W) input and a 2-d output size", {S(1, 2, 3, 4)}, {4}, {{6, 7}},
+     {2}},
+    {"aten::upsample_bilinear2d", "a (N, C, H, W) input and a 2-d output size", {S(1, 2, 3, 4)}, {4}, {{6, 7}}, {2}},
+    {"aten::upsample_bilinear2d.vec", "a (N, C, H, W) input and a 2-d output size", {S(1, 2, 3, 4)}, {4}, {{6, 7}},
+     {2}},
+    {"aten::group_norm", "per-channel weight and bias of an (N, C, L) input (groups: the generic int)",
+     {S(2, 4, 3), S(4), S(4)}, {3, 1, 1}, {{0}}, {0}},
+    {"aten::native_group_norm", "per-channel weight and bias of an (N, C, L) input, N, C, HxW its sizes",
+     {S(2, 4, 3), S(4), S(4)}, {3, 1, 1}, {{0}}, {0}},
+    {"aten::select_scatter", "src has the shape of one slice of self", {S(3, 3), S(3)}, {2, 1}, {{0}}, {0}},
 };
 
 /* Ops with no samples at all, and why. */

@@ -197,6 +197,15 @@ static void build(const cJSON *jargs, const char *run, args *a)
                 a->items[i][n++] = cfx_bool(cJSON_IsTrue(e) || (cJSON_IsNumber(e) && e->valueint));
             }
             a->v[i] = cfx_list(a->items[i], (uint32_t)n);
+        } else if (!strcmp(k, "floats")) { /* float[] (upsample's scale_factors) */
+            int n = 0;
+            const cJSON *jf;
+            cJSON_ArrayForEach(jf, v)
+            {
+                cr_assert(n < MAXL);
+                a->items[i][n++] = cfx_double(number_of(jf));
+            }
+            a->v[i] = cfx_list(a->items[i], (uint32_t)n);
         } else if (!strcmp(k, "dtype")) {
             a->v[i] = cfx_dtype_value((cfx_dtype)v->valueint);
         } else if (!strcmp(k, "device")) {

@@ -40,6 +40,11 @@ static cfx_tensor *dropout(cfx_tensor *x) { return cfx_dropout(x, 0.5, true); }
 static cfx_tensor *dropout_p1(cfx_tensor *x) { return cfx_dropout(x, 1.0, true); }
 static cfx_tensor *dropout_eval(cfx_tensor *x) { return cfx_mul(cfx_dropout(x, 0.3, false), cfx_num(2)); }
 static cfx_tensor *feature_dropout(cfx_tensor *x) { return cfx_feature_dropout(x, 0.2, true); }
+static cfx_tensor *native_dropout(cfx_tensor *x)
+{
+    cfx_native_dropout_result r = cfx_native_dropout(x, 0.3, cfx_bool(true));
+    return cfx_add(r.t[0], r.t[1]);
+}
 
 typedef struct program {
     const char *name;
@@ -57,6 +62,7 @@ static const program programs[] = {
     {"dropout_p1", (cfx_fnptr)dropout_p1, "(Tensor x) -> Tensor", 1},
     {"dropout_eval", (cfx_fnptr)dropout_eval, "(Tensor x) -> Tensor", 1},
     {"feature_dropout", (cfx_fnptr)feature_dropout, "(Tensor x) -> Tensor", 1},
+    {"native_dropout", (cfx_fnptr)native_dropout, "(Tensor x) -> Tensor", 1},
 };
 
 /* gen_train.py's inputs, in argument order x, w, b, rm, rv */

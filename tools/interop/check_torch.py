@@ -162,6 +162,11 @@ TWINS.update({
     "var_dim": lambda a: torch.var(a, 1),
     "any_dims": lambda a: a.any(dim=(0, 1)),
     "masked_scatter": lambda a, b: a.masked_scatter(a > 0, b),
+    "unet_block": lambda a, b, c: torch.relu(F.interpolate(F.pad(F.group_norm(a, 2, b, c), (1, 1, 1, 1), mode="reflect"),
+                                                           scale_factor=2.0, mode="nearest")),
+    "pad_circular_bilinear": lambda a: F.interpolate(F.pad(a, (1, 2, 2, 0), mode="circular"), size=(7, 9),
+                                                     mode="bilinear", align_corners=True),
+    "pad_replicate_constant": lambda a: F.pad(F.pad(a, (2, 1), mode="replicate"), (1, 0, 0, 1), value=0.5),
 })
 for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1",
               "1x2", "1x4"):

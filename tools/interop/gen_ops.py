@@ -196,6 +196,8 @@ def build_args(args, run):
             built.append(list(a["v"]))
         elif k == "bools":  # bool[N] (output_mask)
             built.append([bool(v) for v in a["v"]])
+        elif k == "floats":
+            built.append([float(x) for x in a["v"]])
         elif k == "dtype":
             built.append({v: {**DTYPES, "uint8": torch.uint8}[n] for n, v in DTYPE_CODE.items()}[a["v"]])
         elif k == "device":

@@ -40,6 +40,8 @@ PROGRAMS = {
     "dropout_p1": (["x"], lambda x: F.dropout(x, 1.0, training=True)),
     "dropout_eval": (["x"], lambda x: F.dropout(x, 0.3, training=False) * 2),
     "feature_dropout": (["x"], lambda x: F.dropout2d(x, 0.2, training=True)),
+    # native_dropout's own mask (bool, bernoulli_(1 - p)): output + mask shows both
+    "native_dropout": (["x"], lambda x: (lambda r: r[0] + r[1])(torch.ops.aten.native_dropout(x, 0.3, True))),
 }
 
 

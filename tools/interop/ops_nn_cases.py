@@ -71,6 +71,8 @@ def add_all(g):
     nn_cases(g, T, I, D, B, NONE, INTS, DT, perm)
     conv_cases(g, T, I, INTS, B, NONE, perm)
     g.rng = saved
+    import ops_nn_more_cases
+    ops_nn_more_cases.add_all(g)
 
 
 def nn_cases(g, T, I, D, B, NONE, INTS, DT, perm):
