@@ -2,7 +2,8 @@
  * make_fx and print its graph as torch.fx prints it, as FX's Python code, or as cfx's JSON.
  *
  *   cfx trace MODEL|PLUGIN.so[:SYMBOL]|- [--mode real|fake] [--format graph|code|json] [--dce]
- *             [--crossref] [--train] [--passes=P,...] [--time] [-o FILE|-]
+ *             [--functionalize] [--crossref-functionalize] [--crossref] [--effect-tokens] [--train]
+ *             [--passes=P,...] [--time] [-o FILE|-]
  *
  * MODEL names a built-in model; an argument with a '/' or a ".so" is a plugin (tracer/plugin.h)
  * and `-` reads a plugin's shared object from stdin (copied to a temporary file, since dlopen
@@ -53,7 +54,8 @@ int cfx_cmd_models(int argc, char **argv)
 
 static const char trace_usage_line[] =
     "usage: cfx trace MODEL|PLUGIN.so[:SYMBOL]|- [--mode real|fake] [--format graph|code|json] [--dce]\n"
-    "                 [--crossref] [--train] [--passes=P,...] [--time] [-o FILE|-]\n";
+    "                 [--functionalize] [--crossref-functionalize] [--crossref] [--effect-tokens] [--train]\n"
+    "                 [--passes=P,...] [--time] [-o FILE|-]\n";
 
 static int trace_usage(void)
 {

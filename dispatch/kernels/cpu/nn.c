@@ -151,6 +151,20 @@ cfx_nll_loss_forward_result cfx_cpu_nll_loss_forward(cfx_tensor *self, cfx_tenso
 {
     const char *op = "aten::nll_loss_forward";
     cfx_nll_loss_forward_result none = {{NULL, NULL}};
+    if (self->ndim == 1 && target->ndim == 1) {
+        /* 2.13's C++ check: a 1-D input takes a 0-D target or a 1-D one of size 1, read as 0-D */
+        if (target->sizes[0] != 1) {
+            cfx_error_set(CFX_ERR, op, "For 1D input, 1D target must have size 1, but got target size: %lld",
+                          (long long)target->sizes[0]);
+            return none;
+        }
+        cfx_tensor *one = cfx_tensor_new_view(target, NULL, NULL, 0, target->storage_offset);
+        if (!one)
+            return none;
+        cfx_nll_loss_forward_result r = cfx_cpu_nll_loss_forward(self, one, weight, reduction, ignore_index);
+        cfx_tensor_release(one);
+        return r;
+    }
     if (!cfx_nll_loss_check(op, self, target, weight, false) || !floating_only(op, "nll_loss_out_frame", self))
         return none;
     if (target->dtype != CFX_INT64) { /* the CPU kernel also takes uint8, which cfx has not */
