@@ -255,6 +255,14 @@ def conv_cases(g, T, I, INTS, B, NONE, perm):
     for name, xs, ws, bs, st, pd, dl, op, gr in errors:
         add(f"conv_t/{name}", "convolution", [T(xs), T(ws), T(bs) if bs else NONE(), INTS(st), INTS(pd), INTS(dl),
                                               B(True), INTS(op), I(gr)], runs=("cpu",))
+    # an empty input must be empty in batch or channels (select_conv_backend; a transposed 1-d one once made
+    # cfx divide by its empty grid: found by fuzz_op_call)
+    add("conv_t/empty_length", "convolution", [T([1, 2, 0]), T([2, 3, 3]), NONE(), INTS([1]), INTS([0]), INTS([1]),
+                                               B(True), INTS([0]), I(1)])
+    add("conv_t/empty_batch", "convolution", [T([0, 2, 4]), T([2, 3, 3]), NONE(), INTS([1]), INTS([0]), INTS([1]),
+                                              B(True), INTS([0]), I(1)])
+    add("conv/empty_height", "convolution", [T([1, 2, 0, 4]), T([3, 2, 1, 1]), NONE(), INTS([1, 1]), INTS([1, 1]),
+                                             INTS([1, 1]), B(False), INTS([0, 0]), I(1)])
     # the composites: unbatched inputs, conv_transpose{1,2}d, the padding strings
     add("conv2d/unbatched", "conv2d", [T([3, 6, 6], kind="small"), T([4, 3, 3, 3], kind="small"), T([4]),
                                        INTS([1, 1]), INTS([1, 1]), INTS([1, 1]), I(1)])

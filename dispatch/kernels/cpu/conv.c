@@ -50,6 +50,8 @@ static bool is_pointwise(const conv_geom *g)
     static void columns_##S(T *image, T *col, int64_t channels, const conv_geom *g, bool scatter) \
     {                                                                                             \
         int last = g->k - 1;                                                                      \
+        if (!g->cols) /* an empty grid (a transposed conv of an empty input) moves nothing */     \
+            return;                                                                               \
         int64_t glast = g->grid[last], ilast = g->image[last], nrows = g->cols / glast;           \
         for (int64_t c = 0; c < channels; c++)                                                    \
             for (int64_t kk = 0; kk < g->kprod; kk++) {                                           \
@@ -184,6 +186,25 @@ static bool output_padding_ok(const char *op, int k, cfx_int_list output_padding
     return false;
 }
 
+/* select_conv_backend's check (CPU only: 2.13's Meta kernel has none): an empty input must be
+ * empty in its batch or channels. A 1-d input is printed as the backend views it, [N, C, 1, L]. */
+static bool empty_input_ok(const char *op, const cfx_tensor *input)
+{
+    if (cfx_tensor_numel(input) || !input->sizes[0] || !input->sizes[1])
+        return true;
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "Only zero batch or zero channel inputs are supported, but got input shape: [");
+    for (int d = 0; d < input->ndim; d++)
+        cfx_buf_printf(&b, "%s%s%lld", d ? ", " : "", d == 2 && input->ndim == 3 ? "1, " : "",
+                       (long long)input->sizes[d]);
+    cfx_buf_puts(&b, "]");
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, op, msg ? msg : "Only zero batch or zero channel inputs are supported");
+    cfx_free(msg);
+    return false;
+}
+
 cfx_tensor *cfx_kernel_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride,
                                    cfx_int_list padding, cfx_int_list dilation, bool transposed,
                                    cfx_int_list output_padding, int64_t groups)
@@ -194,7 +215,8 @@ cfx_tensor *cfx_kernel_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_te
                                     groups);
     int64_t sizes[CFX_MAX_DIMS];
     if (!cfx_conv_output_size(op, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
-                              sizes))
+                              sizes) ||
+        !empty_input_ok(op, input))
         return NULL;
     int n = input->ndim;
     if (n - 2 > MAXK) {
