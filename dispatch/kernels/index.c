@@ -664,6 +664,11 @@ static cfx_tensor *scatter(cfx_tensor *self, int64_t dim, cfx_tensor *index, cfx
     int64_t d;
     if (!cfx_geom_wrap_dim(dim, self->ndim, &d, op))
         return NULL;
+    /* scatter_gather_dtype_check: the index is read as int32 or int64 */
+    if (cfx_tensor_numel(index) && index->dtype != CFX_INT64 && index->dtype != CFX_INT32) {
+        cfx_error_set(CFX_ERR, op, "scatter(): Expected dtype int32/int64 for index");
+        return NULL;
+    }
     if (src && src->dtype != self->dtype) {
         cfx_error_set(CFX_ERR, op, "scatter(): Expected self.dtype to be equal to src.dtype");
         return NULL;

@@ -438,7 +438,11 @@ def index_cases(g):
                                       ("rank", T([3, 4]), 1, IDX([0]), T([1])),
                                       ("empty", T([3, 4]), 0, IDX([], [0, 4]), T([1, 4])),
                                       ("transposed", T([3, 4], [1, 3]), 0, IDX([2, 1], [1, 2]), T([1, 2])),
-                                      ("int_self", T([3, 4], dtype="int64"), 0, IDX([1, 2], [1, 2]), T([1, 2], dtype="int64"))]:
+                                      ("int_self", T([3, 4], dtype="int64"), 0, IDX([1, 2], [1, 2]), T([1, 2], dtype="int64")),
+                                      ("int32_index", T([3, 4]), 1, IDX([2], [1, 1], "int32"), T([1, 1])),
+                                      # a 1-byte index was once read as int64 (found by fuzz_op_call)
+                                      ("bool_index", T([3, 4]), 1, IDX([1], [1, 1], "bool"), T([1, 1])),
+                                      ("float_index", T([3, 4]), 1, IDX([1], [1, 1], "float32"), T([1, 1]))]:
         add(f"scatter/{tag}", "scatter_src", [self_, I(dim), idx, src])
     for tag, self_, dim, idx, v in [("float", T([3, 4]), 1, IDX([3, 0], [2, 1]), D(9.5)),
                                     ("int", T([3, 4], dtype="int64"), 0, IDX([2, 0, 1], [1, 3]), I(7)),
