@@ -13,6 +13,9 @@
  * masked_fill.Scalar is expand_outplace(mask, self), a contiguous clone of the expanded self,
  * then masked_fill_ (the mask must be bool); its Meta kernel is the reference: where(mask,
  * value, self).contiguous(), laid out the same. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dispatch/error.h"
@@ -246,3 +249,39 @@ cfx_tensor *cfx_meta_masked_fill_Scalar(cfx_tensor *self, cfx_tensor *mask, cfx_
         return NULL;
     return cfx_tensor_new(common, nd, (cfx_dtype)self->dtype, cfx_device_make(CFX_DEVICE_META));
 }
+
+/* c10's checked_convert, as Scalar::to<T>() applies it where a kernel writes a number into a
+ * tensor (fill_, full, constant_pad_nd): a double overflows an integral type when NaN or outside
+ * [lowest, max] (infinities included) and a floating type when finite and outside its range;
+ * an int may wrap into an unsigned type from below (two's complement: -1 is 255) but not past
+ * its max; bool takes anything. The type names are the C++ ones PyTorch prints. */
+bool cfx_scalar_converts(const char *op, cfx_value v, cfx_dtype dt)
+{
+    double lo = 0, hi = 0;
+    const char *name = NULL;
+    switch (dt) {
+    case CFX_BOOL: return true;
+    case CFX_FLOAT64: return true;
+    case CFX_FLOAT32: lo = -FLT_MAX, hi = FLT_MAX, name = "float"; break;
+    case CFX_INT64: lo = (double)INT64_MIN, hi = (double)INT64_MAX, name = "int64_t"; break;
+    case CFX_INT32: lo = INT32_MIN, hi = INT32_MAX, name = "int"; break;
+    case CFX_INT16: lo = INT16_MIN, hi = INT16_MAX, name = "int16_t"; break;
+    case CFX_INT8: lo = INT8_MIN, hi = INT8_MAX, name = "int8_t"; break;
+    case CFX_UINT8: lo = 0, hi = UINT8_MAX, name = "uint8_t"; break;
+    }
+    bool over;
+    if (v.kind == CFX_V_DOUBLE) {
+        double f = v.u.d;
+        over = dt == CFX_FLOAT32 ? isfinite(f) && (f < lo || f > hi) : isnan(f) || f < lo || f > hi;
+    } else if (v.kind == CFX_V_INT) {
+        int64_t i = v.u.i;
+        over = dt == CFX_UINT8 ? i > (int64_t)hi || (i < 0 && -(uint64_t)i > (uint64_t)hi)
+                               : dt != CFX_FLOAT32 && dt != CFX_INT64 && ((double)i < lo || (double)i > hi);
+    } else {
+        return true; /* a bool */
+    }
+    if (over)
+        cfx_error_set(CFX_ERR, op, "value cannot be converted to type %s without overflow", name);
+    return !over;
+}
+

@@ -54,7 +54,7 @@ static void put_number(void *p, int64_t j, cfx_dtype dt, double d, int64_t i, bo
 }
 
 /* Fills the fresh (dense) CPU tensor t element by element in storage order. */
-static void fill(cfx_tensor *t, fill_kind kind, cfx_value v)
+static void fill_elements(cfx_tensor *t, fill_kind kind, cfx_value v)
 {
     if (t->device.type != CFX_DEVICE_CPU)
         return;
@@ -74,6 +74,20 @@ static void fill(cfx_tensor *t, fill_kind kind, cfx_value v)
     bool b = v.kind == CFX_V_DOUBLE ? d != 0 : i64 != 0;
     for (int64_t j = 0; j < n; j++)
         put_number(p, j, dt, d, i64, b);
+}
+
+/* t filled (NULL passes through), or NULL with fill_'s overflow error when the number does not
+ * fit t's dtype on CPU (checked_convert; meta tensors hold no values to check). */
+static cfx_tensor *filled(const char *op, cfx_tensor *t, fill_kind kind, cfx_value v)
+{
+    if (!t)
+        return NULL;
+    if (kind == FILL_VALUE && t->device.type == CFX_DEVICE_CPU && !cfx_scalar_converts(op, v, (cfx_dtype)t->dtype)) {
+        cfx_kernel_discard(t);
+        return NULL;
+    }
+    fill_elements(t, kind, v);
+    return t;
 }
 
 /* The random kernels refuse integral dtypes on CPU (ATen's dispatch macros) and, for randn,
@@ -124,9 +138,7 @@ static cfx_tensor *factory(const char *op, cfx_int_list size, cfx_value dtype, c
     if (!cfx_factory_sizes_ok(op, size) || !random_dtype_ok(op, kind, dt, o.device.type))
         return NULL;
     cfx_tensor *t = cfx_tensor_new(size.data, (int)size.len, dt, cfx_device_make(o.device.type));
-    if (t)
-        fill(t, kind, v.kind == CFX_V_NONE ? cfx_int(0) : v);
-    return t;
+    return filled(op, t, kind, v.kind == CFX_V_NONE ? cfx_int(0) : v);
 }
 
 /* zeros is the one factory whose fill is None here: its CPU kernel has its own size text */
@@ -374,9 +386,7 @@ static cfx_tensor *like(const char *op, cfx_tensor *self, fill_kind kind, cfx_va
         !random_dtype_ok(op, kind, dt, dev))
         return NULL;
     cfx_tensor *t = cfx_tensor_new_strided(self->sizes, strides, self->ndim, dt, cfx_device_make(dev));
-    if (t)
-        fill(t, kind, v);
-    return t;
+    return filled(op, t, kind, v);
 }
 
 cfx_tensor *cfx_kernel_zeros_like(cfx_tensor *self, cfx_value dtype, cfx_value layout, cfx_value device,
@@ -424,9 +434,7 @@ static cfx_tensor *new_filled(const char *op, cfx_tensor *self, cfx_int_list siz
     if (!cfx_factory_sizes_ok(op, size))
         return NULL;
     cfx_tensor *t = cfx_tensor_new(size.data, (int)size.len, dt, cfx_device_make(dev));
-    if (t)
-        fill(t, FILL_VALUE, v);
-    return t;
+    return filled(op, t, FILL_VALUE, v);
 }
 
 /* new_empty: memory the caller will overwrite; cfx hands it out zeroed */

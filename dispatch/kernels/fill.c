@@ -32,6 +32,8 @@ static bool value_0dim(const cfx_tensor *value)
 
 cfx_tensor *cfx_cpu_fill__Scalar(cfx_tensor *self, cfx_value value)
 {
+    if (!cfx_scalar_converts("aten::fill_.Scalar", value, (cfx_dtype)self->dtype))
+        return NULL;
     cfx_scope sc = cfx_scope_begin();
     /* the number as a 0-dim tensor of self's dtype, broadcast over self (strides 0) */
     cfx_tensor *w = cfx_num_value(value), *v = w ? cfx_cpu_to_dtype(w, (cfx_dtype)self->dtype) : NULL;

@@ -19,4 +19,8 @@ static inline void cfx_kernel_discard(cfx_tensor *t)
         cfx_tensor_release(t);
 }
 
+/* c10's checked_convert of the number v into dtype dt, with its error ("value cannot be
+ * converted to type uint8_t without overflow") recorded for op when it does not fit. */
+bool cfx_scalar_converts(const char *op, cfx_value v, cfx_dtype dt);
+
 #endif

@@ -96,6 +96,8 @@ static bool pad_copy(cfx_tensor *out, const cfx_tensor *in, pad_mode mode, const
 {
     if (out->device.type != CFX_DEVICE_CPU || cfx_tensor_numel(out) == 0)
         return true;
+    if (mode == PAD_CONSTANT && !cfx_scalar_converts("aten::constant_pad_nd", value, (cfx_dtype)out->dtype))
+        return false;
     int64_t *map[CFX_MAX_DIMS] = {0};
     bool ok = true;
     for (int a = 0; a < k && ok; a++) {

@@ -27,6 +27,8 @@ def fill_cases(g):
         for num in (I(3), D(-2.5), B(True)):
             g.add_case(f"fill_Scalar/{dt}/{num['k']}", "fill_Scalar", [T([2, 3], dtype=dt), num])
             g.add_case(f"fill__Scalar/{dt}/{num['k']}", "fill__Scalar", [T([2, 3], dtype=dt), num])
+        if dt in ("float32", "int32"):  # checked_convert's overflow error
+            g.add_case(f"fill__Scalar/{dt}/overflow", "fill__Scalar", [T([2, 3], dtype=dt), D(1e300)])
         for vdt in ("float32", "int64", "bool"):
             g.add_case(f"fill_Tensor/{dt}/{vdt}", "fill_Tensor", [T([2, 3], dtype=dt), T([], dtype=vdt)])
             g.add_case(f"fill__Tensor/{dt}/{vdt}", "fill__Tensor", [T([2, 3], dtype=dt), T([], dtype=vdt)])

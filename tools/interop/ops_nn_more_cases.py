@@ -25,7 +25,8 @@ def add_all(g):
                           ("transposed", T([3, 4, 5], perm([3, 4, 5], [0, 2, 1])), [1, 1], D(-1.0)),
                           ("all_dims", T([2, 3]), [1, 1, 1, 1], I(7)), ("zero", T([2, 3]), [0, 0], I(0)),
                           ("odd", T([2, 3]), [1, 1, 1], I(0)), ("too_long", T([2, 3]), [1] * 6, I(0)),
-                          ("too_negative", T([2, 3, 4]), [-3, -2], I(0)), ("empty", T([0, 3]), [1, 1], I(0))]:
+                          ("too_negative", T([2, 3, 4]), [-3, -2], I(0)), ("empty", T([0, 3]), [1, 1], I(0)),
+                          ("value_overflow", T([2, 3], dtype="int32"), [1, 1], D(1e10))]:
         add(f"constant_pad_nd/{name}", "constant_pad_nd", [x, INTS(p), v])
     # ---- reflection / replication
     for op, k in [("reflection_pad1d", 1), ("reflection_pad2d", 2), ("reflection_pad3d", 3),

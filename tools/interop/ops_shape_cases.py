@@ -323,7 +323,10 @@ def creation_cases(g):
         add(f"{op}/layout", op, [INTS([2]), DT("float64"), LAYOUT(0), DEV(), B(False)], nondeterministic=nd)
     for tag, fill, dt in [("float", D(1.5), None), ("int", I(7), None), ("bool", B(True), None),
                           ("int_to_float", I(3), "float32"), ("float_to_int", D(2.75), "int64"),
-                          ("neg_to_bool", I(-2), "bool"), ("float64", D(0.1), "float64"), ("int32", I(-4), "int32")]:
+                          ("neg_to_bool", I(-2), "bool"), ("float64", D(0.1), "float64"), ("int32", I(-4), "int32"),
+                          # checked_convert's overflow errors (a double past an int type was once a UB cast)
+                          ("overflow_int32", D(1e10), "int32"), ("overflow_int", I(3000000000), "int32"),
+                          ("overflow_float32", D(1e300), "float32")]:
         add(f"full/{tag}", "full", [INTS([2, 2]), fill] + opts(dt))
     add("full/empty", "full", [INTS([0, 3]), D(1.0)] + opts())
     add("full/neg_size", "full", [INTS([2, -3]), D(1.0)] + opts())
