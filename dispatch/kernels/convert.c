@@ -273,6 +273,7 @@ bool cfx_scalar_converts(const char *op, cfx_value v, cfx_dtype dt)
     if (v.kind == CFX_V_DOUBLE) {
         double f = v.u.d;
         over = dt == CFX_FLOAT32 ? isfinite(f) && (f < lo || f > hi) : isnan(f) || f < lo || f > hi;
+        over = over || (dt == CFX_INT64 && f >= 0x1p63); /* INT64_MAX rounds up to 2^63 as a double */
     } else if (v.kind == CFX_V_INT) {
         int64_t i = v.u.i;
         over = dt == CFX_UINT8 ? i > (int64_t)hi || (i < 0 && -(uint64_t)i > (uint64_t)hi)

@@ -253,8 +253,10 @@ static bool vec_sizes(const char *op, const cfx_tensor *in, cfx_int_list output_
         return false;
     }
     for (int64_t i = 0; i < spatial; i++) {
-        double f = cfx_value_to_double(scale_factors.u.items[i]);
-        osize[i] = (int64_t)((double)in->sizes[i + 2] * f);
+        double f = cfx_value_to_double(scale_factors.u.items[i]), size = (double)in->sizes[i + 2] * f;
+        if (!cfx_scalar_converts(op, cfx_double(size), CFX_INT64)) /* a NaN or huge scale */
+            return false;
+        osize[i] = (int64_t)size;
         if (i < 2)
             scales[i] = cfx_double(f);
     }

@@ -144,7 +144,9 @@ def upsample_cases(add, T, I, D, B, NONE, INTS, cl):
                            ("scale_trunc", T([1, 1, 3, 3]), NONE(), F([1.7, 2.3])),
                            ("channels_last", T([2, 3, 4, 5], cl), NONE(), F([2.0, 2.0])),
                            ("both", T([1, 2, 3, 4]), INTS([5, 7]), F([2.0, 2.0])), ("neither", T([1, 2, 3, 4]), NONE(), NONE()),
-                           ("size_len", T([1, 2, 3, 4]), INTS([5]), NONE()), ("scale_len", T([1, 2, 3, 4]), NONE(), F([2.0]))]:
+                           ("size_len", T([1, 2, 3, 4]), INTS([5]), NONE()), ("scale_len", T([1, 2, 3, 4]), NONE(), F([2.0])),
+                           # a size past int64 (a NaN scale was once an undefined cast: fuzz_op_call)
+                           ("scale_overflow", T([1, 1, 2, 2]), NONE(), F([1e30, 1.0]))]:
         add(f"upsample_nearest2d_vec/{name}", "upsample_nearest2d_vec", [x, o, sf])
         for ac in (False, True):
             add(f"upsample_bilinear2d_vec/{name}/{ac}", "upsample_bilinear2d_vec", [x, o, B(ac), sf])
