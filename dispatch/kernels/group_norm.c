@@ -63,7 +63,11 @@ cfx_native_group_norm_result cfx_kernel_native_group_norm(cfx_tensor *input, cfx
 {
     const char *op = "aten::native_group_norm";
     cfx_native_group_norm_result none = {{NULL, NULL, NULL}};
-    if (input->device.type == CFX_DEVICE_META) { /* _refs.native_group_norm's checks */
+    /* a meta argument makes it the Meta kernel's call, as the dispatcher's highest backend key */
+    bool meta = input->device.type == CFX_DEVICE_META || (weight && weight->device.type == CFX_DEVICE_META) ||
+                (bias && bias->device.type == CFX_DEVICE_META);
+    cfx_device out_dev = meta ? cfx_device_make(CFX_DEVICE_META) : input->device;
+    if (meta) { /* _refs.native_group_norm's checks */
         if (input->ndim < 2) {
             cfx_error_set(CFX_ERR, op, "Expected at least 2 dimensions for input tensor but received %d", input->ndim);
             return none;
@@ -86,6 +90,11 @@ cfx_native_group_norm_result cfx_kernel_native_group_norm(cfx_tensor *input, cfx
         }
     } else if (!check_inputs(op, input, weight, bias, C, group)) {
         return none;
+    } else if ((weight && weight->dtype != input->dtype) || (bias && bias->dtype != input->dtype)) {
+        /* the CPU kernel reads its parameters in the input's dtype */
+        cfx_error_set(CFX_ERR, op, "mixed dtype (CPU): expect parameter to have scalar type of %s",
+                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
+        return none;
     }
     if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
         cfx_error_set(CFX_ERR, op, "\"GroupNormKernelImpl\" not implemented for '%s'",
@@ -103,15 +112,15 @@ cfx_native_group_norm_result cfx_kernel_native_group_norm(cfx_tensor *input, cfx
     if (!cfx_geom_memory_format_strides(input->sizes, input->ndim, mf, strides, op))
         return none;
     cfx_tensor *t[3];
-    t[0] = cfx_tensor_new_strided(input->sizes, strides, input->ndim, (cfx_dtype)input->dtype, input->device);
-    t[1] = t[0] ? cfx_tensor_new(stat, 2, (cfx_dtype)input->dtype, input->device) : NULL;
-    t[2] = t[1] ? cfx_tensor_new(stat, 2, (cfx_dtype)input->dtype, input->device) : NULL;
+    t[0] = cfx_tensor_new_strided(input->sizes, strides, input->ndim, (cfx_dtype)input->dtype, out_dev);
+    t[1] = t[0] ? cfx_tensor_new(stat, 2, (cfx_dtype)input->dtype, out_dev) : NULL;
+    t[2] = t[1] ? cfx_tensor_new(stat, 2, (cfx_dtype)input->dtype, out_dev) : NULL;
     if (!t[2]) {
         cfx_kernel_discard(t[0]);
         cfx_kernel_discard(t[1]);
         return none;
     }
-    if (input->device.type != CFX_DEVICE_CPU)
+    if (out_dev.type != CFX_DEVICE_CPU)
         return (cfx_native_group_norm_result){{t[0], t[1], t[2]}};
     /* element (n, c, s) of a [N, C, *] tensor whose spatial dims are flattened to s */
     int nd = input->ndim;

@@ -78,6 +78,11 @@ def add_all(g):
         add(f"native_group_norm/{name}", "native_group_norm", [x, w, b, I(n), I(c), I(hw), I(gr), D(1e-5)])
     add("native_group_norm/bad_weight", "native_group_norm", [T([2, 4, 3]), T([3]), NONE(), I(2), I(4), I(3), I(2),
                                                               D(1e-5)], runs=("cpu",))
+    # a parameter of another dtype (a bool weight was once read as double: fuzz_op_call)
+    add("native_group_norm/bool_weight", "native_group_norm", [T([2, 4, 3]), T([4], dtype="bool"), NONE(), I(2), I(4),
+                                                               I(3), I(2), D(1e-5)], runs=("cpu",))
+    add("native_group_norm/double_bias", "native_group_norm", [T([2, 4, 3]), NONE(), T([4], dtype="float64"), I(2), I(4),
+                                                               I(3), I(2), D(1e-5)], runs=("cpu",))
     for name, x, gr, w, b in [("basic", T([2, 4, 3, 3]), 2, T([4]), T([4])), ("none", T([2, 6, 5]), 3, NONE(), NONE()),
                               ("channels_last", T([2, 3, 4, 5], cl), 3, T([3]), T([3])),
                               ("transposed", T([2, 4, 3], [12, 1, 4]), 2, NONE(), NONE()),
