@@ -31,7 +31,9 @@ enum { PAD_FILL = -1 };
 static void scalar_bytes(cfx_value v, cfx_dtype dt, unsigned char *out)
 {
     double d = cfx_scalar_to_double(v);
-    int64_t i = v.kind == CFX_V_DOUBLE ? (int64_t)d : cfx_scalar_to_int64(v);
+    /* a double is cast only into an integral dtype, where checked_convert has bounded it */
+    bool integral = !cfx_dtype_is_floating(dt) && dt != CFX_BOOL;
+    int64_t i = v.kind != CFX_V_DOUBLE ? cfx_scalar_to_int64(v) : integral ? (int64_t)d : 0;
     switch (dt) {
     case CFX_FLOAT32: { float f = (float)d; memcpy(out, &f, sizeof f); break; }
     case CFX_FLOAT64: memcpy(out, &d, sizeof d); break;
