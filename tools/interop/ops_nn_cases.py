@@ -200,6 +200,8 @@ def nn_cases(g, T, I, D, B, NONE, INTS, DT, perm):
     for n in (0, 3):
         add(f"nll_loss_forward/1d_target_size_{n}", "nll_loss_forward", [T([n]), IDX([n], 5), NONE(), I(1), I(-100)],
             runs=("cpu",))
+    add("nll_loss_forward/bool_weight", "nll_loss_forward", [T([3, 4]), IDX([3], 4), T([4], dtype="bool"), I(1), I(-100)],
+        runs=("cpu",))
     add("nll_loss_forward/int32_target", "nll_loss_forward", [T([3, 4]), IDX([3], 4, "int32"), NONE(), I(1), I(-100)])
     add("nll_loss/basic", "nll_loss", [T([4, 5]), IDX([4], 5), NONE(), I(1), I(-100)])
     add("nll_loss_nd/basic", "nll_loss_nd", [T([4, 5]), IDX([4], 5), T([5]), I(2), I(-100)])

@@ -167,6 +167,11 @@ cfx_nll_loss_forward_result cfx_cpu_nll_loss_forward(cfx_tensor *self, cfx_tenso
     }
     if (!cfx_nll_loss_check(op, self, target, weight, false) || !floating_only(op, "nll_loss_out_frame", self))
         return none;
+    if (weight && weight->dtype != self->dtype) { /* the kernel reads weight in self's dtype */
+        cfx_error_set(CFX_ERR, op, "expected scalar type %s but found %s", cfx_dtype_scalar_name((cfx_dtype)self->dtype),
+                      cfx_dtype_scalar_name((cfx_dtype)weight->dtype));
+        return none;
+    }
     if (target->dtype != CFX_INT64) { /* the CPU kernel also takes uint8, which cfx has not */
         cfx_error_set(CFX_ERR, op, "expected target dtype to be Long or Byte, but got %s",
                       cfx_dtype_scalar_name((cfx_dtype)target->dtype));
