@@ -38,21 +38,6 @@
 
 typedef enum fill_kind { FILL_VALUE, FILL_UNIFORM, FILL_NORMAL } fill_kind;
 
-/* p[j] = the number in dtype dt: d for floating dtypes, i for integral ones, b for bool. */
-static void put_number(void *p, int64_t j, cfx_dtype dt, double d, int64_t i, bool b)
-{
-    switch (dt) {
-    case CFX_FLOAT32: ((float *)p)[j] = (float)d; break;
-    case CFX_FLOAT64: ((double *)p)[j] = d; break;
-    case CFX_INT64: ((int64_t *)p)[j] = i; break;
-    case CFX_INT32: ((int32_t *)p)[j] = (int32_t)i; break;
-    case CFX_UINT8: ((uint8_t *)p)[j] = (uint8_t)i; break;
-    case CFX_INT8: ((int8_t *)p)[j] = (int8_t)i; break;
-    case CFX_INT16: ((int16_t *)p)[j] = (int16_t)i; break;
-    case CFX_BOOL: ((bool *)p)[j] = b; break;
-    }
-}
-
 /* Fills the fresh (dense) CPU tensor t element by element in storage order. */
 static void fill_elements(cfx_tensor *t, fill_kind kind, cfx_value v)
 {
@@ -73,7 +58,7 @@ static void fill_elements(cfx_tensor *t, fill_kind kind, cfx_value v)
     int64_t i64 = kind == FILL_VALUE ? cfx_scalar_to_int64(v) : 0;
     bool b = v.kind == CFX_V_DOUBLE ? d != 0 : i64 != 0;
     for (int64_t j = 0; j < n; j++)
-        put_number(p, j, dt, d, i64, b);
+        cfx_put_number(p, j, dt, d, i64, b);
 }
 
 /* t filled (NULL passes through), or NULL with fill_'s overflow error when the number does not
@@ -259,7 +244,7 @@ cfx_tensor *cfx_kernel_randperm(int64_t n, cfx_value dtype, cfx_value layout, cf
     }
     void *p = cfx_tensor_data(t);
     for (int64_t j = 0; j < n; j++)
-        put_number(p, j, dt, (double)perm[j], perm[j], perm[j] != 0);
+        cfx_put_number(p, j, dt, (double)perm[j], perm[j], perm[j] != 0);
     cfx_free(perm);
     return t;
 }
@@ -345,7 +330,7 @@ static cfx_tensor *arange(const char *op, cfx_value start, cfx_value end, cfx_va
     void *p = cfx_tensor_data(t);
     for (int64_t i = 0; i < n; i++) {
         int64_t k = is + i * ist;
-        put_number(p, i, dt, ds + (double)i * dst, k, k != 0);
+        cfx_put_number(p, i, dt, ds + (double)i * dst, k, k != 0);
     }
     return t;
 }

@@ -106,8 +106,6 @@ cfx_native_group_norm_result cfx_kernel_native_group_norm(cfx_tensor *input, cfx
         return none;
     }
     int64_t strides[CFX_MAX_DIMS], stat[2] = {N, group};
-    cfx_device dev = cfx_tensor_is_fake(input) ? cfx_tensor_fake_device(input) : input->device;
-    (void)dev;
     cfx_memory_format mf = cfx_geom_suggest_memory_format(input->sizes, input->strides, input->ndim);
     if (!cfx_geom_memory_format_strides(input->sizes, input->ndim, mf, strides, op))
         return none;

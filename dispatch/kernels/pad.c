@@ -27,25 +27,6 @@
 
 enum { PAD_FILL = -1 };
 
-/* The bytes of one element of dtype dt holding the Scalar v (fill_'s conversion). */
-static void scalar_bytes(cfx_value v, cfx_dtype dt, unsigned char *out)
-{
-    double d = cfx_scalar_to_double(v);
-    /* a double is cast only into an integral dtype, where checked_convert has bounded it */
-    bool integral = !cfx_dtype_is_floating(dt) && dt != CFX_BOOL;
-    int64_t i = v.kind != CFX_V_DOUBLE ? cfx_scalar_to_int64(v) : integral ? (int64_t)d : 0;
-    switch (dt) {
-    case CFX_FLOAT32: { float f = (float)d; memcpy(out, &f, sizeof f); break; }
-    case CFX_FLOAT64: memcpy(out, &d, sizeof d); break;
-    case CFX_INT64: memcpy(out, &i, sizeof i); break;
-    case CFX_INT32: { int32_t x = (int32_t)i; memcpy(out, &x, sizeof x); break; }
-    case CFX_INT16: { int16_t x = (int16_t)i; memcpy(out, &x, sizeof x); break; }
-    case CFX_INT8: { int8_t x = (int8_t)i; memcpy(out, &x, sizeof x); break; }
-    case CFX_UINT8: { uint8_t x = (uint8_t)i; memcpy(out, &x, sizeof x); break; }
-    case CFX_BOOL: { bool x = v.kind == CFX_V_DOUBLE ? d != 0 : i != 0; memcpy(out, &x, sizeof x); break; }
-    }
-}
-
 /* out[o] = in[map(o)] over every element of out; map[d] == NULL is the identity on dim d,
  * a PAD_FILL entry writes fill (es bytes). */
 static void gather(cfx_tensor *out, const cfx_tensor *in, int64_t *const *map, const unsigned char *fill)
@@ -107,9 +88,12 @@ static bool pad_copy(cfx_tensor *out, const cfx_tensor *in, pad_mode mode, const
         map[d] = dim_map(mode, in->sizes[d], pad[2 * a], pad[2 * a + 1]);
         ok = map[d] != NULL;
     }
-    unsigned char fill[8] = {0};
-    if (mode == PAD_CONSTANT)
-        scalar_bytes(value, (cfx_dtype)out->dtype, fill);
+    _Alignas(8) unsigned char fill[8] = {0}; /* one element holding the value, as fill_ converts it */
+    if (mode == PAD_CONSTANT) {
+        double d = cfx_scalar_to_double(value);
+        int64_t i = cfx_scalar_to_int64(value);
+        cfx_put_number(fill, 0, (cfx_dtype)out->dtype, d, i, value.kind == CFX_V_DOUBLE ? d != 0 : i != 0);
+    }
     if (ok)
         gather(out, in, map, fill);
     else

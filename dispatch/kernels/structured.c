@@ -186,3 +186,18 @@ int64_t cfx_scalar_to_int64(cfx_value v)
     default: return 0;
     }
 }
+
+/* p[j] = the number in dtype dt: d for floating dtypes, i for integral ones, b for bool. */
+void cfx_put_number(void *p, int64_t j, cfx_dtype dt, double d, int64_t i, bool b)
+{
+    switch (dt) {
+    case CFX_FLOAT32: ((float *)p)[j] = (float)d; break;
+    case CFX_FLOAT64: ((double *)p)[j] = d; break;
+    case CFX_INT64: ((int64_t *)p)[j] = i; break;
+    case CFX_INT32: ((int32_t *)p)[j] = (int32_t)i; break;
+    case CFX_UINT8: ((uint8_t *)p)[j] = (uint8_t)i; break;
+    case CFX_INT8: ((int8_t *)p)[j] = (int8_t)i; break;
+    case CFX_INT16: ((int16_t *)p)[j] = (int16_t)i; break;
+    case CFX_BOOL: ((bool *)p)[j] = b; break;
+    }
+}

@@ -49,6 +49,8 @@ bool cfx_structured_mm(const char *op, const cfx_tensor *a, const cfx_tensor *b)
  * for floating t, else int64 (bool -> 0/1). */
 double cfx_scalar_to_double(cfx_value v);
 int64_t cfx_scalar_to_int64(cfx_value v);
+/* p[j] = the number in dtype dt: d for floating dtypes, i for integral ones, b for bool. */
+void cfx_put_number(void *p, int64_t j, cfx_dtype dt, double d, int64_t i, bool b);
 
 /* The matrix kernels' shared checks (dispatch/kernels/cpu/matrix.c): expand(self, sizes)'s
  * "The expanded size of the tensor ..." and dot_check (meta: the Python meta function's
