@@ -121,6 +121,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* a list of lists of aliased tensors, `Tensor(a!)[][2]`, prints as `Tensor[](!)[2]`, which
      * does not parse: PyTorch 2.13 prints the same (seed nested_list_alias) */
     exempt |= p1 && strstr(p1, "[](") != NULL;
+    /* a union of another type with an optional Scalar, `Union(e, Scalar?)?`, prints an empty
+     * first member, `Union(, e, Scalar)?`, which does not parse: PyTorch 2.13 prints the same
+     * (test schema/unparsable_prints_like_pytorch) */
+    exempt |= p1 && strstr(p1, "Union(,") != NULL;
     cfx_schema *s2 = p1 ? cfx_schema_parse(p1, &err) : NULL;
     if (p1 && !s2 && !exempt) {
         fprintf(stderr, "printed schema does not parse: %s\n%s\n", err ? err : "?", p1);

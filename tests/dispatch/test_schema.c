@@ -710,6 +710,11 @@ Test(schema, unparsable_prints_like_pytorch)
         {"f(st? m=\"a\\n\") -> ()", "f(st? m=a\n) -> ()"},
         /* and a carriage return in a string default prints as `\r`, which c10's lexer refuses */
         {"f(str? m=\"a\rb\") -> ()", "f(str? m=\"a\\rb\") -> ()"},
+        /* and a union of another type with an optional Scalar prints an empty first member,
+         * as c10's printer does (its NoneType name is dropped when the union is optional) */
+        {"f(Union(e, Scalar??, Scalar??)? se) -> Tensor", "f(Union(, e, Scalar)? se) -> Tensor"},
+        {"f(Union(e, Scalar?)? se) -> Tensor", "f(Union(, e, Scalar)? se) -> Tensor"},
+        {"f(Union(e, Scalar??, Scalar??) se) -> Tensor", "f(Union(, NoneType, e, Scalar) se) -> Tensor"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cfx_schema *s = parse_ok(cases[i][0]);
