@@ -288,6 +288,8 @@ int cfx_box_check_args(const cfx_schema *s, const cfx_box_step *steps, const cha
     for (int i = 0; i < n; i++) {
         cfx_box_step st = steps[i];
         cfx_value v = stack[i];
+        if (st.form == CFX_BOX_TENSOR && v.kind == CFX_V_TENSOR)
+            continue; /* the common argument: a tensor (or an undefined one) where a Tensor goes */
         if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST) {
             /* the list's checks are its conversion's (into scratch, dropped) */
             cfx_box_scratch sc;

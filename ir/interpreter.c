@@ -6,14 +6,19 @@
  * that has no value (not yet run, or dropped) has the kind UNSET, so reading an argument
  * before its producer ran (a graph out of topological order) is caught, not a crash.
  *
- * Freeing after the last use is FX's algorithm: one backward walk records, for every node, the
- * first user met walking backwards (the last in execution order); that user gets the node on
- * its list of values to drop once it has run. The lists are threaded through one array by
- * seq, so the bookkeeping is two integers per node and the whole plan is O(nodes + uses).
+ * Freeing after the last use is what FX's user_to_last_uses achieves, counted instead of
+ * planned: a node's value starts with as many pending uses as the node has users (one use
+ * record per distinct user, as FX's node.users), and each node that runs settles one use of
+ * each of its inputs; the value is dropped when none is left, which is after its last user
+ * in execution order. So the run needs no walk of the graph before the first node (a node's
+ * input records sit together in the use table, read right after the node ran) and one
+ * integer per node. A user in another graph never runs here: its producer's value stays to
+ * the end of the run.
  *
  * A call_function on an operator binds its node's args and kwargs to the schema as torch.ops'
  * Python binding does (a kwarg goes to its argument's position, skipped defaults are filled),
- * substitutes node values (list items are copied into a scratch array reused across nodes),
+ * substitutes node values (list items are copied into a scratch array reused across nodes,
+ * sized only when a list does not fit),
  * and calls the operator boxed with a scope open around the call: the results are retained by
  * the environment and the scope then releases the call's temporaries, so a dropped value is
  * really freed at its last use, not at the end of the run. */
@@ -25,6 +30,7 @@
 #include "dispatch/schema.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor.h"
+#include "ir/internal.h"
 #include "ir/interp_internal.h"
 #include "ir/interpreter.h"
 
@@ -32,7 +38,6 @@
  * can only come from hand-made or loaded graphs), so the walks over a value may recurse. */
 enum { MAX_DEPTH = 32 };
 #define UNSET ((uint32_t)CFX_V_KIND_COUNT)
-#define END UINT32_MAX /* end of a drop list */
 
 typedef struct run {
     const cfx_graph *g;
@@ -41,9 +46,7 @@ typedef struct run {
     int n_args, next_arg;
     uint32_t n_slots;
     cfx_value *env;      /* by seq: the node's value, owned; kind UNSET when it has none */
-    uint32_t *dies;      /* by seq: 1 + seq of the first node to drop after this one ran; 0: none */
-    uint32_t *next_dead; /* by seq: 1 + seq of the next node on the same list, END after the
-                            last; 0: not on a list (not used yet, in the backward walk) */
+    uint32_t *pending;   /* by seq: uses of the node's value by nodes not run yet */
     cfx_value *scratch;  /* list items of substituted arguments, reset for every node */
     size_t n_scratch, cap_scratch;
     cfx_value *stack;    /* the boxed call's stack */
@@ -157,9 +160,14 @@ static int unset_input(const cfx_node *in, const cfx_node *user)
     return rc;
 }
 
+/* A list did not fit the scratch array: call_op's bind sizes it (reserve_scratch) and binds
+ * again, so the common node, which has no list, is bound without counting anything first.
+ * Positive, so never a status. */
+enum { SCRATCH_SHORT = 1 };
+
 /* v with every node reference replaced by the node's value (borrowed from the environment);
- * copied lists take their items from the scratch array (reserved by the caller). */
-static int subst_deep(run *r, const cfx_node *user, cfx_value v, cfx_value *out);
+ * copied lists take their items from the scratch array. */
+static int subst_deep(run *r, const cfx_node *user, cfx_value v, cfx_value *out, int depth);
 
 /* The common arguments (a node's value, a constant) without a call: most nodes have no list. */
 static inline int subst(run *r, const cfx_node *user, cfx_value v, cfx_value *out)
@@ -175,17 +183,25 @@ static inline int subst(run *r, const cfx_node *user, cfx_value v, cfx_value *ou
         *out = v;
         return CFX_OK;
     }
-    return subst_deep(r, user, v, out);
+    return subst_deep(r, user, v, out, 1);
 }
 
-static int subst_deep(run *r, const cfx_node *user, cfx_value v, cfx_value *out)
+static int subst_deep(run *r, const cfx_node *user, cfx_value v, cfx_value *out, int depth)
 {
+    if (depth > MAX_DEPTH)
+        return too_deep();
+    if (v.len > r->cap_scratch - r->n_scratch)
+        return SCRATCH_SHORT;
     *out = v;
     cfx_value *items = r->scratch + r->n_scratch;
     r->n_scratch += v.len;
-    for (uint32_t i = 0; i < v.len; i++)
-        if (subst(r, user, v.u.items[i], &items[i]) != CFX_OK)
-            return CFX_ERR;
+    for (uint32_t i = 0; i < v.len; i++) {
+        cfx_value item = v.u.items[i];
+        int rc = cfx_value_is_container(item) ? subst_deep(r, user, item, &items[i], depth + 1)
+                                              : subst(r, user, item, &items[i]);
+        if (rc != CFX_OK)
+            return rc;
+    }
     out->u.items = items;
     return CFX_OK;
 }
@@ -247,14 +263,18 @@ static int binding_error(const cfx_schema *s, const char *fmt, const char *arg)
     return rc;
 }
 
-/* The node's args and kwargs on the stack in schema order; the count of slots given. */
+/* The node's args and kwargs on the stack in schema order; the count of slots given.
+ * SCRATCH_SHORT if a list did not fit the scratch array. */
 static int bind(run *r, const cfx_node *n, const cfx_schema *s, int *filled)
 {
     uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
     const cfx_kwarg *kw = cfx_node_kwargs(n);
-    for (uint32_t i = 0; i < na; i++)
-        if (subst(r, n, cfx_node_arg(n, i), &r->stack[i]) != CFX_OK)
-            return CFX_ERR;
+    r->n_scratch = 0;
+    for (uint32_t i = 0; i < na; i++) {
+        int rc = subst(r, n, cfx_node_arg(n, i), &r->stack[i]);
+        if (rc != CFX_OK)
+            return rc;
+    }
     uint32_t end = na;
     if (nk > 0) { /* which slots are given: only kwargs ask (most nodes have none) */
         memset(r->bound, 0, r->cap_stack);
@@ -267,8 +287,9 @@ static int bind(run *r, const cfx_node *n, const cfx_schema *s, int *filled)
         if (r->bound[i])
             return binding_error(s, "Argument '%s' specified both as positional and keyword argument. Schema: %.0s",
                                  kw[k].name);
-        if (subst(r, n, kw[k].value, &r->stack[i]) != CFX_OK)
-            return CFX_ERR;
+        int rc = subst(r, n, kw[k].value, &r->stack[i]);
+        if (rc != CFX_OK)
+            return rc;
         r->bound[i] = 1;
         if ((uint32_t)i + 1 > end)
             end = (uint32_t)i + 1;
@@ -300,11 +321,15 @@ static int call_op(run *r, const cfx_node *n, const cfx_op *op, cfx_value *res)
     if (cfx_node_num_args(n) > width)
         width = cfx_node_num_args(n);
     int filled = 0;
-    if ((width > r->cap_stack && reserve_stack(r, width) != CFX_OK) || reserve_scratch(r, n) != CFX_OK ||
-        bind(r, n, s, &filled) != CFX_OK)
+    if (width > r->cap_stack && reserve_stack(r, width) != CFX_OK)
+        return CFX_ERR;
+    int rc = bind(r, n, s, &filled);
+    if (rc == SCRATCH_SHORT && reserve_scratch(r, n) == CFX_OK)
+        rc = bind(r, n, s, &filled);
+    if (rc != CFX_OK)
         return CFX_ERR;
     cfx_scope scope = cfx_scope_begin();
-    int rc = cfx_op_call((cfx_op *)op, r->stack, filled, (int)width);
+    rc = cfx_op_call((cfx_op *)op, r->stack, filled, (int)width);
     if (rc == CFX_OK) {
         if (s->n_returns == 0) {
             *res = cfx_none();
@@ -419,7 +444,7 @@ static int run_node(run *r, cfx_node *n, cfx_value *res)
     case CFX_NODE_GET_ATTR:
         return get_attr(r, n, res);
     case CFX_NODE_CALL_FUNCTION: {
-        const cfx_target_info *t = cfx_node_target_info(n);
+        const cfx_target_info *t = ir_target_of(n);
         if (cfx_target_info_op(t))
             return call_op(r, n, cfx_target_info_op(t), res);
         if (cfx_target_info_fn(t))
@@ -478,24 +503,24 @@ static void annotate(const cfx_node *n)
     cfx_free(func);
 }
 
-/* The drop lists (FX's user_to_last_uses) and the input count check. */
-static int plan(run *r)
+/* Refuses more positional arguments than the graph has placeholders (unless one is *args).
+ * Placeholders come first in the graphs cfx makes, so counting the leading ones settles the
+ * common case; only when the arguments outnumber them is the whole graph walked. */
+static int check_arg_count(run *r)
 {
     int n_ph = 0;
+    cfx_graph *g = (cfx_graph *)r->g;
+    cfx_node *n = cfx_graph_first(g);
+    for (; n && n->op == CFX_NODE_PLACEHOLDER && r->n_args > n_ph; n = ir_next_in(g, n))
+        n_ph++;
+    if (r->n_args <= n_ph)
+        return CFX_OK;
     bool star = false;
-    for (cfx_node *n = cfx_graph_last(r->g); n; n = cfx_node_prev(n)) {
+    for (n = cfx_graph_first(g), n_ph = 0; n; n = ir_next_in(g, n)) {
         if (n->op == CFX_NODE_PLACEHOLDER) {
             const char *t = cfx_node_target_str(n);
             star |= t && t[0] == '*';
             n_ph++;
-        }
-        for (uint32_t i = 0; i < cfx_node_num_inputs(n); i++) {
-            cfx_node *in = cfx_node_input(n, i);
-            if (in->seq >= r->n_slots || r->next_dead[in->seq] != 0)
-                continue; /* planned already: a later node uses it */
-            /* the first use met walking backwards is the last: in is dropped after n runs */
-            r->next_dead[in->seq] = r->dies[n->seq] ? r->dies[n->seq] : END;
-            r->dies[n->seq] = in->seq + 1;
         }
     }
     if (r->n_args > n_ph && !star)
@@ -514,11 +539,17 @@ static void drop_slot(run *r, uint32_t seq)
     r->env[seq].kind = UNSET;
 }
 
-/* Drops the values whose last use was n (and n's own if nothing uses it). */
+/* Settles n's use of each of its inputs (n has run), dropping the values with no use left,
+ * and n's own value if nothing uses it. An input of another graph (an IR_EXT ref) has no slot
+ * here; neither has one whose value was never made (an unused placeholder default). */
 static void drop_dead(run *r, const cfx_node *n)
 {
-    for (uint32_t d = r->dies[n->seq]; d && d != END; d = r->next_dead[d - 1])
-        drop_slot(r, d - 1);
+    const cfx_graph *g = r->g;
+    for (uint32_t i = 0; i < n->n_inputs; i++) {
+        uint32_t ref = ir_use_at(g, n->inputs + i)->producer;
+        if (!(ref & IR_EXT) && ref < r->n_slots && r->env[ref].kind != UNSET && --r->pending[ref] == 0)
+            drop_slot(r, ref);
+    }
     if (n->n_users == 0)
         drop_slot(r, n->seq);
 }
@@ -538,20 +569,20 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
     run r = {.g = g, .o = opts ? opts : &none, .args = args, .n_args = n_args, .n_slots = cfx_graph_num_created(g)};
     size_t n = r.n_slots ? r.n_slots : 1;
     r.env = cfx_malloc(n * sizeof *r.env);
-    r.dies = cfx_calloc(n, sizeof *r.dies);
-    r.next_dead = cfx_calloc(n, sizeof *r.next_dead);
-    int rc = r.env && r.dies && r.next_dead ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    r.pending = cfx_malloc(n * sizeof *r.pending); /* set when the node's value is */
+    int rc = r.env && r.pending ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (uint32_t i = 0; rc == CFX_OK && i < r.n_slots; i++)
         r.env[i].kind = UNSET;
     if (rc == CFX_OK)
-        rc = plan(&r);
+        rc = check_arg_count(&r);
     const cfx_site *prev_site = cfx_current_site();
-    for (cfx_node *node = rc == CFX_OK ? cfx_graph_first(g) : NULL; node; node = cfx_node_next(node)) {
+    for (cfx_node *node = rc == CFX_OK ? cfx_graph_first(g) : NULL; node; node = ir_next_in((cfx_graph *)g, node)) {
         cfx_set_current_site(cfx_node_stack_trace(node));
         cfx_value v;
         rc = run_node(&r, node, &v);
         if (rc == CFX_OK) {
             r.env[node->seq] = v;
+            r.pending[node->seq] = node->n_users;
             if (r.o->on_node && (rc = r.o->on_node(node, v, r.o->on_node_ctx)) != CFX_OK && !cfx_error_occurred())
                 cfx_error_set(rc, NULL, "the on_node callback failed");
         }
@@ -570,8 +601,7 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
         if (r.env[i].kind != UNSET)
             drop(r.env[i]);
     cfx_free(r.env);
-    cfx_free(r.dies);
-    cfx_free(r.next_dead);
+    cfx_free(r.pending);
     cfx_free(r.scratch);
     cfx_free(r.stack);
     cfx_free(r.bound);

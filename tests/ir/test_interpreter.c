@@ -458,3 +458,36 @@ Test(interpreter, placeholder_defaults)
     cfx_graph_free(g);
     cfx_scope_end(s);
 }
+
+/* A placeholder after other nodes still counts against the arguments (the check walks the
+ * whole graph once the leading placeholders are too few), and a list argument longer than any
+ * before it is bound after the scratch array grows: two cats, of two then of five inputs, the
+ * second also holding the first's result (a value used twice by one node dies once). */
+Test(interpreter, late_placeholders_and_growing_lists)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_graph *g = cfx_graph_new();
+    cfx_op *relu = cfx_op_find("aten::relu"), *cat = cfx_op_find("aten::cat");
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *r = cfx_graph_call_op(g, relu, (cfx_value[]){cfx_node_value(x)}, 1, NULL, 0);
+    cfx_node *y = cfx_graph_placeholder(g, "y");
+    cfx_value two[2] = {cfx_node_value(r), cfx_node_value(y)};
+    cfx_node *c2 = cfx_graph_call_op(g, cat, (cfx_value[]){cfx_list(two, 2)}, 1, NULL, 0);
+    cfx_value five[5] = {cfx_node_value(c2), cfx_node_value(x), cfx_node_value(c2), cfx_node_value(y),
+                         cfx_node_value(r)};
+    cfx_node *c5 = cfx_graph_call_op(g, cat, (cfx_value[]){cfx_list(five, 5)}, 1, NULL, 0);
+    cfx_graph_output(g, cfx_node_value(c5));
+    int64_t shape[1] = {3};
+    cfx_value args[3] = {cfx_tensor_value(cfx_model_example_tensor(shape, 1, 0)),
+                         cfx_tensor_value(cfx_model_example_tensor(shape, 1, 1)), cfx_int(0)};
+    expect_error(g, NULL, args, 3, "the graph takes 2 positional arguments but 3 were given");
+    long long live = cfx_tensor_live_count();
+    cfx_value got;
+    cr_assert_eq(cfx_interpret(g, args, 2, NULL, &got), CFX_OK, "%s", cfx_error_message());
+    cfx_tensor *xr = cfx_relu(args[0].u.t), *c = cfx_cat(CFX_TENSORS(xr, args[1].u.t), 0);
+    cfx_tensor *want = cfx_cat(CFX_TENSORS(c, args[0].u.t, c, args[1].u.t, xr), 0);
+    expect_same(got, cfx_tensor_value(want), "cat of five");
+    cr_expect_eq(cfx_tensor_live_count() - live, 4, "the result and the eager ones are left, nothing of the run");
+    cfx_graph_free(g);
+    cfx_scope_end(s);
+}
