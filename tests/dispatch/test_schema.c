@@ -712,9 +712,13 @@ Test(schema, unparsable_prints_like_pytorch)
         {"f(str? m=\"a\rb\") -> ()", "f(str? m=\"a\\rb\") -> ()"},
         /* and a union of another type with an optional Scalar prints an empty first member,
          * as c10's printer does (its NoneType name is dropped when the union is optional) */
-        {"f(Union(e, Scalar??, Scalar??)? se) -> Tensor", "f(Union(, e, Scalar)? se) -> Tensor"},
+        {"f(Union(e, Scalar??, Scalar?\?)? se) -> Tensor", "f(Union(, e, Scalar)? se) -> Tensor"},
         {"f(Union(e, Scalar?)? se) -> Tensor", "f(Union(, e, Scalar)? se) -> Tensor"},
-        {"f(Union(e, Scalar??, Scalar??) se) -> Tensor", "f(Union(, NoneType, e, Scalar) se) -> Tensor"},
+        {"f(Union(e, Scalar??, Scalar?\?) se) -> Tensor", "f(Union(, NoneType, e, Scalar) se) -> Tensor"},
+        /* and a complex default prints as `0.+0.j`, which c10's lexer refuses */
+        {"f(Scalar a=0j) -> ()", "f(Scalar a=0.+0.j) -> ()"},
+        {"f(Scalar?? a=0j, int?? b=None) -> ()", "f(Union(Scalar)? a=0.+0.j, int? b=None) -> ()"},
+        {"f(complex[] c=[1.5, 2j]) -> ()", "f(complex[] c=[0.+1.j, 0.+2.j]) -> ()"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cfx_schema *s = parse_ok(cases[i][0]);
