@@ -892,11 +892,17 @@ int jr_attribute(jreader *r, cfx_graph_module *gm, const cJSON *a)
             return jr_err(r, CFX_ERR_PARSE, "\"data\" must be a base64 string");
         if (dev.type != CFX_DEVICE_CPU)
             return jr_err(r, CFX_ERR_PARSE, "\"data\" given for a tensor not on the CPU");
-        size_t want = (size_t)numel * item;
-        bytes = cfx_malloc(want ? want : 1);
-        if (!bytes)
-            return jr_err(r, CFX_ERR_NOMEM, "out of memory");
-        if (!b64_decode(data->valuestring, strlen(data->valuestring), bytes, want)) {
+        size_t want = (size_t)numel * item, n = strlen(data->valuestring);
+        /* the length is checked before the buffer is allocated: a short string cannot make the
+         * loader allocate (and the system zero) the bytes of a huge declared shape */
+        bool decoded = n == (want + 2) / 3 * 4;
+        if (decoded) {
+            bytes = cfx_malloc(want ? want : 1);
+            if (!bytes)
+                return jr_err(r, CFX_ERR_NOMEM, "out of memory");
+            decoded = b64_decode(data->valuestring, n, bytes, want);
+        }
+        if (!decoded) {
             cfx_free(bytes);
             return jr_err(r, CFX_ERR_PARSE, "\"data\" is not the base64 of %zu bytes (%lld elements "
                           "of %zu bytes)", want, (long long)numel, item);

@@ -186,6 +186,11 @@ Test(ir_json_errors, attribute_errors)
          "\"storage_offset\": 0, \"data\": \"AACAPw==\"}", "line 2: $.attributes[0].data: attribute 'w': \"data\" is not the base64 of 8 bytes"},
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1], \"stride\": [1], "
          "\"storage_offset\": 0, \"data\": \"AACAP=w=\"}", "is not the base64"},
+        /* found by fuzz_json: the string's length is checked before the 4 GiB of the declared
+         * shape are allocated (they were, and zeroed, which took seconds under ASan) */
+        {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1073741824], "
+         "\"stride\": [1], \"storage_offset\": 0, \"data\": \"AACAPw==\"}",
+         "\"data\" is not the base64 of 4294967296 bytes (1073741824 elements of 4 bytes)"},
         {"{\"name\": \"w\", \"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [1], \"stride\": [1], "
          "\"storage_offset\": 0, \"data\": \"AACAPx==\"}", "is not the base64"},
         {"{\"name\": \"w\", \"dtype\": \"torch.bool\", \"device\": \"cpu\", \"shape\": [1], \"stride\": [1], "
