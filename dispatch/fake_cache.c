@@ -27,12 +27,14 @@
 #include "dispatch/keys_internal.h"
 #include "dispatch/operator_internal.h"
 #include "dispatch/scope.h"
+#include "dispatch/tensor_internal.h"
 
 struct cfx_fake_cache_entry {
     uint64_t hash;
     uint32_t n_words;
     int8_t dtype, ndim;
     cfx_device device; /* the output's fake device */
+    uint64_t nbytes;   /* the output's (meta) storage size */
     int64_t *dims;     /* sizes, then strides */
     uint64_t words[];  /* the key, then the dims */
 };
@@ -228,9 +230,10 @@ int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, 
     const cfx_fake_cache_entry *e = find(m, k);
     if (!e)
         return 0;
-    /* _output_from_cache_entry: empty_strided on meta, made a fake of this mode */
-    cfx_tensor *t = cfx_tensor_new_strided(e->dims, e->dims + e->ndim, e->ndim, (cfx_dtype)e->dtype,
-                                           cfx_device_make(CFX_DEVICE_META));
+    /* _output_from_cache_entry: empty_strided on meta, made a fake of this mode; the record
+     * is of a tensor made on meta, checked then */
+    cfx_tensor *t = cfx_tensor_new_recorded(e->dims, e->dims + e->ndim, e->ndim, (cfx_dtype)e->dtype,
+                                            cfx_device_make(CFX_DEVICE_META), e->nbytes);
     if (!t)
         return -1;
     int rc = cfx_fake_mark(m, t, e->device);
@@ -303,6 +306,7 @@ void cfx_fake_cache_insert(cfx_fake_mode *m, const cfx_fake_key *k, cfx_tensor *
     e->dtype = out->dtype;
     e->ndim = out->ndim;
     e->device = out->ext.fake_device;
+    e->nbytes = out->storage->nbytes; /* what empty_strided gave synth too (checked above) */
     memcpy(e->words, k->w, k->n * sizeof *k->w);
     e->dims = (int64_t *)(void *)(e->words + k->n);
     memcpy(e->dims, out->sizes, out->ndim * sizeof *out->sizes);

@@ -92,7 +92,7 @@ static bool valid_key(int key) { return key >= 0 && key < CFX_MODE_NUM_KEYS; }
 
 /* Puts m into infra slot `slot`, or on top of the user stack for slot < 0, leaving the local
  * key sets alone (the callers decide about the Python keys). */
-static int put_mode(cfx_mode *m, int slot)
+static inline int put_mode(cfx_mode *m, int slot)
 {
     if (slot >= 0) {
         if (st.infra[slot])
@@ -112,7 +112,7 @@ static int put_mode(cfx_mode *m, int slot)
 
 /* Removes and returns the top of the logical stack (NULL when nothing is set), leaving the
  * local key sets alone; *slot gets its infra key or -1. */
-static cfx_mode *take_top(int *slot)
+static inline cfx_mode *take_top(int *slot)
 {
     *slot = CFX_MODE_USER;
     cfx_mode *m = NULL;

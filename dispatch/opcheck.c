@@ -25,6 +25,7 @@
 #include "dispatch/schema.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor.h"
+#include "dispatch/wrapped_internal.h"
 
 enum { MAX_STACK = CFX_FAKE_CHECK_MAX_STACK, MAX_OUTS = 64 };
 
@@ -47,7 +48,8 @@ static cfx_tensor *copy_tensor(const cfx_tensor *t)
     cfx_tensor *r = cfx_tensor_new_strided(t->sizes, t->strides, t->ndim, cfx_tensor_dtype(t), t->device);
     if (!r || cfx_tensor_is_meta(t))
         return r;
-    r->is_wrapped_number = t->is_wrapped_number;
+    if (t->is_wrapped_number)
+        cfx_wrapped_number_mark(r);
     size_t es = cfx_dtype_size(cfx_tensor_dtype(t));
     const char *src = cfx_tensor_data(t);
     char *dst = cfx_tensor_data(r);

@@ -40,6 +40,7 @@
 #include "dispatch/tensor.h"
 #include "dispatch/tensor_ext.h"
 #include "dispatch/tensor_internal.h"
+#include "dispatch/wrapped_internal.h"
 
 /* ------------------------------------------------------------------ free lists */
 
@@ -461,6 +462,12 @@ static cfx_tensor *make(const int64_t *sizes, const int64_t *strides, int ndim, 
     uint64_t nbytes;
     if (!checked_nbytes(sizes, strides, ndim, dtype, device, &nbytes))
         return NULL;
+    return cfx_tensor_new_recorded(sizes, strides, ndim, dtype, device, nbytes);
+}
+
+cfx_tensor *cfx_tensor_new_recorded(const int64_t *sizes, const int64_t *strides, int ndim, cfx_dtype dtype,
+                                    cfx_device device, uint64_t nbytes)
+{
     cfx_tensor *t = header_new(sizes, strides, ndim, dtype, device);
     if (!t || !storage_init(t, nbytes, device))
         return NULL;
@@ -606,6 +613,8 @@ cfx_tensor *cfx_tensor_retain(cfx_tensor *t)
 static void free_unreferenced(cfx_tensor *t)
 {
     cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
+    if (t->is_wrapped_number)
+        cfx_wrapped_number_died(); /* only a tensor that lived can be one */
     header_drop(t);
     cfx_storage *s = t->storage;
     if (s == &t->own_storage) {

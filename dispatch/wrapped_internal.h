@@ -37,8 +37,13 @@ static inline void cfx_wrap_numbers_end(cfx_wrapped_batch *b, const cfx_value *s
         cfx_wrapped_batch_drop(b, stack, n_returns);
 }
 /* Replaces each wrapped-number tensor argument of stack[0..n_args) by its number, as a mode
- * receives it. */
+ * receives it. Nothing to look for while no wrapped number is alive (the usual case). */
 void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack);
+/* The count of live wrapped numbers that cfx_unwrap_numbers consults: a tensor becomes a
+ * wrapped number only through cfx_wrapped_number_mark, and tensor.c reports each one's death
+ * (every thread's, hence atomic). */
+void cfx_wrapped_number_mark(cfx_tensor *t);
+void cfx_wrapped_number_died(void);
 /* A new wrapped number (owned by the open scope if there is one, else the caller's reference):
  * what a kernel of a Scalar overload makes of its Scalar (wrapped_scalar_tensor). NULL + error
  * if v is no number. */

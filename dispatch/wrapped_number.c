@@ -4,12 +4,25 @@
  * number: a 0-dim CPU tensor of the number's own dtype (int64 for an int, float64 for a float,
  * bool for a bool). Its dtype is not what the op computes in: type promotion (iter.c,
  * prims' elementwise_dtypes) ranks it below every tensor, by category only. */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "dispatch/error.h"
 #include "dispatch/operator_internal.h"
 #include "dispatch/scope.h"
 #include "dispatch/wrapped_internal.h"
+
+/* Live wrapped numbers, all threads. A tensor on a stack was made before the call that sees
+ * it (its mark happened before), so a count of 0 means that no argument is one. */
+static _Atomic int64_t live_wrapped;
+
+void cfx_wrapped_number_mark(cfx_tensor *t)
+{
+    t->is_wrapped_number = true;
+    atomic_fetch_add_explicit(&live_wrapped, 1, memory_order_relaxed);
+}
+
+void cfx_wrapped_number_died(void) { atomic_fetch_sub_explicit(&live_wrapped, 1, memory_order_relaxed); }
 
 static cfx_tensor *wrapped_new(cfx_value v)
 {
@@ -23,7 +36,7 @@ static cfx_tensor *wrapped_new(cfx_value v)
     case CFX_V_BOOL: *(bool *)p = v.u.b; break;
     default: memcpy(p, &v.u.i, sizeof v.u.i); break;
     }
-    t->is_wrapped_number = true;
+    cfx_wrapped_number_mark(t);
     return t;
 }
 
@@ -113,6 +126,8 @@ void cfx_wrapped_batch_drop(cfx_wrapped_batch *b, const cfx_value *stack, int n_
 
 void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack)
 {
+    if (atomic_load_explicit(&live_wrapped, memory_order_relaxed) == 0)
+        return;
     for (int i = 0; i < s->n_args; i++)
         if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t && stack[i].u.t->is_wrapped_number)
             stack[i] = cfx_wrapped_number_value(stack[i].u.t);

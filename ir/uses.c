@@ -147,6 +147,8 @@ static int add_use_across(cfx_graph *g, cfx_node *n, uint32_t id, cfx_node *p, c
 
 void ir_unlink_inputs(cfx_node *n)
 {
+    if (!n->n_inputs)
+        return; /* a new node, the commonest */
     cfx_graph *g = cfx_node_graph(n);
     for (uint32_t i = 0; i < n->n_inputs; i++) {
         uint32_t id = n->inputs + i;
