@@ -332,13 +332,15 @@ static void remember_op_target(cfx_graph *g, uint32_t id, cfx_target_info *r)
 }
 
 /* Nearly every traced node's target is an op: its record is found by the op's id, the
- * per-op fact the dispatcher numbers ops by (ids are never reused), not by hashing. */
+ * per-op fact the dispatcher numbers ops by (ids are never reused), not by hashing. The record
+ * must name the op itself: an op the dispatcher never registered (a C user's own cfx_op) has no
+ * id of its own (0, as the first registered op), and then the table answers. */
 cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
 {
     if (t.kind != CFX_TARGET_OP || !t.u.op)
         return find_or_add(g, t);
     uint32_t id = cfx_op_id(t.u.op);
-    if (id < g->op_targets_cap && g->op_targets[id])
+    if (id < g->op_targets_cap && g->op_targets[id] && g->op_targets[id]->ptr == (const void *)t.u.op)
         return g->op_targets[id];
     cfx_target_info *r = find_or_add(g, t);
     if (r)
