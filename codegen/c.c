@@ -14,7 +14,8 @@
  * (or a dict, by a string key); a higher-order operator is called through cfx_hop_call, with
  * its kwargs as one trailing dict when it takes keywords (as the interpreter calls it); dict
  * values are cfx_dict literals; operator and HOP values (with_effects' op) are looked up by
- * name. get_attr reads the attribute from `self`.
+ * name. get_attr reads the attribute from `self` (a generator, as make_fx's `_opaque_obj0`,
+ * by cfx_graph_module_get_attr_opaque when an operator takes it as its Generator).
  *
  * The results are the interpreter's: tensors in the caller's innermost scope (which must be
  * open), tuple items in scope blocks. Every call is followed by a check of the thread's error,
@@ -36,6 +37,36 @@
 #include "dispatch/ops_table.h"
 #include "dispatch/ops_gen_kernels.h"
 #include "ir/print.h"
+
+/* Whether get_attr node n is passed to a `Generator` argument of an operator: make_fx reads a
+ * generator through a get_attr (`_opaque_obj0`), and a graph alone does not say what its
+ * attributes hold, so the schema of the operator using it does. */
+static bool is_generator_type(const cfx_type *t)
+{
+    if (t->kind == CFX_TYPE_OPTIONAL && t->n_elems > 0)
+        t = t->elems[0];
+    return t->kind == CFX_TYPE_GENERATOR;
+}
+
+static bool feeds_generator(const cfx_node *n)
+{
+    cfx_user_iter it;
+    for (cfx_node *u = cfx_node_first_user(n, &it); u; u = cfx_node_next_user(&it)) {
+        const cfx_op *op = cfx_node_operator(u);
+        const cfx_schema *s = op ? cfx_op_schema(op) : NULL;
+        for (uint32_t i = 0; s && i < cfx_node_num_args(u) && (int)i < s->n_args; i++)
+            if (cfx_node_arg(u, i).kind == CFX_V_NODE && cfx_node_arg(u, i).u.node == n &&
+                is_generator_type(s->args[i].type))
+                return true;
+        const cfx_kwarg *kw = cfx_node_kwargs(u);
+        for (uint32_t k = 0; s && k < cfx_node_num_kwargs(u); k++)
+            for (int i = 0; i < s->n_args; i++)
+                if (kw[k].value.kind == CFX_V_NODE && kw[k].value.u.node == n && !strcmp(kw[k].name, s->args[i].name) &&
+                    is_generator_type(s->args[i].type))
+                    return true;
+    }
+    return false;
+}
 
 /* The C variable kind of a node's value. */
 enum { K_NONE, K_TENSOR, K_INT, K_DOUBLE, K_BOOL, K_VALUE };
@@ -628,14 +659,17 @@ static int emit_node(gen *G, const cfx_node *n, int *n_placeholders)
     }
     case CFX_NODE_GET_ATTR: {
         const char *t = cfx_node_target_str(n);
-        G->kind[n->seq] = K_TENSOR;
-        cfx_buf_puts(b, "    cfx_tensor *");
+        /* `_opaque_obj0`: the generator the module holds; else a tensor attribute */
+        bool gen = feeds_generator(n);
+        G->kind[n->seq] = gen ? K_VALUE : K_TENSOR;
+        cfx_buf_puts(b, gen ? "    cfx_value " : "    cfx_tensor *");
         put_var(G, n);
-        cfx_buf_puts(b, " = cfx_graph_module_get_attr(self, ");
+        cfx_buf_puts(b, gen ? " = cfx_graph_module_get_attr_opaque(self, " : " = cfx_graph_module_get_attr(self, ");
         put_c_string(b, t, strlen(t));
-        cfx_buf_puts(b, ");\n    if (!");
+        cfx_buf_puts(b, gen ? ");\n    if (" : ");\n    if (!");
         put_var(G, n);
-        cfx_buf_puts(b, ")\n        return cfx_error_set(CFX_ERR, NULL, \"forward(): the module has no attribute '%s'\", ");
+        cfx_buf_printf(b, "%s)\n        return cfx_error_set(CFX_ERR, NULL, \"forward(): the module has no %sattribute "
+                       "'%%s'\", ", gen ? ".kind != CFX_V_GENERATOR" : "", gen ? "generator " : "");
         put_c_string(b, t, strlen(t));
         cfx_buf_puts(b, ");\n");
         return CFX_OK;

@@ -53,7 +53,7 @@ static const char *found_type_name(cfx_value v)
         [CFX_V_LIST] = "list", [CFX_V_TUPLE] = "tuple", [CFX_V_DTYPE] = "dtype",
         [CFX_V_DEVICE] = "device", [CFX_V_MEMORY_FORMAT] = "memory_format",
         [CFX_V_LAYOUT] = "layout", [CFX_V_OBJECT] = "ScriptObject", [CFX_V_NODE] = "Node", [CFX_V_OP] = "OpOverload",
-        [CFX_V_HOP] = "HigherOrderOperator", [CFX_V_TOKEN] = "Tensor",
+        [CFX_V_HOP] = "HigherOrderOperator", [CFX_V_TOKEN] = "Tensor", [CFX_V_GENERATOR] = "Generator",
     };
     const char *n = v.kind < CFX_V_KIND_COUNT ? names[v.kind] : NULL;
     return n ? n : "unknown";

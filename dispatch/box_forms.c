@@ -116,6 +116,7 @@ cfx_box_conv cfx_box_conv_of(int kind)
     case CFX_TYPE_DEVICE: return CFX_CONV_DEVICE;
     case CFX_TYPE_SCALAR: return CFX_CONV_SCALAR;
     case CFX_TYPE_LIST: return CFX_CONV_LIST;
+    case CFX_TYPE_GENERATOR: return CFX_CONV_GENERATOR;
     default: return CFX_CONV_ANY;
     }
 }

@@ -32,6 +32,7 @@ typedef enum cfx_box_conv {
     CFX_CONV_SCALAR, /* INT, DOUBLE or BOOL */
     CFX_CONV_LIST,   /* LIST or TUPLE, items unchecked */
     CFX_CONV_ANY,    /* anything, NONE included */
+    CFX_CONV_GENERATOR,
 } cfx_box_conv;
 
 /* The C form a value takes (boxing.h's table). */
@@ -154,6 +155,7 @@ static inline bool cfx_box_normalize(cfx_box_conv c, bool optional, cfx_value *v
     case CFX_CONV_SCALAR: return k == CFX_V_INT || k == CFX_V_DOUBLE || k == CFX_V_BOOL;
     case CFX_CONV_LIST: return k == CFX_V_LIST || k == CFX_V_TUPLE;
     case CFX_CONV_ANY: return true;
+    case CFX_CONV_GENERATOR: return k == CFX_V_GENERATOR;
     }
     return false;
 }

@@ -11,19 +11,24 @@
  * multiple of 16. The arithmetic is done in the same types and order as the C++ templates. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dispatch/fork_internal.h"
 #include "dispatch/generator_internal.h"
 #include "dispatch/kernels/loops.h"
+#include "dispatch/value.h"
 
 enum { MT_N = 624, MT_M = 397 };
 #define DEFAULT_SEED UINT64_C(67280421310721) /* c10::detail::default_rng_seed_val */
 
 struct cfx_generator {
     pthread_mutex_t lock;
+    _Atomic int refs; /* the default generator's stays 0: it is never freed */
     uint64_t seed;
     uint32_t state[MT_N];
     int left, next;
@@ -83,13 +88,21 @@ cfx_generator *cfx_generator_new(void)
     if (!g)
         return NULL;
     pthread_mutex_init(&g->lock, NULL);
+    atomic_init(&g->refs, 1);
     seed_locked(g, DEFAULT_SEED);
+    return g;
+}
+
+cfx_generator *cfx_generator_retain(cfx_generator *g)
+{
+    if (g && g != cfx_default_generator())
+        atomic_fetch_add(&g->refs, 1);
     return g;
 }
 
 void cfx_generator_free(cfx_generator *g)
 {
-    if (!g || g == cfx_default_generator())
+    if (!g || g == cfx_default_generator() || atomic_fetch_sub(&g->refs, 1) != 1)
         return;
     pthread_mutex_destroy(&g->lock);
     cfx_free(g);
@@ -107,6 +120,26 @@ uint64_t cfx_generator_initial_seed(cfx_generator *g)
     pthread_mutex_lock(&g->lock);
     uint64_t s = g->seed;
     pthread_mutex_unlock(&g->lock);
+    return s;
+}
+
+/* c10::detail::getNonDeterministicRandom: bits from the OS's entropy (std::random_device there,
+ * /dev/urandom here), else the clock mixed with the generator's address. */
+uint64_t cfx_generator_seed(cfx_generator *g)
+{
+    uint64_t s = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    bool ok = f && fread(&s, sizeof s, 1, f) == 1;
+    if (f)
+        fclose(f);
+    if (!ok) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        s = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^ (uint64_t)(uintptr_t)g;
+    }
+    /* c10 keeps 53 bits, so that the seed has one representation as a double */
+    s &= UINT64_C(0x1FFFFFFFFFFFFF);
+    cfx_generator_manual_seed(g, s);
     return s;
 }
 
@@ -133,6 +166,11 @@ cfx_generator *cfx_default_generator(void)
 }
 
 void cfx_manual_seed(uint64_t seed) { cfx_generator_manual_seed(cfx_default_generator(), seed); }
+
+cfx_generator *cfx_generator_or_default(cfx_value v)
+{
+    return v.kind == CFX_V_GENERATOR && v.u.gen ? v.u.gen : cfx_default_generator();
+}
 
 /* ---- distributions ---------------------------------------------------------------------- */
 

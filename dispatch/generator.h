@@ -9,6 +9,13 @@
  * contiguous float32 elements follows the scalar normal_fill, which PyTorch runs on AVX512 and
  * non-x86 CPUs; its AVX2-only build uses a vectorised log/sin/cos instead.)
  *
+ * The `.generator` overloads (rand.generator, randn.generator, randint.generator,
+ * randint.low_generator, randperm.generator, rand_like.generator, randn_like.generator) and
+ * bernoulli_.float take a generator as a `Generator?` argument, cfx_generator_value(g) (None:
+ * the default one), so a cfx_generator seeded with N draws what torch.Generator().manual_seed(N)
+ * draws. make_fx records a generator that is no graph input as 2.13 does: a get_attr of the
+ * graph-module attribute `_opaque_obj0`, which holds a reference to the generator itself.
+ *
  * Generators are thread-safe (a mutex per generator, as c10's). */
 #ifndef CFX_GENERATOR_H
 #define CFX_GENERATOR_H
@@ -21,9 +28,16 @@ typedef struct cfx_generator cfx_generator;
 
 /* torch.Generator(): seeded with PyTorch's default seed 67280421310721. NULL when out of memory. */
 CFX_API cfx_generator *cfx_generator_new(void);
+/* Generators are reference counted: a graph module that interns one as `_opaque_obj0` holds a
+ * reference, so the generator lives as long as the last holder. cfx_generator_free drops the
+ * caller's reference (the one cfx_generator_new gave); both are no-ops on the default
+ * generator and NULL. */
+CFX_API cfx_generator *cfx_generator_retain(cfx_generator *g);
 CFX_API void cfx_generator_free(cfx_generator *g);
 /* Generator.manual_seed(seed): restarts the stream (and drops a cached normal sample). */
 CFX_API void cfx_generator_manual_seed(cfx_generator *g, uint64_t seed);
+/* Generator.seed(): seeds from the OS's entropy (53 bits, as c10) and returns the seed. */
+CFX_API uint64_t cfx_generator_seed(cfx_generator *g);
 /* Generator.initial_seed() */
 CFX_API uint64_t cfx_generator_initial_seed(cfx_generator *g);
 /* The process-wide default CPU generator (torch.default_generator). Unlike PyTorch's, which

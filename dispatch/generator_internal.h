@@ -8,6 +8,11 @@
 
 #include "dispatch/dtype.h"
 #include "dispatch/generator.h"
+#include "dispatch/value.h"
+
+/* The generator of a `Generator?` argument: its own, or the default one for None (ATen's
+ * get_generator_or_default). The boxing has checked the kind. */
+cfx_generator *cfx_generator_or_default(cfx_value v);
 
 /* Each fills n elements of dtype dt at data in storage order (the order ATen's serial kernel
  * visits a fresh dense tensor), holding the generator's lock for the whole fill. */

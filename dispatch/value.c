@@ -58,8 +58,9 @@ static const char *const kind_names[CFX_V_KIND_COUNT] = {
     [CFX_V_LAYOUT] = "layout", [CFX_V_OBJECT] = "object", [CFX_V_NODE] = "node",
     [CFX_V_OP] = "op",         [CFX_V_DICT] = "dict",
     [CFX_V_HOP] = "hop",       [CFX_V_TOKEN] = "token",
+    [CFX_V_GENERATOR] = "generator",
 };
-_Static_assert(CFX_V_KIND_COUNT == 18, "kind_names must list every cfx_value_kind");
+_Static_assert(CFX_V_KIND_COUNT == 19, "kind_names must list every cfx_value_kind");
 
 const char *cfx_value_kind_name(cfx_value_kind k)
 {
@@ -131,6 +132,7 @@ static bool scalar_equal(const cfx_value *a, const cfx_value *b)
     case CFX_V_MEMORY_FORMAT: return a->u.memory_format == b->u.memory_format;
     case CFX_V_LAYOUT: return a->u.layout == b->u.layout;
     case CFX_V_OBJECT: return a->u.obj == b->u.obj;
+    case CFX_V_GENERATOR: return a->u.gen == b->u.gen;
     case CFX_V_NODE: return a->u.node == b->u.node;
     case CFX_V_OP: return a->u.op == b->u.op;
     case CFX_V_HOP: return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
@@ -500,6 +502,10 @@ static void put_scalar(const cfx_value *v, cfx_value_style style, cfx_buf *b)
     case CFX_V_OBJECT:
         /* str() of a ScriptObject carries its address; keep output deterministic instead */
         cfx_buf_puts(b, "<torch.ScriptObject>");
+        break;
+    case CFX_V_GENERATOR:
+        /* repr(torch.Generator()) is "<torch._C.Generator object at 0x...>": no address here */
+        cfx_buf_puts(b, "<torch._C.Generator object>");
         break;
     case CFX_V_NODE:
         if (style == CFX_STYLE_FX)

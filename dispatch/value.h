@@ -24,6 +24,7 @@
 
 typedef struct cfx_tensor cfx_tensor;
 typedef struct cfx_object cfx_object; /* script (torchbind) object; defined by hop/ */
+typedef struct cfx_generator cfx_generator; /* torch.Generator; dispatch/generator.h */
 struct cfx_node;                      /* graph node; defined by ir/ */
 
 typedef enum cfx_value_kind {
@@ -45,6 +46,7 @@ typedef enum cfx_value_kind {
     CFX_V_DICT, /* str keys -> values (FX's dict arguments): see cfx_dict */
     CFX_V_HOP, /* a higher-order operator as a value (with_effects' op argument): u.s its name */
     CFX_V_TOKEN, /* an effect token (dispatch/effects.h): u.t the token's tensor, float32 [0] */
+    CFX_V_GENERATOR, /* a random number generator (dispatch/generator.h): u.gen, never NULL */
     CFX_V_KIND_COUNT
 } cfx_value_kind;
 
@@ -65,6 +67,7 @@ typedef struct cfx_value {
         cfx_object *obj;
         struct cfx_node *node;
         const struct cfx_op *op;
+        cfx_generator *gen;
     } u;
 } cfx_value;
 
@@ -94,6 +97,10 @@ static inline cfx_value cfx_op_value(const struct cfx_op *o) { cfx_value v = {CF
  * carried by a tensor as 2.13's token is (`torch.tensor([])`), so that tracers and
  * functionalization track it by that tensor as they track any. */
 static inline cfx_value cfx_token_value(cfx_tensor *t) { cfx_value v = {CFX_V_TOKEN, 0, {.t = t}}; return v; }
+/* A Generator argument (`Generator? generator`): a torch.Generator passed to a random op. Like
+ * every value it does not own the generator; a graph module that interns one as `_opaque_obj0`
+ * holds a reference (cfx_generator_retain). */
+static inline cfx_value cfx_generator_value(cfx_generator *g) { cfx_value v = {CFX_V_GENERATOR, 0, {.gen = g}}; return v; }
 /* The tensor of a TENSOR or TOKEN value (NULL for any other kind): what code that maps, tracks
  * or retains tensors through values follows, keeping the value's kind. */
 static inline cfx_tensor *cfx_value_tensor_or_token(cfx_value v)

@@ -199,6 +199,7 @@ const char *hop_python_type_name(cfx_value v)
     case CFX_V_TUPLE: return "tuple";
     case CFX_V_DTYPE: return "torch.dtype";
     case CFX_V_DEVICE: return "torch.device";
+    case CFX_V_GENERATOR: return "torch.Generator";
     case CFX_V_OBJECT:
         return v.u.obj && v.u.obj->kind == CFX_OBJECT_CALLABLE       ? "function"
                : v.u.obj && v.u.obj->kind == CFX_OBJECT_FAKE_SCRIPT ? "torch._library.fake_class_registry.FakeScriptObject"

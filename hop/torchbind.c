@@ -93,33 +93,6 @@ static int fake(cfx_hop *hop, cfx_mode *mode, void *ctx, const cfx_value *args, 
     return hop_map_tensors(&in, 1, out, to_fake, fm);
 }
 
-/* Tracer.create_arg for a script object that is not a graph input (a module attribute, a
- * global): the graph module's attribute holding it, named the first time by
- * get_fresh_qualname("_torchbind_obj"), and a get_attr node for this use (FX makes one per
- * use, `_torchbind_obj0_1` the second time; no meta). */
-static cfx_node *object_attr_node(cfx_proxy_mode *pm, cfx_object *obj)
-{
-    cfx_graph_module *gm = cfx_proxy_mode_graph_module(pm);
-    if (!gm)
-        return NULL;
-    const char *name = NULL;
-    for (int i = 0; !name && i < cfx_graph_module_n_object_attrs(gm); i++)
-        if (cfx_graph_module_object_attr(gm, i) == obj)
-            name = cfx_graph_module_object_attr_name(gm, i);
-    if (!name) {
-        char fresh[48];
-        for (int i = 0;; i++) {
-            snprintf(fresh, sizeof fresh, "_torchbind_obj%d", i);
-            if (!cfx_graph_module_get_attr(gm, fresh) && !cfx_graph_module_get_attr_object(gm, fresh))
-                break;
-        }
-        if (cfx_graph_module_set_attr_object(gm, fresh, obj) != CFX_OK)
-            return NULL;
-        name = cfx_graph_module_object_attr_name(gm, cfx_graph_module_n_object_attrs(gm) - 1);
-    }
-    return cfx_graph_get_attr(cfx_proxy_mode_graph(pm), name);
-}
-
 static int map_arg(cfx_proxy_mode *pm, cfx_value in, cfx_value *out, int depth)
 {
     *out = in;
@@ -130,7 +103,7 @@ static int map_arg(cfx_proxy_mode *pm, cfx_value in, cfx_value *out, int depth)
         *out = cfx_node_value(node);
     } else if (in.kind == CFX_V_OBJECT) {
         cfx_node *node = hop_object_node(in.u.obj, cfx_proxy_mode_owner(pm));
-        if (!node && !(node = object_attr_node(pm, in.u.obj)))
+        if (!node && !(node = cfx_proxy_opaque_attr_node(pm, in, "_torchbind_obj")))
             return CFX_ERR;
         *out = cfx_node_value(node);
     } else if ((in.kind == CFX_V_LIST || in.kind == CFX_V_TUPLE) && in.len) {

@@ -3,19 +3,22 @@
  * FX's GraphModule copies, from the tracer's root, every attribute a get_attr node names and
  * registers tensor constants as buffers. Here the tracer registers each one as it creates the
  * node, so the module is just the graph plus an ordered table of (qualified name, tensor),
- * the same table a cfx_module keeps its parameters in (dispatch/tensor_table.h). The module
- * holds one reference on each tensor and owns the graph. */
+ * the same table a cfx_module keeps its parameters in (dispatch/tensor_table.h), and a table of
+ * opaque attributes (script objects, generators) that are no tensors. The module holds one
+ * reference on each tensor and opaque value and owns the graph. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "dispatch/error.h"
+#include "dispatch/generator.h"
 #include "dispatch/tensor_table.h"
 #include "ir/graph_module.h"
 #include "ir/graph_module_internal.h"
 
+/* An opaque attribute: a script object (CFX_V_OBJECT) or a generator (CFX_V_GENERATOR). */
 typedef struct object_attr {
     char *name;
-    cfx_object *obj;
+    cfx_value v;
 } object_attr;
 
 struct cfx_graph_module {
@@ -59,7 +62,10 @@ void cfx_graph_module_free(cfx_graph_module *gm)
         return;
     cfx_tensor_table_clear(&gm->attrs);
     for (int i = 0; i < gm->n_objects; i++) {
-        object_release(gm->objects[i].obj);
+        if (gm->objects[i].v.kind == CFX_V_GENERATOR)
+            cfx_generator_free(gm->objects[i].v.u.gen);
+        else
+            object_release(gm->objects[i].v.u.obj);
         cfx_free(gm->objects[i].name);
     }
     cfx_free(gm->objects);
@@ -106,9 +112,18 @@ int cfx_graph_module_set_attr_object(cfx_graph_module *gm, const char *qualname,
 {
     if (!gm || !qualname || !obj)
         return cfx_error_set(CFX_ERR, NULL, "cfx_graph_module_set_attr_object: NULL argument");
-    if (!object_retain)
+    return cfx_graph_module_set_attr_opaque(gm, qualname, cfx_object_value(obj));
+}
+
+int cfx_graph_module_set_attr_opaque(cfx_graph_module *gm, const char *qualname, cfx_value v)
+{
+    bool gen = v.kind == CFX_V_GENERATOR;
+    if (!gm || !qualname || !(gen || v.kind == CFX_V_OBJECT) || !v.u.obj)
+        return cfx_error_set(CFX_ERR, NULL, "cfx_graph_module_set_attr_opaque: NULL argument, or a value that is "
+                                            "neither a script object nor a generator");
+    if (!gen && !object_retain)
         return cfx_error_set(CFX_ERR, NULL, "cfx_graph_module_set_attr_object: call cfx_hop_init() first");
-    if (cfx_graph_module_get_attr(gm, qualname) || cfx_graph_module_get_attr_object(gm, qualname))
+    if (cfx_graph_module_get_attr(gm, qualname) || cfx_graph_module_get_attr_opaque(gm, qualname).kind != CFX_V_NONE)
         return cfx_error_set(CFX_ERR, NULL, "attribute '%s' already exists", qualname);
     if (gm->n_objects == gm->cap_objects) {
         int cap = gm->cap_objects ? 2 * gm->cap_objects : 4;
@@ -121,16 +136,26 @@ int cfx_graph_module_set_attr_object(cfx_graph_module *gm, const char *qualname,
     char *nm = cfx_strdup(qualname);
     if (!nm)
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    gm->objects[gm->n_objects++] = (object_attr){nm, object_retain(obj)};
+    if (gen)
+        cfx_generator_retain(v.u.gen);
+    else
+        object_retain(v.u.obj);
+    gm->objects[gm->n_objects++] = (object_attr){nm, v};
     return CFX_OK;
+}
+
+cfx_value cfx_graph_module_get_attr_opaque(const cfx_graph_module *gm, const char *qualname)
+{
+    for (int i = 0; gm && qualname && i < gm->n_objects; i++)
+        if (!strcmp(gm->objects[i].name, qualname))
+            return gm->objects[i].v;
+    return cfx_none();
 }
 
 cfx_object *cfx_graph_module_get_attr_object(const cfx_graph_module *gm, const char *qualname)
 {
-    for (int i = 0; gm && qualname && i < gm->n_objects; i++)
-        if (!strcmp(gm->objects[i].name, qualname))
-            return gm->objects[i].obj;
-    return NULL;
+    cfx_value v = cfx_graph_module_get_attr_opaque(gm, qualname);
+    return v.kind == CFX_V_OBJECT ? v.u.obj : NULL;
 }
 
 int cfx_graph_module_n_object_attrs(const cfx_graph_module *gm) { return gm ? gm->n_objects : 0; }
@@ -140,7 +165,13 @@ const char *cfx_graph_module_object_attr_name(const cfx_graph_module *gm, int i)
     return gm && i >= 0 && i < gm->n_objects ? gm->objects[i].name : NULL;
 }
 
+cfx_value cfx_graph_module_opaque_attr(const cfx_graph_module *gm, int i)
+{
+    return gm && i >= 0 && i < gm->n_objects ? gm->objects[i].v : cfx_none();
+}
+
 cfx_object *cfx_graph_module_object_attr(const cfx_graph_module *gm, int i)
 {
-    return gm && i >= 0 && i < gm->n_objects ? gm->objects[i].obj : NULL;
+    cfx_value v = cfx_graph_module_opaque_attr(gm, i);
+    return v.kind == CFX_V_OBJECT ? v.u.obj : NULL;
 }

@@ -30,16 +30,24 @@ CFX_API cfx_tensor *cfx_graph_module_get_attr(const cfx_graph_module *gm, const 
 CFX_API int cfx_graph_module_n_attrs(const cfx_graph_module *gm);
 CFX_API const char *cfx_graph_module_attr_name(const cfx_graph_module *gm, int i);
 CFX_API cfx_tensor *cfx_graph_module_attr(const cfx_graph_module *gm, int i);
-/* Script objects its get_attr nodes read (`_torchbind_obj0`, make_fx's name for a script
- * object that is not a graph input). The module holds a reference on each (hop/ installs the
- * reference counting: cfx_hop_init must have run). Errors: a name already used by a tensor
- * or an object attribute, a NULL argument. */
+/* Opaque attributes: the values its get_attr nodes read that are no tensors, as make_fx
+ * interns them when they are not graph inputs: script objects (`_torchbind_obj0`) and
+ * torch.Generators (`_opaque_obj0`, 2.13 registers Generator as an opaque reference type).
+ * The module holds a reference on each (for script objects hop/ installs the reference
+ * counting: cfx_hop_init must have run). Errors: a name already used by a tensor or an opaque
+ * attribute, a NULL argument, a value of another kind. */
+CFX_API int cfx_graph_module_set_attr_opaque(cfx_graph_module *gm, const char *qualname, cfx_value v);
+/* The opaque attribute named qualname (a CFX_V_OBJECT or CFX_V_GENERATOR value), or None. */
+CFX_API cfx_value cfx_graph_module_get_attr_opaque(const cfx_graph_module *gm, const char *qualname);
+/* The same for script objects only. */
 CFX_API int cfx_graph_module_set_attr_object(cfx_graph_module *gm, const char *qualname, cfx_object *obj);
-/* The object attribute named qualname, or NULL. */
+/* The script object attribute named qualname, or NULL (also for a generator). */
 CFX_API cfx_object *cfx_graph_module_get_attr_object(const cfx_graph_module *gm, const char *qualname);
-/* Object attributes in registration order: the count; name / object of entry i. */
+/* Opaque attributes in registration order: the count; name / value of entry i; the script
+ * object of entry i (NULL for a generator). */
 CFX_API int cfx_graph_module_n_object_attrs(const cfx_graph_module *gm);
 CFX_API const char *cfx_graph_module_object_attr_name(const cfx_graph_module *gm, int i);
+CFX_API cfx_value cfx_graph_module_opaque_attr(const cfx_graph_module *gm, int i);
 CFX_API cfx_object *cfx_graph_module_object_attr(const cfx_graph_module *gm, int i);
 /* hasattr(gm, path): path is an attribute or a prefix module of one ("fc1" when "fc1.weight"
  * is registered). Linear in the number of attributes. */

@@ -35,6 +35,7 @@ const char *ir_interp_type_name(cfx_value v)
     case CFX_V_MEMORY_FORMAT: return "torch.memory_format";
     case CFX_V_LAYOUT: return "torch.layout";
     case CFX_V_OBJECT: return "ScriptObject";
+    case CFX_V_GENERATOR: return "Generator";
     default: return "object";
     }
 }

@@ -411,9 +411,9 @@ static int get_attr(run *r, const cfx_node *n, cfx_value *res)
         *res = cfx_tensor_value(cfx_tensor_retain(t));
         return CFX_OK;
     }
-    cfx_object *obj = target ? cfx_graph_module_get_attr_object(gm, target) : NULL;
-    if (obj) { /* a script object: the module keeps it alive while it runs */
-        *res = cfx_object_value(obj);
+    cfx_value opaque = target ? cfx_graph_module_get_attr_opaque(gm, target) : cfx_none();
+    if (opaque.kind != CFX_V_NONE) { /* a script object or generator: the module keeps it alive */
+        *res = opaque;
         return CFX_OK;
     }
     if (!target)

@@ -398,9 +398,12 @@ static int write_doc(const cfx_graph *g, const cfx_graph_module *gm, unsigned fl
         goto out;
     if (gm && cfx_graph_module_n_object_attrs(gm) > 0) {
         /* torch.export pickles a script object through its class (def_pickle); cfx classes
-         * have no serialized form, and __obj_flatten__ state cannot rebuild a real object */
-        rc = jw_err(&w, "attribute '%s' is a script object, which this format cannot hold (only tensor "
-                    "attributes are saved)", cfx_graph_module_object_attr_name(gm, 0));
+         * have no serialized form, and __obj_flatten__ state cannot rebuild a real object. A
+         * generator is a live stream shared with the program that traced it: a saved copy of
+         * its state would draw the same numbers twice */
+        bool gen = cfx_graph_module_opaque_attr(gm, 0).kind == CFX_V_GENERATOR;
+        rc = jw_err(&w, "attribute '%s' is a %s, which this format cannot hold (only tensor attributes are saved)",
+                    cfx_graph_module_object_attr_name(gm, 0), gen ? "torch.Generator" : "script object");
         goto out;
     }
     PB_LIT(b, "{\n  \"format\": \"" CFX_GRAPH_JSON_FORMAT "\",\n  \"version\": {\"major\": "

@@ -295,6 +295,9 @@ static int put_leaf(jwriter *w, const cfx_value *v, int depth, int ref_mode)
     case CFX_V_OBJECT:
         return jw_err(w, "a script object value cannot be serialized (make it a module attribute "
                       "read by a get_attr node)");
+    case CFX_V_GENERATOR:
+        return jw_err(w, "a torch.Generator value cannot be serialized (a generator is a live random "
+                      "stream, not data)");
     case CFX_V_OP: /* by its registry name, as a call_function target: {"op": "aten::_print"} */
         if (!v->u.op)
             return jw_err(w, "an operator value without an operator");

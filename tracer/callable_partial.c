@@ -60,6 +60,7 @@ static int keep_value(const char *fn, cfx_value v, cfx_value *out)
     case CFX_V_NODE:
     case CFX_V_OBJECT:
     case CFX_V_TOKEN:
+    case CFX_V_GENERATOR:
         return cfx_error_set(CFX_ERR, NULL, "partial(%s): a bound %s argument is not supported (bind scalars, "
                              "strings and tensors)", fn, cfx_value_kind_name((cfx_value_kind)v.kind));
     default:

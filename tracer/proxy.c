@@ -523,6 +523,13 @@ static bool map_arg(cfx_proxy_mode *pm, const op_plan *p, int i, cfx_value v, cf
             *out = cfx_node_value(n);
         }
         return true;
+    case CFX_V_GENERATOR: { /* an opaque reference: a get_attr of the module's `_opaque_objN` */
+        cfx_node *n = cfx_proxy_opaque_attr_node(pm, v, "_opaque_obj");
+        if (!n)
+            return false;
+        *out = cfx_node_value(n);
+        return true;
+    }
     case CFX_V_INT:
         if (p->enums >> i & 1) {
             if (p->enum_dtype >> i & 1)
@@ -677,7 +684,8 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
             if (!a)
                 return CFX_ERR;
             args[i] = cfx_node_value(a);
-        } else if (stack[i].kind != CFX_V_TENSOR && !((p->lists | p->enums) >> i & 1)) {
+        } else if (stack[i].kind != CFX_V_TENSOR && stack[i].kind != CFX_V_GENERATOR &&
+                   !((p->lists | p->enums) >> i & 1)) {
             args[i] = stack[i];
         } else if (!map_arg(pm, p, (int)i, stack[i], &scratch, &args[i])) {
             return CFX_ERR;

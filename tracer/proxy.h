@@ -66,6 +66,10 @@ int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n);
 int cfx_proxy_track_token(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n);
 /* track_tensor_tree for an op's returns outs[0..n_outs) produced by node n. */
 int cfx_proxy_track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs);
+/* Tracer.create_arg for an opaque value that is no graph input (a script object, a generator:
+ * tracer/proxy_opaque.c): a get_attr node for this use of the graph-module attribute holding
+ * it, named `<base>N` (get_fresh_qualname) the first time. NULL + error on failure. */
+cfx_node *cfx_proxy_opaque_attr_node(cfx_proxy_mode *pm, cfx_value v, const char *base);
 /* Removes this mode's bindings (node, constant) from t (make_fx does it for tensors that
  * outlive the trace). */
 void cfx_proxy_untrack(cfx_proxy_mode *pm, cfx_tensor *t);

@@ -17,8 +17,9 @@
  * floating dtypes, int64 for the integral ones, from the truncated start and step), so
  * arange(-1.5, 2.5, 0.5, dtype=int32) is eight -1s as in PyTorch.
  *
- * rand and randn (and their *_like forms) draw from the default generator (dispatch/generator.h)
- * as ATen's CPU uniform and normal kernels do, so a seeded stream is PyTorch's bit for bit
+ * rand and randn (and their *_like forms), randint and randperm draw from the default generator
+ * (dispatch/generator.h), or from the one their `.generator` overload is given, as ATen's CPU
+ * uniform and normal kernels do, so a seeded stream is PyTorch's bit for bit
  * (tests/data/random_streams.json). They carry the nondeterministic_seeded tag. */
 #include <inttypes.h>
 #include <math.h>
@@ -38,7 +39,9 @@
 
 typedef enum fill_kind { FILL_VALUE, FILL_UNIFORM, FILL_NORMAL } fill_kind;
 
-/* Fills the fresh (dense) CPU tensor t element by element in storage order. */
+/* Fills the fresh (dense) CPU tensor t element by element in storage order. v is the fill
+ * value of FILL_VALUE, and the `Generator?` argument of the random fills (None: the default
+ * generator, as ATen's get_generator_or_default). */
 static void fill_elements(cfx_tensor *t, fill_kind kind, cfx_value v)
 {
     if (t->device.type != CFX_DEVICE_CPU)
@@ -47,11 +50,11 @@ static void fill_elements(cfx_tensor *t, fill_kind kind, cfx_value v)
     void *p = cfx_tensor_data(t);
     cfx_dtype dt = (cfx_dtype)t->dtype;
     if (kind == FILL_UNIFORM) {
-        cfx_generator_fill_uniform(cfx_default_generator(), p, n, dt, 0.0, 1.0);
+        cfx_generator_fill_uniform(cfx_generator_or_default(v), p, n, dt, 0.0, 1.0);
         return;
     }
     if (kind == FILL_NORMAL) {
-        cfx_generator_fill_normal(cfx_default_generator(), p, n, dt, cfx_tensor_is_contiguous(t), 0.0, 1.0);
+        cfx_generator_fill_normal(cfx_generator_or_default(v), p, n, dt, cfx_tensor_is_contiguous(t), 0.0, 1.0);
         return;
     }
     double d = kind == FILL_VALUE ? cfx_scalar_to_double(v) : 0;
@@ -94,9 +97,12 @@ static bool random_dtype_ok(const char *op, fill_kind kind, cfx_dtype dt, cfx_de
     return true;
 }
 
-/* A factory of size on the options' device, filled. */
+/* A factory of size on the options' device, filled. meta_ref: on meta the op is 2.13's Python
+ * reference with its own checks (randn); randn.generator has no Meta kernel in 2.13, so its
+ * C++ kernel runs on meta too and words errors as the CPU path does. */
 static cfx_tensor *factory(const char *op, cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
-                           cfx_value pin_memory, bool has_default, cfx_dtype default_dtype, fill_kind kind, cfx_value v)
+                           cfx_value pin_memory, bool has_default, cfx_dtype default_dtype, fill_kind kind, cfx_value v,
+                           bool meta_ref)
 {
     cfx_factory_options o;
     if (!cfx_factory_parse(op, dtype, layout, device, pin_memory, cfx_none(), &o))
@@ -107,7 +113,7 @@ static cfx_tensor *factory(const char *op, cfx_int_list size, cfx_value dtype, c
         cfx_error_set_text(CFX_ERR, op, cfx_factory_pinned_error());
         return NULL;
     }
-    if (meta && o.pinned && kind == FILL_NORMAL) {
+    if (meta && o.pinned && meta_ref) {
         cfx_error_set(CFX_ERR, op, "PrimTorch does not support pinned memory");
         return NULL;
     }
@@ -115,7 +121,7 @@ static cfx_tensor *factory(const char *op, cfx_int_list size, cfx_value dtype, c
         if (size.data[i] < 0 && !meta && kind == FILL_VALUE && v.kind == CFX_V_NONE) {
             cfx_error_set(CFX_ERR, op, "zeros: Dimension size must be non-negative.");
             return NULL;
-        } else if (size.data[i] < 0 && meta && kind == FILL_NORMAL) {
+        } else if (size.data[i] < 0 && meta && meta_ref) {
             cfx_error_set(CFX_ERR, op, "Expected cond to be True, but got False. (Could this error message be "
                                        "improved? If so, please report an enhancement request to PyTorch.)");
             return NULL;
@@ -130,13 +136,15 @@ static cfx_tensor *factory(const char *op, cfx_int_list size, cfx_value dtype, c
 cfx_tensor *cfx_kernel_zeros(cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
                              cfx_value pin_memory)
 {
-    return factory("aten::zeros", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_VALUE, cfx_none());
+    return factory("aten::zeros", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_VALUE, cfx_none(),
+                   false);
 }
 
 cfx_tensor *cfx_kernel_ones(cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
                             cfx_value pin_memory)
 {
-    return factory("aten::ones", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_VALUE, cfx_int(1));
+    return factory("aten::ones", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_VALUE, cfx_int(1),
+                   false);
 }
 
 /* full's dtype from its fill value: bool, int64, or the default float32 */
@@ -149,46 +157,70 @@ cfx_tensor *cfx_kernel_full(cfx_int_list size, cfx_value fill_value, cfx_value d
                             cfx_value device, cfx_value pin_memory)
 {
     return factory("aten::full", size, dtype, layout, device, pin_memory, true, scalar_dtype(fill_value), FILL_VALUE,
-                   fill_value);
+                   fill_value, false);
 }
 
 cfx_tensor *cfx_kernel_rand(cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
                             cfx_value pin_memory)
 {
-    return factory("aten::rand", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_UNIFORM, cfx_none());
+    return factory("aten::rand", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_UNIFORM, cfx_none(),
+                   false);
+}
+
+cfx_tensor *cfx_kernel_rand_generator(cfx_int_list size, cfx_value generator, cfx_value dtype, cfx_value layout,
+                                      cfx_value device, cfx_value pin_memory)
+{
+    return factory("aten::rand.generator", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_UNIFORM,
+                   generator, false);
 }
 
 cfx_tensor *cfx_kernel_randn(cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
                              cfx_value pin_memory)
 {
-    return factory("aten::randn", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_NORMAL, cfx_none());
+    return factory("aten::randn", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_NORMAL, cfx_none(),
+                   true);
+}
+
+cfx_tensor *cfx_kernel_randn_generator(cfx_int_list size, cfx_value generator, cfx_value dtype, cfx_value layout,
+                                       cfx_value device, cfx_value pin_memory)
+{
+    return factory("aten::randn.generator", size, dtype, layout, device, pin_memory, false, CFX_FLOAT32, FILL_NORMAL,
+                   generator, false);
 }
 
 /* randint: random_(low, high) on a fresh tensor. The bounds are checked as random_from_to
- * checks them (meta too): the range must be non-empty and fit the dtype. */
-static cfx_tensor *randint(const char *op, int64_t low, int64_t high, cfx_int_list size, cfx_value dtype,
-                           cfx_value layout, cfx_value device, cfx_value pin_memory)
+ * checks them: the range must be non-empty and fit the dtype. On meta the default overloads
+ * check them too (meta_ref: 2.13's Python meta); the .generator ones run the C++ kernel, whose
+ * random_ on a meta tensor checks nothing. An explicit dtype=None is the default dtype
+ * (float32), as in the C++ factory; left out, the schema's default is int64. */
+static cfx_tensor *randint(const char *op, int64_t low, int64_t high, cfx_int_list size, cfx_value generator,
+                           cfx_value dtype, cfx_value layout, cfx_value device, cfx_value pin_memory, bool meta_ref)
 {
-    if (low >= high) {
+    cfx_device dev;
+    bool checks = meta_ref || !(cfx_geom_opt_device(device, &dev) && dev.type == CFX_DEVICE_META);
+    if (checks && low >= high) {
         cfx_error_set(CFX_ERR, op, "random_ expects 'from' to be less than 'to', but got from=%" PRId64
                       " >= to=%" PRId64, low, high);
         return NULL;
     }
-    cfx_tensor *t = factory(op, size, dtype, layout, device, pin_memory, true, CFX_INT64, FILL_VALUE, cfx_int(0));
-    if (!t)
-        return NULL;
+    cfx_tensor *t = factory(op, size, dtype, layout, device, pin_memory, false, CFX_INT64, FILL_VALUE, cfx_int(0),
+                            false);
+    if (!t || !checks)
+        return t;
     cfx_dtype dt = (cfx_dtype)t->dtype;
-    /* the largest value of the dtype ("to - 1 is out of bounds for int"); floats hold 2^digits */
-    int64_t max = dt == CFX_BOOL ? 1 : dt == CFX_INT32 ? INT32_MAX : dt == CFX_FLOAT32 ? INT64_C(1) << 24
-                  : dt == CFX_FLOAT64 ? INT64_C(1) << 53 : INT64_MAX;
-    int64_t min = dt == CFX_BOOL ? 0 : dt == CFX_INT32 ? INT32_MIN : cfx_dtype_is_floating(dt) ? -max : INT64_MIN;
+    /* the largest value of the dtype ("to - 1 is out of bounds for int"); a float dtype's
+     * bounds are its lowest() and max(), beyond any int64 (past 2^digits ATen only warns that
+     * the draws lose precision) */
+    int64_t max = dt == CFX_BOOL ? 1 : dt == CFX_INT32 ? INT32_MAX : INT64_MAX;
+    int64_t min = dt == CFX_BOOL ? 0 : dt == CFX_INT32 ? INT32_MIN : INT64_MIN;
     if (low < min || high - 1 > max) {
         cfx_error_set(CFX_ERR, op, "%s is out of bounds for %s", low < min ? "from" : "to - 1",
                       dt == CFX_BOOL ? "bool" : dt == CFX_INT32 ? "int" : cfx_dtype_name(dt));
+        cfx_kernel_discard(t);
         return NULL;
     }
     if (t->device.type == CFX_DEVICE_CPU)
-        cfx_generator_fill_int(cfx_default_generator(), cfx_tensor_data(t), cfx_tensor_numel(t), dt,
+        cfx_generator_fill_int(cfx_generator_or_default(generator), cfx_tensor_data(t), cfx_tensor_numel(t), dt,
                                (uint64_t)high - (uint64_t)low, low);
     return t;
 }
@@ -196,27 +228,42 @@ static cfx_tensor *randint(const char *op, int64_t low, int64_t high, cfx_int_li
 cfx_tensor *cfx_kernel_randint(int64_t high, cfx_int_list size, cfx_value dtype, cfx_value layout, cfx_value device,
                                cfx_value pin_memory)
 {
-    return randint("aten::randint", 0, high, size, dtype, layout, device, pin_memory);
+    return randint("aten::randint", 0, high, size, cfx_none(), dtype, layout, device, pin_memory, true);
+}
+
+cfx_tensor *cfx_kernel_randint_generator(int64_t high, cfx_int_list size, cfx_value generator, cfx_value dtype,
+                                         cfx_value layout, cfx_value device, cfx_value pin_memory)
+{
+    return randint("aten::randint.generator", 0, high, size, generator, dtype, layout, device, pin_memory,
+                   false);
 }
 
 cfx_tensor *cfx_kernel_randint_low(int64_t low, int64_t high, cfx_int_list size, cfx_value dtype, cfx_value layout,
                                    cfx_value device, cfx_value pin_memory)
 {
-    return randint("aten::randint.low", low, high, size, dtype, layout, device, pin_memory);
+    return randint("aten::randint.low", low, high, size, cfx_none(), dtype, layout, device, pin_memory, true);
+}
+
+cfx_tensor *cfx_kernel_randint_low_generator(int64_t low, int64_t high, cfx_int_list size, cfx_value generator,
+                                             cfx_value dtype, cfx_value layout, cfx_value device, cfx_value pin_memory)
+{
+    return randint("aten::randint.low_generator", low, high, size, generator, dtype, layout, device,
+                   pin_memory, false);
 }
 
 /* randperm (randperm_cpu for n < 2^32 / 20): 0 .. n-1, then for each i < n - 1 a swap of
  * element i with element i + random() % (n - i), random() the generator's next 32 bits, so a
  * seeded call gives PyTorch's permutation. */
-cfx_tensor *cfx_kernel_randperm(int64_t n, cfx_value dtype, cfx_value layout, cfx_value device, cfx_value pin_memory)
+static cfx_tensor *randperm(const char *op, int64_t n, cfx_value generator, cfx_value dtype, cfx_value layout,
+                            cfx_value device, cfx_value pin_memory, bool meta_ref)
 {
-    const char *op = "aten::randperm";
     /* an explicit dtype=None is int64 in the C++ kernel, the default float32 in 2.13's Python
-     * meta function (the Meta key's kernel) */
+     * meta function (randperm's Meta kernel; randperm.generator has none) */
     cfx_device dev;
     bool meta = cfx_geom_opt_device(device, &dev) && dev.type == CFX_DEVICE_META;
-    cfx_tensor *t = factory(op, cfx_ints(&n, 1), dtype, layout, device, pin_memory, !meta, CFX_INT64, FILL_VALUE,
-                            cfx_int(0));
+    cfx_tensor *t = factory(op, cfx_ints(&n, 1), dtype, layout, device, pin_memory, !(meta && meta_ref), CFX_INT64,
+                            FILL_VALUE,
+                            cfx_int(0), false);
     if (!t || t->device.type != CFX_DEVICE_CPU)
         return t;
     cfx_dtype dt = (cfx_dtype)t->dtype;
@@ -236,7 +283,7 @@ cfx_tensor *cfx_kernel_randperm(int64_t n, cfx_value dtype, cfx_value layout, cf
     }
     for (int64_t i = 0; i < n; i++)
         perm[i] = i;
-    cfx_generator *g = cfx_default_generator();
+    cfx_generator *g = cfx_generator_or_default(generator);
     for (int64_t i = 0; i < n - 1; i++) {
         int64_t z = (int64_t)cfx_generator_random(g) % (n - i), sav = perm[i];
         perm[i] = perm[z + i];
@@ -247,6 +294,17 @@ cfx_tensor *cfx_kernel_randperm(int64_t n, cfx_value dtype, cfx_value layout, cf
         cfx_put_number(p, j, dt, (double)perm[j], perm[j], perm[j] != 0);
     cfx_free(perm);
     return t;
+}
+
+cfx_tensor *cfx_kernel_randperm(int64_t n, cfx_value dtype, cfx_value layout, cfx_value device, cfx_value pin_memory)
+{
+    return randperm("aten::randperm", n, cfx_none(), dtype, layout, device, pin_memory, true);
+}
+
+cfx_tensor *cfx_kernel_randperm_generator(int64_t n, cfx_value generator, cfx_value dtype, cfx_value layout,
+                                          cfx_value device, cfx_value pin_memory)
+{
+    return randperm("aten::randperm.generator", n, generator, dtype, layout, device, pin_memory, false);
 }
 
 /* ---- arange ---------------------------------------------------------------------------------- */
@@ -398,10 +456,24 @@ cfx_tensor *cfx_kernel_rand_like(cfx_tensor *self, cfx_value dtype, cfx_value la
     return like("aten::rand_like", self, FILL_UNIFORM, cfx_none(), dtype, layout, device, pin_memory, memory_format);
 }
 
+cfx_tensor *cfx_kernel_rand_like_generator(cfx_tensor *self, cfx_value generator, cfx_value dtype, cfx_value layout,
+                                           cfx_value device, cfx_value pin_memory, cfx_value memory_format)
+{
+    return like("aten::rand_like.generator", self, FILL_UNIFORM, generator, dtype, layout, device, pin_memory,
+                memory_format);
+}
+
 cfx_tensor *cfx_kernel_randn_like(cfx_tensor *self, cfx_value dtype, cfx_value layout, cfx_value device,
                                   cfx_value pin_memory, cfx_value memory_format)
 {
     return like("aten::randn_like", self, FILL_NORMAL, cfx_none(), dtype, layout, device, pin_memory, memory_format);
+}
+
+cfx_tensor *cfx_kernel_randn_like_generator(cfx_tensor *self, cfx_value generator, cfx_value dtype, cfx_value layout,
+                                            cfx_value device, cfx_value pin_memory, cfx_value memory_format)
+{
+    return like("aten::randn_like.generator", self, FILL_NORMAL, generator, dtype, layout, device, pin_memory,
+                memory_format);
 }
 
 static cfx_tensor *new_filled(const char *op, cfx_tensor *self, cfx_int_list size, cfx_value v, cfx_value dtype,

@@ -9,8 +9,8 @@
  * noise.div_(1 - p), and input * noise. So a traced training-mode dropout is the four nodes
  * empty_like, bernoulli_.float, div_.Scalar, mul.Tensor, as 2.13's make_fx records it.
  *
- * bernoulli_ (CPU) draws from the default generator as ATen's default kernel does (a 53-bit
- * uniform per element, kept when below p): PyTorch runs that kernel on non-Intel CPUs; on
+ * bernoulli_ (CPU) draws from its generator (the default one for None) as ATen's default kernel
+ * does (a 53-bit uniform per element, kept when below p): PyTorch runs that kernel on non-Intel CPUs; on
  * Intel ones it uses MKL's stream instead, so the masks then differ while their law does not. */
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
@@ -18,24 +18,13 @@
 #include "dispatch/kernels/composite.h"
 #include "dispatch/kernels/kernels.h"
 
-/* Only the default generator so far: a Generator value has no cfx_value form yet. */
-static bool default_generator_only(cfx_value generator)
-{
-    if (generator.kind == CFX_V_NONE)
-        return true;
-    cfx_error_set(CFX_ERR_NOTIMPL, "aten::bernoulli_.float", "a Generator argument is not supported by cfx yet");
-    return false;
-}
-
 cfx_tensor *cfx_cpu_bernoulli__float(cfx_tensor *self, double p, cfx_value generator)
 {
-    if (!default_generator_only(generator))
-        return NULL;
     if (!(p >= 0 && p <= 1)) {
         cfx_error_set(CFX_ERR, "aten::bernoulli_.float", "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
         return NULL;
     }
-    cfx_generator_fill_bernoulli(cfx_default_generator(), self, p);
+    cfx_generator_fill_bernoulli(cfx_generator_or_default(generator), self, p);
     cfx_tensor_bump_version(self);
     return self;
 }
@@ -44,8 +33,7 @@ cfx_tensor *cfx_cpu_bernoulli__float(cfx_tensor *self, double p, cfx_value gener
 cfx_tensor *cfx_meta_bernoulli__float(cfx_tensor *self, double p, cfx_value generator)
 {
     (void)p;
-    if (!default_generator_only(generator))
-        return NULL;
+    (void)generator; /* a meta tensor draws nothing: the generator is not advanced */
     cfx_tensor_bump_version(self);
     return self;
 }

@@ -127,6 +127,7 @@ static uint64_t scalar_hash(const cse *c, const cfx_value *v)
     case CFX_V_MEMORY_FORMAT: return (uint64_t)v->u.memory_format;
     case CFX_V_LAYOUT: return (uint64_t)v->u.layout;
     case CFX_V_OBJECT: return (uint64_t)(uintptr_t)v->u.obj;
+    case CFX_V_GENERATOR: return (uint64_t)(uintptr_t)v->u.gen;
     case CFX_V_NODE: return (uint64_t)(uintptr_t)mapped(c, v->u.node);
     default: return 0;
     }

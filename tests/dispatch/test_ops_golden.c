@@ -56,6 +56,7 @@ typedef struct args {
     int64_t ints[MAXA][MAXL];
     cfx_value items[MAXA][MAXL];
     cfx_int_list lists[MAXA];
+    cfx_generator *gens[MAXA];
 } args;
 
 static bool parse_dtype(const char *s, cfx_dtype *out) { return cfx_dtype_parse(s, out); }
@@ -214,6 +215,11 @@ static void build(const cJSON *jargs, const char *run, args *a)
             a->v[i] = cfx_memory_format_value((cfx_memory_format)v->valueint);
         } else if (!strcmp(k, "layout")) {
             a->v[i] = cfx_layout_value(v->valueint);
+        } else if (!strcmp(k, "generator")) { /* torch.Generator().manual_seed(v), fresh per run */
+            a->gens[i] = cfx_generator_new();
+            cr_assert_not_null(a->gens[i]);
+            cfx_generator_manual_seed(a->gens[i], (uint64_t)int_of(v));
+            a->v[i] = cfx_generator_value(a->gens[i]);
         } else {
             cr_assert_fail("unknown argument kind %s", k);
         }
@@ -461,6 +467,8 @@ static void run_once(const char *name, cfx_opid id, const cJSON *jargs, const ch
     else
         call_typed(id, &a, r);
     check(name, run, boxed ? "boxed" : "typed", want, r, n_returns(id), &a, versions);
+    for (int i = 0; i < a.n; i++)
+        cfx_generator_free(a.gens[i]);
     cfx_scope_end(s);
     cfx_error_clear();
 }

@@ -144,6 +144,7 @@ def DT(name): return {"k": "dtype", "v": DTYPE_CODE[name]}
 def DEV(d="auto"): return {"k": "device", "v": d}
 def MF(code): return {"k": "memfmt", "v": code}
 def LAYOUT(code=0): return {"k": "layout", "v": code}
+def GEN(seed): return {"k": "generator", "v": seed}  # a fresh torch.Generator().manual_seed(seed)
 
 
 # ---- running a case on PyTorch ---------------------------------------------------------------
@@ -206,6 +207,8 @@ def build_args(args, run):
             built.append(MEMFMT[a["v"]])
         elif k == "layout":
             built.append(torch.strided)
+        elif k == "generator":
+            built.append(torch.Generator().manual_seed(a["v"]))
         else:
             raise ValueError(k)
         bases.append(base)

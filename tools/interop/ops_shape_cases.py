@@ -34,6 +34,7 @@ def add_all(g):
         reduction_cases(g)
         yield "ops_reduce_cases.json"
         creation_cases(g)
+        generator_cases(g)
         yield "ops_creation_cases.json"
         index_cases(g)
         yield "ops_index_cases.json"
@@ -374,6 +375,51 @@ def creation_cases(g):
                                                                  NONE()])
         add(f"{op}/to_meta", op, [T([2], dev="cpu"), INTS([2])] + fill + [NONE(), NONE(), DEV("meta"), NONE()],
             runs=("mixed",))
+
+
+def generator_cases(g):
+    """The .generator overloads: with a seeded generator a case is deterministic (its values
+    are compared), with None it draws from the default generator. On meta they run the C++
+    kernel (2.13 registers no Meta kernel for them), whose checks differ from the Python
+    references of the default overloads (randn's negative size, randperm's dtype=None)."""
+    saved, g.rng = g.rng, random.Random(1013)  # its own stream: the later groups' cases stay as they were
+    try:
+        _generator_cases(g)
+    finally:
+        g.rng = saved
+
+
+def _generator_cases(g):
+    T, I, INTS, NONE, B, DT, DEV, MF, GEN = g.T, g.I, g.INTS, g.NONE, g.B, g.DT, g.DEV, g.MF, g.GEN
+    add = g.add_case
+    opts = lambda dt=None, pin=None: [NONE() if dt is None else DT(dt), NONE(), DEV(),  # noqa: E731
+                                      NONE() if pin is None else B(pin)]
+    for op in ("rand_generator", "randn_generator"):
+        for size in ([2, 3], [], [0, 4], [5], [-1, 2]):
+            add(f"{op}/{size}", op, [INTS(size), GEN(3)] + opts())
+        add(f"{op}/float64", op, [INTS([7]), GEN(11)] + opts("float64"))
+        add(f"{op}/int64", op, [INTS([3]), GEN(0)] + opts("int64"))
+        add(f"{op}/pin", op, [INTS([2]), GEN(0)] + opts(pin=True))
+        add(f"{op}/none", op, [INTS([2, 2]), NONE()] + opts(), nondeterministic=True)
+    for op, lo in (("randint_generator", []), ("randint_low_generator", [I(-4)])):
+        for size, dt in (([6], None), ([2, 3], "int32"), ([4], "float32"), ([3], "bool"), ([0], None)):
+            add(f"{op}/{size}/{dt}", op, lo + [I(6 if dt != "bool" else 1), INTS(size), GEN(5)] + opts(dt))
+        add(f"{op}/empty_range", op, lo + [I(-4), INTS([2]), GEN(5)] + opts())
+        add(f"{op}/none", op, lo + [I(9), INTS([3]), NONE()] + opts(), nondeterministic=True)
+    add("randint_low_generator/wide", "randint_low_generator", [I(-2**40), I(2**40), INTS([4]), GEN(9)] + opts("int64"))
+    for n, dt in ((5, None), (0, None), (-1, None), (4, "float32"), (3, "int32"), (6, "bool")):
+        add(f"randperm_generator/{n}/{dt}", "randperm_generator", [I(n), GEN(2)] + opts(dt))
+    add("randperm_generator/none", "randperm_generator", [I(4), NONE()] + opts(), nondeterministic=True)
+    add("randperm_generator/no_dtype", "randperm_generator", [I(3), GEN(2), NONE(), NONE(), DEV(), NONE()])
+    for op in ("rand_like_generator", "randn_like_generator"):
+        for n, s, st in (("contig", [2, 3], None), ("transposed", [3, 4], [1, 3]), ("scalar", [], None),
+                         ("empty", [0, 3], None), ("channels_last", [2, 3, 2, 2], [12, 1, 6, 3])):
+            add(f"{op}/{n}", op, [T(s, st), GEN(4), NONE(), NONE(), NONE(), NONE(), NONE()])
+        add(f"{op}/to_float64", op, [T([2, 3]), GEN(4), DT("float64"), NONE(), NONE(), NONE(), NONE()])
+        add(f"{op}/mf2", op, [T([2, 3, 2, 2]), GEN(4), NONE(), NONE(), NONE(), NONE(), MF(2)])
+        add(f"{op}/int_self", op, [T([2, 3], dtype="int32"), GEN(4), NONE(), NONE(), NONE(), NONE(), NONE()])
+        add(f"{op}/none", op, [T([2, 3]), NONE(), NONE(), NONE(), NONE(), NONE(), NONE()], nondeterministic=True)
+    add("bernoulli__float/generator", "bernoulli__float", [T([2, 3]), g.D(0.5), GEN(8)], nondeterministic=True)
 
 
 def index_cases(g):
