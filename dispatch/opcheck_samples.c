@@ -305,6 +305,11 @@ static bool gen_arg(const gen *g, int i, cfx_value *out)
             return true;
         }
         return false;
+    case CFX_TYPE_STR: /* scatter_reduce's reduction: the counting one, and a NaN-keeping one */
+        if (!named(a, "reduce"))
+            return false;
+        *out = cfx_string(g->alt ? "amax" : "mean");
+        return true;
     default: return false;
     }
 }
@@ -327,6 +332,10 @@ static bool has_tensor_input(const cfx_schema *s)
     return false;
 }
 
+#define OUT_RESIZED                                                                                 \
+    "an out= overload whose out has another shape, on a transposed input: 2.13's CPU kernel "                \
+    "(TensorIterator) resizes out to the result's strides (1, 2), its Meta kernel (the reference's "        \
+    "out_wrapper: out.resize_) contiguously; torch's FakeTensorMode gives the same two answers"
 /* Samples on which PyTorch 2.13 fails the same check, as cfx does by following it (its OpInfo
  * tests list them as expected failures): they must keep failing. */
 static const struct {
@@ -342,6 +351,12 @@ static const struct {
      "native_dropout(x, p, None) of a non-dense x: 2.13's CPU kernel trains (None is training) and returns a dense "
      "(3, 1) result, its Meta kernel (the decomposition: `if train and p != 0`) returns x itself, strides (6, 2); "
      "torch's FakeTensorMode gives the same two answers"},
+    {"aten::atan2", "out", "transposed (2, 3) float32, other broadcast (3,)", OUT_RESIZED},
+    {"aten::atan2", "out", "transposed (2, 3) float32, other 0-dim", OUT_RESIZED},
+    {"aten::add", "out", "transposed (2, 3) float32, other broadcast (3,)", OUT_RESIZED},
+    {"aten::add", "out", "transposed (2, 3) float32, other 0-dim", OUT_RESIZED},
+    {"aten::mul", "out", "transposed (2, 3) float32, other broadcast (3,)", OUT_RESIZED},
+    {"aten::mul", "out", "transposed (2, 3) float32, other 0-dim", OUT_RESIZED},
 };
 
 static const char *xfail_reason(const cfx_schema *s, const char *what)
@@ -461,6 +476,10 @@ static const ovr overrides[] = {
      {{1}, {0}}, {1, 1}},
     {"aten::conv2d.padding", "weight (out, in, kh, kw) matching the input's channels", {S(1, 2, 5, 5), S(3, 2, 3, 3), S(3)},
      {4, 4, 1}, {{0}}, {0}},
+    {"aten::conv3d", "weight (out, in, kd, kh, kw) matching the input's channels",
+     {S(1, 2, 4, 5, 5), S(3, 2, 2, 3, 2), S(3)}, {5, 5, 1}, {{1, 1, 1}, {0, 1, 0}}, {3, 3}},
+    {"aten::conv3d.padding", "weight (out, in, kd, kh, kw) matching the input's channels",
+     {S(1, 2, 4, 5, 5), S(3, 2, 2, 3, 2), S(3)}, {5, 5, 1}, {{0}}, {0}},
     {"aten::conv_transpose1d", "weight (in, out, k) matching the input's channels", {S(1, 2, 6), S(2, 3, 3), S(3)},
      {3, 3, 1}, {{0}}, {0}},
     {"aten::conv_transpose2d.input", "weight (in, out, kh, kw) matching the input's channels",

@@ -24,6 +24,7 @@
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
 #include "dispatch/kernels/prims.h"
+#include "dispatch/kernels/scatter_internal.h"
 #include "dispatch/kernels/shape.h"
 #include "dispatch/kernels/structured.h"
 
@@ -518,10 +519,8 @@ cfx_tensor *cfx_meta_index_select(cfx_tensor *self, int64_t dim, cfx_tensor *ind
 
 static int64_t nonempty_size(const cfx_tensor *t, int d) { return t->ndim ? t->sizes[d] : 1; }
 
-/* Walks index in row-major order; fn(ctx, position, value) for every element. false stops. */
-typedef bool (*index_fn)(void *ctx, const int64_t *pos, int64_t v);
 
-static bool each_index(const cfx_tensor *index, index_fn fn, void *ctx)
+bool cfx_index_each(const cfx_tensor *index, cfx_index_fn fn, void *ctx)
 {
     int64_t numel = cfx_tensor_numel(index), pos[CFX_MAX_DIMS] = {0};
     for (int64_t e = 0; e < numel; e++) {
@@ -547,7 +546,7 @@ typedef struct gs_ctx {
     cfx_value value;
 } gs_ctx;
 
-static int64_t offset_of(const cfx_tensor *t, const int64_t *pos, int64_t dim, int64_t at)
+int64_t cfx_index_offset_of(const cfx_tensor *t, const int64_t *pos, int64_t dim, int64_t at)
 {
     int64_t off = t->storage_offset;
     for (int k = 0; k < t->ndim; k++)
@@ -565,7 +564,7 @@ static bool gather_one(void *vctx, const int64_t *pos, int64_t v)
         return false;
     }
     size_t item = cfx_dtype_size((cfx_dtype)c->self->dtype);
-    int64_t so = offset_of(c->self, pos, c->dim, v), oo = offset_of(c->out, pos, -1, 0);
+    int64_t so = cfx_index_offset_of(c->self, pos, c->dim, v), oo = cfx_index_offset_of(c->out, pos, -1, 0);
     memcpy((char *)c->out->storage->data + oo * (int64_t)item, (const char *)c->self->storage->data + so * (int64_t)item,
            item);
     return true;
@@ -607,7 +606,7 @@ static cfx_tensor *gather(cfx_tensor *self, int64_t dim, cfx_tensor *index, bool
     if (!out || meta)
         return out;
     gs_ctx c = {op, d, self, NULL, out, cfx_none()};
-    if (!each_index(index, gather_one, &c)) {
+    if (!cfx_index_each(index, gather_one, &c)) {
         cfx_kernel_discard(out);
         return NULL;
     }
@@ -636,10 +635,10 @@ static bool scatter_one(void *vctx, const int64_t *pos, int64_t v)
         return false;
     }
     size_t item = cfx_dtype_size((cfx_dtype)c->out->dtype);
-    int64_t oo = offset_of(c->out, pos, c->dim, v);
+    int64_t oo = cfx_index_offset_of(c->out, pos, c->dim, v);
     char *dst = (char *)c->out->storage->data + oo * (int64_t)item;
     if (c->src) {
-        memcpy(dst, (const char *)c->src->storage->data + offset_of(c->src, pos, -1, 0) * (int64_t)item, item);
+        memcpy(dst, (const char *)c->src->storage->data + cfx_index_offset_of(c->src, pos, -1, 0) * (int64_t)item, item);
         return true;
     }
     double d = cfx_scalar_to_double(c->value);
@@ -657,26 +656,27 @@ static bool scatter_one(void *vctx, const int64_t *pos, int64_t v)
     return true;
 }
 
-/* scatter_meta_impl + the CPU kernel (src NULL: the value overload) */
-static cfx_tensor *scatter(cfx_tensor *self, int64_t dim, cfx_tensor *index, cfx_tensor *src, cfx_value value, bool meta)
+/* scatter_meta_impl's checks (src NULL: the value overload), shared with scatter_add and
+ * scatter_reduce (scatter_reduce.c): *d is the wrapped dim. */
+bool cfx_scatter_check(const char *op, const cfx_tensor *self, int64_t dim, const cfx_tensor *index,
+                       const cfx_tensor *src, bool meta, int64_t *wrapped)
 {
-    const char *op = src ? "aten::scatter.src" : "aten::scatter.value";
     int64_t d;
     if (!cfx_geom_wrap_dim(dim, self->ndim, &d, op))
-        return NULL;
+        return false;
     /* scatter_gather_dtype_check: the index is read as int32 or int64 */
     if (cfx_tensor_numel(index) && index->dtype != CFX_INT64 && index->dtype != CFX_INT32) {
         cfx_error_set(CFX_ERR, op, "scatter(): Expected dtype int32/int64 for index");
-        return NULL;
+        return false;
     }
     if (src && src->dtype != self->dtype) {
         cfx_error_set(CFX_ERR, op, "scatter(): Expected self.dtype to be equal to src.dtype");
-        return NULL;
+        return false;
     }
     if (cfx_tensor_numel(index) > 0) {
         if ((self->ndim ? self->ndim : 1) != (index->ndim ? index->ndim : 1)) {
             cfx_error_set(CFX_ERR, op, "Index tensor must have the same number of dimensions as self tensor");
-            return NULL;
+            return false;
         }
         bool wrong_self = false, wrong_src = false;
         for (int k = 0; k < (self->ndim ? self->ndim : 1); k++) {
@@ -687,7 +687,12 @@ static cfx_tensor *scatter(cfx_tensor *self, int64_t dim, cfx_tensor *index, cfx
             cfx_buf b;
             cfx_buf_init(&b);
             cfx_buf_puts(&b, "Expected index ");
-            if (meta && src && wrong_src && !wrong_self) {
+            if (meta && wrong_self) { /* the Python meta checks self, then src, each on its own */
+                cfx_prims_put_size(&b, index->sizes, index->ndim);
+                cfx_buf_puts(&b, " to be no larger than self ");
+                cfx_prims_put_size(&b, self->sizes, self->ndim);
+                cfx_buf_printf(&b, " apart from dimension %lld", (long long)d);
+            } else if (meta) {
                 cfx_prims_put_size(&b, index->sizes, index->ndim);
                 cfx_buf_puts(&b, " to be no larger than src ");
                 cfx_prims_put_size(&b, src->sizes, src->ndim);
@@ -704,15 +709,26 @@ static cfx_tensor *scatter(cfx_tensor *self, int64_t dim, cfx_tensor *index, cfx
             char *msg = cfx_buf_take(&b);
             cfx_error_set_text(CFX_ERR, op, msg ? msg : "scatter: index too large");
             cfx_free(msg);
-            return NULL;
+            return false;
         }
     }
+    *wrapped = d;
+    return true;
+}
+
+/* scatter_meta_impl + the CPU kernel (src NULL: the value overload) */
+static cfx_tensor *scatter(cfx_tensor *self, int64_t dim, cfx_tensor *index, cfx_tensor *src, cfx_value value, bool meta)
+{
+    const char *op = src ? "aten::scatter.src" : "aten::scatter.value";
+    int64_t d;
+    if (!cfx_scatter_check(op, self, dim, index, src, meta, &d))
+        return NULL;
     cfx_tensor *out = cfx_tensor_new(self->sizes, self->ndim, (cfx_dtype)self->dtype, self->device);
     if (!out || meta)
         return out;
     cfx_cpu_copy(out, self);
     gs_ctx c = {op, d, self, src, out, value};
-    if (!each_index(index, scatter_one, &c)) {
+    if (!cfx_index_each(index, scatter_one, &c)) {
         cfx_kernel_discard(out);
         return NULL;
     }

@@ -15,7 +15,9 @@
  * remainder.Scalar is remainder(self, wrapped(other)) through the dispatcher
  * (CompositeExplicitAutograd), remainder.Scalar_Tensor the Tensor kernel with self wrapped. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "dispatch/alloc.h"
 #include "dispatch/error.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/inplace.h"
@@ -79,6 +81,46 @@ cfx_tensor *cfx_cpu_into_self(const char *op, cfx_tensor *self, cfx_tensor *r, b
     cfx_cpu_copy(self, r);
     cfx_tensor_bump_version(self);
     return self;
+}
+
+cfx_tensor *cfx_cpu_into_out(const char *op, cfx_tensor *out, cfx_tensor *r)
+{
+    if (!r)
+        return NULL;
+    cfx_dtype rt = (cfx_dtype)r->dtype, ot = (cfx_dtype)out->dtype;
+    if (!cfx_dtype_can_cast(rt, ot)) {
+        cfx_error_set(CFX_ERR, op, "result type %s can't be cast to the desired output type %s",
+                      cfx_dtype_scalar_name(rt), cfx_dtype_scalar_name(ot));
+        return NULL;
+    }
+    if (!same_shape(out, r)) { /* resize_output, then as_strided_ to the iterator's strides */
+        uint64_t need = 0;
+        if (cfx_tensor_numel(r) > 0) {
+            need = (uint64_t)out->storage_offset + 1;
+            for (int d = 0; d < r->ndim; d++)
+                need += (uint64_t)(r->sizes[d] - 1) * (uint64_t)r->strides[d];
+            need *= cfx_dtype_size(ot);
+        }
+        cfx_storage *st = out->storage;
+        if (need > st->nbytes) {
+            if (st->data) {
+                char *p = cfx_realloc(st->data, (size_t)need);
+                if (!p) {
+                    cfx_error_set(CFX_ERR_NOMEM, op, "DefaultCPUAllocator: not enough memory: you tried to allocate "
+                                  "%llu bytes.", (unsigned long long)need);
+                    return NULL;
+                }
+                memset(p + st->nbytes, 0, (size_t)need - st->nbytes);
+                st->data = p;
+            }
+            st->nbytes = (size_t)need;
+        }
+        if (!cfx_tensor_set_geometry(out, r->sizes, r->strides, r->ndim))
+            return NULL;
+    }
+    cfx_cpu_copy(out, r);
+    cfx_tensor_bump_version(out);
+    return out;
 }
 
 cfx_tensor *cfx_meta_into_self(const char *op, cfx_tensor *self, cfx_tensor *r)

@@ -41,6 +41,21 @@ const char *cfx_dtype_scalar_name(cfx_dtype t)
     return "Undefined";
 }
 
+const char *cfx_dtype_type_meta_name(cfx_dtype t)
+{
+    switch (t) {
+    case CFX_FLOAT32: return "float";
+    case CFX_FLOAT64: return "double";
+    case CFX_INT64: return "long int";
+    case CFX_INT32: return "int";
+    case CFX_INT16: return "short int";
+    case CFX_INT8: return "signed char";
+    case CFX_UINT8: return "unsigned char";
+    case CFX_BOOL: return "bool";
+    }
+    return "?";
+}
+
 static int promote_skip_undefined(int a, int b)
 {
     if (a < 0)

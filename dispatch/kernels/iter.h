@@ -92,6 +92,8 @@ cfx_dtype cfx_result_type(const cfx_result_type_state *s);
 bool cfx_dtype_can_cast(cfx_dtype from, cfx_dtype to);
 /* c10's ScalarType names as printed in messages: "Float", "Long", "Bool". */
 const char *cfx_dtype_scalar_name(cfx_dtype t);
+/* caffe2::TypeMeta's names (the C++ type) as other messages print them: "float", "long int". */
+const char *cfx_dtype_type_meta_name(cfx_dtype t);
 static inline bool cfx_dtype_is_integral(cfx_dtype t, bool include_bool)
 {
     return t == CFX_INT32 || t == CFX_INT64 || t == CFX_UINT8 || t == CFX_INT8 || t == CFX_INT16 ||

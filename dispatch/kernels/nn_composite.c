@@ -17,6 +17,7 @@
 #include "dispatch/fake.h"
 #include "dispatch/kernels/composite.h"
 #include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
 
 static cfx_tensor *not_implemented(const char *op, const char *what)
@@ -62,13 +63,13 @@ cfx_tensor *cfx_composite_log_softmax_int(cfx_tensor *self, int64_t dim, cfx_val
 
 /* ---- convolutions (Convolution.cpp's conv1d/conv2d/conv_transpose*d, their .padding forms) ---- */
 
-/* conv{1,2}d's bias check (conv_transpose*d has none). */
+/* conv{1,2,3}d's bias check (conv_transpose*d has none). */
 static bool conv_bias_ok(const char *op, const cfx_tensor *input, const cfx_tensor *bias)
 {
     if (!bias || bias->dtype == input->dtype)
         return true;
     cfx_error_set(CFX_ERR, op, "Input type (%s) and bias type (%s) should be the same",
-                  cfx_dtype_name((cfx_dtype)input->dtype), cfx_dtype_name((cfx_dtype)bias->dtype));
+                  cfx_dtype_type_meta_name((cfx_dtype)input->dtype), cfx_dtype_type_meta_name((cfx_dtype)bias->dtype));
     return false;
 }
 
@@ -100,7 +101,7 @@ static cfx_tensor *unbatchify(cfx_scope s, cfx_tensor *out, bool batched)
     return cfx_composite_return(s, out);
 }
 
-/* conv1d / conv2d / conv_transpose1d / conv_transpose2d: batchify, then convolution. */
+/* conv1d / conv2d / conv3d / conv_transpose1d / conv_transpose2d: batchify, then convolution. */
 static cfx_tensor *conv_nd(const char *op, const char *name, int spatial, cfx_tensor *input, cfx_tensor *weight,
                            cfx_tensor *bias, cfx_int_list stride, cfx_int_list padding, cfx_int_list dilation,
                            bool transposed, cfx_int_list output_padding, int64_t groups)
@@ -132,6 +133,14 @@ cfx_tensor *cfx_composite_conv1d(cfx_tensor *input, cfx_tensor *weight, cfx_tens
                    cfx_ints(zeros, 1), groups);
 }
 
+cfx_tensor *cfx_composite_conv3d(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride,
+                                 cfx_int_list padding, cfx_int_list dilation, int64_t groups)
+{
+    int64_t zeros[3] = {0, 0, 0};
+    return conv_nd("aten::conv3d", "conv3d", 3, input, weight, bias, stride, padding, dilation, false,
+                   cfx_ints(zeros, 3), groups);
+}
+
 cfx_tensor *cfx_composite_conv_transpose1d(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
                                            cfx_int_list stride, cfx_int_list padding, cfx_int_list output_padding,
                                            int64_t groups, cfx_int_list dilation)
@@ -150,7 +159,9 @@ cfx_tensor *cfx_composite_conv_transpose2d_input(cfx_tensor *input, cfx_tensor *
 
 /* _convolution_same: each dim's total padding d * (k - 1) split as left = total / 2 and
  * right = total - left (pooling_same_mode_padding_lr); stride must be 1. Symmetric padding is
- * convolution's own; an odd total needs constant_pad_nd first, which cfx does not have. */
+ * convolution's own. An odd total (an even kernel with odd dilation) is 2.13's zero-padded
+ * copy: constant_pad_nd adds the extra element on the high side of each such dim (F.pad's
+ * order, last dim first), then convolution pads both sides by the left amount. */
 static cfx_tensor *convolution_same(const char *op, cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
                                     cfx_int_list stride, cfx_int_list dilation, int64_t groups)
 {
@@ -188,19 +199,23 @@ static cfx_tensor *convolution_same(const char *op, cfx_tensor *input, cfx_tenso
             cfx_error_set(CFX_ERR, op, "padding='same' is not supported for strided convolutions");
             return NULL;
         }
-    int64_t pad[CFX_MAX_DIMS], zeros[CFX_MAX_DIMS] = {0};
+    int64_t pad[CFX_MAX_DIMS], zeros[CFX_MAX_DIMS] = {0}, pad_nd[2 * CFX_MAX_DIMS] = {0};
+    bool symmetric = true;
     for (int i = 0; i < dim; i++) {
         int64_t total = dilation.data[dilation.len == 1 ? 0 : i] * (weight->sizes[i + 2] - 1);
         pad[i] = total / 2;
-        if (total % 2)
-            return not_implemented(op, "padding='same' with an even kernel length and odd dilation (it needs "
-                                       "constant_pad_nd)");
+        pad_nd[2 * (dim - 1 - i) + 1] = total - pad[i] - pad[i]; /* 0 or 1: right - left */
+        symmetric &= total % 2 == 0;
     }
-    return cfx_op_convolution(NULL, input, weight, bias, stride, cfx_ints(pad, dim), dilation, false,
-                              cfx_ints(zeros, dim), groups);
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *x = symmetric ? input : cfx_op_constant_pad_nd(NULL, input, cfx_ints(pad_nd, 2 * dim), cfx_int(0));
+    cfx_tensor *out = x ? cfx_op_convolution(NULL, x, weight, bias, stride, cfx_ints(pad, dim), dilation, false,
+                                             cfx_ints(zeros, dim), groups)
+                        : NULL;
+    return cfx_composite_return(s, out);
 }
 
-/* conv{1,2}d.padding: batchify, then _convolution_mode ("same" or "valid", which is
+/* conv{1,2,3}d.padding: batchify, then _convolution_mode ("same" or "valid", which is
  * convolution with the one-element lists [0]). */
 static cfx_tensor *conv_padding_mode(const char *op, const char *name, int spatial, cfx_tensor *input,
                                      cfx_tensor *weight, cfx_tensor *bias, cfx_int_list stride, const char *padding,
@@ -235,6 +250,14 @@ cfx_tensor *cfx_composite_conv1d_padding(cfx_tensor *input, cfx_tensor *weight, 
                                          int64_t groups)
 {
     return conv_padding_mode("aten::conv1d.padding", "conv1d", 1, input, weight, bias, stride, padding, dilation,
+                             groups);
+}
+
+cfx_tensor *cfx_composite_conv3d_padding(cfx_tensor *input, cfx_tensor *weight, cfx_tensor *bias,
+                                         cfx_int_list stride, const char *padding, cfx_int_list dilation,
+                                         int64_t groups)
+{
+    return conv_padding_mode("aten::conv3d.padding", "conv3d", 3, input, weight, bias, stride, padding, dilation,
                              groups);
 }
 

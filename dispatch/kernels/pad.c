@@ -174,7 +174,7 @@ cfx_tensor *cfx_kernel_constant_pad_nd(cfx_tensor *self, cfx_int_list pad, cfx_v
         out = new_output(sizes, n, cfx_geom_suggest_memory_format(self->sizes, self->strides, n), self);
     }
     bool ok = out && pad_copy(out, narrowed, PAD_CONSTANT, neg, l_pad, value);
-    cfx_tensor_release(narrowed);
+    cfx_kernel_discard(narrowed); /* a view autoreleased into an open scope: released only without one */
     if (!ok) {
         cfx_kernel_discard(out);
         return NULL;

@@ -11,6 +11,7 @@
  *            order equal elements differently (NaN sorts above everything, as in PyTorch);
  *   topk     contiguous, the k largest (smallest) in that order; ties are taken in index order
  *            where PyTorch's partial sort leaves their order unspecified.
+ * cumsum_ writes cumsum's result into self, which must keep its dtype.
  * Elements are compared as long double, exact for every int64 and float. */
 #include <math.h>
 #include <string.h>
@@ -134,6 +135,57 @@ cfx_tensor *cfx_cpu_cumsum(cfx_tensor *self, int64_t dim, cfx_value dtype)
         return NULL;
     }
     return out;
+}
+
+/* cumsum_: the in-place form writes self's own dtype, so a dtype argument must name it (CPU:
+ * the structured kernel's "Bad in-place call: input tensor dtype float and output tensor dtype
+ * double should match"; Meta: the reference's out= check). The sum is cumsum's, in that dtype. */
+static bool cumsum__check(const char *op, const cfx_tensor *self, int64_t dim, cfx_value dtype, bool meta)
+{
+    int64_t d, code;
+    if (!cfx_geom_wrap_dim(dim, self->ndim, &d, op))
+        return false;
+    if (!cfx_geom_opt_int(dtype, &code) || code == self->dtype)
+        return true;
+    if (meta)
+        cfx_error_set(CFX_ERR, op, "dtype argument and out dtype must match in reduction");
+    else
+        cfx_error_set(CFX_ERR, op, "Bad in-place call: input tensor dtype %s and output tensor dtype %s should match",
+                      cfx_dtype_type_meta_name((cfx_dtype)self->dtype), cfx_dtype_type_meta_name((cfx_dtype)code));
+    return false;
+}
+
+cfx_tensor *cfx_meta_cumsum_(cfx_tensor *self, int64_t dim, cfx_value dtype)
+{
+    if (!cumsum__check("aten::cumsum_", self, dim, dtype, true))
+        return NULL;
+    cfx_tensor_bump_version(self); /* ADInplaceOrView, above the Meta kernel in PyTorch */
+    return self;
+}
+
+cfx_tensor *cfx_cpu_cumsum_(cfx_tensor *self, int64_t dim, cfx_value dtype)
+{
+    const char *op = "aten::cumsum_";
+    if (!cumsum__check(op, self, dim, dtype, false))
+        return NULL;
+    if (cfx_iter_internal_overlap(self)) {
+        cfx_error_set(CFX_ERR, op, "unsupported operation: more than one element of the written-to tensor refers to a "
+                                   "single memory location. Please clone() the tensor before performing the operation.");
+        return NULL;
+    }
+    if (self->dtype == CFX_BOOL) {
+        cfx_error_set(CFX_ERR, op, "\"cumsum_out_cpu\" not implemented for 'Bool'");
+        return NULL;
+    }
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *sum = cfx_cpu_cumsum(self, dim, cfx_dtype_value((cfx_dtype)self->dtype));
+    if (sum)
+        cfx_cpu_copy(self, sum);
+    cfx_scope_end(s);
+    if (!sum)
+        return NULL;
+    cfx_tensor_bump_version(self);
+    return self;
 }
 
 /* ---- ordering ----------------------------------------------------------------------------- */
