@@ -434,8 +434,8 @@ typedef struct ovr {
     const char *reason;
     int64_t shapes[6][5]; /* tensor arguments in order; {-1} ends, {0} is 0-dim */
     int ndims[6];
-    int64_t list[4][6];   /* the required int-list arguments in order (kernel, stride, ...) */
-    int nlist[4];
+    int64_t list[5][6];   /* the required int-list arguments in order (kernel, stride, ...) */
+    int nlist[5];
 } ovr;
 
 #define S(...) {__VA_ARGS__}
@@ -491,6 +491,24 @@ static const ovr overrides[] = {
     {"aten::_adaptive_avg_pool2d", "a (N, C, H, W) input and a 2-d output size", {S(1, 2, 5, 5)}, {4}, {{2, 2}},
      {2}},
     {"aten::adaptive_avg_pool2d", "a (N, C, H, W) input and a 2-d output size", {S(1, 2, 5, 5)}, {4}, {{2, 2}}, {2}},
+    {"aten::max_pool3d_with_indices", "a (N, C, T, H, W) input and a 3-d kernel that fits it", {S(1, 2, 4, 5, 5)},
+     {5}, {{2, 2, 2}}, {3}},
+    {"aten::max_pool3d", "a (N, C, T, H, W) input and a 3-d kernel that fits it", {S(1, 2, 4, 5, 5)}, {5},
+     {{2, 2, 2}}, {3}},
+    {"aten::avg_pool3d", "a (N, C, T, H, W) input and a 3-d kernel that fits it", {S(1, 2, 4, 5, 5)}, {5},
+     {{2, 2, 2}}, {3}},
+    {"aten::_adaptive_avg_pool3d", "a (N, C, T, H, W) input and a 3-d output size", {S(1, 2, 4, 5, 5)}, {5},
+     {{2, 3, 2}}, {3}},
+    {"aten::adaptive_avg_pool3d", "a (N, C, T, H, W) input and a 3-d output size", {S(1, 2, 4, 5, 5)}, {5},
+     {{2, 3, 2}}, {3}},
+    {"aten::im2col", "a (N, C, H, W) input and 2-d kernel, dilation, padding, stride that fit it", {S(1, 2, 5, 5)},
+     {4}, {{2, 2}, {1, 1}, {1, 0}, {2, 1}}, {2, 2, 2, 2}},
+    {"aten::col2im", "a (N, C * kh * kw, L) input whose L is the block count of the output size",
+     {S(1, 8, 6)}, {3}, {{5, 4}, {2, 2}, {1, 1}, {0, 0}, {2, 1}}, {2, 2, 2, 2, 2}},
+    {"aten::grid_sampler_2d", "an (N, C, H, W) input and an (N, H_out, W_out, 2) grid", {S(2, 3, 4, 5), S(2, 3, 2, 2)},
+     {4, 4}, {{0}}, {0}},
+    {"aten::grid_sampler", "an (N, C, H, W) input and an (N, H_out, W_out, 2) grid", {S(2, 3, 4, 5), S(2, 3, 2, 2)},
+     {4, 4}, {{0}}, {0}},
     {"aten::nll_loss_forward", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}},
      {0}},
     {"aten::nll_loss", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}}, {0}},
@@ -583,7 +601,7 @@ static void from_row(sink *k, const cfx_op *op, const ovr *o, cfx_dtype dt)
             if (!nt)
                 g.p = x;
             nt++;
-        } else if (t->kind == CFX_TYPE_LIST && elem_kind(t) != CFX_TYPE_TENSOR && nl < 4 && o->nlist[nl] &&
+        } else if (t->kind == CFX_TYPE_LIST && elem_kind(t) != CFX_TYPE_TENSOR && nl < 5 && o->nlist[nl] &&
                    !a->has_default) {
             smp.args[i] = ints(o->list[nl], o->nlist[nl]);
             nl++;

@@ -179,6 +179,20 @@ TWINS.update({
                                                      mode="bilinear", align_corners=True),
     "pad_replicate_constant": lambda a: F.pad(F.pad(a, (2, 1), mode="replicate"), (1, 0, 0, 1), value=0.5),
 })
+TWINS.update({  # 3-d pooling (ops-pool3d)
+    "max_pool3d": lambda a: F.max_pool3d(a, 2),
+    "max_pool3d_stride_pad": lambda a: F.max_pool3d(a, 3, 2, 1),
+    "avg_pool3d_pad": lambda a: F.avg_pool3d(a, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    "adaptive_avg_pool3d": lambda a: F.adaptive_avg_pool3d(a, (2, 3, 2)),
+    "adaptive_avg_pool3d_1x1x1": lambda a: F.adaptive_avg_pool3d(a, 1),
+    "unfold": lambda a: F.unfold(a, (2, 3), padding=(1, 0), stride=(2, 1)),
+    "fold": lambda a: F.fold(a, (5, 5), 2),
+    "grid_sample_bilinear": lambda a, b: F.grid_sample(a, b, align_corners=False),
+    "grid_sample_bicubic_reflect": lambda a, b: F.grid_sample(a, b, mode="bicubic", padding_mode="reflection",
+                                                              align_corners=True),
+    "grid_sample_nearest_border": lambda a, b: F.grid_sample(a, b, mode="nearest", padding_mode="border",
+                                                             align_corners=False),
+})
 for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1",
               "1x2", "1x4"):
     TWINS["matmul_" + _name] = lambda a, b: torch.matmul(a, b)
