@@ -67,6 +67,15 @@ static cfx_tensor *make_view(bool transposed, cfx_dtype dt)
                                transposed ? (const int64_t[]){1, 2} : (const int64_t[]){6, 2}, 2, 0);
 }
 
+/* embedding_bag's offsets: 0, 2, 4, ... (a bag of two indices each) */
+static cfx_tensor *make_offsets(const int64_t *sizes, int ndim)
+{
+    cfx_tensor *t = cfx_tensor_new(sizes, ndim, CFX_INT64, cfx_device_make(CFX_DEVICE_CPU));
+    for (int64_t i = 0; t && i < cfx_tensor_numel(t); i++)
+        ((int64_t *)cfx_tensor_data(t))[i] = 2 * i;
+    return t;
+}
+
 /* ints 0..bound-1 (cycled) */
 static cfx_tensor *make_index(const int64_t *sizes, int ndim, int64_t bound)
 {
@@ -551,6 +560,20 @@ static const ovr overrides[] = {
     {"aten::native_group_norm", "per-channel weight and bias of an (N, C, L) input, N, C, HxW its sizes",
      {S(2, 4, 3), S(4), S(4)}, {3, 1, 1}, {{0}}, {0}},
     {"aten::select_scatter", "src has the shape of one slice of self", {S(3, 3), S(3)}, {2, 1}, {{0}}, {0}},
+    {"aten::convolution_backward", "grad_output of the conv output's shape, weight (out, in, kh, kw) matching the "
+     "input's channels, bias_sizes (out), 2-d stride/padding/dilation/output_padding",
+     {S(1, 3, 3, 3), S(1, 2, 5, 5), S(3, 2, 3, 3)}, {4, 4, 4}, {{3}, {1, 1}, {0, 0}, {1, 1}, {0, 0}}, {1, 2, 2, 2, 2}},
+    {"aten::_cdist_forward", "x1 (r1, m) and x2 (r2, m) with the same columns", {S(2, 3), S(4, 3)}, {2, 2}, {{0}}, {0}},
+    {"aten::cdist", "x1 (r1, m) and x2 (r2, m) with the same columns", {S(2, 3), S(4, 3)}, {2, 2}, {{0}}, {0}},
+    {"aten::_pdist_forward", "a contiguous (n, m) input", {S(4, 3)}, {2}, {{0}}, {0}},
+    {"aten::pdist", "an (n, m) input", {S(4, 3)}, {2}, {{0}}, {0}},
+    {"aten::_embedding_bag", "indices below the weight's rows, offsets 0, 2, 4 into them, per-sample weights",
+     {S(5, 3), S(6), S(3), S(6)}, {2, 1, 1, 1}, {{0}}, {0}},
+    {"aten::_embedding_bag_forward_only", "indices below the weight's rows, offsets 0, 2, 4 into them",
+     {S(5, 3), S(6), S(3)}, {2, 1, 1}, {{0}}, {0}},
+    {"aten::native_group_norm_backward", "grad_out and input (N, C, L), [N, group] mean and rstd, per-channel weight "
+     "(N, C, HxW from grad_out; group: the generic int)", {S(2, 4, 3), S(2, 4, 3), S(2, 2), S(2, 2), S(4)},
+     {3, 3, 2, 2, 1}, {{0}}, {0}},
 };
 
 /* Ops with no samples at all, and why. */
@@ -594,7 +617,8 @@ static void from_row(sink *k, const cfx_op *op, const ovr *o, cfx_dtype dt)
             bool idx = named(a, "indices") || (named(a, "target") && target_is_index(s));
             /* indices bound by the tensor before them: a target by its classes (dim 1) */
             cfx_tensor *x = idx ? make_index(sz, nd, nt ? o->shapes[nt - 1][named(a, "target") ? 1 : 0] : 1)
-                                : make(sz, nd, dt);
+                            : named(a, "offsets") ? make_offsets(sz, nd)
+                                                  : make(sz, nd, dt);
             if (!x)
                 return;
             smp.args[i] = cfx_tensor_value(x);

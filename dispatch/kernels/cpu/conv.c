@@ -21,18 +21,9 @@
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
 #include "dispatch/kernels/nn_shapes.h"
+#include "dispatch/kernels/conv_internal.h"
 
-enum { MAXK = 3 };
-
-/* The index geometry shared by im2col and col2im. The "image" side is what the columns are
- * read from (plain: the input) or added into (transposed: the output); the "grid" side is the
- * other one, whose positions are the columns. Grid position o and kernel offset kk meet image
- * position o * s - p + kk * d in every spatial dim. */
-typedef struct conv_geom {
-    int k;                                        /* spatial dims */
-    int64_t image[MAXK], grid[MAXK], ker[MAXK], s[MAXK], p[MAXK], d[MAXK];
-    int64_t image_numel, cols, kprod;             /* prod(image), prod(grid), prod(ker) */
-} conv_geom;
+enum { MAXK = CFX_CONV_MAXK };
 
 static bool is_pointwise(const conv_geom *g)
 {
@@ -94,7 +85,7 @@ static bool is_pointwise(const conv_geom *g)
 DEFINE_COLUMNS(f32, float)
 DEFINE_COLUMNS(f64, double)
 
-static void columns(cfx_dtype dt, void *image, void *col, int64_t channels, const conv_geom *g, bool scatter)
+void cfx_conv_columns(cfx_dtype dt, void *image, void *col, int64_t channels, const conv_geom *g, bool scatter)
 {
     if (dt == CFX_FLOAT32)
         columns_f32(image, col, channels, g, scatter);
@@ -116,8 +107,7 @@ static void fill_bias(cfx_dtype dt, void *p, int64_t rows, int64_t cols, const c
     }
 }
 
-/* out (contiguous) = conv(x, w) + bias; x and w contiguous, all of dtype dt. */
-static bool conv_cpu(cfx_tensor *out, const cfx_tensor *x, const cfx_tensor *w, const cfx_tensor *bias,
+bool cfx_conv_cpu(cfx_tensor *out, const cfx_tensor *x, const cfx_tensor *w, const cfx_tensor *bias,
                      const conv_geom *g, int64_t groups, bool transposed)
 {
     cfx_dtype dt = (cfx_dtype)x->dtype;
@@ -140,7 +130,7 @@ static bool conv_cpu(cfx_tensor *out, const cfx_tensor *x, const cfx_tensor *w, 
             if (!transposed) {
                 /* out_g [O/g, out] += W_g [O/g, rows] @ columns [rows, out] */
                 if (!direct)
-                    columns(dt, xg, col, in_c, g, false);
+                    cfx_conv_columns(dt, xg, col, in_c, g, false);
                 cfx_mat c = {og, out_c, g->cols, g->cols, 1};
                 cfx_mat a = {wb + (size_t)(grp * out_c * rows) * es, out_c, rows, rows, 1};
                 cfx_mat b = {direct ? xg : col, rows, g->cols, g->cols, 1};
@@ -152,15 +142,28 @@ static bool conv_cpu(cfx_tensor *out, const cfx_tensor *x, const cfx_tensor *w, 
                 cfx_mat c = {direct ? og : col, rows, g->cols, g->cols, 1};
                 ok = cfx_blas_gemm(dt, c, a, b, 1.0, direct ? 1.0 : 0.0);
                 if (ok && !direct)
-                    columns(dt, og, col, out_c, g, true);
+                    cfx_conv_columns(dt, og, col, out_c, g, true);
             }
         }
     cfx_free(col);
     return ok;
 }
 
+void cfx_conv_geom_init(conv_geom *g, const cfx_tensor *input, const cfx_tensor *weight, const int64_t *out_sizes,
+                        cfx_int_list stride, cfx_int_list padding, cfx_int_list dilation, bool transposed)
+{
+    *g = (conv_geom){.k = input->ndim - 2, .image_numel = 1, .cols = 1, .kprod = 1};
+    for (int d = 0; d < g->k; d++) {
+        int64_t in = input->sizes[d + 2], out = out_sizes[d + 2];
+        g->image[d] = transposed ? out : in, g->grid[d] = transposed ? in : out, g->ker[d] = weight->sizes[d + 2];
+        g->s[d] = stride.data[stride.len == 1 ? 0 : d], g->p[d] = padding.data[padding.len == 1 ? 0 : d];
+        g->d[d] = dilation.data[dilation.len == 1 ? 0 : d];
+        g->image_numel *= g->image[d], g->cols *= g->grid[d], g->kprod *= g->ker[d];
+    }
+}
+
 /* slow_conv_transpose's shape check: output_padding below stride or dilation, per dim. */
-static bool output_padding_ok(const char *op, int k, cfx_int_list output_padding, const int64_t *s, const int64_t *d)
+bool cfx_conv_output_padding_ok(const char *op, int k, cfx_int_list output_padding, const int64_t *s, const int64_t *d)
 {
     static const char *const dims[3][3] = {{"width"}, {"height", "width"}, {"depth", "height", "width"}};
     bool ok = true;
@@ -188,7 +191,7 @@ static bool output_padding_ok(const char *op, int k, cfx_int_list output_padding
 
 /* select_conv_backend's check (CPU only: 2.13's Meta kernel has none): an empty input must be
  * empty in its batch or channels. A 1-d input is printed as the backend views it, [N, C, 1, L]. */
-static bool empty_input_ok(const char *op, const cfx_tensor *input)
+bool cfx_conv_empty_input_ok(const char *op, const cfx_tensor *input)
 {
     if (cfx_tensor_numel(input) || !input->sizes[0] || !input->sizes[1])
         return true;
@@ -216,7 +219,7 @@ cfx_tensor *cfx_kernel_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_te
     int64_t sizes[CFX_MAX_DIMS];
     if (!cfx_conv_output_size(op, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
                               sizes) ||
-        !empty_input_ok(op, input))
+        !cfx_conv_empty_input_ok(op, input))
         return NULL;
     int n = input->ndim;
     if (n - 2 > MAXK) {
@@ -230,15 +233,9 @@ cfx_tensor *cfx_kernel_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_te
                       cfx_dtype_name((cfx_dtype)weight->dtype));
         return NULL;
     }
-    conv_geom g = {.k = n - 2, .image_numel = 1, .cols = 1, .kprod = 1};
-    for (int d = 0; d < g.k; d++) {
-        int64_t in = input->sizes[d + 2], out = sizes[d + 2];
-        g.image[d] = transposed ? out : in, g.grid[d] = transposed ? in : out, g.ker[d] = weight->sizes[d + 2];
-        g.s[d] = stride.data[stride.len == 1 ? 0 : d], g.p[d] = padding.data[padding.len == 1 ? 0 : d];
-        g.d[d] = dilation.data[dilation.len == 1 ? 0 : d];
-        g.image_numel *= g.image[d], g.cols *= g.grid[d], g.kprod *= g.ker[d];
-    }
-    if (transposed && !output_padding_ok(op, g.k, output_padding, g.s, g.d))
+    conv_geom g;
+    cfx_conv_geom_init(&g, input, weight, sizes, stride, padding, dilation, transposed);
+    if (transposed && !cfx_conv_output_padding_ok(op, g.k, output_padding, g.s, g.d))
         return NULL;
     int64_t strides[CFX_MAX_DIMS];
     cfx_memory_format mf = cfx_geom_suggest_memory_format(input->sizes, input->strides, n);
@@ -255,7 +252,7 @@ cfx_tensor *cfx_kernel_convolution(cfx_tensor *input, cfx_tensor *weight, cfx_te
     cfx_scope s = cfx_scope_begin();
     const cfx_tensor *x = cfx_cpu_contiguous(input), *w = x ? cfx_cpu_contiguous(weight) : NULL;
     cfx_tensor *res = channels_last ? cfx_tensor_new(sizes, n, dt, cpu) : out;
-    bool ok = x && w && res && conv_cpu(res, x, w, bias, &g, groups, transposed);
+    bool ok = x && w && res && cfx_conv_cpu(res, x, w, bias, &g, groups, transposed);
     if (ok && res != out)
         cfx_cpu_copy(out, res);
     cfx_scope_end(s);
