@@ -199,10 +199,19 @@ cfx_tensor *cfx_cpu__pdist_forward(cfx_tensor *self, double p)
         cfx_error_set(CFX_ERR, PDIST, "\"pdist\" not implemented for '%s'", cfx_dtype_scalar_name((cfx_dtype)self->dtype));
         return NULL;
     }
+    int64_t m = c ? self->sizes[1] : 0, k = 0; /* the kernel reads n rows of size(1) from the data */
+    if (c && m && cfx_tensor_numel(self) < n * m) {
+        /* an input of more than two dims, empty past dim 1 ([2, 1, 0]): 2.13's CPU kernel reads
+         * n * size(1) elements of it anyway and crashes (SIGSEGV); cfx refuses (found by
+         * fuzz_op_call) */
+        cfx_error_set(CFX_ERR, PDIST, "_pdist_forward: an input of %d dims with %lld elements cannot hold "
+                      "%lld rows of size(1) = %lld (PyTorch 2.13 reads past its end)", (int)self->ndim,
+                      (long long)cfx_tensor_numel(self), (long long)n, (long long)m);
+        return NULL;
+    }
     cfx_tensor *out = cfx_tensor_new(&c, 1, (cfx_dtype)self->dtype, self->device);
     if (!out || !c)
         return out;
-    int64_t m = self->sizes[1], k = 0; /* the kernel reads n rows of size(1) from the data */
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++)
             cfx_nn_set(out, k++, m ? row_dist(self, i * m, 1, self, j * m, 1, m, p) : 0.0);
