@@ -140,6 +140,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * first member, `Union(, e, Scalar)?`, which does not parse: PyTorch 2.13 prints the same
      * (test schema/unparsable_prints_like_pytorch) */
     exempt |= p1 && strstr(p1, "Union(,") != NULL;
+    /* an alias set holding the wildcard and a name, `n(r|*!)`, prints the wildcard first,
+     * `n(*|r!)`, which does not parse: PyTorch 2.13 prints the same (test
+     * schema/unparsable_prints_like_pytorch) */
+    exempt |= p1 && strstr(p1, "(*|") != NULL;
     cfx_schema *s2 = p1 ? cfx_schema_parse(p1, &err) : NULL;
     if (p1 && !s2 && !exempt) {
         fprintf(stderr, "printed schema does not parse: %s\n%s\n", err ? err : "?", p1);

@@ -719,6 +719,8 @@ Test(schema, unparsable_prints_like_pytorch)
         {"f(Scalar a=0j) -> ()", "f(Scalar a=0.+0.j) -> ()"},
         {"f(Scalar?? a=0j, int?? b=None) -> ()", "f(Union(Scalar)? a=0.+0.j, int? b=None) -> ()"},
         {"f(complex[] c=[1.5, 2j]) -> ()", "f(complex[] c=[0.+1.j, 0.+2.j]) -> ()"},
+        /* and an alias set of the wildcard and a name prints the wildcard first */
+        {"fT(n(r|*!)x) -> Tensor(r!)", "fT(n(*|r!) x) -> Tensor(r!)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         cfx_schema *s = parse_ok(cases[i][0]);
