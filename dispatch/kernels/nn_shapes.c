@@ -38,6 +38,15 @@ static int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int6
     return out;
 }
 
+/* pool2d_shape_check's "<what> should be greater than zero, but got <h> <w>" */
+static bool positive_pair(const char *op, const char *fmt, int64_t h, int64_t w)
+{
+    if (h > 0 && w > 0)
+        return true;
+    cfx_error_set(CFX_ERR, op, fmt, (long long)h, (long long)w);
+    return false;
+}
+
 bool cfx_pool2d_params(const char *op, const cfx_tensor *self, cfx_int_list kernel, cfx_int_list stride,
                        cfx_int_list padding, const cfx_int_list *dilation, bool ceil_mode, cfx_pool2d *p)
 {
@@ -58,6 +67,12 @@ bool cfx_pool2d_params(const char *op, const cfx_tensor *self, cfx_int_list kern
         cfx_error_set(CFX_ERR, op, "non-empty 3D or 4D (batch mode) tensor expected for input");
         return false;
     }
+    /* pooling_output_shape's check, height then width: without it and pool2d_shape_check's
+     * below, negative windows read outside the input (heap-buffer-overflow, fuzz_op_call) */
+    if (p->ph < 0 || p->pw < 0) {
+        cfx_error_set(CFX_ERR, op, "pad must be non-negative, but got pad: %lld", (long long)(p->ph < 0 ? p->ph : p->pw));
+        return false;
+    }
     if (p->ph > (p->dh * (p->kh - 1) + 1) / 2 || p->pw > (p->dw * (p->kw - 1) + 1) / 2) {
         bool h = p->ph > (p->dh * (p->kh - 1) + 1) / 2;
         cfx_error_set(CFX_ERR, op,
@@ -66,6 +81,17 @@ bool cfx_pool2d_params(const char *op, const cfx_tensor *self, cfx_int_list kern
                       (long long)(h ? p->ph : p->pw), (long long)(h ? p->kh : p->kw), (long long)(h ? p->dh : p->dw));
         return false;
     }
+    /* pool2d_shape_check's texts: the Python meta functions (meta device, fake tensors) put a
+     * comma between the two values, the C++ checks do not */
+    bool py = self->device.type == CFX_DEVICE_META || self->ext.is_fake;
+    if (!positive_pair(op, py ? "kernel size should be greater than zero, but got kH: %lld, kW: %lld"
+                              : "kernel size should be greater than zero, but got kH: %lld kW: %lld", p->kh, p->kw) ||
+        !positive_pair(op, py ? "stride should be greater than zero, but got dH: %lld, dW: %lld"
+                              : "stride should be greater than zero, but got dH: %lld dW: %lld", p->sh, p->sw) ||
+        !positive_pair(op, py ? "dilation should be greater than zero, but got dilationH: %lld, dilationW: %lld"
+                              : "dilation should be greater than zero, but got dilationH: %lld dilationW: %lld",
+                       p->dh, p->dw))
+        return false;
     p->ih = self->sizes[n - 2], p->iw = self->sizes[n - 1];
     p->oh = pool_out(p->ih, p->kh, p->ph, p->sh, p->dh, ceil_mode);
     p->ow = pool_out(p->iw, p->kw, p->pw, p->sw, p->dw, ceil_mode);

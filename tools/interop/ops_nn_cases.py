@@ -151,7 +151,12 @@ def nn_cases(g, T, I, D, B, NONE, INTS, DT, perm):
              ("channels_last", [2, 3, 4, 4], [2, 2], [], [0], [1], False),
              ("k0", [1, 3, 5, 5], [0, 2], [], [0], [1], False),
              ("big_pad", [1, 3, 5, 5], [2, 2], [2, 2], [2, 2], [1], False),
-             ("too_small", [1, 3, 1, 1], [2, 2], [], [0], [1], False)]
+             ("too_small", [1, 3, 1, 1], [2, 2], [], [0], [1], False),
+             # found by fuzz_op_call: negative windows read outside the input before 2.13's checks
+             ("negative_all", [3, 3, 3], [-1], [-1], [-1], [-1], False),
+             ("negative_stride", [1, 3, 5, 5], [1, 1], [-1, -1], [0], [1], False),
+             ("negative_dilation", [1, 3, 5, 5], [1, 1], [1, 1], [0], [-1, -1], False),
+             ("negative_kernel", [1, 3, 5, 5], [-2, 2], [1, 1], [0], [1], False)]
     for name, xs, k, st, pd, dl, ceil in pools:
         x = T(xs, cl if name == "channels_last" else None)
         add(f"max_pool/{name}", "max_pool2d_with_indices", [x, INTS(k), INTS(st), INTS(pd), INTS(dl), B(ceil)])
