@@ -49,8 +49,6 @@ struct cfx_graph {
     uint32_t tinfo_cap, tinfo_count;
     cfx_target_info **targets;  /* the same records by id (cfx_node.target_id) */
     uint32_t targets_cap;
-    cfx_target_info **op_targets; /* op targets' records by op id (cfx_op_id), NULL if not met */
-    uint32_t op_targets_cap;
     cfx_node **nblock;          /* node table: node seq -> nblock[seq >> IR_NODE_SHIFT][low bits];
                                    each block's records are followed by a cfx_node_block_head */
     ir_use **ublock;            /* use table, the same way (id 0 is never handed out) */

@@ -165,11 +165,9 @@ void ir_target_table_free(cfx_graph *g)
 {
     cfx_free(g->tinfo);
     cfx_free(g->targets);
-    cfx_free(g->op_targets);
     g->tinfo = NULL;
     g->targets = NULL;
-    g->op_targets = NULL;
-    g->tinfo_cap = g->tinfo_count = g->targets_cap = g->op_targets_cap = 0;
+    g->tinfo_cap = g->tinfo_count = g->targets_cap = 0;
 }
 
 static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
@@ -288,8 +286,7 @@ static cfx_target_info *add_target(cfx_graph *g, cfx_target t, const void *ptr)
     return r;
 }
 
-/* The record of target t (ptr: t's pointer, a string interned), found or added. */
-static cfx_target_info *find_or_add(cfx_graph *g, cfx_target t)
+cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
 {
     const void *ptr = t.u.str;
     if (t.kind == CFX_TARGET_STRING) {
@@ -311,39 +308,4 @@ static cfx_target_info *find_or_add(cfx_graph *g, cfx_target t)
                 return g->tinfo[j];
     }
     return add_target(g, t, ptr);
-}
-
-/* Remembers r as the record of the op with id `id`. Only a shortcut: without memory the op is
- * found by the table as before. */
-static void remember_op_target(cfx_graph *g, uint32_t id, cfx_target_info *r)
-{
-    if (id >= g->op_targets_cap) {
-        uint32_t cap = g->op_targets_cap ? g->op_targets_cap : 256;
-        while (cap <= id)
-            cap *= 2;
-        cfx_target_info **t = cfx_realloc(g->op_targets, cap * sizeof *t);
-        if (!t)
-            return;
-        memset(t + g->op_targets_cap, 0, (cap - g->op_targets_cap) * sizeof *t);
-        g->op_targets = t;
-        g->op_targets_cap = cap;
-    }
-    g->op_targets[id] = r;
-}
-
-/* Nearly every traced node's target is an op: its record is found by the op's id, the
- * per-op fact the dispatcher numbers ops by (ids are never reused), not by hashing. The record
- * must name the op itself: an op the dispatcher never registered (a C user's own cfx_op) has no
- * id of its own (0, as the first registered op), and then the table answers. */
-cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
-{
-    if (t.kind != CFX_TARGET_OP || !t.u.op)
-        return find_or_add(g, t);
-    uint32_t id = cfx_op_id(t.u.op);
-    if (id < g->op_targets_cap && g->op_targets[id] && g->op_targets[id]->ptr == (const void *)t.u.op)
-        return g->op_targets[id];
-    cfx_target_info *r = find_or_add(g, t);
-    if (r)
-        remember_op_target(g, id, r);
-    return r;
 }
