@@ -23,6 +23,12 @@ typedef struct cfx_pool_window {
 /* The window of a checked 2-d pool (cfx_pool2d_params). */
 cfx_pool_window cfx_pool_window_2d(const cfx_pool2d *p);
 
+/* AvgPoolKernel.cpp's window at output position pos (T, H, W), shared by avg_pool2d/3d and
+ * avg_pool2d_backward: [lo, hi) clipped to the input; *pool the extent clipped to input +
+ * padding (count_include_pad's divisor), *count the elements inside the input. */
+void cfx_pool_avg_extent(const cfx_pool_window *w, const int64_t pos[3], int64_t lo[3], int64_t hi[3], int64_t *pool,
+                         int64_t *count);
+
 /* The two 3-d pools' checks in 2.13's order and words, then the output size: max_pool3d's
  * when dilation is given, avg_pool3d's (with its divisor_override check) otherwise. meta
  * picks the Python meta function's wording where it differs from the C++ kernel's. */

@@ -17,6 +17,7 @@
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/nn_shapes.h"
+#include "dispatch/kernels/pool_window.h"
 
 /* check_dim_size(grad, ndim, dim, size) for the three trailing dims */
 static bool check_grad(const char *op, const cfx_tensor *grad, const cfx_tensor *self, int64_t oh, int64_t ow,
@@ -189,22 +190,20 @@ cfx_tensor *cfx_cpu_avg_pool2d_backward(cfx_tensor *grad_output, cfx_tensor *sel
     if (!gi)
         return NULL;
     dims4 gd = dims_of(gi), od = dims_of(grad_output);
+    cfx_pool_window w = cfx_pool_window_2d(&p);
     for (int64_t n = 0; n < gd.nb; n++)
         for (int64_t c = 0; c < gd.c; c++)
             for (int64_t oh = 0; oh < p.oh; oh++)
                 for (int64_t ow = 0; ow < p.ow; ow++) {
-                    /* AvgPoolKernel.cpp's window: the padded extent gives pool_size */
-                    int64_t h0 = oh * p.sh - p.ph, w0 = ow * p.sw - p.pw;
-                    int64_t h1 = h0 + p.kh < p.ih + p.ph ? h0 + p.kh : p.ih + p.ph;
-                    int64_t w1 = w0 + p.kw < p.iw + p.pw ? w0 + p.kw : p.iw + p.pw;
-                    int64_t pool_size = (h1 - h0) * (w1 - w0);
-                    h0 = h0 > 0 ? h0 : 0, w0 = w0 > 0 ? w0 : 0;
-                    h1 = h1 < p.ih ? h1 : p.ih, w1 = w1 < p.iw ? w1 : p.iw;
+                    int64_t pos[3] = {0, oh, ow}, lo[3], hi[3], pool, count;
+                    cfx_pool_avg_extent(&w, pos, lo, hi, &pool, &count);
+                    if (!count)
+                        continue; /* a window wholly in the padding reads and spreads nothing */
                     int64_t div = divisor_override.kind == CFX_V_INT ? divisor_override.u.i
-                                  : count_include_pad               ? pool_size
-                                                                    : (h1 - h0) * (w1 - w0);
+                                  : count_include_pad               ? pool
+                                                                    : count;
                     double g = cfx_nn_get(grad_output, n * od.sn + c * od.sc + oh * od.sh + ow * od.sw) / (double)div;
-                    spread(gi, &gd, n * gd.sn + c * gd.sc, h0, h1, w0, w1, g);
+                    spread(gi, &gd, n * gd.sn + c * gd.sc, lo[1], hi[1], lo[2], hi[2], g);
                 }
     return gi;
 }

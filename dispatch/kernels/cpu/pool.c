@@ -118,6 +118,20 @@ static void max_window(const cfx_tensor *self, const cfx_pool_window *w, cfx_ten
         }
 }
 
+void cfx_pool_avg_extent(const cfx_pool_window *w, const int64_t pos[3], int64_t lo[3], int64_t hi[3], int64_t *pool,
+                         int64_t *count)
+{
+    *pool = *count = 1;
+    for (int i = 0; i < 3; i++) {
+        lo[i] = pos[i] * w->s[i] - w->p[i];
+        hi[i] = lo[i] + w->k[i] < w->in[i] + w->p[i] ? lo[i] + w->k[i] : w->in[i] + w->p[i];
+        *pool *= hi[i] - lo[i];
+        lo[i] = lo[i] < 0 ? 0 : lo[i];
+        hi[i] = hi[i] > w->in[i] ? w->in[i] : hi[i];
+        *count *= hi[i] > lo[i] ? hi[i] - lo[i] : 0;
+    }
+}
+
 /* divisor: divisor_override's value, or 0 for none. */
 static void avg_window(const cfx_tensor *self, const cfx_pool_window *w, bool count_include_pad, int64_t divisor,
                        cfx_tensor *out)
@@ -126,16 +140,9 @@ static void avg_window(const cfx_tensor *self, const cfx_pool_window *w, bool co
     int64_t nout = w->out[0] * w->out[1] * w->out[2];
     for (int64_t pl = 0; pl < w->planes; pl++)
         for (int64_t o = 0; o < nout; o++) {
-            int64_t pos[3], lo[3], hi[3], at[3], pool = 1, count = 1;
+            int64_t pos[3], lo[3], hi[3], at[3], pool, count;
             position(w, o, pos);
-            for (int i = 0; i < 3; i++) {
-                lo[i] = pos[i] * w->s[i] - w->p[i];
-                hi[i] = lo[i] + w->k[i] < w->in[i] + w->p[i] ? lo[i] + w->k[i] : w->in[i] + w->p[i];
-                pool *= hi[i] - lo[i];
-                lo[i] = lo[i] < 0 ? 0 : lo[i];
-                hi[i] = hi[i] > w->in[i] ? w->in[i] : hi[i];
-                count *= hi[i] > lo[i] ? hi[i] - lo[i] : 0;
-            }
+            cfx_pool_avg_extent(w, pos, lo, hi, &pool, &count);
             double sum = 0;
             int64_t isum = 0;
             for (at[0] = lo[0]; at[0] < hi[0]; at[0]++)
