@@ -28,6 +28,7 @@ static void fake_destroy(cfx_mode *self)
 {
     cfx_fake_mode *m = (cfx_fake_mode *)self;
     cfx_fake_cache_free(m);
+    cfx_fake_meta_free(m);
     cfx_free(m->memo);
     cfx_free(m->smemo);
     cfx_free(m->enters);

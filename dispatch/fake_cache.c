@@ -17,7 +17,9 @@
  * constants and on plain values (no tensor lists, no Device argument: the call stands the
  * device in by meta on the stack), whose output is a fresh fake (its own storage, offset 0,
  * not an input). The key also holds the thread's local key sets, which can steer the
- * kernel's own dispatch. Entries live in the mode (2.13 keeps them in the class: only
+ * kernel's own dispatch. A fake argument is keyed by its metadata's interned record
+ * (fake_meta.c), one word, and an entry's output is such a record, which the fake it makes
+ * points at from birth. Entries live in the mode (2.13 keeps them in the class: only
  * hit counts could tell the difference) and are dropped whenever a dispatch table changes,
  * since a kernel registered later must be the one that answers. */
 #include <stdlib.h>
@@ -32,11 +34,9 @@
 struct cfx_fake_cache_entry {
     uint64_t hash;
     uint32_t n_words;
-    int8_t dtype, ndim;
-    cfx_device device; /* the output's fake device */
-    uint64_t nbytes;   /* the output's (meta) storage size */
-    int64_t *dims;     /* sizes, then strides */
-    uint64_t words[];  /* the key, then the dims */
+    const cfx_fake_meta *out; /* the output's metadata (storage offset 0) */
+    uint64_t nbytes;          /* the output's (meta) storage size */
+    uint64_t words[];         /* the key */
 };
 
 enum { OP_UNKNOWN = 0, OP_BYPASS = 1, OP_CACHED = 2, MAX_ENTRIES = 1 << 16 };
@@ -157,29 +157,19 @@ two: /* a number or an enum: its kind and its value */
     return true;
 }
 
-/* A fake tensor of this mode without a constant, by its metadata; false otherwise. */
-static bool put_tensor(const cfx_fake_mode *m, cfx_fake_key *k, const cfx_tensor *t)
+/* A fake tensor of this mode without a constant and with a fake's key set, as one word: its
+ * metadata's record (fake_meta.c), which stands for dtype, rank, device, offset, sizes and
+ * strides (ids start at 1: the word of a None, CFX_V_TENSOR alone, is no record's); false
+ * otherwise. */
+static bool put_tensor(cfx_fake_mode *m, cfx_fake_key *k, cfx_tensor *t)
 {
     if (!t)
-        return put(k, CFX_V_TENSOR | (uint64_t)1 << 32);
-    if (!cfx_fake_is_ours(m, t) || t->is_wrapped_number || cfx_fake_constant_of(m, t))
+        return put(k, CFX_V_TENSOR);
+    if (!cfx_fake_is_ours(m, t) || t->is_wrapped_number || t->keys.repr != m->fake_keys.repr ||
+        cfx_fake_constant_of(m, t))
         return false;
-    if (k->n + 3 + 2 * (uint32_t)t->ndim > CFX_FAKE_KEY_WORDS)
-        return false;
-    uint64_t *w = k->w + k->n;
-    w[0] = CFX_V_TENSOR | (uint64_t)(uint8_t)t->dtype << 8 | (uint64_t)(uint8_t)t->ndim << 16 |
-           (uint64_t)(uint8_t)t->ext.fake_device.type << 32 | (uint64_t)(uint8_t)t->ext.fake_device.index << 40;
-    w[1] = t->keys.repr;
-    w[2] = (uint64_t)t->storage_offset;
-    uint64_t h = rotl7(k->hash) ^ w[0] ^ w[2];
-    for (int i = 0; i < t->ndim; i++) {
-        w[3 + i] = (uint64_t)t->sizes[i];
-        w[3 + t->ndim + i] = (uint64_t)t->strides[i];
-        h = rotl7(h) ^ w[3 + i] ^ w[3 + t->ndim + i] << 1;
-    }
-    k->hash = h;
-    k->n += 3 + 2 * (uint32_t)t->ndim;
-    return true;
+    const cfx_fake_meta *r = cfx_fake_meta_of(m, t);
+    return r && put(k, CFX_V_TENSOR | r->id << 8);
 }
 
 static const cfx_fake_cache_entry *find(const cfx_fake_mode *m, const cfx_fake_key *k)
@@ -232,16 +222,18 @@ int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, 
         return 0;
     /* _output_from_cache_entry: empty_strided on meta, made a fake of this mode; the record
      * is of a tensor made on meta, checked then */
-    cfx_tensor *t = cfx_tensor_new_recorded(e->dims, e->dims + e->ndim, e->ndim, (cfx_dtype)e->dtype,
+    const cfx_fake_meta *out = e->out;
+    cfx_tensor *t = cfx_tensor_new_recorded(out->sizes, out->strides, out->ndim, (cfx_dtype)out->dtype,
                                             cfx_device_make(CFX_DEVICE_META), e->nbytes);
     if (!t)
         return -1;
-    int rc = cfx_fake_mark(m, t, e->device);
+    int rc = cfx_fake_mark(m, t, out->device);
     if (rc != CFX_OK) {
         if (cfx_scope_depth() == 0)
             cfx_tensor_release(t);
         return -1;
     }
+    t->ext.fake_meta = out;
     stack[0] = cfx_tensor_value(t);
     return 1;
 }
@@ -266,8 +258,11 @@ void cfx_fake_cache_insert(cfx_fake_mode *m, const cfx_fake_key *k, cfx_tensor *
 {
     if (!k->usable || stack[0].kind != CFX_V_TENSOR || !stack[0].u.t || m->cache_count >= MAX_ENTRIES)
         return;
-    const cfx_tensor *out = stack[0].u.t;
+    cfx_tensor *out = stack[0].u.t;
     if (!plain_fresh_output(m, out, inputs, n_inputs))
+        return;
+    const cfx_fake_meta *rec = cfx_fake_meta_of(m, out);
+    if (!rec)
         return;
     /* the storage a hit's empty_strided gives must be the one the kernel gave */
     bool had_error = cfx_error_occurred();
@@ -297,20 +292,14 @@ void cfx_fake_cache_insert(cfx_fake_mode *m, const cfx_fake_key *k, cfx_tensor *
         m->cache = t;
         m->cache_cap = cap;
     }
-    size_t nd = 2 * (size_t)out->ndim;
-    cfx_fake_cache_entry *e = cfx_malloc(sizeof *e + (k->n + nd) * sizeof(uint64_t));
+    cfx_fake_cache_entry *e = cfx_malloc(sizeof *e + k->n * sizeof(uint64_t));
     if (!e)
         return;
     e->hash = k->hash;
     e->n_words = k->n;
-    e->dtype = out->dtype;
-    e->ndim = out->ndim;
-    e->device = out->ext.fake_device;
+    e->out = rec;
     e->nbytes = out->storage->nbytes; /* what empty_strided gave synth too (checked above) */
     memcpy(e->words, k->w, k->n * sizeof *k->w);
-    e->dims = (int64_t *)(void *)(e->words + k->n);
-    memcpy(e->dims, out->sizes, out->ndim * sizeof *out->sizes);
-    memcpy(e->dims + out->ndim, out->strides, out->ndim * sizeof *out->strides);
     uint32_t mask = m->cache_cap - 1, j = (uint32_t)(e->hash ^ e->hash >> 32) & mask;
     while (m->cache[j])
         j = (j + 1) & mask;

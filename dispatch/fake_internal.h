@@ -22,6 +22,18 @@ typedef struct fake_storage_entry {
 
 typedef struct cfx_fake_cache_entry cfx_fake_cache_entry; /* fake_cache.c */
 
+/* A fake tensor's metadata, interned per mode (fake_meta.c): equal records are one record. */
+typedef struct cfx_fake_meta cfx_fake_meta;
+struct cfx_fake_meta {
+    uint64_t id;   /* process-wide, never reused */
+    uint64_t hash; /* of the fields below */
+    int8_t dtype, ndim;
+    cfx_device device; /* the fake device */
+    int64_t storage_offset;
+    const int64_t *sizes, *strides; /* into dims */
+    int64_t dims[];
+};
+
 typedef struct fake_enter_entry {
     bool live;     /* this enter set the slot (false: it was already this mode) */
     cfx_mode *prev; /* the fake mode stashed by this enter, or NULL */
@@ -47,6 +59,9 @@ struct cfx_fake_mode {
     uint64_t cache_gen; /* the dispatch tables' generation the records were made under */
     uint8_t *cache_ops;
     uint32_t cache_ops_cap;
+    /* the interned metadata records (fake_meta.c), an open-addressing set */
+    cfx_fake_meta **metas;
+    uint32_t metas_cap, metas_count;
 };
 
 /* Python and PythonTLSSnapshot, the keys of a Python tensor subclass (both plain
@@ -73,6 +88,7 @@ static inline int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device devi
     }
     e->is_fake = true;
     e->fake_device = device;
+    e->fake_meta = NULL; /* computed when first needed (fake_meta.c) */
     /* A meta tensor's keys, plus those of a Python tensor subclass (the dispatcher is
      * initialised: cfx_fake_mode_new did it). */
     t->keys = m->fake_keys;
@@ -103,6 +119,25 @@ bool cfx_fake_answer_with_constants(cfx_fake_mode *m, const cfx_op *op, cfx_valu
 int cfx_fake_lift_real(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack);
 /* invalidate_written_to_constants: the fake arguments op writes lose their constants. */
 void cfx_fake_invalidate_written(const cfx_fake_mode *m, const cfx_schema *s, const cfx_value *stack);
+
+/* fake_meta.c */
+/* t's metadata record (t a fake of m), interned and attached to t the first time; NULL when
+ * m holds as many records as it may or is out of memory (no error is recorded: the caller
+ * goes without). */
+const cfx_fake_meta *cfx_fake_meta_intern(cfx_fake_mode *m, cfx_tensor *t);
+static inline const cfx_fake_meta *cfx_fake_meta_of(cfx_fake_mode *m, cfx_tensor *t)
+{
+    return t->ext.fake_meta ? t->ext.fake_meta : cfx_fake_meta_intern(m, t);
+}
+/* Frees the records (the mode's end). */
+void cfx_fake_meta_free(cfx_fake_mode *m);
+/* The id of t's record, or 0 (none computed yet, or not a fake). Two tensors with the same
+ * nonzero id have the same dtype, rank, sizes, strides and storage offset, in any mode: the
+ * graph's meta intern (ir/meta_intern.c) compares ids instead of dims. */
+static inline uint64_t cfx_fake_meta_id(const cfx_tensor *t)
+{
+    return t->ext.fake_meta ? t->ext.fake_meta->id : 0;
+}
 
 /* fake_cache.c (FakeTensorMode's dispatch cache) */
 enum { CFX_FAKE_KEY_WORDS = 96 };

@@ -722,6 +722,7 @@ bool cfx_tensor_set_geometry(cfx_tensor *t, const int64_t *sizes, const int64_t 
     t->ndim = (int8_t)ndim;
     copy_dims(t->sizes, tmp, ndim);
     copy_dims(t->strides, tmp + ndim, ndim);
+    t->ext.fake_meta = NULL; /* the fake's record no longer describes it */
     return true;
 }
 

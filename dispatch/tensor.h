@@ -36,6 +36,7 @@ typedef struct cfx_storage {
 } cfx_storage;
 
 struct cfx_mode;
+struct cfx_fake_meta;
 
 /* One tracer's record on a tensor (tensor_ext.h). */
 typedef struct cfx_tensor_binding {
@@ -55,6 +56,9 @@ struct cfx_tensor_ext {
     struct cfx_mode *mode;  /* strong reference, or NULL */
     cfx_device fake_device; /* meaningful when is_fake (not cleared otherwise) */
     bool is_fake;           /* mode is a fake mode and the tensor is one of its fakes */
+    /* a fake's metadata as its mode's interned record (dispatch/fake_meta.c), or NULL: not
+     * computed yet */
+    const struct cfx_fake_meta *fake_meta;
     uint32_t n_bindings;    /* slots used (cleared ones included) */
     uint32_t cap_bindings;  /* always valid: the inline slots' count until more are needed */
     cfx_tensor_binding *bindings; /* always valid: inline_bindings until more are needed */

@@ -13,6 +13,7 @@ static inline void cfx_tensor_ext_init(struct cfx_tensor_ext *ext)
 {
     ext->mode = NULL;
     ext->is_fake = false;
+    ext->fake_meta = NULL;
     ext->n_bindings = 0;
     ext->bindings = ext->inline_bindings;
     ext->cap_bindings = CFX_TENSOR_EXT_INLINE_BINDINGS;

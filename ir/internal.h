@@ -159,6 +159,9 @@ typedef struct ir_meta_key {
     const cfx_meta_val *val;   /* a tensor val, or NULL */
     const cfx_tensor_meta *tm; /* or NULL */
     bool tm_derived_format;
+    /* nonzero: val is of a fake tensor whose metadata record (dispatch/fake_meta.c) has this
+     * id, so its dims and storage offset are those of any record keyed by the same id */
+    uint64_t val_id;
 } ir_meta_key;
 /* The meta record a node whose record is m (NULL for none) has after change c, where each
  * non-NULL part of c replaces its slot (NULL + error on OOM): m itself, changed in place, if it

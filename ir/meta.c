@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/fake_internal.h"
 #include "ir/internal.h"
 
 #define SHARED CFX_META_SHARED
@@ -347,7 +348,8 @@ int cfx_node_set_result_meta(cfx_node *n, const cfx_site *site, const cfx_tensor
         .storage_offset = t->storage_offset,
     };
     cfx_tensor_meta tm = tensor_meta_of(t, requires_grad);
-    slot_change c = {.site = site, .val = val_device ? &v : NULL, .tm = &tm, .tm_derived_format = true};
+    slot_change c = {.site = site, .val = val_device ? &v : NULL, .tm = &tm, .tm_derived_format = true,
+                     .val_id = val_device ? cfx_fake_meta_id(t) : 0};
     return change_slots(cfx_node_graph(n), n, &c);
 }
 

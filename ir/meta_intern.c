@@ -9,7 +9,9 @@
  * lookup: the site by where the caller's strings are and by what they say (CFX_HERE's
  * __FILE__ and __func__ are the same pointers on every call from one line; the strings are
  * compared with the record's copies on every lookup, since a caller may write other text into
- * the same buffer), val and tensor_meta by their fields and their dims by value. A
+ * the same buffer), val and tensor_meta by their fields and their dims by value (or, for the
+ * val of a fake tensor the fake mode has interned, by its record's id: dispatch/fake_meta.c
+ * hash-conses a fake's dims once, and a record made from the same id has the same dims). A
  * tensor_meta whose memory format is what its dims say (one taken from a tensor) is keyed
  * without it; the record computes it once. */
 #include <stdlib.h>
@@ -26,6 +28,7 @@ static inline uint32_t fold(uint64_t h) { return (uint32_t)(h ^ (h >> 29) ^ (h >
 typedef struct meta_rec {
     cfx_meta m;                      /* slots point at the copies below */
     uint64_t word[3];                /* what key_words says of the slots */
+    uint64_t val_id;                 /* the key's val_id when it made the record, or 0 */
     const char *key_file, *key_func; /* the site pointers the record was found by */
     cfx_site site;                   /* the site's copy, strings interned */
     cfx_meta_val val;
@@ -103,7 +106,9 @@ static bool meta_eq(const meta_rec *r, const lookup *l)
     if (r->word[0] != l->word[0] || r->word[1] != l->word[1] || r->word[2] != l->word[2])
         return false;
     const cfx_meta_val *v = k->val;
-    if (v && (r->val.storage_offset != v->storage_offset || !dims_equal(r->val.sizes, v->sizes, v->strides, v->n)))
+    bool same_tensor_meta = k->val_id && k->val_id == r->val_id; /* the dims are equal */
+    if (v && !same_tensor_meta &&
+        (r->val.storage_offset != v->storage_offset || !dims_equal(r->val.sizes, v->sizes, v->strides, v->n)))
         return false;
     const cfx_tensor_meta *t = k->tm;
     if (t && !(l->word[2] & KEY_SHARED_DIMS) && !dims_equal(r->tm.shape, t->shape, t->stride, t->ndim))
@@ -175,6 +180,7 @@ static meta_rec *add_record(cfx_graph *g, const lookup *l, uint32_t hash)
         goto oom;
     r->m = (cfx_meta){NULL, NULL, NULL, NULL, 0, CFX_META_SHARED};
     memcpy(r->word, l->word, sizeof r->word);
+    r->val_id = k->val ? k->val_id : 0;
     if (k->site) {
         const cfx_site *s = k->site;
         cfx_names *ns = g->names;
@@ -221,6 +227,18 @@ oom:
     return NULL;
 }
 
+/* Record r, found for key k, becomes the last one found. It takes k's val_id (its dims are
+ * k's: they were just compared), so that the next key with that id is matched by the id: a
+ * record first made without one (a placeholder's, before its fake had a record) or by
+ * another fake mode's tensor. */
+static cfx_meta *found(ir_hcons *h, meta_rec *r, const ir_meta_key *k)
+{
+    if (k->val && k->val_id)
+        r->val_id = k->val_id;
+    h->last = r;
+    return &r->m;
+}
+
 cfx_meta *ir_meta_change(cfx_graph *g, cfx_meta *m, const ir_meta_key *c)
 {
     if (m && m->cap_entries != CFX_META_SHARED)
@@ -232,8 +250,10 @@ cfx_meta *ir_meta_change(cfx_graph *g, cfx_meta *m, const ir_meta_key *c)
         const meta_rec *old = (const meta_rec *)(const void *)shared;
         if (!c->site)
             k.site = shared->stack_trace;
-        if (!c->val)
+        if (!c->val) {
             k.val = shared->val;
+            k.val_id = old->val_id;
+        }
         if (!c->tm) {
             k.tm = shared->tensor_meta;
             k.tm_derived_format = (old->word[2] & KEY_DERIVED_FORMAT) != 0;
@@ -244,15 +264,13 @@ cfx_meta *ir_meta_change(cfx_graph *g, cfx_meta *m, const ir_meta_key *c)
     ir_hcons *h = &g->hc_meta;
     /* a traced model sets the same meta on node after node: the last record first */
     if (h->last && meta_eq(h->last, &l))
-        return &((meta_rec *)h->last)->m;
+        return found(h, (meta_rec *)h->last, &k);
     uint32_t hash = hash_key(&l);
     if (h->cap) {
         uint32_t mask = h->cap - 1;
         for (uint32_t j = hash & mask; h->slots[j].rec; j = (j + 1) & mask)
-            if (h->slots[j].hash == hash && meta_eq(h->slots[j].rec, &l)) {
-                h->last = h->slots[j].rec;
-                return &((meta_rec *)h->slots[j].rec)->m;
-            }
+            if (h->slots[j].hash == hash && meta_eq(h->slots[j].rec, &l))
+                return found(h, (meta_rec *)h->slots[j].rec, &k);
     }
     meta_rec *r = add_record(g, &l, hash);
     h->last = r;

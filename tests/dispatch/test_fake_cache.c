@@ -157,3 +157,36 @@ Test(fake_cache, calls_the_cache_cannot_describe_run_every_time)
     cfx_library_free(lib);
     cr_assert_eq(cfx_tensor_live_count(), 0);
 }
+
+/* A fake argument is keyed by its metadata's interned record (fake_meta.c): fakes with equal
+ * metadata share one record, and an in-place view (unsqueeze_) changes a fake's metadata in
+ * its own header, so its record must go with it or the next call would be answered for the
+ * old shape. */
+Test(fake_cache, an_inplace_view_rekeys_its_tensor)
+{
+    cfx_library *lib = CFX_LIBRARY(CFX_LIB_FRAGMENT, "aten");
+    cr_assert_eq(cfx_library_def(lib, "cfx_cache_probe3(Tensor x) -> Tensor"), CFX_OK);
+    cr_assert_eq(CFX_IMPL_BOXED(lib, "cfx_cache_probe3", CFX_KEY_Meta, fresh_meta, &runs_a), CFX_OK);
+    runs_a = 0;
+    cfx_scope s = cfx_scope_begin();
+    cfx_fake_mode *m = cfx_fake_mode_new(NULL);
+    cfx_tensor *x = fake(m, 2, 3), *x2 = fake(m, 2, 3);
+    expect_fresh_fake(m, call1("aten::cfx_cache_probe3", x), x);
+    expect_fresh_fake(m, call1("aten::cfx_cache_probe3", x2), x2);
+    cr_assert_eq(runs_a, 1);
+    cr_assert_not_null(x->ext.fake_meta);
+    cr_assert_eq(x->ext.fake_meta, x2->ext.fake_meta, "equal metadata: one record");
+    cfx_value st[2] = {cfx_tensor_value(x), cfx_int(1)};
+    cr_assert_eq(cfx_op_call(cfx_op_find("aten::unsqueeze_"), st, 2, COUNT_OF(st)), CFX_OK, "%s",
+                 cfx_error_message() ? cfx_error_message() : "");
+    cr_assert_eq(x->ndim, 3);
+    cfx_tensor *y = call1("aten::cfx_cache_probe3", x);
+    expect_fresh_fake(m, y, x);
+    cr_assert_eq(y->sizes[1], 1, "the unsqueezed shape [2, 1, 3], not the old record's");
+    cr_assert_eq(runs_a, 2, "a new shape is a new key");
+    cr_assert_neq(x->ext.fake_meta, x2->ext.fake_meta);
+    cfx_fake_mode_free(m);
+    cfx_scope_end(s);
+    cfx_library_free(lib);
+    cr_assert_eq(cfx_tensor_live_count(), 0);
+}
