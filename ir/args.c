@@ -165,15 +165,16 @@ static inline cfx_value *args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kw
 /* One argument value into a node's block: the copy, and what more it needs (ir_fixup_values);
  * its node references are counted in *refs. A node reference, the commonest argument of a
  * traced node, is tested for first. */
-static inline int copy_value(cfx_graph *g, cfx_value *dst, cfx_value v, cfx_node_map_fn map, void *ctx,
-                             uint32_t *refs)
+static inline int copy_value(cfx_graph *g, cfx_value *dst, cfx_value v, const ir_arg_map *map, uint32_t *refs)
 {
     *dst = v;
     if (v.kind == CFX_V_NODE && v.u.node && !map) {
         ++*refs;
         return CFX_OK;
     }
-    return needs_fixup(dst, map) ? ir_fixup_values(g, dst, 1, map, ctx, refs) : CFX_OK;
+    if (!needs_fixup(dst, map))
+        return CFX_OK;
+    return ir_fixup_values(g, dst, 1, map ? map->fn : NULL, map ? map->ctx : NULL, refs);
 }
 
 cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc)
@@ -182,7 +183,7 @@ cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *
 }
 
 int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
-                     uint32_t n_kwargs, cfx_node_map_fn map, void *ctx)
+                     uint32_t n_kwargs, const ir_arg_map *map)
 {
     if (n_args && !args)
         return cfx_error_set(CFX_ERR, NULL, "args is NULL but its count is %u", n_args);
@@ -196,7 +197,7 @@ int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const 
     /* the node references are counted as they are copied: they bound the inputs */
     uint32_t refs = 0;
     for (uint32_t i = 0; i < n_args; i++)
-        if ((rc = copy_value(g, &dst[i], args[i], map, ctx, &refs)) != CFX_OK)
+        if ((rc = copy_value(g, &dst[i], args[i], map, &refs)) != CFX_OK)
             return rc;
     cfx_kwarg *k = dst ? (cfx_kwarg *)(void *)(dst + n_args) : NULL; /* no block for no arguments */
     for (uint32_t i = 0; i < n_kwargs; i++) {
@@ -205,11 +206,11 @@ int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const 
         k[i].name = cfx_names_intern(g->names, kwargs[i].name, strlen(kwargs[i].name));
         if (!k[i].name)
             return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-        if ((rc = copy_value(g, &k[i].value, kwargs[i].value, map, ctx, &refs)) != CFX_OK)
+        if ((rc = copy_value(g, &k[i].value, kwargs[i].value, map, &refs)) != CFX_OK)
             return rc;
     }
     ir_set_args(n, dst, n_args, n_kwargs); /* counts checked by ir_args_block */
-    return ir_link_inputs(n, refs);
+    return ir_link_inputs(g, n, refs);
 }
 
 

@@ -200,7 +200,7 @@ static void insert_point_error(const cfx_graph *g, const cfx_node *at)
  * reference of the args as they are copied. */
 static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
                              uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name,
-                             cfx_node_map_fn map, void *ctx)
+                             const ir_arg_map *map)
 {
     if (!g)
         return NULL;
@@ -238,7 +238,7 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
      * walk the graph, so then it is linked in last. */
     if (!map)
         ir_list_insert(g, g->insert, n);
-    int rc = ir_node_set_args(n, args, n_args, kwargs, n_kwargs, map, ctx);
+    int rc = ir_node_set_args(n, args, n_args, kwargs, n_kwargs, map);
     if (rc != CFX_OK) {
         ir_unlink_inputs(n); /* the record is reused: leave no use naming it */
         if (!map)
@@ -256,58 +256,57 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
 cfx_node *cfx_graph_create_node(cfx_graph *g, cfx_node_op op, cfx_target target, const cfx_value *args,
                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs, const char *name)
 {
-    return create_node(g, op, target, args, n_args, kwargs, n_kwargs, name, NULL, NULL);
+    return create_node(g, op, target, args, n_args, kwargs, n_kwargs, name, NULL);
 }
 
 cfx_node *cfx_graph_placeholder(cfx_graph *g, const char *name)
 {
-    return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), NULL, 0, NULL, 0, NULL, NULL, NULL);
+    return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), NULL, 0, NULL, 0, NULL, NULL);
 }
 
 cfx_node *cfx_graph_placeholder_default(cfx_graph *g, const char *name, cfx_value default_value)
 {
     return create_node(g, CFX_NODE_PLACEHOLDER, cfx_target_str(name), &default_value, 1, NULL, 0,
-                       NULL, NULL, NULL);
+                       NULL, NULL);
 }
 
 cfx_node *cfx_graph_get_attr(cfx_graph *g, const char *qualified_name)
 {
     return create_node(g, CFX_NODE_GET_ATTR, cfx_target_str(qualified_name), NULL, 0, NULL, 0,
-                       NULL, NULL, NULL);
+                       NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_op(cfx_graph *g, const cfx_op *op, const cfx_value *args, uint32_t n_args,
                             const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
     return create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_op(op), args, n_args, kwargs, n_kwargs,
-                       NULL, NULL, NULL);
+                       NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_fn(cfx_graph *g, const cfx_builtin_fn *fn, const cfx_value *args,
                             uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
     return create_node(g, CFX_NODE_CALL_FUNCTION, cfx_target_fn(fn), args, n_args, kwargs, n_kwargs,
-                       NULL, NULL, NULL);
+                       NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_method(cfx_graph *g, const char *method, const cfx_value *args,
                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
     return create_node(g, CFX_NODE_CALL_METHOD, cfx_target_str(method), args, n_args, kwargs,
-                       n_kwargs, NULL, NULL, NULL);
+                       n_kwargs, NULL, NULL);
 }
 
 cfx_node *cfx_graph_call_module(cfx_graph *g, const char *module_path, const cfx_value *args,
                                 uint32_t n_args, const cfx_kwarg *kwargs, uint32_t n_kwargs)
 {
     return create_node(g, CFX_NODE_CALL_MODULE, cfx_target_str(module_path), args, n_args, kwargs,
-                       n_kwargs, NULL, NULL, NULL);
+                       n_kwargs, NULL, NULL);
 }
 
 cfx_node *cfx_graph_output(cfx_graph *g, cfx_value result)
 {
-    return create_node(g, CFX_NODE_OUTPUT, cfx_target_str("output"), &result, 1, NULL, 0, NULL,
-                       NULL, NULL);
+    return create_node(g, CFX_NODE_OUTPUT, cfx_target_str("output"), &result, 1, NULL, 0, NULL, NULL);
 }
 
 cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_fn map, void *ctx)
@@ -318,13 +317,14 @@ cfx_node *cfx_graph_node_copy(cfx_graph *g, const cfx_node *node, cfx_node_map_f
     cfx_name nm = cfx_node_name(node);
     size_t len = cfx_name_length(nm);
     char *name = len < sizeof small ? small : cfx_malloc(len + 1);
+    ir_arg_map m = {map, ctx};
     if (!name) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
     *cfx_name_write(nm, name) = '\0';
     cfx_node *n = create_node(g, (cfx_node_op)node->op, cfx_node_target(node), node->args, node->n_args,
-                              cfx_node_kwargs(node), cfx_node_num_kwargs(node), name, map, ctx);
+                              cfx_node_kwargs(node), cfx_node_num_kwargs(node), name, map ? &m : NULL);
     if (name != small)
         cfx_free(name);
     if (n && node->meta && cfx_node_meta_copy(n, node) != CFX_OK)

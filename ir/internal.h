@@ -172,9 +172,34 @@ cfx_meta *ir_meta_set_private(cfx_graph *g, cfx_meta *m, const ir_meta_key *c);
 /* Frees the record table (records live in the arena). */
 void ir_meta_free(cfx_graph *g);
 
+/* The target table's hash of (kind, ptr). */
+static inline uint32_t ir_target_hash(uint32_t kind, const void *ptr)
+{
+    uint64_t x = ((uint64_t)(uintptr_t)ptr ^ kind) * 0x9E3779B97F4A7C15ull;
+    return (uint32_t)(x >> 32);
+}
+/* The graph's record of target (kind, ptr) (ptr: the op, the fn, or the interned string), or
+ * NULL if it has none yet: the table's probe, inline for create_node. */
+static inline cfx_target_info *ir_target_find(const cfx_graph *g, uint32_t kind, const void *ptr)
+{
+    if (!g->tinfo_cap)
+        return NULL;
+    uint32_t mask = g->tinfo_cap - 1;
+    for (uint32_t j = ir_target_hash(kind, ptr) & mask; g->tinfo[j]; j = (j + 1) & mask)
+        if (g->tinfo[j]->ptr == ptr && g->tinfo[j]->kind == kind)
+            return g->tinfo[j];
+    return NULL;
+}
 /* The graph's record for a target, made on first use (per-target facts computed once: the
- * printed form, the naming candidate, the side-effect key). NULL + error on OOM / bad target. */
-cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t);
+ * printed form, the naming candidate, the side-effect key). NULL + error on OOM / bad target.
+ * An operator or function target a graph has met is found here; a string target is interned
+ * first, and a new target gets its record, in ir_target_info_slow (target.c). */
+cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t);
+static inline cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+{
+    cfx_target_info *r = t.kind != CFX_TARGET_STRING ? ir_target_find(g, t.kind, t.u.op) : NULL;
+    return r ? r : ir_target_info_slow(g, t);
+}
 /* Frees the target table (records live in the arena). */
 void ir_target_table_free(cfx_graph *g);
 
@@ -188,11 +213,16 @@ int ir_fixup_values(cfx_graph *g, cfx_value *vals, uint32_t n, cfx_node_map_fn m
  * more; NULL when both are 0, when a count is over its limit or on OOM (error set: check
  * *rc). */
 cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *rc);
+/* node_copy's arg_transform: a node reference's replacement, fn(node, ctx). */
+typedef struct ir_arg_map {
+    cfx_node_map_fn fn;
+    void *ctx;
+} ir_arg_map;
 /* Sets n's args and kwargs (FX's __update_args_kwargs): copies them into a new argument block
  * (values deep-copied, node references passed through map if non-NULL, kwarg names interned)
  * and relinks n's inputs. On error n may be left with the new args and part of its inputs. */
 int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
-                     uint32_t n_kwargs, cfx_node_map_fn map, void *ctx);
+                     uint32_t n_kwargs, const ir_arg_map *map);
 /* A node's kwargs, writable (ir/ only). */
 static inline cfx_kwarg *ir_kwargs(const cfx_node *n) { return (cfx_kwarg *)cfx_node_kwargs(n); }
 /* Sets n's args and its counts. args must come from ir_args_block(n_args, n_kwargs) (which
@@ -252,11 +282,11 @@ static inline uint32_t ir_use_alloc(cfx_graph *g, uint32_t count)
     return ir_use_alloc_run(g, count);
 }
 
-/* uses.c. Recomputes n's input nodes from its args and kwargs: n leaves all old producers'
- * users and is appended to each new producer's users (FX's _update_args_kwargs).
+/* uses.c. Recomputes n's input nodes (n of g) from its args and kwargs: n leaves all old
+ * producers' users and is appended to each new producer's users (FX's _update_args_kwargs).
  * ir_link_inputs does it knowing that its args hold `refs` node references (duplicates
  * included); ir_rebuild_inputs counts them first. */
-int ir_link_inputs(cfx_node *n, uint32_t refs);
+int ir_link_inputs(cfx_graph *g, cfx_node *n, uint32_t refs);
 int ir_rebuild_inputs(cfx_node *n);
 /* insert_arg: adds the producers of *v that are not inputs yet, after the existing ones. */
 int ir_add_inputs_from(cfx_node *n, cfx_value *v);

@@ -477,33 +477,30 @@ int cfx_names_prepare(cfx_names *ns, const char *cand, size_t len, cfx_name_cand
     return CFX_OK;
 }
 
-/* f"{base}_{num}" as a key when num is beyond what a key's suffix holds: a base of its own. */
-static int long_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
+/* f"{base}_{num}" as a key when num is beyond what a key's suffix holds: a base of its own.
+ * Its base is NULL on OOM. */
+static cfx_name long_key(cfx_names *ns, istr *base, int64_t num)
 {
     char buf[24];
     size_t n = cfx_fmt_i64(num, buf);
     char *s = cfx_malloc(base->len + 1 + n);
     if (!s)
-        return CFX_ERR_NOMEM;
+        return (cfx_name){NULL, CFX_NAME_NO_SUFFIX};
     memcpy(s, base->s, base->len);
     s[base->len] = '_';
     memcpy(s + base->len + 1, buf, n);
     istr *r = intern_rec(ns, s, base->len + 1 + n);
     cfx_free(s);
-    if (!r)
-        return CFX_ERR_NOMEM;
-    *out = (cfx_name){r->s, CFX_NAME_NO_SUFFIX};
-    return CFX_OK;
+    return (cfx_name){r ? r->s : NULL, CFX_NAME_NO_SUFFIX};
 }
 
-/* f"{base}_{num}" as a key. */
-static inline int make_key(cfx_names *ns, istr *base, int64_t num, cfx_name *out)
+/* f"{base}_{num}" as a key (returned by value, so the candidate stays in registers); its
+ * base is NULL on OOM. */
+static inline cfx_name make_key(cfx_names *ns, istr *base, int64_t num)
 {
-    if (num >= 0 && num <= CFX_NAME_MAX_SUFFIX) {
-        *out = (cfx_name){base->s, (int32_t)num};
-        return CFX_OK;
-    }
-    return long_key(ns, base, num, out);
+    if (num >= 0 && num <= CFX_NAME_MAX_SUFFIX)
+        return (cfx_name){base->s, (int32_t)num};
+    return long_key(ns, base, num);
 }
 
 /* FX's create_name, step by step. */
@@ -517,7 +514,7 @@ int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_na
         num = base->count;
         if (is_illegal(rec_of(c->whole), obj)) {
             num += 1;
-            if (make_key(ns, base, num, &cand) != CFX_OK)
+            if (!(cand = make_key(ns, base, num)).base)
                 goto oom;
         }
     } else {
@@ -525,7 +522,7 @@ int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_na
     }
     while (key_used(ns, cand)) {
         num += 1;
-        if (make_key(ns, base, num, &cand) != CFX_OK)
+        if (!(cand = make_key(ns, base, num)).base)
             goto oom;
     }
     if (!mark_used(ns, cand))

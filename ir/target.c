@@ -134,12 +134,6 @@ void cfx_op_print_target(const char *qn, cfx_buf *b)
 
 /* ---- the table -------------------------------------------------------------------------- */
 
-static uint32_t tinfo_hash(uint32_t kind, const void *ptr)
-{
-    uint64_t x = ((uint64_t)(uintptr_t)ptr ^ kind) * 0x9E3779B97F4A7C15ull;
-    return (uint32_t)(x >> 32);
-}
-
 static bool tinfo_grow(cfx_graph *g)
 {
     uint32_t cap = g->tinfo_cap ? g->tinfo_cap * 2 : 64;
@@ -150,7 +144,7 @@ static bool tinfo_grow(cfx_graph *g)
         cfx_target_info *r = g->tinfo[i];
         if (!r)
             continue;
-        uint32_t j = tinfo_hash(r->kind, r->ptr) & (cap - 1);
+        uint32_t j = ir_target_hash(r->kind, r->ptr) & (cap - 1);
         while (t[j])
             j = (j + 1) & (cap - 1);
         t[j] = r;
@@ -278,7 +272,7 @@ static cfx_target_info *add_target(cfx_graph *g, cfx_target t, const void *ptr)
         return NULL;
     r->id = g->tinfo_count;
     g->targets[r->id] = r;
-    uint32_t mask = g->tinfo_cap - 1, j = tinfo_hash(t.kind, ptr) & mask;
+    uint32_t mask = g->tinfo_cap - 1, j = ir_target_hash(t.kind, ptr) & mask;
     while (g->tinfo[j])
         j = (j + 1) & mask;
     g->tinfo[j] = r;
@@ -286,7 +280,7 @@ static cfx_target_info *add_target(cfx_graph *g, cfx_target t, const void *ptr)
     return r;
 }
 
-cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
+cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t)
 {
     const void *ptr = t.u.str;
     if (t.kind == CFX_TARGET_STRING) {
@@ -301,11 +295,6 @@ cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
         }
     }
     /* no record has a NULL pointer or a kind that is not one of the three */
-    if (g->tinfo_cap) {
-        uint32_t mask = g->tinfo_cap - 1;
-        for (uint32_t j = tinfo_hash(t.kind, ptr) & mask; g->tinfo[j]; j = (j + 1) & mask)
-            if (g->tinfo[j]->ptr == ptr && g->tinfo[j]->kind == t.kind)
-                return g->tinfo[j];
-    }
-    return add_target(g, t, ptr);
+    cfx_target_info *r = ir_target_find(g, t.kind, ptr);
+    return r ? r : add_target(g, t, ptr);
 }

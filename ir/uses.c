@@ -200,19 +200,35 @@ typedef struct linker {
     int rc;
 } linker;
 
-/* Whether p, a node of graph h, is among the inputs the linker has given n so far. While n's
+/* Whether p, a node of n's graph g, is among the inputs n was given in this pass. While n's
  * inputs are linked it is in no users list but those it joins in this pass, at the tail
- * (nothing else links meanwhile): p met earlier in the pass has n as last user, and in n's
- * own graph that tail is one of n's records, ids [n->inputs, n->inputs + n->n_inputs). An
- * old input (insert_arg) may have other users after n, so those are searched. */
+ * (nothing else links meanwhile): p met earlier in the pass has n as last user, one of n's
+ * records, ids [n->inputs, n->inputs + n->n_inputs). */
+static inline bool has_local_input(cfx_graph *g, const cfx_node *n, const cfx_node *p)
+{
+    return p->users_head && ir_use_at(g, p->users_head)->prev - n->inputs < n->n_inputs;
+}
+
+/* Gives n (of g) its next input p, a node of g: the next record of n's run, appended to p's
+ * users. */
+static inline void add_local_input(cfx_graph *g, cfx_node *n, cfx_node *p)
+{
+    uint32_t id = n->inputs + n->n_inputs++;
+    ir_use *u = ir_use_at(g, id);
+    u->user = n->seq;
+    u->producer = p->seq;
+    link_use(g, p, u, id);
+}
+
+/* Whether p, a node of graph h, is among the inputs the linker has given n so far: as
+ * has_local_input, where for p of another graph the tail of p's users is a record of h whose
+ * user is n. An old input (insert_arg) may have other users after n, so those are searched. */
 static bool has_input(const linker *l, cfx_node *p, cfx_graph *h)
 {
     cfx_node *n = l->n;
-    if (p->users_head) {
-        uint32_t tail = ir_use_at(h, p->users_head)->prev;
-        if (h == l->g ? tail - n->inputs < n->n_inputs : ir_ref(h, ir_use_at(h, tail)->user) == n)
-            return true;
-    }
+    if (h == l->g ? has_local_input(h, n, p)
+                  : p->users_head && ir_ref(h, ir_use_at(h, ir_use_at(h, p->users_head)->prev)->user) == n)
+        return true;
     for (uint32_t j = 0; j < l->old; j++)
         if (ir_input(n, j) == p)
             return true;
@@ -228,31 +244,45 @@ static bool link_ref(cfx_value *slot, void *ctx)
     cfx_graph *h = cfx_node_graph(p);
     if (has_input(l, p, h))
         return true;
-    uint32_t id = n->inputs + n->n_inputs;
-    if (h != g) {
-        if ((l->rc = add_use_across(g, n, id, p, h)) != CFX_OK)
-            return false;
-    } else {
-        ir_use *u = ir_use_at(g, id);
-        u->user = n->seq;
-        u->producer = p->seq;
-        link_use(g, p, u, id);
+    if (h == g) {
+        add_local_input(g, n, p);
+        return true;
     }
+    if ((l->rc = add_use_across(g, n, n->inputs + n->n_inputs, p, h)) != CFX_OK)
+        return false;
     n->n_inputs++;
     return true;
 }
 
-int ir_link_inputs(cfx_node *n, uint32_t refs)
+/* The link step for one top-level value of n's args or kwargs: ir_walk_values with link_ref,
+ * except that a reference to a node of n's graph, a traced node's commonest argument, is
+ * linked here without the call. */
+static inline bool link_value(linker *l, cfx_value *v)
 {
-    cfx_graph *g = cfx_node_graph(n);
+    cfx_node *p = v->kind == CFX_V_NODE ? v->u.node : NULL;
+    if (p && cfx_node_graph(p) == l->g) {
+        if (!has_local_input(l->g, l->n, p))
+            add_local_input(l->g, l->n, p);
+        return true;
+    }
+    return ir_walk_values(v, 1, sizeof *v, link_ref, l);
+}
+
+int ir_link_inputs(cfx_graph *g, cfx_node *n, uint32_t refs)
+{
     uint32_t cap = n->n_inputs; /* the run is reused when the new inputs fit */
     ir_unlink_inputs(n);
     /* the references bound the distinct inputs: a run of that many records */
     if (refs > cap && !(n->inputs = ir_use_alloc(g, refs)))
         return CFX_ERR_NOMEM;
     linker l = {g, n, 0, CFX_OK};
-    if (!ir_walk_refs(n, link_ref, &l))
-        return l.rc != CFX_OK ? l.rc : CFX_ERR_NOMEM;
+    uint32_t nk = cfx_node_num_kwargs(n);
+    for (uint32_t i = 0; i < n->n_args; i++)
+        if (!link_value(&l, &n->args[i]))
+            return l.rc != CFX_OK ? l.rc : CFX_ERR_NOMEM;
+    for (uint32_t i = 0; i < nk; i++)
+        if (!link_value(&l, &ir_kwargs(n)[i].value))
+            return l.rc != CFX_OK ? l.rc : CFX_ERR_NOMEM;
     return CFX_OK;
 }
 
@@ -261,7 +291,7 @@ int ir_rebuild_inputs(cfx_node *n)
     uint32_t refs = 0;
     if (!ir_walk_refs(n, count_ref, &refs))
         return CFX_ERR_NOMEM;
-    return ir_link_inputs(n, refs);
+    return ir_link_inputs(cfx_node_graph(n), n, refs);
 }
 
 /* insert_arg's input update: producers of the new value not yet among the inputs are

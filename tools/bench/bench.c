@@ -1,8 +1,9 @@
 /* bench.c - `make bench` entry point: runs every benchmark and prints its figures.
  * `cfx-bench --trace-child N` is the fresh process bench_trace runs for one chain size;
- * `cfx-bench interp` runs the interpreter benchmark alone, `cfx-bench json [N]` the JSON and
- * safetensors one (for an N-node graph, default 1M), `cfx-bench eager [SCRIPT]` the eager op
- * throughput against PyTorch (SCRIPT defaults to tools/bench/torch_eager.py). */
+ * `cfx-bench interp` runs the interpreter benchmark alone, `cfx-bench ir` the graph-build one
+ * (the "ir:" line), `cfx-bench json [N]` the JSON and safetensors one (for an N-node graph,
+ * default 1M), `cfx-bench eager [SCRIPT]` the eager op throughput against PyTorch (SCRIPT
+ * defaults to tools/bench/torch_eager.py). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,10 @@ int main(int argc, char **argv)
         return bench_trace_child(atol(argv[2]));
     if (argc == 2 && !strcmp(argv[1], "interp")) { /* the interpreter's figure alone */
         bench_interp();
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "ir")) { /* the graph-build figure alone */
+        bench_ir();
         return 0;
     }
     if (argc >= 2 && !strcmp(argv[1], "json")) {
