@@ -283,34 +283,23 @@ int cfx_box_convert_arg_any(const cfx_schema *s, const char *qualname, int i, cf
     return CFX_OK;
 }
 
+int cfx_box_check_list(const cfx_schema *s, cfx_box_step st, const char *qualname, cfx_value *stack, int i)
+{
+    /* the list's checks are its conversion's (into scratch, dropped) */
+    cfx_box_scratch sc;
+    cfx_box_scratch_init(&sc);
+    cfx_box_slot slot;
+    int rc = cfx_box_convert_list(s, qualname, i, st, &stack[i], &slot, &sc);
+    cfx_box_scratch_free(&sc);
+    return rc;
+}
+
 int cfx_box_check_args(const cfx_schema *s, const cfx_box_step *steps, const char *qualname, cfx_value *stack, int n)
 {
     for (int i = 0; i < n; i++) {
-        cfx_box_step st = steps[i];
-        cfx_value v = stack[i];
-        if (st.form == CFX_BOX_TENSOR && v.kind == CFX_V_TENSOR)
-            continue; /* the common argument: a tensor (or an undefined one) where a Tensor goes */
-        if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST) {
-            /* the list's checks are its conversion's (into scratch, dropped) */
-            cfx_box_scratch sc;
-            cfx_box_scratch_init(&sc);
-            cfx_box_slot slot;
-            int rc = cfx_box_convert_list(s, qualname, i, st, &stack[i], &slot, &sc);
-            cfx_box_scratch_free(&sc);
-            if (rc != CFX_OK)
-                return rc;
-            continue;
-        }
-        bool no_tensor = v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t);
-        if (st.form == CFX_BOX_TENSOR && !st.optional && no_tensor)
-            continue; /* the binding accepts an undefined Tensor; dispatch refuses it */
-        /* cfx_box_convert_arg's check without its C slot (what every other form converts) */
-        cfx_value norm = v;
-        if (!cfx_box_normalize((cfx_box_conv)st.conv, st.optional, &norm))
-            return cfx_argument_type_error(s, qualname, i, v);
-        /* Python's binding turns an int given for a float into a float IValue: modes see 1.0 */
-        if (st.conv == CFX_CONV_DOUBLE && v.kind == CFX_V_INT)
-            stack[i] = norm;
+        int rc = cfx_box_check_arg(s, steps[i], qualname, stack, i);
+        if (rc != CFX_OK)
+            return rc;
     }
     return CFX_OK;
 }

@@ -160,6 +160,33 @@ static inline bool cfx_box_normalize(cfx_box_conv c, bool optional, cfx_value *v
     return false;
 }
 
+/* cfx_box_check_arg's check of an int list or a Tensor list: its conversion's, into scratch. */
+int cfx_box_check_list(const cfx_schema *s, cfx_box_step st, const char *qualname, cfx_value *stack, int i);
+
+/* cfx_box_check_args for stack[i] alone, with step st (cfx_op_call's one walk over the
+ * arguments asks it of every argument but a tensor given for a Tensor). Inline, so that a
+ * number given for a Scalar or an int for an int costs a few instructions, not a call. */
+static inline int cfx_box_check_arg(const cfx_schema *s, cfx_box_step st, const char *qualname, cfx_value *stack,
+                                    int i)
+{
+    cfx_value v = stack[i];
+    if (st.form == CFX_BOX_TENSOR && v.kind == CFX_V_TENSOR)
+        return CFX_OK; /* the common argument: a tensor (or an undefined one) where a Tensor goes */
+    if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST)
+        return cfx_box_check_list(s, st, qualname, stack, i);
+    bool no_tensor = v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t);
+    if (st.form == CFX_BOX_TENSOR && !st.optional && no_tensor)
+        return CFX_OK; /* the binding accepts an undefined Tensor; dispatch refuses it */
+    /* cfx_box_convert_arg's check without its C slot (what every other form converts) */
+    cfx_value norm = v;
+    if (!cfx_box_normalize((cfx_box_conv)st.conv, st.optional, &norm))
+        return cfx_argument_type_error(s, qualname, i, v);
+    /* Python's binding turns an int given for a float into a float IValue: modes see 1.0 */
+    if (st.conv == CFX_CONV_DOUBLE && v.kind == CFX_V_INT)
+        stack[i] = norm;
+    return CFX_OK;
+}
+
 /* An int list or a Tensor list argument (box_convert.c): its items go to sc. */
 int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
                          cfx_box_slot *sl, cfx_box_scratch *sc);

@@ -366,7 +366,77 @@ static int call_error(const cfx_op *op, const char *what)
     return rc;
 }
 
-static int call_checked(cfx_op *op, cfx_value *stack);
+/* Why the slot for an (already masked) ks cannot be called: nothing there, or no boxed entry. */
+static int slot_error(const cfx_op *op, cfx_keyset ks, const cfx_kernel *k)
+{
+    if (!cfx_kernel_is_valid(k))
+        return cfx_dispatch_missing_kernel_error(op, ks);
+    return cfx_error_set(CFX_ERR, op->qualified_name, "%s: the kernel for %s has no boxed entry",
+                         op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
+}
+
+/* Calls the kernel in the slot for ks, which has its fallthrough keys masked out. An invalid
+ * slot is all zero (cfx_op_check_invariants checks it), so a boxed entry alone says it can be
+ * called. */
+static inline int call_slot(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
+    if (!k->boxed)
+        return slot_error(op, ks, k);
+    return k->boxed(k->ctx, op, ks, stack);
+}
+
+/* torch.ops' binding of stack[0..n_args) in one walk: each argument checked against its type
+ * (the first mismatch is the error; cfx_box_check_arg's rules), the union of the tensor
+ * arguments' key sets in *keys (cfx_op_arg_keys's), and the numbers given for Tensor
+ * arguments of an op that takes them wrapped into wb (cfx_wrap_numbers). A plain Tensor that
+ * is None or undefined is refused after every argument passed its check, as c10 refuses it
+ * when it dispatches. The common argument, a tensor given for a Tensor, costs one test. */
+static int bind_args(const cfx_op *op, cfx_value *stack, cfx_wrapped_batch *wb, uint64_t *keys)
+{
+    const cfx_schema *s = op->schema;
+    uint64_t ks = 0;
+    int missing = -1;
+    bool numbers = false;
+    for (int i = 0; i < s->n_args; i++) {
+        cfx_box_step st = op->arg_steps[i];
+        const cfx_value *v = &stack[i];
+        if (st.form == CFX_BOX_TENSOR && v->kind == CFX_V_TENSOR && v->u.t) {
+            if (i < 64) /* the dispatch arguments are the first 64 (schema.h's tensor_arg_mask) */
+                ks |= v->u.t->keys.repr;
+            continue;
+        }
+        if (st.form == CFX_BOX_TENSOR && op->numbers_as_tensors && i < 64 && cfx_value_is_number(*v)) {
+            numbers = true; /* wrapped below, then a tensor like the others */
+            continue;
+        }
+        int rc = cfx_box_check_arg(s, st, op->qualified_name, stack, i);
+        if (rc != CFX_OK)
+            return rc;
+        if (i >= 64)
+            continue;
+        if (st.form == CFX_BOX_TENSOR && !st.optional && missing < 0)
+            missing = i; /* None or undefined: the check let it through */
+        else if (st.form == CFX_BOX_TENSOR_LIST)
+            for (uint32_t j = 0; j < v->len; j++)
+                if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t)
+                    ks |= v->u.items[j].u.t->keys.repr;
+    }
+    if (numbers) {
+        int rc = cfx_wrap_numbers(op, stack, wb);
+        if (rc != CFX_OK)
+            return rc;
+        for (int j = 0; j < wb->n; j++)
+            ks |= wb->made[j]->keys.repr;
+    }
+    if (missing >= 0)
+        return cfx_error_set(CFX_ERR, op->qualified_name,
+                             "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #%d "
+                             "'%s'",
+                             missing, s->args[missing].name);
+    *keys = ks;
+    return CFX_OK;
+}
 
 int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
 {
@@ -399,54 +469,20 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
     }
     /* a number given for a Tensor is a wrapped number from here on (wrapped_internal.h) */
     cfx_wrapped_batch wb;
-    int rc = cfx_wrap_numbers(op, stack, &wb);
-    if (rc != CFX_OK)
-        return rc;
-    rc = call_checked(op, stack);
+    wb.n = 0; /* not the whole struct: what was made is only read up to n */
+    uint64_t keys = 0;
+    int rc = bind_args(op, stack, &wb, &keys);
+    if (rc == CFX_OK)
+        rc = call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){keys}, cfx_keys_local()), stack);
     cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? s->n_returns : 0);
     return rc;
-}
-
-/* cfx_op_call once the stack holds every argument. */
-static int call_checked(cfx_op *op, cfx_value *stack)
-{
-    const cfx_schema *s = op->schema;
-    int rc = cfx_box_check_args(s, op->arg_steps, op->qualified_name, stack, s->n_args);
-    if (rc != CFX_OK)
-        return rc;
-    bool missing;
-    uint64_t args = cfx_op_arg_keys(op, stack, &missing);
-    if (missing) {
-        for (int i = 0; i < s->n_args; i++)
-            if ((op->required_tensor_mask >> i & 1) && !(stack[i].kind == CFX_V_TENSOR && stack[i].u.t))
-                return cfx_error_set(CFX_ERR, op->qualified_name,
-                                     "Expected a proper Tensor but got None (or an undefined Tensor in C++) for "
-                                     "argument #%d '%s'",
-                                     i, s->args[i].name);
-    }
-    cfx_keyset ks = cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
-    return cfx_op_redispatch(op, ks, stack);
-}
-
-/* Why the slot for an (already masked) ks cannot be called: nothing there, or no boxed entry. */
-static int slot_error(const cfx_op *op, cfx_keyset ks, const cfx_kernel *k)
-{
-    if (!cfx_kernel_is_valid(k))
-        return cfx_dispatch_missing_kernel_error(op, ks);
-    return cfx_error_set(CFX_ERR, op->qualified_name, "%s: the kernel for %s has no boxed entry",
-                         op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
 }
 
 int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
 {
     /* Re-masking is idempotent for an already-masked set and keeps a caller that passes an
-     * unmasked set from landing on a fallthrough kernel. An invalid slot is all zero
-     * (cfx_op_check_invariants checks it), so a boxed entry alone says it can be called. */
-    ks = cfx_op_skip_fallthrough(op, ks);
-    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
-    if (!k->boxed)
-        return slot_error(op, ks, k);
-    return k->boxed(k->ctx, op, ks, stack);
+     * unmasked set from landing on a fallthrough kernel. */
+    return call_slot(op, cfx_op_skip_fallthrough(op, ks), stack);
 }
 
 int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)

@@ -21,7 +21,10 @@
  * sized only when a list does not fit),
  * and calls the operator boxed with a scope open around the call: the results are retained by
  * the environment and the scope then releases the call's temporaries, so a dropped value is
- * really freed at its last use, not at the end of the run. */
+ * really freed at its last use, not at the end of the run. What a target's calls share (its
+ * operator, schema and stack width) is worked out at the first node that calls it and kept for
+ * the run, one plan per target id; cfx_op_call then does the binding's checks and the
+ * dispatch in one walk over the stack, as it does for every boxed caller. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +42,16 @@
 enum { MAX_DEPTH = 32 };
 #define UNSET ((uint32_t)CFX_V_KIND_COUNT)
 
+/* What a call_function node's target takes, worked out once per target and run rather than
+ * at every node: the operator and its schema, and the boxed stack's width. */
+typedef struct op_plan {
+    bool ready;
+    const cfx_op *op;
+    const cfx_builtin_fn *fn;
+    const cfx_schema *schema;
+    size_t width; /* the schema's arguments or returns, whichever are more */
+} op_plan;
+
 typedef struct run {
     const cfx_graph *g;
     const cfx_interp_options *o;
@@ -52,6 +65,10 @@ typedef struct run {
     cfx_value *stack;    /* the boxed call's stack */
     uint8_t *bound;      /* by stack slot: given by the node (positionally or as a kwarg) */
     size_t cap_stack;
+    bool foreign;        /* some node of g uses a node of another graph (g->has_foreign_uses) */
+    op_plan *plans;      /* by target id: what calling the target takes, made at its first node */
+    uint32_t n_plans;
+    uint32_t live;       /* slots holding a value */
 } run;
 
 static int too_deep(void)
@@ -174,7 +191,10 @@ static inline int subst(run *r, const cfx_node *user, cfx_value v, cfx_value *ou
 {
     if (v.kind == CFX_V_NODE) {
         const cfx_node *in = v.u.node;
-        if (!in || cfx_node_graph(in) != r->g || in->seq >= r->n_slots || r->env[in->seq].kind == UNSET)
+        /* A reference into another graph makes a foreign use (ir/uses.c), so a graph without
+         * one needs no look at the node's block for its graph. */
+        if (!in || in->seq >= r->n_slots || (r->foreign && cfx_node_graph(in) != r->g) ||
+            r->env[in->seq].kind == UNSET)
             return in ? unset_input(in, user) : cfx_error_set(CFX_ERR, NULL, "a NULL node reference");
         *out = r->env[in->seq];
         return CFX_OK;
@@ -263,23 +283,14 @@ static int binding_error(const cfx_schema *s, const char *fmt, const char *arg)
     return rc;
 }
 
-/* The node's args and kwargs on the stack in schema order; the count of slots given.
- * SCRATCH_SHORT if a list did not fit the scratch array. */
-static int bind(run *r, const cfx_node *n, const cfx_schema *s, int *filled)
+/* The node's kwargs on the stack in schema order, after its args; the count of slots given. */
+static int bind_kwargs(run *r, const cfx_node *n, const cfx_schema *s, int *filled)
 {
     uint32_t na = cfx_node_num_args(n), nk = cfx_node_num_kwargs(n);
     const cfx_kwarg *kw = cfx_node_kwargs(n);
-    r->n_scratch = 0;
-    for (uint32_t i = 0; i < na; i++) {
-        int rc = subst(r, n, cfx_node_arg(n, i), &r->stack[i]);
-        if (rc != CFX_OK)
-            return rc;
-    }
     uint32_t end = na;
-    if (nk > 0) { /* which slots are given: only kwargs ask (most nodes have none) */
-        memset(r->bound, 0, r->cap_stack);
-        memset(r->bound, 1, na);
-    }
+    memset(r->bound, 0, r->cap_stack); /* which slots are given: only kwargs ask */
+    memset(r->bound, 1, na);
     for (uint32_t k = 0; k < nk; k++) {
         int i = cfx_schema_find_arg(s, kw[k].name);
         if (i < 0)
@@ -312,14 +323,29 @@ static int bind(run *r, const cfx_node *n, const cfx_schema *s, int *filled)
     return CFX_OK;
 }
 
-static int call_op(run *r, const cfx_node *n, const cfx_op *op, cfx_value *res)
+/* The node's args and kwargs on the stack in schema order; the count of slots given.
+ * SCRATCH_SHORT if a list did not fit the scratch array. Most nodes have no kwargs: their
+ * args go on the stack as they are, and cfx_op_call fills the defaults. */
+static inline int bind(run *r, const cfx_node *n, const cfx_schema *s, int *filled)
 {
-    const cfx_schema *s = cfx_op_schema(op);
+    uint32_t na = cfx_node_num_args(n);
+    const cfx_value *args = cfx_node_args(n);
+    r->n_scratch = 0;
+    for (uint32_t i = 0; i < na; i++) {
+        int rc = subst(r, n, args[i], &r->stack[i]);
+        if (rc != CFX_OK)
+            return rc;
+    }
+    *filled = (int)na;
+    return cfx_node_num_kwargs(n) ? bind_kwargs(r, n, s, filled) : CFX_OK;
+}
+
+static int call_op(run *r, const cfx_node *n, const op_plan *p, cfx_value *res)
+{
+    const cfx_schema *s = p->schema;
     if (!s) /* the dispatcher's own error: "Could not find schema for ..." */
-        return cfx_op_call((cfx_op *)op, NULL, 0, 0);
-    size_t width = s->n_args > s->n_returns ? s->n_args : s->n_returns;
-    if (cfx_node_num_args(n) > width)
-        width = cfx_node_num_args(n);
+        return cfx_op_call((cfx_op *)p->op, NULL, 0, 0);
+    size_t width = p->width > cfx_node_num_args(n) ? p->width : cfx_node_num_args(n);
     int filled = 0;
     if (width > r->cap_stack && reserve_stack(r, width) != CFX_OK)
         return CFX_ERR;
@@ -329,12 +355,12 @@ static int call_op(run *r, const cfx_node *n, const cfx_op *op, cfx_value *res)
     if (rc != CFX_OK)
         return CFX_ERR;
     cfx_scope scope = cfx_scope_begin();
-    rc = cfx_op_call((cfx_op *)op, r->stack, filled, (int)width);
+    rc = cfx_op_call((cfx_op *)p->op, r->stack, filled, (int)width);
     if (rc == CFX_OK) {
-        if (s->n_returns == 0) {
-            *res = cfx_none();
-        } else if (s->n_returns == 1 && r->stack[0].kind == CFX_V_TENSOR && r->stack[0].u.t) {
+        if (s->n_returns == 1 && r->stack[0].kind == CFX_V_TENSOR && r->stack[0].u.t) {
             *res = cfx_tensor_value(cfx_tensor_retain(r->stack[0].u.t)); /* own()'s common case */
+        } else if (s->n_returns == 0) {
+            *res = cfx_none();
         } else if (s->n_returns == 1) {
             rc = own(r->stack[0], res, 1);
         } else {
@@ -435,6 +461,31 @@ static int get_attr(run *r, const cfx_node *n, cfx_value *res)
     return cfx_error_set(CFX_ERR, NULL, "get_attr %s names a submodule, not a tensor", target);
 }
 
+static void plan_target(op_plan *p, const cfx_target_info *t)
+{
+    p->op = cfx_target_info_op(t);
+    p->fn = cfx_target_info_fn(t);
+    p->schema = p->op ? cfx_op_schema(p->op) : NULL;
+    p->width = p->schema ? (size_t)(p->schema->n_args > p->schema->n_returns ? p->schema->n_args
+                                                                             : p->schema->n_returns)
+                         : 0;
+    p->ready = true;
+}
+
+/* n's target's plan, made at the first node that calls the target (in spare for a target the
+ * graph did not have when the run began). */
+static inline const op_plan *plan_of(run *r, const cfx_node *n, op_plan *spare)
+{
+    op_plan *p = &r->plans[n->target_id];
+    if (n->target_id >= r->n_plans) {
+        p = spare;
+        p->ready = false;
+    }
+    if (!p->ready)
+        plan_target(p, r->g->targets[n->target_id]);
+    return p;
+}
+
 static int run_node(run *r, cfx_node *n, cfx_value *res)
 {
     *res = cfx_none();
@@ -444,11 +495,12 @@ static int run_node(run *r, cfx_node *n, cfx_value *res)
     case CFX_NODE_GET_ATTR:
         return get_attr(r, n, res);
     case CFX_NODE_CALL_FUNCTION: {
-        const cfx_target_info *t = ir_target_of(n);
-        if (cfx_target_info_op(t))
-            return call_op(r, n, cfx_target_info_op(t), res);
-        if (cfx_target_info_fn(t))
-            return call_builtin(r, n, cfx_target_info_fn(t), res);
+        op_plan spare;
+        const op_plan *p = plan_of(r, n, &spare);
+        if (p->op)
+            return call_op(r, n, p, res);
+        if (p->fn)
+            return call_builtin(r, n, p->fn, res);
         return cfx_error_set(CFX_ERR, NULL, "call_function without a callable target");
     }
     case CFX_NODE_CALL_METHOD:
@@ -537,6 +589,7 @@ static void drop_slot(run *r, uint32_t seq)
     else
         drop(v);
     r->env[seq].kind = UNSET;
+    r->live--;
 }
 
 /* Settles n's use of each of its inputs (n has run), dropping the values with no use left,
@@ -545,9 +598,11 @@ static void drop_slot(run *r, uint32_t seq)
 static void drop_dead(run *r, const cfx_node *n)
 {
     const cfx_graph *g = r->g;
-    for (uint32_t i = 0; i < n->n_inputs; i++) {
-        uint32_t ref = ir_use_at(g, n->inputs + i)->producer;
-        if (!(ref & IR_EXT) && ref < r->n_slots && r->env[ref].kind != UNSET && --r->pending[ref] == 0)
+    const cfx_value *env = r->env;
+    uint32_t *pending = r->pending, n_slots = r->n_slots, first = n->inputs, n_inputs = n->n_inputs;
+    for (uint32_t i = 0; i < n_inputs; i++) {
+        uint32_t ref = ir_use_at(g, first + i)->producer;
+        if (ref < n_slots && env[ref].kind != UNSET && --pending[ref] == 0) /* an IR_EXT ref is >= n_slots */
             drop_slot(r, ref);
     }
     if (n->n_users == 0)
@@ -566,11 +621,13 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
     if (cfx_scope_depth() == 0)
         return cfx_error_set(CFX_ERR, NULL, "cfx_interpret: no scope is open to own the results (cfx_scope_begin)");
     cfx_interp_options none = {0};
-    run r = {.g = g, .o = opts ? opts : &none, .args = args, .n_args = n_args, .n_slots = cfx_graph_num_created(g)};
+    run r = {.g = g, .o = opts ? opts : &none, .args = args, .n_args = n_args, .n_slots = cfx_graph_num_created(g),
+             .foreign = g->has_foreign_uses, .n_plans = g->tinfo_count};
     size_t n = r.n_slots ? r.n_slots : 1;
     r.env = cfx_malloc(n * sizeof *r.env);
     r.pending = cfx_malloc(n * sizeof *r.pending); /* set when the node's value is */
-    int rc = r.env && r.pending ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    r.plans = cfx_calloc((size_t)r.n_plans + 1, sizeof *r.plans);
+    int rc = r.env && r.pending && r.plans ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (uint32_t i = 0; rc == CFX_OK && i < r.n_slots; i++)
         r.env[i].kind = UNSET;
     if (rc == CFX_OK)
@@ -583,6 +640,7 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
         if (rc == CFX_OK) {
             r.env[node->seq] = v;
             r.pending[node->seq] = node->n_users;
+            r.live++;
             if (r.o->on_node && (rc = r.o->on_node(node, v, r.o->on_node_ctx)) != CFX_OK && !cfx_error_occurred())
                 cfx_error_set(rc, NULL, "the on_node callback failed");
         }
@@ -597,14 +655,17 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
         drop_dead(&r, node);
     }
     cfx_set_current_site(prev_site);
-    for (uint32_t i = 0; r.env && i < r.n_slots; i++)
+    /* what is left: the output's value and the values used by it or by other graphs, which
+     * are mostly the last made (the walk stops at the last one) */
+    for (uint32_t i = r.n_slots; r.env && r.live > 0 && i-- > 0;)
         if (r.env[i].kind != UNSET)
-            drop(r.env[i]);
+            drop_slot(&r, i);
     cfx_free(r.env);
     cfx_free(r.pending);
     cfx_free(r.scratch);
     cfx_free(r.stack);
     cfx_free(r.bound);
+    cfx_free(r.plans);
     if (rc != CFX_OK)
         *out = cfx_none();
     return rc;

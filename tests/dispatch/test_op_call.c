@@ -240,3 +240,40 @@ Test(op_call, redefined_operator_checks_by_its_new_schema)
     cfx_library_free(impl);
     cfx_scope_end(s);
 }
+
+/* cfx_op_call checks, dispatches and wraps numbers in one walk over the stack; what torch.ops
+ * does in three steps must still come out the same. PyTorch 2.13:
+ *   torch.ops.aten.add.Tensor(None, 'a')  -> the type error on 'other' (the binding checks every
+ *                                            argument before dispatch refuses the None)
+ *   torch.ops.aten.mul.Tensor(3, torch.ones(2))  -> tensor([3., 3.])
+ *   torch.ops.aten.cat.default([meta(2), meta(1)])  -> a meta tensor of size (3,): the keys of
+ *                                            a Tensor[]'s items choose the kernel */
+Test(op_call, one_walk_binding_keeps_the_order_of_checks)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_value st[3] = {cfx_none(), cfx_string("a")};
+    cr_expect_eq(cfx_op_call(cfx_op_find("aten::add.Tensor"), st, 2, 3), CFX_ERR);
+    cr_expect(strstr(cfx_error_message(), "aten::add() Expected a value of type 'Tensor' for argument 'other' but "
+                                          "instead found type 'str'.") == cfx_error_message(),
+              "%s", cfx_error_message());
+    cfx_error_clear();
+
+    cfx_value mul[2] = {cfx_int(3), cfx_tensor_value(ones(2))};
+    cr_assert_eq(cfx_op_call(cfx_op_find("aten::mul.Tensor"), mul, 2, 2), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(mul[0].kind, CFX_V_TENSOR);
+    cr_expect_eq(cfx_tensor_dtype(mul[0].u.t), CFX_FLOAT32);
+    cr_expect_eq(cfx_tensor_numel(mul[0].u.t), 2);
+    cr_expect_float_eq(cfx_tensor_get_double(mul[0].u.t, 0), 3.0, 0);
+    cr_expect_float_eq(cfx_tensor_get_double(mul[0].u.t, 1), 3.0, 0);
+
+    cfx_device meta = {CFX_DEVICE_META, -1};
+    int64_t two = 2, one = 1;
+    cfx_value items[2] = {cfx_tensor_value(cfx_autorelease(cfx_tensor_new(&two, 1, CFX_FLOAT32, meta))),
+                          cfx_tensor_value(cfx_autorelease(cfx_tensor_new(&one, 1, CFX_FLOAT32, meta)))};
+    cfx_value cat[2] = {cfx_list(items, 2)};
+    cr_assert_eq(cfx_op_call(cfx_op_find("aten::cat"), cat, 1, 2), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(cat[0].kind, CFX_V_TENSOR);
+    cr_expect(cfx_tensor_is_meta(cat[0].u.t));
+    cr_expect_eq(cfx_tensor_numel(cat[0].u.t), 3);
+    cfx_scope_end(s);
+}

@@ -491,3 +491,34 @@ Test(interpreter, late_placeholders_and_growing_lists)
     cfx_graph_free(g);
     cfx_scope_end(s);
 }
+
+/* A node may take a node of another graph as an argument (a foreign use). Its seq can name a
+ * slot of this run that holds another node's value (here b's, seq 0 like a's, kept alive by
+ * the output): the run must see that the argument is not in the graph instead of reading that
+ * slot. */
+Test(interpreter, a_node_of_another_graph_has_no_value_here)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_graph *ga = cfx_graph_new(), *gb = cfx_graph_new();
+    cfx_node *a = cfx_graph_placeholder(ga, "a");
+    cfx_graph_output(ga, cfx_node_value(a));
+    cfx_node *b = cfx_graph_placeholder(gb, "b");
+    cr_assert_eq(a->seq, b->seq);
+    cfx_node *r = cfx_graph_call_op(gb, cfx_op_find("aten::relu"), (cfx_value[]){cfx_node_value(a)}, 1, NULL, 0);
+    cr_assert(r, "%s", cfx_error_message());
+    cfx_value outs[2] = {cfx_node_value(r), cfx_node_value(b)}; /* b's value stays to the end */
+    cfx_graph_output(gb, cfx_tuple(outs, 2));
+    int64_t n = 2;
+    cfx_value arg = cfx_tensor_value(cfx_model_example_tensor(&n, 1, 0)), out;
+    int64_t live = cfx_tensor_live_count();
+    cr_expect_lt(cfx_interpret(gb, &arg, 1, NULL, &out), 0);
+    const char *msg = cfx_error_message() ? cfx_error_message() : "(none)";
+    cr_expect(strstr(msg, "a is used by relu before it has a value (the graph is not in topological order, or the "
+                          "node is not in it)") == msg,
+              "%s", msg);
+    cr_expect_eq(cfx_tensor_live_count(), live, "a failed run left tensors behind");
+    cfx_error_clear();
+    cfx_graph_free(gb);
+    cfx_graph_free(ga);
+    cfx_scope_end(s);
+}
