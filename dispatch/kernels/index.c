@@ -678,10 +678,25 @@ bool cfx_scatter_check(const char *op, const cfx_tensor *self, int64_t dim, cons
             cfx_error_set(CFX_ERR, op, "Index tensor must have the same number of dimensions as self tensor");
             return false;
         }
+        int dims = self->ndim ? self->ndim : 1;
         bool wrong_self = false, wrong_src = false;
-        for (int k = 0; k < (self->ndim ? self->ndim : 1); k++) {
+        for (int k = 0; k < dims; k++)
             wrong_self |= k != d && nonempty_size(index, k) > nonempty_size(self, k);
-            wrong_src |= src && nonempty_size(index, k) > nonempty_size(src, k);
+        /* scatter_shape_check: the C++ check reads src.size(k) up to self's dims (an IndexError
+         * past src's own) before it compares src's dims with index's; the meta checks the dims
+         * first. Either way src is read only within its dims. */
+        bool same_dims = !src || (src->ndim ? src->ndim : 1) == (index->ndim ? index->ndim : 1);
+        for (int k = 0; src && !wrong_self && !wrong_src && k < dims && (same_dims || !meta); k++) {
+            if (src->ndim && k >= src->ndim) {
+                cfx_error_set(CFX_ERR, op, "Dimension out of range (expected to be in range of [%d, %d], but got %d)",
+                              -src->ndim, src->ndim - 1, k);
+                return false;
+            }
+            wrong_src = nonempty_size(index, k) > nonempty_size(src, k);
+        }
+        if (!same_dims && !(meta && wrong_self)) {
+            cfx_error_set(CFX_ERR, op, "Index tensor must have the same number of dimensions as src tensor");
+            return false;
         }
         if (wrong_self || wrong_src) {
             cfx_buf b;

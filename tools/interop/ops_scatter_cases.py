@@ -128,6 +128,17 @@ def scatter_cases(g):
                           ("index_bigger_than_src", [T([2, 3]), I(0), IDX(g, [0] * 6, [2, 3]), T([2, 2])]),
                           ("expanded_self", [T([2, 3], [0, 1]), I(0), IDX(g, [0, 1], [1, 2]), T([1, 2])])]:
             g.add_case(f"{op}/check/{tag}", op, args + list(extra))
+    # src of another rank than index (fuzz_op_call: a [3, 0] src of a 0-dim index was read
+    # past its storage): the CPU check reads src's sizes up to self's rank first (IndexError
+    # past src's own), the meta compares the ranks first
+    for op, extra in (("scatter_add", ()), ("scatter_reduce_two", (S("sum"), B(True))), ("scatter_src", ())):
+        for tag, args in [("src_fewer_dims", [T([2, 2]), I(0), IDX(g, [0], [1, 1]), T([2])]),
+                          ("src_more_dims", [T([2, 2]), I(0), IDX(g, [0], [1, 1]), T([2, 2, 2])]),
+                          ("src_zero_dim", [T([2, 2]), I(0), IDX(g, [0], [1, 1]), T([])]),
+                          ("src_empty_other_rank", [T([]), I(-1), IDX(g, [0], []), T([3, 0])]),
+                          ("index_bigger_than_self_and_rank", [T([2, 2]), I(0), IDX(g, [0] * 9, [3, 3]), T([2])]),
+                          ("index_bigger_than_src_and_rank", [T([2, 2]), I(0), IDX(g, [0] * 3, [3, 1]), T([2])])]:
+            g.add_case(f"{op}/check_rank/{tag}", op, args + list(extra))
     for op in ("scatter_reduce_two", "scatter_reduce__two"):
         for r in ("max", "min", "foo", "add", ""):
             g.add_case(f"{op}/reduce_name/{r or 'empty'}", op,
