@@ -190,6 +190,12 @@ def embedding_bag_cases(g):
                                       B(False), I(-1)])
     g.add_case(f"{op}/int32", op, [T([5, 3]), IX(idx, "int32"), IX(off, "int32"), B(False), I(1), B(False), NONE(),
                                     B(False), I(-1)], tol=[1e-6, 1e-5])
+    # indices and offsets of narrower types are converted to their promoted int32/int64
+    # (fuzz_op_call: narrower offsets beside int64 indices were read as int64)
+    for name, idt, odt in (("bool_offsets", "int64", "bool"), ("bool_indices", "bool", "int64"),
+                           ("bool_offsets_int32", "int32", "bool")):
+        g.add_case(f"{op}/{name}", op, [T([5, 3]), IX(idx, idt), IX([0, 1, 1], odt), B(False), I(0), B(False),
+                                        NONE(), B(False), I(-1)], tol=[1e-6, 1e-5])
     g.add_case(f"{op}/transposed_weight", op, [T([5, 3], [1, 5]), IX(idx), IX(off), B(False), I(0), B(False), NONE(),
                                                 B(False), I(-1)])
     g.add_case(f"{op}/empty_offsets", op, [T([5, 3]), IX(idx), IX([]), B(False), I(0), B(False), NONE(), B(False),

@@ -46,11 +46,21 @@ static const char *tensor_type(cfx_dtype dt) /* torch.<T>Tensor, as TensorArg ch
 
 static bool is_index(cfx_dtype dt) { return dt == CFX_INT64 || dt == CFX_INT32; }
 
-static int64_t iget(const cfx_tensor *t, int64_t i) /* element i along dim 0 of a 1-d int tensor */
+/* Element i along dim 0 of a 1-d integer or bool tensor. promoteIndicesAndOffsets converts
+ * indices and offsets to their promoted type (int32 or int64, checked first), so either may be
+ * of a narrower type here: it is read as the value it converts to. */
+static int64_t iget(const cfx_tensor *t, int64_t i)
 {
     const char *p = cfx_tensor_data(t);
     int64_t off = i * (t->ndim ? t->strides[0] : 0);
-    return t->dtype == CFX_INT64 ? ((const int64_t *)p)[off] : ((const int32_t *)p)[off];
+    switch (t->dtype) {
+    case CFX_INT64: return ((const int64_t *)p)[off];
+    case CFX_INT32: return ((const int32_t *)p)[off];
+    case CFX_INT16: return ((const int16_t *)p)[off];
+    case CFX_INT8: return ((const int8_t *)p)[off];
+    case CFX_UINT8: return ((const uint8_t *)p)[off];
+    default: return ((const bool *)p)[off];
+    }
 }
 
 static void iset(cfx_tensor *t, int64_t i, int64_t v)
