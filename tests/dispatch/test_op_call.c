@@ -277,3 +277,33 @@ Test(op_call, one_walk_binding_keeps_the_order_of_checks)
     cr_expect_eq(cfx_tensor_numel(cat[0].u.t), 3);
     cfx_scope_end(s);
 }
+
+/* fuzz_op_call: batch norm in inference read a running_mean shorter than the channel count
+ * past its end. 2.13's CPU kernel reads past it as well (its result is garbage); cfx refuses
+ * with the text of batch_norm's own check, for each parameter the kernel reads per channel. */
+Test(op_call, batch_norm_eval_refuses_a_parameter_shorter_than_the_channels)
+{
+    cfx_scope s = cfx_scope_begin();
+    int64_t xs[3] = {2, 3, 2}, two = 2, three = 3;
+    cfx_tensor *x = cfx_tensor_new(xs, 3, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_tensor *full = cfx_tensor_new(&three, 1, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_tensor *shrt = cfx_tensor_new(&two, 1, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
+    cfx_op *op = cfx_op_find("aten::_native_batch_norm_legit_no_training");
+    cr_assert_not_null(op);
+    static const char *const want[4] = {"weight should contain 3 elements not 2", "bias should contain 3 elements not 2",
+                                        "running_mean should contain 3 elements not 2",
+                                        "running_var should contain 3 elements not 2"};
+    for (int i = 0; i < 4; i++) {
+        cfx_value st[8] = {cfx_tensor_value(x),
+                           cfx_tensor_value(i == 0 ? shrt : full),
+                           cfx_tensor_value(i == 1 ? shrt : full),
+                           cfx_tensor_value(i == 2 ? shrt : full),
+                           cfx_tensor_value(i == 3 ? shrt : full),
+                           cfx_double(0.1),
+                           cfx_double(1e-5)};
+        cfx_error_clear();
+        cr_expect_eq(cfx_op_call(op, st, 7, 8), CFX_ERR, "parameter %d", i);
+        cr_expect(strstr(cfx_error_message(), want[i]) != NULL, "parameter %d: %s", i, cfx_error_message());
+    }
+    cfx_scope_end(s);
+}

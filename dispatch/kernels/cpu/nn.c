@@ -88,6 +88,43 @@ cfx_tensor *cfx_kernel_embedding(cfx_tensor *weight, cfx_tensor *indices, int64_
     return out;
 }
 
+/* The parameters batch_norm_eval reads, checked as 2.13's CPU kernel does: weight and bias of
+ * the input's dtype (its mixed-dtype check), running stats of that dtype and 1-d (their
+ * accessors). Each must also hold a value per channel: there 2.13's kernel reads past a short
+ * tensor, and cfx gives instead the text of batch_norm's own check
+ * (check_dims_match_num_input_features). */
+static bool eval_params_ok(const char *op, const cfx_tensor *input, const cfx_tensor *weight, const cfx_tensor *bias,
+                           const cfx_tensor *mean, const cfx_tensor *var)
+{
+    cfx_dtype dt = (cfx_dtype)input->dtype;
+    if ((weight && (cfx_dtype)weight->dtype != dt) || (bias && (cfx_dtype)bias->dtype != dt)) {
+        cfx_error_set(CFX_ERR, op, dt == CFX_FLOAT32 ? "mixed dtype (CPU): expect parameter to have scalar type of Float"
+                                                     : "mixed dtype (CPU): all inputs must share same datatype.");
+        return false;
+    }
+    const cfx_tensor *stats[2] = {mean, var};
+    for (int i = 0; i < 2; i++) {
+        if ((cfx_dtype)stats[i]->dtype != dt) {
+            cfx_error_set(CFX_ERR, op, "expected scalar type %s but found %s", cfx_dtype_scalar_name(dt),
+                          cfx_dtype_scalar_name((cfx_dtype)stats[i]->dtype));
+            return false;
+        }
+        if (stats[i]->ndim != 1) {
+            cfx_error_set(CFX_ERR, op, "TensorAccessor expected 1 dims but tensor has %d", stats[i]->ndim);
+            return false;
+        }
+    }
+    const cfx_tensor *params[4] = {mean, var, weight, bias};
+    static const char *const names[4] = {"running_mean", "running_var", "weight", "bias"};
+    for (int i = 0; i < 4; i++)
+        if (params[i] && cfx_tensor_numel(params[i]) != input->sizes[1]) {
+            cfx_error_set(CFX_ERR, op, "%s should contain %lld elements not %lld", names[i], (long long)input->sizes[1],
+                          (long long)cfx_tensor_numel(params[i]));
+            return false;
+        }
+    return true;
+}
+
 /* Batch norm in inference: out = (x - mean[c]) / sqrt(var[c] + eps) * w[c] + b[c], channel c
  * being dim 1, as alpha = invstd * w and beta = b - mean * alpha (ATen's transform). */
 static cfx_native_batch_norm_result batch_norm_eval(const char *op, cfx_tensor *input, cfx_tensor *weight,
@@ -98,7 +135,7 @@ static cfx_native_batch_norm_result batch_norm_eval(const char *op, cfx_tensor *
         cfx_error_set(CFX_ERR, op, "running_mean and running_var must be defined in evaluation mode");
         return none;
     }
-    if (input->ndim < 2 || !floating_only(op, "batch_norm", input))
+    if (input->ndim < 2 || !floating_only(op, "batch_norm", input) || !eval_params_ok(op, input, weight, bias, mean, var))
         return none;
     int64_t c = input->sizes[1];
     int64_t strides[CFX_MAX_DIMS], zero = 0;
