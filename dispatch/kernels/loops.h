@@ -45,6 +45,20 @@ cfx_tensor *cfx_cpu_to_dtype(const cfx_tensor *src, cfx_dtype dtype);
  * CPU kernels (softmax, layer_norm, convolution) call it before their row loops. */
 const cfx_tensor *cfx_cpu_contiguous(const cfx_tensor *src);
 
+/* Element i of an integer or bool array of dtype dt, as int64: how an index or a size read
+ * from a tensor of any integral dtype is used (the conversion c10 makes before reading it). */
+static inline int64_t cfx_load_int(const void *data, int64_t i, cfx_dtype dt)
+{
+    switch (dt) {
+    case CFX_UINT8: return ((const uint8_t *)data)[i];
+    case CFX_INT8: return ((const int8_t *)data)[i];
+    case CFX_INT16: return ((const int16_t *)data)[i];
+    case CFX_INT32: return ((const int32_t *)data)[i];
+    case CFX_BOOL: return ((const uint8_t *)data)[i];
+    default: return ((const int64_t *)data)[i];
+    }
+}
+
 /* Scalar conversions as c10 performs them on x86-64 (float -> int saturates to INT_MIN). */
 static inline int64_t cfx_conv_f64_i64(double v)
 {

@@ -24,6 +24,7 @@
 #include "dispatch/fake.h"
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
+#include "dispatch/kernels/loops.h"
 #include "dispatch/kernels/nn_shapes.h"
 
 static const char OP[] = "aten::_embedding_bag";
@@ -51,16 +52,7 @@ static bool is_index(cfx_dtype dt) { return dt == CFX_INT64 || dt == CFX_INT32; 
  * of a narrower type here: it is read as the value it converts to. */
 static int64_t iget(const cfx_tensor *t, int64_t i)
 {
-    const char *p = cfx_tensor_data(t);
-    int64_t off = i * (t->ndim ? t->strides[0] : 0);
-    switch (t->dtype) {
-    case CFX_INT64: return ((const int64_t *)p)[off];
-    case CFX_INT32: return ((const int32_t *)p)[off];
-    case CFX_INT16: return ((const int16_t *)p)[off];
-    case CFX_INT8: return ((const int8_t *)p)[off];
-    case CFX_UINT8: return ((const uint8_t *)p)[off];
-    default: return ((const bool *)p)[off];
-    }
+    return cfx_load_int(cfx_tensor_data(t), i * (t->ndim ? t->strides[0] : 0), (cfx_dtype)t->dtype);
 }
 
 static void iset(cfx_tensor *t, int64_t i, int64_t v)

@@ -17,6 +17,7 @@
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
+#include "dispatch/kernels/loops.h"
 #include "dispatch/kernels/nn_shapes.h"
 #include "dispatch/kernels/pool_window.h"
 
@@ -39,19 +40,6 @@ static int64_t offset_of(const cfx_tensor *t, int nd, int64_t plane, const int64
     else
         off += plane * t->strides[0];
     return off;
-}
-
-static int64_t get_int(const cfx_tensor *t, int64_t off)
-{
-    const void *d = cfx_tensor_data(t);
-    switch ((cfx_dtype)t->dtype) {
-    case CFX_UINT8: return ((const uint8_t *)d)[off];
-    case CFX_INT8: return ((const int8_t *)d)[off];
-    case CFX_INT16: return ((const int16_t *)d)[off];
-    case CFX_INT32: return ((const int32_t *)d)[off];
-    case CFX_BOOL: return ((const uint8_t *)d)[off];
-    default: return ((const int64_t *)d)[off];
-    }
 }
 
 static void set_int(cfx_tensor *t, int64_t off, int64_t v)
@@ -102,7 +90,7 @@ static void max_window(const cfx_tensor *self, const cfx_pool_window *w, cfx_ten
                             take = v > m || isnan(v);
                             m = take ? v : m;
                         } else {
-                            int64_t v = get_int(self, off);
+                            int64_t v = cfx_load_int(cfx_tensor_data(self), off, (cfx_dtype)self->dtype);
                             take = v > mi;
                             mi = take ? v : mi;
                         }
@@ -152,7 +140,7 @@ static void avg_window(const cfx_tensor *self, const cfx_pool_window *w, bool co
                         if (fl)
                             sum += cfx_nn_get(self, off);
                         else
-                            isum += get_int(self, off);
+                            isum += cfx_load_int(cfx_tensor_data(self), off, (cfx_dtype)self->dtype);
                     }
             int64_t div = divisor ? divisor : count_include_pad ? pool : count;
             int64_t ooff = offset_of(out, w->nd, pl, pos);
