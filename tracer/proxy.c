@@ -18,12 +18,8 @@
  * ScalarType / Layout / MemoryFormat are ints to an IValue. Enum arguments passed as plain
  * ints are shown as the enum (torch.float32), as schemaAwareToPyObject does.
  *
- * Tensors that are not bound to a node are what PythonKeyTracer.create_arg sees. make_fx
- * traces a function, so its root module is empty: a parameter (a tensor of the cfx_module the
- * model reads) is interned as `_param_constantN`, any other tensor as `_tensor_constantN` (one
- * attribute per tensor, named by Tracer.get_fresh_qualname). Like FX, every USE creates its
- * own get_attr node (`_tensor_constant0_1` the second time), placed just before the node
- * that uses it, with meta["val"] only.
+ * Tensors that are not bound to a node are what PythonKeyTracer.create_arg sees: they become
+ * get_attr nodes of interned attributes (proxy_attrs.c).
  *
  * Meta, as set_meta / extract_val write it: a tensor result gets `val` and `tensor_meta`; a
  * real tensor's val is what empty_strided(shape, stride) makes in a fake mode, so its storage
@@ -39,17 +35,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch/hash.h"
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
+#include "dispatch/operator_internal.h"
 #include "dispatch/ops.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor_ext.h"
 #include "ir/graph.h"
 #include "tracer/proxy_internal.h"
-
-static const char *const qual_prefix[QUAL_COUNT] = {"_param_constant", "_tensor_constant"};
 
 static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
@@ -205,7 +199,7 @@ static int build_plan(const cfx_op *op, op_plan *p)
 /* The plan of op, computed on its first call in this mode. */
 static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
 {
-    uint32_t id = cfx_op_id(op);
+    uint32_t id = op->id;
     if (id >= pm->plan_cap) {
         uint32_t cap = pm->plan_cap ? pm->plan_cap : 64;
         while (cap <= id)
@@ -229,29 +223,6 @@ static const op_plan *plan_for(cfx_proxy_mode *pm, const cfx_op *op)
 
 /* ---- meta ------------------------------------------------------------------------------------ */
 
-/* The site stack_trace gets, or NULL (not recording, or a call with no site). */
-static const cfx_site *site_to_record(const cfx_proxy_mode *pm)
-{
-    const cfx_site *site = pm->record_stack_traces ? cfx_current_site() : NULL;
-    return site && site->file ? site : NULL;
-}
-
-/* extract_val of a tensor: a fake tensor as it is, a real one as empty_strided(shape, stride)
- * on its device in a fake mode makes it, i.e. with storage offset 0. */
-static cfx_meta_val tensor_val(const cfx_tensor *t)
-{
-    bool fake = cfx_tensor_is_fake(t);
-    return (cfx_meta_val){
-        .kind = CFX_MVAL_TENSOR,
-        .dtype = t->dtype,
-        .device = fake ? cfx_tensor_fake_device(t) : t->device,
-        .n = t->ndim,
-        .sizes = t->sizes,
-        .strides = t->strides,
-        .storage_offset = fake ? t->storage_offset : 0,
-    };
-}
-
 /* set_meta for a tensor: val and tensor_meta, and the stack trace if recorded. */
 static int set_tensor_meta(cfx_node *n, const cfx_tensor *t, const cfx_site *site)
 {
@@ -260,7 +231,7 @@ static int set_tensor_meta(cfx_node *n, const cfx_tensor *t, const cfx_site *sit
     int rc = cfx_node_set_result_meta(n, site, t, &dev, false);
     /* the graph's one-call setter takes the offset from t: a real view's val still has 0 */
     if (rc == CFX_OK && !fake && t->storage_offset != 0) {
-        cfx_meta_val v = tensor_val(t);
+        cfx_meta_val v = cfx_proxy_tensor_val(t);
         rc = cfx_node_set_val(n, &v);
     }
     return rc;
@@ -268,82 +239,11 @@ static int set_tensor_meta(cfx_node *n, const cfx_tensor *t, const cfx_site *sit
 
 /* ---- tensors to nodes ------------------------------------------------------------------------ */
 
-static int grow_consts(cfx_proxy_mode *pm)
-{
-    uint32_t cap = pm->const_cap ? pm->const_cap * 2 : 16;
-    const_entry *nc = cfx_calloc(cap, sizeof *nc);
-    if (!nc)
-        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
-    for (uint32_t i = 0; i < pm->const_cap; i++) {
-        if (!pm->consts[i].t)
-            continue;
-        uint32_t j = (uint32_t)cfx_hash_ptr(pm->consts[i].t) & (cap - 1);
-        while (nc[j].t)
-            j = (j + 1) & (cap - 1);
-        nc[j] = pm->consts[i];
-    }
-    cfx_free(pm->consts);
-    pm->consts = nc;
-    pm->const_cap = cap;
-    return CFX_OK;
-}
-
-static const_entry *const_slot(const cfx_proxy_mode *pm, const cfx_tensor *t)
-{
-    uint32_t mask = pm->const_cap - 1;
-    uint32_t i = (uint32_t)cfx_hash_ptr(t) & mask;
-    while (pm->consts[i].t && pm->consts[i].t != t)
-        i = (i + 1) & mask;
-    return &pm->consts[i];
-}
-
-/* The attribute name t is interned under, registering t the first time: the first
- * `<prefix>N` the graph module does not have, N counting on from the last one given
- * (Tracer.get_fresh_qualname; the root holds nothing but interned tensors). */
-static const char *interned_name(cfx_proxy_mode *pm, cfx_tensor *t, int kind)
-{
-    if (pm->const_cap && const_slot(pm, t)->t)
-        return const_slot(pm, t)->name;
-    if (2 * (pm->n_consts + 1) > pm->const_cap && grow_consts(pm) != CFX_OK)
-        return NULL;
-    const char *prefix = qual_prefix[kind];
-    size_t plen = strlen(prefix);
-    char name[32];
-    memcpy(name, prefix, plen);
-    for (;; pm->qual_next[kind]++) {
-        name[plen + cfx_fmt_u64(pm->qual_next[kind], name + plen)] = '\0';
-        if (!cfx_graph_module_get_attr(pm->gm, name))
-            break;
-    }
-    pm->qual_next[kind]++;
-    if (cfx_graph_module_set_attr(pm->gm, name, t) != CFX_OK)
-        return NULL;
-    const char *stored = cfx_graph_module_attr_name(pm->gm, cfx_graph_module_n_attrs(pm->gm) - 1);
-    *const_slot(pm, t) = (const_entry){t, stored};
-    pm->n_consts++;
-    return stored;
-}
-
-/* A tensor not bound to a node: a get_attr node for the parameter or constant it is interned
- * as, with meta["val"] (PythonKeyTracer.create_node) and the stack trace if recorded. */
-static cfx_node *attr_node(cfx_proxy_mode *pm, cfx_tensor *t)
-{
-    const char *name = interned_name(pm, t, cfx_module_name_of(pm->module, t) ? QUAL_PARAM : QUAL_TENSOR);
-    cfx_node *n = name ? cfx_graph_get_attr(pm->g, name) : NULL;
-    if (!n)
-        return NULL;
-    cfx_meta_val v = tensor_val(t);
-    const cfx_site *site = site_to_record(pm);
-    if (cfx_node_set_val(n, &v) != CFX_OK || (site && cfx_node_set_stack_trace(n, site) != CFX_OK))
-        return NULL;
-    return n;
-}
-
 /* cfx_proxy_node_of for a non-NULL tensor. */
 static cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
 {
     cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
-    return n ? n : attr_node(pm, t);
+    return n ? n : cfx_proxy_attr_node(pm, t);
 }
 
 cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
@@ -360,12 +260,12 @@ static int track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, cfx_tensor *con
                  bool token)
 {
     int rc = cfx_tensor_binding_set(t, pm->owner, n, NULL);
-    if (rc == CFX_OK)
+    if (rc == CFX_OK && (constant || pm->constants_made)) /* else there is none to clear */
         rc = cfx_proxy_set_constant(pm, t, constant);
     if (rc == CFX_OK)
         rc = set_tensor_meta(n, t, site);
     if (rc == CFX_OK && token) {
-        cfx_meta_val v = tensor_val(t);
+        cfx_meta_val v = cfx_proxy_tensor_val(t);
         v.kind = CFX_MVAL_TOKEN;
         rc = cfx_node_set_val(n, &v);
     }
@@ -375,13 +275,13 @@ static int track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n, cfx_tensor *con
 int cfx_proxy_track(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
 {
     /* placeholders (wrap_key) and HOP outputs: no stack trace on placeholders */
-    return pm && t && n ? track(pm, t, n, NULL, n->op == CFX_NODE_PLACEHOLDER ? NULL : site_to_record(pm), false)
+    return pm && t && n ? track(pm, t, n, NULL, n->op == CFX_NODE_PLACEHOLDER ? NULL : cfx_proxy_site_to_record(pm), false)
                         : CFX_ERR;
 }
 
 int cfx_proxy_track_token(cfx_proxy_mode *pm, cfx_tensor *t, cfx_node *n)
 {
-    return pm && t && n ? track(pm, t, n, NULL, n->op == CFX_NODE_PLACEHOLDER ? NULL : site_to_record(pm), true)
+    return pm && t && n ? track(pm, t, n, NULL, n->op == CFX_NODE_PLACEHOLDER ? NULL : cfx_proxy_site_to_record(pm), true)
                         : CFX_ERR;
 }
 
@@ -406,9 +306,9 @@ static cfx_node *getitem(cfx_proxy_mode *pm, cfx_node *of, int64_t i, const cfx_
 static cfx_meta_val leaf_val(cfx_value v)
 {
     switch (v.kind) {
-    case CFX_V_TENSOR: return v.u.t ? tensor_val(v.u.t) : (cfx_meta_val){.kind = CFX_MVAL_NONE};
+    case CFX_V_TENSOR: return v.u.t ? cfx_proxy_tensor_val(v.u.t) : (cfx_meta_val){.kind = CFX_MVAL_NONE};
     case CFX_V_TOKEN: {
-        cfx_meta_val tv = v.u.t ? tensor_val(v.u.t) : (cfx_meta_val){.kind = CFX_MVAL_NONE};
+        cfx_meta_val tv = v.u.t ? cfx_proxy_tensor_val(v.u.t) : (cfx_meta_val){.kind = CFX_MVAL_NONE};
         if (v.u.t)
             tv.kind = CFX_MVAL_TOKEN;
         return tv;
@@ -501,7 +401,7 @@ static int track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs,
 
 int cfx_proxy_track_outputs(cfx_proxy_mode *pm, cfx_node *n, const cfx_value *outs, int n_outs)
 {
-    return pm && n ? track_outputs(pm, n, outs, n_outs, site_to_record(pm), NULL) : CFX_ERR;
+    return pm && n ? track_outputs(pm, n, outs, n_outs, cfx_proxy_site_to_record(pm), NULL) : CFX_ERR;
 }
 
 /* ---- the handler ----------------------------------------------------------------------------- */
@@ -703,7 +603,7 @@ static int proxy_dispatch(cfx_mode *self, const cfx_op *op, cfx_keyset ks, cfx_v
     bool may_be_constant = p->lift || (cf.all && cf.any && !p->seeded);
     if (may_be_constant)
         memcpy(in, stack, (size_t)p->n_args * sizeof *in);
-    const cfx_site *site = site_to_record(pm);
+    const cfx_site *site = cfx_proxy_site_to_record(pm);
     int rc = cfx_mode_redispatch(p->target, stack);
     /* a single tensor result's meta carries the site (set with it in one record); any other
      * node, a failed call's included (it stays, as in PyTorch), gets it now */

@@ -1,10 +1,13 @@
 /* proxy_internal.h - what proxy.c and proxy_constants.c share; not public.
  *
  * proxy.c is the mode (plans, arguments to node arguments, results to nodes and meta);
+ * proxy_attrs.c interns the tensors bound to no node as attributes of the graph module;
  * proxy_constants.c keeps the constants proxy_call propagates through the trace. */
 #ifndef CFX_TRACER_PROXY_INTERNAL_H
 #define CFX_TRACER_PROXY_INTERNAL_H
 
+#include "dispatch/error.h"
+#include "dispatch/fake.h"
 #include "tracer/proxy.h"
 
 enum { MAX_ARGS = 64, CONSTANT_NUMEL_LIMIT = 1 };
@@ -34,7 +37,7 @@ typedef struct const_entry {
 } const_entry;
 
 /* get_fresh_qualname's per-prefix counters: the two prefixes the tracer interns under
- * (proxy.c's qual_prefix). */
+ * (proxy_attrs.c's qual_prefix). */
 enum { QUAL_PARAM, QUAL_TENSOR, QUAL_COUNT };
 
 struct cfx_proxy_mode {
@@ -55,6 +58,34 @@ struct cfx_proxy_mode {
     uint32_t scratch_cap;
     cfx_mode *stashed;    /* the proxy mode this one's enter unset (restored by its exit) */
 };
+
+/* The site stack_trace gets, or NULL (not recording, or a call with no site). */
+static inline const cfx_site *cfx_proxy_site_to_record(const cfx_proxy_mode *pm)
+{
+    const cfx_site *site = pm->record_stack_traces ? cfx_current_site() : NULL;
+    return site && site->file ? site : NULL;
+}
+
+/* extract_val of a tensor: a fake tensor as it is, a real one as empty_strided(shape, stride)
+ * on its device in a fake mode makes it, i.e. with storage offset 0. */
+static inline cfx_meta_val cfx_proxy_tensor_val(const cfx_tensor *t)
+{
+    bool fake = cfx_tensor_is_fake(t);
+    return (cfx_meta_val){
+        .kind = CFX_MVAL_TENSOR,
+        .dtype = t->dtype,
+        .device = fake ? cfx_tensor_fake_device(t) : t->device,
+        .n = t->ndim,
+        .sizes = t->sizes,
+        .strides = t->strides,
+        .storage_offset = fake ? t->storage_offset : 0,
+    };
+}
+
+/* proxy_attrs.c */
+/* Tracer.create_arg for a tensor bound to no node: a get_attr node (with its val) for the
+ * `_param_constantN` / `_tensor_constantN` attribute t is interned as; NULL on error. */
+cfx_node *cfx_proxy_attr_node(cfx_proxy_mode *pm, cfx_tensor *t);
 
 /* proxy_constants.c */
 /* _fetch_proxies_and_all_constant_flag over the tensor arguments: all when every tracked one
