@@ -346,12 +346,7 @@ void cfx_registry_deregister_fallback(cfx_dispatch_key key)
 
 /* ---- the call path ------------------------------------------------------------------------- */
 
-cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack)
-{
-    bool missing;
-    uint64_t args = cfx_op_arg_keys(op, stack, &missing); /* a missing Tensor contributes nothing */
-    return cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
-}
+cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack) { return cfx_dispatch_keyset(op, stack); }
 
 /* PyTorch's argument-binding errors: "ns::name() <what>. Declaration: <schema>". */
 static int call_error(const cfx_op *op, const char *what)
@@ -366,24 +361,13 @@ static int call_error(const cfx_op *op, const char *what)
     return rc;
 }
 
-/* Why the slot for an (already masked) ks cannot be called: nothing there, or no boxed entry. */
-static int slot_error(const cfx_op *op, cfx_keyset ks, const cfx_kernel *k)
+int cfx_dispatch_slot_error(const cfx_op *op, cfx_keyset ks)
 {
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
     if (!cfx_kernel_is_valid(k))
         return cfx_dispatch_missing_kernel_error(op, ks);
     return cfx_error_set(CFX_ERR, op->qualified_name, "%s: the kernel for %s has no boxed entry",
                          op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
-}
-
-/* Calls the kernel in the slot for ks, which has its fallthrough keys masked out. An invalid
- * slot is all zero (cfx_op_check_invariants checks it), so a boxed entry alone says it can be
- * called. */
-static inline int call_slot(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
-{
-    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
-    if (!k->boxed)
-        return slot_error(op, ks, k);
-    return k->boxed(k->ctx, op, ks, stack);
 }
 
 /* torch.ops' binding of stack[0..n_args) in one walk: each argument checked against its type
@@ -473,22 +457,14 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
     uint64_t keys = 0;
     int rc = bind_args(op, stack, &wb, &keys);
     if (rc == CFX_OK)
-        rc = call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){keys}, cfx_keys_local()), stack);
+        rc = cfx_dispatch_call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){keys}, cfx_keys_local()), stack);
     cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? s->n_returns : 0);
     return rc;
 }
 
-int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
-{
-    /* Re-masking is idempotent for an already-masked set and keeps a caller that passes an
-     * unmasked set from landing on a fallthrough kernel. */
-    return call_slot(op, cfx_op_skip_fallthrough(op, ks), stack);
-}
+int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack) { return cfx_dispatch_redispatch(op, ks, stack); }
 
-int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack)
-{
-    return cfx_op_redispatch(op, cfx_op_dispatch_keyset(op, stack), stack);
-}
+int cfx_op_dispatch_stack(const cfx_op *op, cfx_value *stack) { return cfx_dispatch_stack(op, stack); }
 
 /* c10's listAllDispatchKeys: runtime keys with a valid slot, ascending. */
 static void list_available(const cfx_op *op, cfx_buf *b)

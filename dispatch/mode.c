@@ -31,10 +31,12 @@ typedef struct mode_state {
                            call through the Python key pops and puts back the top mode) */
     cfx_mode *user[CFX_MODE_STACK_MAX];
     int n_user;
-    int n_set; /* occupied infra slots + n_user: the logical stack's length */
 } mode_state;
 
 static _Thread_local mode_state st;
+
+/* Whether the logical stack holds a mode. */
+static inline bool any_set(void) { return st.infra_set || st.n_user; }
 
 /* ------------------------------------------------------------------ refcounting */
 
@@ -106,7 +108,6 @@ static inline int put_mode(cfx_mode *m, int slot)
                                  CFX_MODE_STACK_MAX);
         st.user[st.n_user++] = m;
     }
-    st.n_set++;
     return CFX_OK;
 }
 
@@ -125,15 +126,13 @@ static inline cfx_mode *take_top(int *slot)
         st.infra_set &= ~(1u << i);
         *slot = i;
     }
-    if (m)
-        st.n_set--;
     return m;
 }
 
 /* A push: the first mode brings the Python keys into the included set. */
 static int push_to(cfx_mode *m, int slot)
 {
-    bool first = st.n_set == 0;
+    bool first = !any_set();
     int rc = put_mode(m, slot);
     if (rc == CFX_OK && first)
         set_python_included(true);
@@ -144,7 +143,7 @@ static int push_to(cfx_mode *m, int slot)
 static cfx_mode *pop_top(int *slot)
 {
     cfx_mode *out = take_top(slot);
-    if (out && st.n_set == 0)
+    if (out && !any_set())
         set_python_included(false);
     return out;
 }
@@ -164,7 +163,7 @@ cfx_mode *cfx_mode_unset(cfx_mode_key key)
     cfx_mode *m = st.infra[key];
     st.infra[key] = NULL;
     st.infra_set &= ~(1u << key);
-    if (--st.n_set == 0)
+    if (!any_set())
         set_python_included(false);
     return m;
 }
@@ -207,13 +206,13 @@ int cfx_mode_exit(cfx_mode *m)
     return CFX_OK;
 }
 
-int cfx_mode_stack_len(void) { return st.n_set; }
+int cfx_mode_stack_len(void) { return __builtin_popcount(st.infra_set) + st.n_user; }
 
-bool cfx_mode_any_set(void) { return st.n_set > 0; }
+bool cfx_mode_any_set(void) { return any_set(); }
 
 cfx_mode *cfx_mode_stack_at(int idx)
 {
-    if (idx < 0 || idx >= st.n_set) {
+    if (idx < 0 || idx >= cfx_mode_stack_len()) {
         cfx_error_set(CFX_ERR, NULL, "Tried to get stack at idx that's too big");
         return NULL;
     }
@@ -248,7 +247,7 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
         return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
     cfx_local_keys saved = cfx_keys_local(), k = saved;
     k.excluded = cfx_keyset_or(k.excluded, exclude);
-    if (st.n_set == 0) /* popping the last mode takes the Python keys out */
+    if (!any_set()) /* popping the last mode takes the Python keys out */
         k.included = cfx_keyset_minus(k.included, python_keys());
     cfx_keys_set_local(k);
     int rc = m->vt->dispatch(m, op, ks, stack);
@@ -259,17 +258,22 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
 }
 
 /* A mode calls the op with the numbers it was given (wrapped_internal.h): they are wrapped
- * numbers again below it. */
+ * numbers again below it. The walk that computes the key set notices them (as arguments with
+ * no tensor): the usual call, tensors only, is dispatched with that key set. */
 int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)
 {
+    bool missing;
+    uint64_t args = cfx_op_arg_keys(op, stack, &missing);
+    if (!missing)
+        return cfx_dispatch_call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local()), stack);
     const cfx_schema *s = op->schema;
     if (!s)
-        return cfx_op_dispatch_stack(op, stack);
+        return cfx_dispatch_stack(op, stack);
     cfx_wrapped_batch wb;
     int rc = cfx_wrap_numbers(op, stack, &wb);
     if (rc != CFX_OK)
         return rc;
-    rc = cfx_op_dispatch_stack(op, stack);
+    rc = cfx_dispatch_stack(op, stack);
     cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? s->n_returns : 0);
     return rc;
 }

@@ -701,8 +701,8 @@ int cfx_op_check_invariants(const cfx_op *op)
         if (!same_kernel(compute_entry(op, k, &reason), &op->table[idx]))
             return invariant_failed(op, true);
     }
-    /* The call paths test a slot's entries alone (dispatcher.c's call_slot, ops.c's wrappers):
-     * a slot that cannot be called must have none. */
+    /* The call paths test a slot's entries alone (cfx_dispatch_call_slot, ops.c's wrappers): a
+     * slot that cannot be called must have none. */
     for (int i = 0; i < CFX_NUM_RUNTIME_ENTRIES; i++)
         if ((op->table[i].boxed || op->table[i].unboxed) && !cfx_kernel_is_valid(&op->table[i]))
             return invariant_failed(op, true);

@@ -105,9 +105,11 @@ const cfx_kernel *cfx_dispatcher_backend_fallback(int table_index);
 int cfx_dispatch_missing_kernel_error(const cfx_op *op, cfx_keyset ks);
 
 /* The union of the tensor arguments' key sets (tensor lists included). *missing is set when a
- * required (plain) Tensor is NULL or None: a failure upstream, or a binding error. Inline: every
- * call computes it (up to three times per traced node), and a call per use cost more than the
- * walk over two or three arguments. */
+ * tensor argument has no tensor where one is needed: a required (plain) Tensor that is NULL or
+ * None (a failure upstream, or a binding error), or a number given for a Tensor or Tensor?
+ * (only a mode's call below itself passes one: cfx_mode_redispatch wraps it first). Inline:
+ * every call computes it (up to three times per traced node), and a call per use cost more
+ * than the walk over two or three arguments. */
 static inline uint64_t cfx_op_arg_keys(const cfx_op *op, const cfx_value *stack, bool *missing)
 {
     uint64_t ks = 0, m = op->dispatch_arg_mask, req = op->required_tensor_mask;
@@ -122,7 +124,7 @@ static inline uint64_t cfx_op_arg_keys(const cfx_op *op, const cfx_value *stack,
             for (uint32_t j = 0; j < v->len; j++)
                 if (v->u.items[j].kind == CFX_V_TENSOR && v->u.items[j].u.t)
                     ks |= v->u.items[j].u.t->keys.repr;
-        } else if (req >> i & 1) {
+        } else if ((req >> i & 1) || cfx_value_is_number(*v)) {
             *missing = true;
         }
     }
@@ -149,6 +151,44 @@ static inline const cfx_kernel *cfx_dispatch_select(const cfx_op *op, const cfx_
     }
     *ks = s;
     return k;
+}
+
+/* Records why the slot for an (already masked) ks cannot be called (nothing there, or no
+ * boxed entry) and returns the status (dispatcher.c). */
+int cfx_dispatch_slot_error(const cfx_op *op, cfx_keyset ks);
+
+/* Calls the kernel in the slot for ks, which has its fallthrough keys masked out, boxed. An
+ * invalid slot is all zero (cfx_op_check_invariants checks it), so a boxed entry alone says it
+ * can be called. */
+static inline int cfx_dispatch_call_slot(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    const cfx_kernel *k = cfx_op_kernel_for(op, ks);
+    if (!k->boxed)
+        return cfx_dispatch_slot_error(op, ks);
+    return k->boxed(k->ctx, op, ks, stack);
+}
+
+/* cfx_op_redispatch (dispatcher.h), inline for the dispatch path's own redispatches (the
+ * PythonTLSSnapshot fallback), which the exported function wraps: ks with its fallthrough keys
+ * masked out (idempotent), then the slot's kernel. */
+static inline int cfx_dispatch_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    return cfx_dispatch_call_slot(op, cfx_op_skip_fallthrough(op, ks), stack);
+}
+
+/* cfx_op_dispatch_keyset (a NULL or None plain Tensor contributes nothing). */
+static inline cfx_keyset cfx_dispatch_keyset(const cfx_op *op, const cfx_value *stack)
+{
+    bool missing;
+    uint64_t args = cfx_op_arg_keys(op, stack, &missing);
+    return cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local());
+}
+
+/* cfx_op_dispatch_stack, inline for a mode calling an op below itself (cfx_mode_redispatch):
+ * a fresh dispatch of a full stack. */
+static inline int cfx_dispatch_stack(const cfx_op *op, cfx_value *stack)
+{
+    return cfx_dispatch_call_slot(op, cfx_dispatch_keyset(op, stack), stack);
 }
 
 /* Counts the changes of any op's dispatch table slot (registrations, deregistrations,

@@ -186,12 +186,9 @@ const cfx_kernel *cfx_call_redispatch(cfx_call *c, const cfx_op_table *t, int i,
     return k;
 }
 
-int cfx_call_boxed(cfx_call *c, const cfx_kernel *k, cfx_value *stack)
+int cfx_call_no_boxed(const cfx_call *c)
 {
-    if (!k->boxed)
-        return cfx_error_set(CFX_ERR, c->op->qualified_name, "%s: the kernel has no boxed entry",
-                             c->op->qualified_name);
-    return k->boxed(k->ctx, c->op, c->ks, stack);
+    return cfx_error_set(CFX_ERR, c->op->qualified_name, "%s: the kernel has no boxed entry", c->op->qualified_name);
 }
 
 void cfx_call_free_heap(cfx_call *c)
@@ -220,7 +217,8 @@ static inline bool ret_ok(cfx_call *c, const cfx_value *stack, int i, uint32_t k
     return stack[i].kind == kind || ret_mismatch(c, stack, i, want);
 }
 
-cfx_tensor *cfx_call_ret_tensor(cfx_call *c, const cfx_value *stack, int i, bool optional)
+/* cfx_call_ret_tensor when return i is no tensor: None for an optional one, else an error. */
+cfx_tensor *cfx_call_ret_tensor_other(cfx_call *c, const cfx_value *stack, int i, bool optional)
 {
     if (optional && stack[i].kind == CFX_V_NONE)
         return NULL;

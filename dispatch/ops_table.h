@@ -117,10 +117,20 @@ static inline const cfx_kernel *cfx_call_select(cfx_call *c, const cfx_op_table 
 }
 /* The same for an explicit key set (a kernel redispatching below itself). */
 const cfx_kernel *cfx_call_redispatch(cfx_call *c, const cfx_op_table *t, int i, cfx_keyset ks, cfx_value *stack);
-/* Runs k boxed on stack. */
-int cfx_call_boxed(cfx_call *c, const cfx_kernel *k, cfx_value *stack);
+/* Records that k has no boxed entry. */
+int cfx_call_no_boxed(const cfx_call *c);
+/* Runs k boxed on stack. (Inline, as cfx_call_ret_tensor: a call through a mode or fallback,
+ * the traced case, takes this route on every operator call.) */
+static inline int cfx_call_boxed(cfx_call *c, const cfx_kernel *k, cfx_value *stack)
+{
+    return k->boxed ? k->boxed(k->ctx, c->op, c->ks, stack) : cfx_call_no_boxed(c);
+}
 /* Return i of a boxed kernel, checked against the schema's type (sets c->failed otherwise). */
-cfx_tensor *cfx_call_ret_tensor(cfx_call *c, const cfx_value *stack, int i, bool optional);
+cfx_tensor *cfx_call_ret_tensor_other(cfx_call *c, const cfx_value *stack, int i, bool optional);
+static inline cfx_tensor *cfx_call_ret_tensor(cfx_call *c, const cfx_value *stack, int i, bool optional)
+{
+    return stack[i].kind == CFX_V_TENSOR ? stack[i].u.t : cfx_call_ret_tensor_other(c, stack, i, optional);
+}
 int64_t cfx_call_ret_int(cfx_call *c, const cfx_value *stack, int i);
 double cfx_call_ret_double(cfx_call *c, const cfx_value *stack, int i);
 bool cfx_call_ret_bool(cfx_call *c, const cfx_value *stack, int i);

@@ -90,10 +90,10 @@ int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks,
     ks = cfx_keyset_and(ks, CFX_KEYS_FULL_AFTER_FUNCTIONALITY(CFX_KEY_PythonTLSSnapshot));
     /* MaybeSetTLSOnEntryGuard: nested dispatcher calls keep the outermost snapshot */
     if (tls_on_entry_set)
-        return cfx_op_redispatch(op, ks, stack);
+        return cfx_dispatch_redispatch(op, ks, stack);
     tls_on_entry = cfx_keys_local();
     tls_on_entry_set = true;
-    int rc = cfx_op_redispatch(op, ks, stack);
+    int rc = cfx_dispatch_redispatch(op, ks, stack);
     tls_on_entry_set = false;
     return rc;
 }
