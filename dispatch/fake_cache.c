@@ -159,17 +159,17 @@ two: /* a number or an enum: its kind and its value */
 
 /* A fake tensor of this mode without a constant and with a fake's key set, as one word: its
  * metadata's record (fake_meta.c), which stands for dtype, rank, device, offset, sizes and
- * strides (ids start at 1: the word of a None, CFX_V_TENSOR alone, is no record's); false
- * otherwise. */
-static bool put_tensor(cfx_fake_mode *m, cfx_fake_key *k, cfx_tensor *t)
+ * strides (ids start at 1: the word of a None, CFX_V_TENSOR alone, is no record's); 0
+ * otherwise (no word is 0). */
+static inline uint64_t tensor_word(cfx_fake_mode *m, cfx_tensor *t)
 {
     if (!t)
-        return put(k, CFX_V_TENSOR);
+        return CFX_V_TENSOR;
     if (!cfx_fake_is_ours(m, t) || t->is_wrapped_number || t->keys.repr != m->fake_keys.repr ||
         cfx_fake_constant_of(m, t))
-        return false;
+        return 0;
     const cfx_fake_meta *r = cfx_fake_meta_of(m, t);
-    return r && put(k, CFX_V_TENSOR | r->id << 8);
+    return r ? CFX_V_TENSOR | r->id << 8 : 0;
 }
 
 static const cfx_fake_cache_entry *find(const cfx_fake_mode *m, const cfx_fake_key *k)
@@ -198,24 +198,36 @@ int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, 
     const cfx_schema *s = op->schema;
     cfx_local_keys tls = cfx_keys_local();
     bool any_tensor = false;
+    /* The key's length and running hash are locals while the arguments are walked (a tensor,
+     * the common argument, is one word appended here), and go through k only around the
+     * out-of-line put_value. */
     k->w[0] = op->id | (uint64_t)s->n_args << 32;
     k->w[1] = tls.included.repr;
     k->w[2] = tls.excluded.repr;
-    k->n = 3;
-    k->hash = rotl7(rotl7(k->w[0]) ^ k->w[1]) ^ k->w[2];
+    uint32_t n = 3;
+    uint64_t hash = rotl7(rotl7(k->w[0]) ^ k->w[1]) ^ k->w[2];
     for (int i = 0; i < s->n_args; i++) {
         const cfx_value *v = &stack[i];
         if (v->kind == CFX_V_TENSOR) {
-            if (!put_tensor(m, k, v->u.t))
+            uint64_t w = tensor_word(m, v->u.t);
+            if (!w || n == CFX_FAKE_KEY_WORDS)
                 return 0;
+            k->w[n++] = w;
+            hash = rotl7(hash) ^ w;
             any_tensor |= v->u.t != NULL;
-        } else if (!put_value(k, v)) {
-            return 0;
+        } else {
+            k->n = n;
+            k->hash = hash;
+            if (!put_value(k, v))
+                return 0;
+            n = k->n;
+            hash = k->hash;
         }
     }
     if (!any_tensor)
         return 0; /* constructors and numbers-only calls take their own paths */
-    k->hash = finish(k->hash);
+    k->n = n;
+    k->hash = finish(hash);
     k->usable = true;
     const cfx_fake_cache_entry *e = find(m, k);
     if (!e)

@@ -82,9 +82,10 @@ static inline int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device devi
     struct cfx_tensor_ext *e = &t->ext;
     if (e->mode != &m->base) {
         /* m's reference first: the old one may be the last holding m */
-        cfx_mode *old = e->mode;
+        cfx_mode *old = e->mode; /* NULL for a new tensor, the usual case */
         e->mode = cfx_mode_retain(&m->base);
-        cfx_mode_release(old);
+        if (old)
+            cfx_mode_release(old);
     }
     e->is_fake = true;
     e->fake_device = device;

@@ -130,6 +130,10 @@ int64_t cfx_tensor_live_count(void)
     return n;
 }
 
+/* A header to fill in. What every dead header has anyway is set once, when it is first
+ * allocated, and kept while it waits on the list: its dims point at its inline slots
+ * (header_drop puts them back) and its mode state is empty (cfx_tensor_ext_drop empties
+ * it). */
 static cfx_tensor *header_get(void)
 {
     cfx_tensor *t = fl.tensors;
@@ -138,7 +142,13 @@ static cfx_tensor *header_get(void)
         fl.room++;
         return t;
     }
-    return cfx_malloc(sizeof(cfx_tensor));
+    t = cfx_malloc(sizeof(cfx_tensor));
+    if (t) {
+        t->sizes = t->dims_inline;
+        t->strides = t->dims_inline + CFX_INLINE_DIMS;
+        cfx_tensor_ext_init(&t->ext);
+    }
+    return t;
 }
 
 /* The thread is armed (count_live ran when the tensor died), and t's mode state is empty, as
@@ -344,19 +354,17 @@ static inline void copy_dims(int64_t *dst, const int64_t *src, int n)
 static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int ndim,
                               cfx_dtype dtype, cfx_device device)
 {
-    cfx_tensor *t = header_get();
+    cfx_tensor *t = header_get(); /* dims inline, mode state empty */
     if (!t)
         goto oom;
-    if (ndim <= CFX_INLINE_DIMS) {
-        t->sizes = t->dims_inline;
-        t->strides = t->dims_inline + CFX_INLINE_DIMS;
-    } else {
-        t->sizes = cfx_malloc(2 * (size_t)ndim * sizeof(int64_t));
-        if (!t->sizes) {
+    if (ndim > CFX_INLINE_DIMS) {
+        int64_t *dims = cfx_malloc(2 * (size_t)ndim * sizeof(int64_t));
+        if (!dims) {
             cfx_free(t); /* not counted yet, so not header_put */
             goto oom;
         }
-        t->strides = t->sizes + ndim;
+        t->sizes = dims;
+        t->strides = dims + ndim;
     }
     t->magic = CFX_TENSOR_MAGIC;
     t->refcount = 1;
@@ -367,7 +375,6 @@ static cfx_tensor *header_new(const int64_t *sizes, const int64_t *strides, int 
     t->storage_offset = 0;
     t->storage = NULL;
     t->keys = keys_for(device);
-    cfx_tensor_ext_init(&t->ext);
     copy_dims(t->sizes, sizes, ndim);
     if (strides) {
         copy_dims(t->strides, strides, ndim);
@@ -381,11 +388,15 @@ oom:
     return NULL;
 }
 
-/* Takes back the header of a tensor that died (or never got a storage). */
+/* Takes back the header of a tensor that died (or never got a storage); its dims go back
+ * to the inline slots, as header_get hands headers out. */
 static void header_drop(cfx_tensor *t)
 {
-    if (t->sizes != t->dims_inline)
+    if (t->sizes != t->dims_inline) {
         cfx_free(t->sizes);
+        t->sizes = t->dims_inline;
+        t->strides = t->dims_inline + CFX_INLINE_DIMS;
+    }
     t->magic = 0;
     count_live(-1);
 }
