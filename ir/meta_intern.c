@@ -243,34 +243,37 @@ cfx_meta *ir_meta_change(cfx_graph *g, cfx_meta *m, const ir_meta_key *c)
 {
     if (m && m->cap_entries != CFX_META_SHARED)
         return ir_meta_set_private(g, m, c);
-    const cfx_meta *shared = m;
-    /* the key: the record's slots with the change's parts in their place */
-    ir_meta_key k = *c;
-    if (shared) {
-        const meta_rec *old = (const meta_rec *)(const void *)shared;
+    /* the key: the change, where it leaves a slot as it is, with the slot of m's record (a
+     * node's first meta, the tracer's case, is the change itself) */
+    ir_meta_key merged;
+    const ir_meta_key *k = c;
+    if (m) {
+        const meta_rec *old = (const meta_rec *)(const void *)m;
+        merged = *c;
         if (!c->site)
-            k.site = shared->stack_trace;
+            merged.site = m->stack_trace;
         if (!c->val) {
-            k.val = shared->val;
-            k.val_id = old->val_id;
+            merged.val = m->val;
+            merged.val_id = old->val_id;
         }
         if (!c->tm) {
-            k.tm = shared->tensor_meta;
-            k.tm_derived_format = (old->word[2] & KEY_DERIVED_FORMAT) != 0;
+            merged.tm = m->tensor_meta;
+            merged.tm_derived_format = (old->word[2] & KEY_DERIVED_FORMAT) != 0;
         }
+        k = &merged;
     }
-    lookup l = {&k, {0, 0, 0}};
-    key_words(&k, l.word);
+    lookup l = {k, {0, 0, 0}};
+    key_words(k, l.word);
     ir_hcons *h = &g->hc_meta;
     /* a traced model sets the same meta on node after node: the last record first */
     if (h->last && meta_eq(h->last, &l))
-        return found(h, (meta_rec *)h->last, &k);
+        return found(h, (meta_rec *)h->last, k);
     uint32_t hash = hash_key(&l);
     if (h->cap) {
         uint32_t mask = h->cap - 1;
         for (uint32_t j = hash & mask; h->slots[j].rec; j = (j + 1) & mask)
             if (h->slots[j].hash == hash && meta_eq(h->slots[j].rec, &l))
-                return found(h, (meta_rec *)h->slots[j].rec, &k);
+                return found(h, (meta_rec *)h->slots[j].rec, k);
     }
     meta_rec *r = add_record(g, &l, hash);
     h->last = r;

@@ -474,6 +474,9 @@ int cfx_names_prepare(cfx_names *ns, const char *cand, size_t len, cfx_name_cand
     out->base = base->s;
     out->num = num;
     out->key = (cfx_name){kb->s, ks};
+    out->illegal = 0;
+    for (unsigned obj = CFX_NAME_FOR_NONE; obj <= CFX_NAME_FOR_BUILTIN; obj++)
+        out->illegal |= (uint8_t)(is_illegal(whole, (cfx_name_obj)obj) << obj);
     return CFX_OK;
 }
 
@@ -512,7 +515,7 @@ int cfx_names_create_prepared(cfx_names *ns, const cfx_name_candidate *c, cfx_na
     int64_t num;
     if (c->num < 0 || key_used(ns, cand)) {
         num = base->count;
-        if (is_illegal(rec_of(c->whole), obj)) {
+        if (c->illegal >> obj & 1) {
             num += 1;
             if (!(cand = make_key(ns, base, num)).base)
                 goto oom;

@@ -43,6 +43,8 @@ typedef struct cfx_name_candidate {
     const char *base;  /* interned regex base */
     int64_t num;       /* regex suffix, -1 if none */
     cfx_name key;      /* the candidate as a name */
+    uint8_t illegal;   /* bit per cfx_name_obj: whole is illegal for that obj (FX's
+                          _illegal_names check, computed once) */
 } cfx_name_candidate;
 
 /* arena: where interned strings live; NULL = a private arena freed with the name space. */
