@@ -172,6 +172,8 @@ static inline int cfx_box_check_arg(const cfx_schema *s, cfx_box_step st, const 
     cfx_value v = stack[i];
     if (st.form == CFX_BOX_TENSOR && v.kind == CFX_V_TENSOR)
         return CFX_OK; /* the common argument: a tensor (or an undefined one) where a Tensor goes */
+    if (st.conv == CFX_CONV_SCALAR && (v.kind == CFX_V_INT || v.kind == CFX_V_DOUBLE || v.kind == CFX_V_BOOL))
+        return CFX_OK; /* the next most common: a number where a Scalar goes (add's alpha) */
     if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST)
         return cfx_box_check_list(s, st, qualname, stack, i);
     bool no_tensor = v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t);

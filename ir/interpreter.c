@@ -59,7 +59,7 @@ typedef struct run {
     int n_args, next_arg;
     uint32_t n_slots;
     cfx_value *env;      /* by seq: the node's value, owned; kind UNSET when it has none */
-    uint32_t *pending;   /* by seq: uses of the node's value by nodes not run yet */
+    uint32_t *pending;   /* by seq: uses of the node's value by nodes not run yet (0: no value) */
     cfx_value *scratch;  /* list items of substituted arguments, reset for every node */
     size_t n_scratch, cap_scratch;
     cfx_value *stack;    /* the boxed call's stack */
@@ -594,15 +594,16 @@ static void drop_slot(run *r, uint32_t seq)
 
 /* Settles n's use of each of its inputs (n has run), dropping the values with no use left,
  * and n's own value if nothing uses it. An input of another graph (an IR_EXT ref) has no slot
- * here; neither has one whose value was never made (an unused placeholder default). */
+ * here; neither has one whose value was never made (an unused placeholder default), whose
+ * pending count is 0 as for a dropped value: only a slot with a value has uses pending. The
+ * node's input records are one run in one block (ir_use_alloc), so they are addressed once. */
 static void drop_dead(run *r, const cfx_node *n)
 {
-    const cfx_graph *g = r->g;
-    const cfx_value *env = r->env;
-    uint32_t *pending = r->pending, n_slots = r->n_slots, first = n->inputs, n_inputs = n->n_inputs;
+    uint32_t *pending = r->pending, n_slots = r->n_slots, n_inputs = n->n_inputs;
+    const ir_use *in = n_inputs ? ir_use_at(r->g, n->inputs) : NULL;
     for (uint32_t i = 0; i < n_inputs; i++) {
-        uint32_t ref = ir_use_at(g, first + i)->producer;
-        if (ref < n_slots && env[ref].kind != UNSET && --pending[ref] == 0) /* an IR_EXT ref is >= n_slots */
+        uint32_t ref = in[i].producer;
+        if (ref < n_slots && pending[ref] && --pending[ref] == 0) /* an IR_EXT ref is >= n_slots */
             drop_slot(r, ref);
     }
     if (n->n_users == 0)
@@ -625,7 +626,7 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
              .foreign = g->has_foreign_uses, .n_plans = g->tinfo_count};
     size_t n = r.n_slots ? r.n_slots : 1;
     r.env = cfx_malloc(n * sizeof *r.env);
-    r.pending = cfx_malloc(n * sizeof *r.pending); /* set when the node's value is */
+    r.pending = cfx_calloc(n, sizeof *r.pending); /* set when the node's value is, 0 without one */
     r.plans = cfx_calloc((size_t)r.n_plans + 1, sizeof *r.plans);
     int rc = r.env && r.pending && r.plans ? CFX_OK : cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     for (uint32_t i = 0; rc == CFX_OK && i < r.n_slots; i++)

@@ -85,6 +85,8 @@ static bool push(stack *s, const cfx_value *a, const cfx_value *b, uint32_t n)
 typedef struct cse {
     cfx_node **rep;     /* by seq: the representative of a merged node, NULL otherwise */
     uint32_t *merge_no; /* by seq: for a merged node, how many merges came before it */
+    uint8_t *class_of;  /* by target record id: 1 + classify() of its call_function nodes, 0 = not yet */
+    uint32_t n_class;
     stack st;
 } cse;
 
@@ -133,7 +135,8 @@ static uint64_t scalar_hash(const cse *c, const cfx_value *v)
     }
 }
 
-static uint64_t hash_values(cse *c, const cfx_value *v, uint32_t n, uint64_t h)
+/* The items of a container, nested ones included, in preorder (the explicit stack). */
+static uint64_t hash_nested(cse *c, const cfx_value *v, uint32_t n, uint64_t h)
 {
     stack *s = &c->st;
     uint32_t base = s->depth;
@@ -153,6 +156,26 @@ static uint64_t hash_values(cse *c, const cfx_value *v, uint32_t n, uint64_t h)
                 return 0;
         } else {
             h = mix(h, scalar_hash(c, x));
+        }
+    }
+    return h;
+}
+
+/* v[0..n), with the common arguments taken here: only a container needs the stack. A node,
+ * the most common, is one step (its representative's address); were that address equal to an
+ * integer argument's value, the hashes would only collide, and the comparison settles it. */
+static uint64_t hash_values(cse *c, const cfx_value *v, uint32_t n, uint64_t h)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const cfx_value *x = &v[i];
+        if (x->kind == CFX_V_NODE) {
+            h = mix(h, (uint64_t)(uintptr_t)mapped(c, x->u.node));
+        } else if (!cfx_value_is_container(*x)) {
+            h = mix(mix(h, x->kind), scalar_hash(c, x));
+        } else {
+            h = mix(mix(h, x->kind), x->len);
+            if (x->len)
+                h = hash_nested(c, x->u.items, x->len, h);
         }
     }
     return h;
@@ -201,7 +224,7 @@ static bool values_eq(cse *c, const cfx_value *a, const cfx_value *b, uint32_t n
 
 static uint64_t node_hash(cse *c, const cfx_node *n, uint32_t gen)
 {
-    uint64_t h = mix(mix(cfx_node_opcode(n), (uint64_t)(uintptr_t)cfx_node_target_info(n)), gen);
+    uint64_t h = mix(mix(cfx_node_opcode(n), n->target_id), gen); /* the id names the target in its graph */
     h = hash_values(c, cfx_node_args(n), cfx_node_num_args(n), h);
     uint32_t nk = cfx_node_num_kwargs(n);
     const cfx_kwarg *kw = cfx_node_kwargs(n);
@@ -209,7 +232,7 @@ static uint64_t node_hash(cse *c, const cfx_node *n, uint32_t gen)
         h = mix(h, (uint64_t)(uintptr_t)kw[k].name); /* interned in the graph */
         h = hash_values(c, &kw[k].value, 1, h);
     }
-    return h;
+    return h ^ h >> 32; /* the table index is the low bits: give them the high bits' mixing too */
 }
 
 static bool node_eq(cse *c, const cfx_node *a, const cfx_node *b)
@@ -247,6 +270,30 @@ static int classify(const cfx_node *n)
     if (op && cfx_op_has_tag(op, CFX_TAG_nondeterministic_seeded))
         return KEEP;
     return CANDIDATE;
+}
+
+/* classify(n), worked out once per target for call_function nodes: their answer depends on the
+ * target alone (its schema, tags and side-effect registrations, which a pass does not change),
+ * and asking the registries costs more than the rest of a node's work. */
+static int classify_cached(cse *c, const cfx_node *n)
+{
+    if (cfx_node_opcode(n) != CFX_NODE_CALL_FUNCTION)
+        return classify(n);
+    uint32_t id = n->target_id;
+    if (id >= c->n_class) {
+        uint32_t cap = c->n_class ? c->n_class : 16;
+        while (cap <= id)
+            cap *= 2;
+        uint8_t *p = cfx_realloc(c->class_of, cap);
+        if (!p)
+            return classify(n); /* uncached, and still right */
+        memset(p + c->n_class, 0, cap - c->n_class);
+        c->class_of = p;
+        c->n_class = cap;
+    }
+    if (!c->class_of[id])
+        c->class_of[id] = (uint8_t)(1 + classify(n));
+    return c->class_of[id] - 1;
 }
 
 /* ---- rewriting users ------------------------------------------------------------------------ */
@@ -378,7 +425,7 @@ int cfx_pass_cse(cfx_graph *g, bool *changed)
     size_t cap = 16;
     while (cap < (size_t)count + count / 2)
         cap *= 2;
-    cse c;
+    cse c = {0};
     stack_init(&c.st);
     c.rep = cfx_calloc(cfx_graph_num_created(g) ? cfx_graph_num_created(g) : 1, sizeof *c.rep);
     c.merge_no = cfx_malloc((cfx_graph_num_created(g) ? cfx_graph_num_created(g) : 1) * sizeof *c.merge_no);
@@ -402,7 +449,7 @@ int cfx_pass_cse(cfx_graph *g, bool *changed)
         if (ahead && filled < LOOKAHEAD) {
             pending *p = &ring[(head + filled++) % LOOKAHEAD];
             p->node = ahead;
-            p->kind = classify(ahead);
+            p->kind = classify_cached(&c, ahead);
             if (p->kind == BARRIER)
                 gen_ahead++;
             p->gen = gen_ahead;
@@ -463,6 +510,7 @@ int cfx_pass_cse(cfx_graph *g, bool *changed)
         *changed = true;
 done:
     stack_free(&c.st);
+    cfx_free(c.class_of);
     cfx_free(c.rep);
     cfx_free(c.merge_no);
     cfx_free(table);
