@@ -121,11 +121,6 @@ int cfx_fake_mode_exit(cfx_fake_mode *m)
 
 /* ------------------------------------------------------------------ queries */
 
-cfx_device cfx_tensor_fake_device(const cfx_tensor *t)
-{
-    return t && t->ext.is_fake ? t->ext.fake_device : t ? t->device : cfx_device_make(CFX_DEVICE_CPU);
-}
-
 cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t)
 {
     return cfx_tensor_is_fake(t) ? (cfx_fake_mode *)t->ext.mode : NULL;

@@ -73,7 +73,10 @@ CFX_API cfx_tensor *cfx_fake_from_tensor(cfx_fake_mode *m, cfx_tensor *real);
 /* Queries (all NULL-safe). */
 static inline bool cfx_tensor_is_fake(const cfx_tensor *t) { return t && t->ext.is_fake; }
 /* The device users see: the fake device for a fake tensor, else t->device (cpu for NULL). */
-CFX_API cfx_device cfx_tensor_fake_device(const cfx_tensor *t);
+static inline cfx_device cfx_tensor_fake_device(const cfx_tensor *t)
+{
+    return t && t->ext.is_fake ? t->ext.fake_device : t ? t->device : cfx_device_make(CFX_DEVICE_CPU);
+}
 CFX_API cfx_fake_mode *cfx_tensor_fake_mode(const cfx_tensor *t); /* NULL if not fake */
 /* FakeTensor.constant: the real value a fake tensor is known to hold (a literal of at most
  * one element, or what an op computed from such constants), or NULL. Borrowed. */

@@ -39,7 +39,10 @@ struct cfx_fake_cache_entry {
     uint64_t words[];         /* the key */
 };
 
-enum { OP_UNKNOWN = 0, OP_BYPASS = 1, OP_CACHED = 2, MAX_ENTRIES = 1 << 16 };
+/* Per op (mode->cache_ops): not looked at yet, never cached, cached (a required Tensor
+ * argument: every keyed call has a tensor), cached when some optional Tensor argument holds
+ * one (constructors and numbers-only calls take their own paths). */
+enum { OP_UNKNOWN = 0, OP_BYPASS, OP_CACHED, OP_CACHED_IF_TENSOR, MAX_ENTRIES = 1 << 16 };
 
 /* A key's words are combined by rotate and xor as they are appended (two instructions a
  * word), and the sum mixed once at the end: equal keys are compared in full anyway. */
@@ -66,8 +69,16 @@ static bool op_is_cacheable(const cfx_fake_mode *m, const cfx_op *op)
     return strncmp(s->name, "aten::", 6) == 0 || strncmp(s->name, "prims::", 7) == 0;
 }
 
+static bool has_required_tensor(const cfx_schema *s)
+{
+    for (int i = 0; i < s->n_args; i++)
+        if (s->args[i].type->kind == CFX_TYPE_TENSOR)
+            return true;
+    return false;
+}
+
 /* The op's entry in the mode's table of per-op answers, computed on its first call. */
-static bool op_cached(cfx_fake_mode *m, const cfx_op *op)
+static int op_cached(cfx_fake_mode *m, const cfx_op *op)
 {
     uint32_t id = op->id;
     if (id >= m->cache_ops_cap) {
@@ -76,14 +87,16 @@ static bool op_cached(cfx_fake_mode *m, const cfx_op *op)
             cap *= 2;
         uint8_t *t = cfx_realloc(m->cache_ops, cap);
         if (!t)
-            return false; /* no cache then: the call runs the kernel */
+            return OP_BYPASS; /* no cache then: the call runs the kernel */
         memset(t + m->cache_ops_cap, OP_UNKNOWN, cap - m->cache_ops_cap);
         m->cache_ops = t;
         m->cache_ops_cap = cap;
     }
     if (m->cache_ops[id] == OP_UNKNOWN)
-        m->cache_ops[id] = op_is_cacheable(m, op) ? OP_CACHED : OP_BYPASS;
-    return m->cache_ops[id] == OP_CACHED;
+        m->cache_ops[id] = !op_is_cacheable(m, op)          ? OP_BYPASS
+                           : has_required_tensor(op->schema) ? OP_CACHED
+                                                             : OP_CACHED_IF_TENSOR;
+    return m->cache_ops[id];
 }
 
 static void drop_entries(cfx_fake_mode *m)
@@ -165,11 +178,19 @@ static inline uint64_t tensor_word(cfx_fake_mode *m, cfx_tensor *t)
 {
     if (!t)
         return CFX_V_TENSOR;
-    if (!cfx_fake_is_ours(m, t) || t->is_wrapped_number || t->keys.repr != m->fake_keys.repr ||
-        cfx_fake_constant_of(m, t))
+    /* (a fake is never a wrapped number: one is meta, the other CPU) */
+    if (!cfx_fake_is_ours(m, t) || t->keys.repr != m->fake_keys.repr || cfx_fake_constant_of(m, t))
         return 0;
     const cfx_fake_meta *r = cfx_fake_meta_of(m, t);
     return r ? CFX_V_TENSOR | r->id << 8 : 0;
+}
+
+static bool holds_tensor(const cfx_value *stack, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t)
+            return true;
+    return false;
 }
 
 static const cfx_fake_cache_entry *find(const cfx_fake_mode *m, const cfx_fake_key *k)
@@ -188,7 +209,8 @@ static const cfx_fake_cache_entry *find(const cfx_fake_mode *m, const cfx_fake_k
 int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, cfx_fake_key *k)
 {
     k->usable = false;
-    if (!op_cached(m, op))
+    int cached = op_cached(m, op);
+    if (cached == OP_BYPASS)
         return 0;
     uint64_t gen = cfx_dispatch_tables_generation();
     if (gen != m->cache_gen) {
@@ -197,7 +219,6 @@ int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, 
     }
     const cfx_schema *s = op->schema;
     cfx_local_keys tls = cfx_keys_local();
-    bool any_tensor = false;
     /* The key's length and running hash are locals while the arguments are walked (a tensor,
      * the common argument, is one word appended here), and go through k only around the
      * out-of-line put_value. */
@@ -214,7 +235,6 @@ int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, 
                 return 0;
             k->w[n++] = w;
             hash = rotl7(hash) ^ w;
-            any_tensor |= v->u.t != NULL;
         } else {
             k->n = n;
             k->hash = hash;
@@ -224,8 +244,8 @@ int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, 
             hash = k->hash;
         }
     }
-    if (!any_tensor)
-        return 0; /* constructors and numbers-only calls take their own paths */
+    if (cached == OP_CACHED_IF_TENSOR && !holds_tensor(stack, s->n_args))
+        return 0;
     k->n = n;
     k->hash = finish(hash);
     k->usable = true;
