@@ -42,23 +42,12 @@ static inline int cfx_keys_table_index(cfx_keyset s)
     return (int)(fi->offset + cfx_keys_top_bit((s.repr & fi->mask) | 1));
 }
 
-/* This thread's sets XOR'ed with the defaults, so the zero-filled initial value means
- * "defaults" and needs no per-thread constructor (local_keys.c). */
-extern _Thread_local cfx_local_keys cfx_local_keys_raw;
+/* This thread's sets (local_keys.c). A constant initializer gives every thread the defaults
+ * from the TLS image, with no per-thread constructor; reads and writes are plain copies. */
+extern _Thread_local cfx_local_keys cfx_local_keys_tls;
 
 /* cfx_local_keys_get / cfx_local_keys_set */
-static inline cfx_local_keys cfx_keys_local(void)
-{
-    cfx_local_keys k = cfx_local_keys_raw;
-    k.included.repr ^= CFX_KEYS_DEFAULT_INCLUDED;
-    k.excluded.repr ^= CFX_KEYS_DEFAULT_EXCLUDED;
-    return k;
-}
-static inline void cfx_keys_set_local(cfx_local_keys k)
-{
-    k.included.repr ^= CFX_KEYS_DEFAULT_INCLUDED;
-    k.excluded.repr ^= CFX_KEYS_DEFAULT_EXCLUDED;
-    cfx_local_keys_raw = k;
-}
+static inline cfx_local_keys cfx_keys_local(void) { return cfx_local_keys_tls; }
+static inline void cfx_keys_set_local(cfx_local_keys k) { cfx_local_keys_tls = k; }
 
 #endif

@@ -2,17 +2,18 @@
  * and the guards that change them for a scope.
  *
  * Every dispatch ORs the included set into the arguments' keys and removes the excluded set,
- * so reading them costs one TLS load (keys_internal.h) and no initialisation: the sets are
- * stored XOR'ed with the defaults (included {BackendSelect, ADInplaceOrView}, excluded every
- * Autocast key) exactly as c10 does, so a new thread's zero-filled TLS already means
- * "defaults".
+ * so reading them is one TLS load (keys_internal.h). A new thread starts with the defaults
+ * (included {BackendSelect, ADInplaceOrView}, excluded every Autocast key) from the variable's
+ * constant initializer, which the TLS image carries: c10 stores the sets XOR'ed with the
+ * defaults so that zero-filled TLS means "defaults" (a C++ thread_local with a non-constant
+ * initializer needs a guard on every access); a C11 _Thread_local needs neither.
  *
  * c10's Include/ExcludeDispatchKeyGuard add only the keys that were missing and remove those on
  * exit; these guards save the whole state and put it back, which is the same when scopes nest
  * properly and also undoes any unbalanced change made inside the scope. */
 #include "dispatch/keys_internal.h"
 
-_Thread_local cfx_local_keys cfx_local_keys_raw;
+_Thread_local cfx_local_keys cfx_local_keys_tls = {{CFX_KEYS_DEFAULT_INCLUDED}, {CFX_KEYS_DEFAULT_EXCLUDED}};
 
 cfx_local_keys cfx_local_keys_get(void) { return cfx_keys_local(); }
 void cfx_local_keys_set(cfx_local_keys k) { cfx_keys_set_local(k); }

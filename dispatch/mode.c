@@ -257,6 +257,21 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
     return rc < 0 ? rc : prc;
 }
 
+int cfx_mode_call_entered(cfx_mode *m, cfx_keyset exclude, const cfx_op *op, cfx_value *stack)
+{
+    cfx_key_guard g;
+    cfx_exclude_keys_begin(&g, exclude);
+    int rc = cfx_mode_push(m);
+    if (rc == CFX_OK) {
+        rc = cfx_mode_redispatch(op, stack);
+        int erc = cfx_mode_exit(m);
+        if (rc == CFX_OK)
+            rc = erc;
+    }
+    cfx_key_guard_end(&g);
+    return rc;
+}
+
 /* A mode calls the op with the numbers it was given (wrapped_internal.h): they are wrapped
  * numbers again below it. The walk that computes the key set notices them (as arguments with
  * no tensor): the usual call, tensors only, is dispatched with that key set. */
@@ -264,16 +279,7 @@ int cfx_mode_redispatch(const cfx_op *op, cfx_value *stack)
 {
     bool missing;
     uint64_t args = cfx_op_arg_keys(op, stack, &missing);
-    if (!missing)
-        return cfx_dispatch_call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local()), stack);
-    const cfx_schema *s = op->schema;
-    if (!s)
-        return cfx_dispatch_stack(op, stack);
-    cfx_wrapped_batch wb;
-    int rc = cfx_wrap_numbers(op, stack, &wb);
-    if (rc != CFX_OK)
-        return rc;
-    rc = cfx_dispatch_stack(op, stack);
-    cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? s->n_returns : 0);
-    return rc;
+    if (missing)
+        return cfx_dispatch_wrapping_numbers(op, stack);
+    return cfx_dispatch_call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){args}, cfx_keys_local()), stack);
 }

@@ -14,6 +14,11 @@
  * "trying to pop from empty mode stack" with no mode set. */
 int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
+/* `with m: return func(*args)` for a mode m that is not on the stack (the Python fallback
+ * with no mode set, for a tensor's own mode): `exclude` added to the excluded keys, m pushed,
+ * the op redispatched, m popped and the local key sets put back, also on error. */
+int cfx_mode_call_entered(cfx_mode *m, cfx_keyset exclude, const cfx_op *op, cfx_value *stack);
+
 /* What the Python fallback excludes for the duration of a handler: every functionality key
  * strictly above Python except PythonDispatcher (PythonFallbackKernel.cpp). */
 #define CFX_MODE_ABOVE_PYTHON_KEYS                                                                 \

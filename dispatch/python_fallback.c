@@ -62,26 +62,13 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
     /* steps 1 and 2: with a mode set, the top mode's handler, keys above Python excluded */
     if (cfx_mode_any_set())
         return cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack);
-    /* step 3 (or 4): a tensor argument's own mode, entered for this one call */
-    cfx_key_guard g;
-    cfx_exclude_keys_begin(&g, CFX_MODE_ABOVE_PYTHON_KEYS);
-    int rc;
+    /* step 3 (or 4): a tensor argument's own mode, entered for this one call (the tensor holds
+     * it alive; pushing cannot collide since the stack is empty) */
     cfx_mode *m = tensor_arg_mode(op, stack);
-    if (!m) {
-        rc = cfx_error_set(CFX_ERR, cfx_op_name(op),
-                           "Hit Python dispatch key but no arguments had PyInterpreter (no tensor args?)");
-    } else {
-        /* The tensor holds m alive; pushing cannot collide since the stack is empty. */
-        rc = cfx_mode_push(m);
-        if (rc == CFX_OK) {
-            rc = cfx_mode_redispatch(op, stack);
-            int erc = cfx_mode_exit(m);
-            if (rc == CFX_OK)
-                rc = erc;
-        }
-    }
-    cfx_key_guard_end(&g);
-    return rc;
+    if (!m)
+        return cfx_error_set(CFX_ERR, cfx_op_name(op),
+                             "Hit Python dispatch key but no arguments had PyInterpreter (no tensor args?)");
+    return cfx_mode_call_entered(m, CFX_MODE_ABOVE_PYTHON_KEYS, op, stack);
 }
 
 int cfx_python_tls_snapshot_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)

@@ -489,29 +489,32 @@ cfx_value schema_parse_default(schema_parser *p, const cfx_type *type, int32_t n
 /* ------------------------------------------------------------------ equality with a default */
 
 /* The integer an IValue holds for an int or an int-like enum, or false. */
-static bool int_code(cfx_value v, int64_t *out)
+static bool int_code(const cfx_value *v, int64_t *out)
 {
-    switch (v.kind) {
-    case CFX_V_INT: *out = v.u.i; return true;
-    case CFX_V_DTYPE: *out = (int64_t)v.u.dtype; return true;
-    case CFX_V_LAYOUT: *out = v.u.layout; return true;
-    case CFX_V_MEMORY_FORMAT: *out = v.u.memory_format; return true;
+    switch (v->kind) {
+    case CFX_V_INT: *out = v->u.i; return true;
+    case CFX_V_DTYPE: *out = (int64_t)v->u.dtype; return true;
+    case CFX_V_LAYOUT: *out = v->u.layout; return true;
+    case CFX_V_MEMORY_FORMAT: *out = v->u.memory_format; return true;
     default: return false;
     }
 }
 
-static bool is_none(cfx_value v) { return v.kind == CFX_V_NONE || (v.kind == CFX_V_TENSOR && !v.u.t); }
+static bool is_none(const cfx_value *v) { return v->kind == CFX_V_NONE || (v->kind == CFX_V_TENSOR && !v->u.t); }
 
-/* IValue equality of a non-list value with a default. */
-static bool scalar_equal(cfx_value d, cfx_value v)
+/* IValue equality of a non-list value with a default. An int default (the usual one: alpha=1,
+ * dim=-1, dtype and layout codes) is read as one: the argument is compared as an int, or as the
+ * int an enum value is, without a second decoding of the default. */
+static bool scalar_equal(const cfx_value *d, const cfx_value *v)
 {
     int64_t a = 0, b = 0; /* set by int_code; zeroed for GCC -O1 -fsanitize=thread (maybe-uninitialized) */
-    switch (d.kind) {
+    switch (d->kind) {
+    case CFX_V_INT: return v->kind == CFX_V_INT ? v->u.i == d->u.i : int_code(v, &b) && b == d->u.i;
     case CFX_V_NONE: return is_none(v);
-    case CFX_V_BOOL: return v.kind == CFX_V_BOOL && v.u.b == d.u.b;
-    case CFX_V_DOUBLE: return v.kind == CFX_V_DOUBLE && v.u.d == d.u.d;
-    case CFX_V_STRING: return v.kind == CFX_V_STRING && v.len == d.len && memcmp(v.u.s, d.u.s, d.len) == 0;
-    case CFX_V_DEVICE: return v.kind == CFX_V_DEVICE && cfx_device_eq(v.u.device, d.u.device);
+    case CFX_V_BOOL: return v->kind == CFX_V_BOOL && v->u.b == d->u.b;
+    case CFX_V_DOUBLE: return v->kind == CFX_V_DOUBLE && v->u.d == d->u.d;
+    case CFX_V_STRING: return v->kind == CFX_V_STRING && v->len == d->len && memcmp(v->u.s, d->u.s, d->len) == 0;
+    case CFX_V_DEVICE: return v->kind == CFX_V_DEVICE && cfx_device_eq(v->u.device, d->u.device);
     default:
         return int_code(d, &a) && int_code(v, &b) && a == b;
     }
@@ -521,15 +524,15 @@ bool cfx_argument_is_default(const cfx_argument *a, cfx_value v)
 {
     if (!a->has_default)
         return false;
-    cfx_value d = a->default_value;
-    if (d.kind != CFX_V_LIST && d.kind != CFX_V_TUPLE)
-        return scalar_equal(d, v);
+    const cfx_value *d = &a->default_value;
+    if (d->kind != CFX_V_LIST && d->kind != CFX_V_TUPLE)
+        return scalar_equal(d, &v);
     /* default lists are flat ([], [1, 1], [0.5]) */
-    if (v.kind != d.kind || v.len != d.len)
+    if (v.kind != d->kind || v.len != d->len)
         return false;
-    for (uint32_t i = 0; i < d.len; i++)
-        if (d.u.items[i].kind == CFX_V_LIST || d.u.items[i].kind == CFX_V_TUPLE ||
-            !scalar_equal(d.u.items[i], v.u.items[i]))
+    for (uint32_t i = 0; i < d->len; i++)
+        if (d->u.items[i].kind == CFX_V_LIST || d->u.items[i].kind == CFX_V_TUPLE ||
+            !scalar_equal(&d->u.items[i], &v.u.items[i]))
             return false;
     return true;
 }

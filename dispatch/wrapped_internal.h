@@ -36,6 +36,9 @@ static inline void cfx_wrap_numbers_end(cfx_wrapped_batch *b, const cfx_value *s
     if (b->n > 0)
         cfx_wrapped_batch_drop(b, stack, n_returns);
 }
+/* A fresh dispatch of stack (all n_args) whose Tensor arguments may hold numbers, as a mode's
+ * call below itself passes them: wrapped for the call (cfx_wrap_numbers), dropped after. */
+int cfx_dispatch_wrapping_numbers(const cfx_op *op, cfx_value *stack);
 /* Replaces each wrapped-number tensor argument of stack[0..n_args) by its number, as a mode
  * receives it. Nothing to look for while no wrapped number is alive (the usual case). */
 void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack);

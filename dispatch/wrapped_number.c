@@ -132,3 +132,17 @@ void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack)
         if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t && stack[i].u.t->is_wrapped_number)
             stack[i] = cfx_wrapped_number_value(stack[i].u.t);
 }
+
+int cfx_dispatch_wrapping_numbers(const cfx_op *op, cfx_value *stack)
+{
+    const cfx_schema *s = op->schema;
+    if (!s)
+        return cfx_dispatch_stack(op, stack);
+    cfx_wrapped_batch wb;
+    int rc = cfx_wrap_numbers(op, stack, &wb);
+    if (rc != CFX_OK)
+        return rc;
+    rc = cfx_dispatch_stack(op, stack);
+    cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? s->n_returns : 0);
+    return rc;
+}

@@ -495,7 +495,7 @@ static bool reserve_scratch(cfx_proxy_mode *pm, const op_plan *p, const cfx_valu
  * (for an op with positional defaults at the end). */
 static uint32_t positional_count(const cfx_op *op, const op_plan *p, const cfx_value *stack)
 {
-    const cfx_schema *s = cfx_op_schema(op);
+    const cfx_schema *s = op->schema;
     uint32_t n_pos = p->kwarg_start;
     while (n_pos > p->trim_from && cfx_argument_is_default(&s->args[n_pos - 1], stack[n_pos - 1]))
         n_pos--;
@@ -507,7 +507,7 @@ static uint32_t positional_count(const cfx_op *op, const op_plan *p, const cfx_v
 static int map_kwargs(cfx_proxy_mode *pm, const cfx_op *op, const op_plan *p, const cfx_value *stack,
                       cfx_value *scratch, cfx_kwarg *kwargs)
 {
-    const cfx_schema *s = cfx_op_schema(op);
+    const cfx_schema *s = op->schema;
     int n_kw = 0;
     for (uint32_t i = p->kwarg_start; i < p->n_args; i++) {
         if (cfx_argument_is_default(&s->args[i], stack[i]))
