@@ -2,8 +2,8 @@
  *
  * Everything here is a small table indexed by PyTorch's own codes, so that a dtype read from a
  * schema default ("ScalarType dtype=6") or a JSON dump needs no translation. The promotion
- * lattice of the five dtypes cfx has kernels for is a chain (bool < int32 < int64 < float32 <
- * float64) once the small integers (uint8, int8, int16) are placed: those follow c10's table
+ * lattice of the dtypes cfx has kernels for is a chain (bool < int32 < int64 < float32 <
+ * float64 < complex64 < complex128, complex64 with float64 giving complex128) once the small integers (uint8, int8, int16) are placed: those follow c10's table
  * (uint8 with a signed integer is the smallest signed type holding both: int8 -> int16), which
  * the golden table in tests/data/value_promote.txt checks against PyTorch itself. */
 #include <stdio.h>
@@ -29,6 +29,8 @@ static const dtype_info dtypes[CFX_DTYPE_CODES] = {
     [CFX_FLOAT32] = {"float32", "torch.float32", 4, true},
     [CFX_FLOAT64] = {"float64", "torch.float64", 5, true},
     [CFX_BOOL] = {"bool", "torch.bool", 0, false},
+    [CFX_COMPLEX64] = {"complex64", "torch.complex64", 6, false},
+    [CFX_COMPLEX128] = {"complex128", "torch.complex128", 7, false},
 };
 
 
@@ -61,7 +63,8 @@ static const struct {
     {"double", CFX_FLOAT64},  {"int64", CFX_INT64},   {"long", CFX_INT64},
     {"int32", CFX_INT32},     {"int", CFX_INT32},     {"bool", CFX_BOOL},
     {"uint8", CFX_UINT8},     {"int8", CFX_INT8},     {"int16", CFX_INT16},
-    {"short", CFX_INT16},
+    {"short", CFX_INT16},     {"complex64", CFX_COMPLEX64}, {"cfloat", CFX_COMPLEX64},
+    {"complex128", CFX_COMPLEX128}, {"cdouble", CFX_COMPLEX128},
 };
 
 bool cfx_dtype_parse(const char *s, cfx_dtype *out)
@@ -87,6 +90,12 @@ cfx_dtype cfx_dtype_promote(cfx_dtype a, cfx_dtype b)
         return a;
     if (a == b)
         return a;
+    /* a complex operand: the complex type of the promoted value types (c10's table: float64
+     * with complex64 is complex128, an integer with complex64 stays complex64) */
+    if (cfx_dtype_is_complex(a) || cfx_dtype_is_complex(b)) {
+        cfx_dtype r = cfx_dtype_promote(cfx_dtype_to_real(a), cfx_dtype_to_real(b));
+        return r == CFX_FLOAT64 ? CFX_COMPLEX128 : CFX_COMPLEX64;
+    }
     /* the small integers among themselves and against the chain's integers (bool ranks 0,
      * int32 2 and up): a wider signed type wins; uint8 with int8 is int16 */
     bool sa = a == CFX_UINT8 || a == CFX_INT8 || a == CFX_INT16, sb = b == CFX_UINT8 || b == CFX_INT8 || b == CFX_INT16;

@@ -22,6 +22,8 @@ typedef enum cfx_dtype {
     CFX_INT64 = 4,   /* torch.int64  (ScalarType::Long)   */
     CFX_FLOAT32 = 6, /* torch.float32 (ScalarType::Float) */
     CFX_FLOAT64 = 7, /* torch.float64 (ScalarType::Double)*/
+    CFX_COMPLEX64 = 9,   /* torch.complex64  (ScalarType::ComplexFloat): two float32 */
+    CFX_COMPLEX128 = 10, /* torch.complex128 (ScalarType::ComplexDouble): two float64 */
     CFX_BOOL = 11,   /* torch.bool   (ScalarType::Bool)   */
 } cfx_dtype;
 
@@ -56,7 +58,8 @@ static inline size_t cfx_dtype_size(cfx_dtype t)
     case CFX_BOOL: case CFX_UINT8: case CFX_INT8: return 1;
     case CFX_INT16: return 2;
     case CFX_INT32: case CFX_FLOAT32: return 4;
-    case CFX_INT64: case CFX_FLOAT64: return 8;
+    case CFX_INT64: case CFX_FLOAT64: case CFX_COMPLEX64: return 8;
+    case CFX_COMPLEX128: return 16;
     }
     return 0;
 }
@@ -65,7 +68,20 @@ static inline bool cfx_dtype_valid(int64_t code)
 {
     return code >= 0 && code < CFX_DTYPE_CODES && cfx_dtype_size((cfx_dtype)code) != 0;
 }
+/* torch.is_floating_point: float32 and float64 (not the complex dtypes, as in PyTorch). */
 CFX_API bool cfx_dtype_is_floating(cfx_dtype t);
+/* torch.is_complex */
+static inline bool cfx_dtype_is_complex(cfx_dtype t) { return t == CFX_COMPLEX64 || t == CFX_COMPLEX128; }
+/* c10::toRealValueType (complex64 -> float32; others unchanged) and c10::toComplexType
+ * (float32 -> complex64, float64 -> complex128; complex unchanged; -1 for any other). */
+static inline cfx_dtype cfx_dtype_to_real(cfx_dtype t)
+{
+    return t == CFX_COMPLEX64 ? CFX_FLOAT32 : t == CFX_COMPLEX128 ? CFX_FLOAT64 : t;
+}
+static inline int cfx_dtype_to_complex(cfx_dtype t)
+{
+    return t == CFX_FLOAT32 || t == CFX_COMPLEX64 ? CFX_COMPLEX64 : t == CFX_FLOAT64 || t == CFX_COMPLEX128 ? CFX_COMPLEX128 : -1;
+}
 /* "torch.float32" */
 CFX_API const char *cfx_dtype_torch_name(cfx_dtype t);
 /* "float32"; NULL for an invalid code */

@@ -353,6 +353,8 @@ void cfx_generator_fill_int(cfx_generator *g, void *data, int64_t n, cfx_dtype d
         case CFX_UINT8: ((uint8_t *)data)[i] = (uint8_t)k; break;
         case CFX_INT8: ((int8_t *)data)[i] = (int8_t)k; break;
         case CFX_INT16: ((int16_t *)data)[i] = (int16_t)k; break;
+        case CFX_COMPLEX64: ((float *)data)[2 * i] = (float)k, ((float *)data)[2 * i + 1] = 0; break;
+        case CFX_COMPLEX128: ((double *)data)[2 * i] = (double)k, ((double *)data)[2 * i + 1] = 0; break;
         }
     }
     pthread_mutex_unlock(&g->lock);
@@ -379,6 +381,8 @@ static void bernoulli_loop(char **ptr, const int64_t *strides, int64_t n, const 
         case CFX_UINT8: *(uint8_t *)o = v; break;
         case CFX_INT8: *(int8_t *)o = v; break;
         case CFX_INT16: *(int16_t *)o = v; break;
+        case CFX_COMPLEX64: ((float *)o)[0] = v, ((float *)o)[1] = 0; break;
+        case CFX_COMPLEX128: ((double *)o)[0] = v, ((double *)o)[1] = 0; break;
         }
     }
 }

@@ -45,6 +45,8 @@ static void fill(cfx_tensor *t)
         case CFX_INT8: ((int8_t *)p)[i] = (int8_t)(i % 5 + 1); break;
         case CFX_UINT8: ((uint8_t *)p)[i] = (uint8_t)(i % 5 + 1); break;
         case CFX_BOOL: ((bool *)p)[i] = i % 2; break;
+        case CFX_COMPLEX64: ((float *)p)[2 * i] = (float)((i % 7) * 0.5 - 1.25), ((float *)p)[2 * i + 1] = (float)(i % 3) - 1; break;
+        case CFX_COMPLEX128: ((double *)p)[2 * i] = (i % 7) * 0.5 - 1.25, ((double *)p)[2 * i + 1] = (double)(i % 3) - 1; break;
         }
     }
 }
@@ -445,10 +447,21 @@ typedef struct ovr {
     int ndims[6];
     int64_t list[5][6];   /* the required int-list arguments in order (kernel, stride, ...) */
     int nlist[5];
+    bool complex; /* the tensors are complex64 and complex128 instead of float32 and float64 */
 } ovr;
 
 #define S(...) {__VA_ARGS__}
 static const ovr overrides[] = {
+    {"aten::_fft_r2c", "dims within the input's rank", {S(2, 4)}, {2}, {{1}}, {1}},
+    {"aten::_fft_c2c", "a complex input, dims within its rank", {S(2, 4)}, {2}, {{0, 1}}, {2}, true},
+    {"aten::_fft_c2r", "a complex input whose last dim holds last_dim_size / 2 + 1 entries", {S(2, 2)}, {2}, {{1}},
+     {1}, true},
+    {"aten::view_as_real", "a complex input", {S(2, 3)}, {2}, {{0}}, {0}, true},
+    {"aten::view_as_complex", "a last dim of size 2 and stride 1", {S(3, 2)}, {2}, {{0}}, {0}},
+    {"aten::real", "a complex input (a real one is returned as is)", {S(2, 3)}, {2}, {{0}}, {0}, true},
+    {"aten::imag", "a complex input", {S(2, 3)}, {2}, {{0}}, {0}, true},
+    {"aten::fft_ifft", "a complex input (ifft of a real one needs conjugate views)", {S(2, 4)}, {2}, {{0}}, {0},
+     true},
     {"aten::mm", "mat2's rows must equal self's columns", {S(2, 3), S(3, 4)}, {2, 2}, {{0}}, {0}},
     {"aten::bmm", "batch sizes equal, inner dims chained", {S(2, 2, 3), S(2, 3, 4)}, {3, 3}, {{0}}, {0}},
     {"aten::addmm", "self broadcasts to mat1 @ mat2, whose inner dims chain", {S(2, 4), S(2, 3), S(3, 4)}, {2, 2, 2},
@@ -646,8 +659,8 @@ int cfx_opcheck_samples(const cfx_op *op, cfx_opcheck_sample *out, int cap)
     sink k = {out, cap, 0};
     for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++)
         if (!strcmp(overrides[i].name, cfx_op_name(op))) {
-            from_row(&k, op, &overrides[i], CFX_FLOAT32);
-            from_row(&k, op, &overrides[i], CFX_FLOAT64);
+            from_row(&k, op, &overrides[i], overrides[i].complex ? CFX_COMPLEX64 : CFX_FLOAT32);
+            from_row(&k, op, &overrides[i], overrides[i].complex ? CFX_COMPLEX128 : CFX_FLOAT64);
             return k.n;
         }
     if (!cfx_opcheck_skip_reason(op))

@@ -608,6 +608,8 @@ cfx_tensor *cfx_tensor_scalar_double(double v, cfx_dtype dtype)
     case CFX_UINT8: *(uint8_t *)p = (uint8_t)to_int64(v); break;
     case CFX_INT8: *(int8_t *)p = (int8_t)to_int64(v); break;
     case CFX_INT16: *(int16_t *)p = (int16_t)to_int64(v); break;
+    case CFX_COMPLEX64: ((float *)p)[0] = (float)v, ((float *)p)[1] = 0; break;
+    case CFX_COMPLEX128: ((double *)p)[0] = v, ((double *)p)[1] = 0; break;
     }
     return t;
 }
@@ -700,6 +702,8 @@ double cfx_tensor_get_double(const cfx_tensor *t, int64_t linear_index)
     case CFX_UINT8: return ((const uint8_t *)p)[off];
     case CFX_INT8: return ((const int8_t *)p)[off];
     case CFX_INT16: return ((const int16_t *)p)[off];
+    case CFX_COMPLEX64: return ((const float *)p)[2 * off]; /* the real part */
+    case CFX_COMPLEX128: return ((const double *)p)[2 * off];
     }
     return NAN;
 }

@@ -11,7 +11,12 @@
  *  - Rows wrap at 80 columns: a row holds floor((80 - indent) / (width + 2)) elements, where
  *    indent is the column after the row's "[".
  *  - Tensors of more than 1000 elements are summarised with "..." (edgeitems = 3).
- *  - Suffixes: dtype unless float32/int64/bool; device for meta; size for meta and for empty
+ *  - Complex values have two formatters, one over the real parts and one over the imaginary
+ *    parts: an element is the real part right-aligned to its formatter's width, then the
+ *    imaginary part unpadded with its sign ("+" added when it has none) and "j"; a row's
+ *    element takes both widths + 1.
+ *  - Suffixes: dtype unless float32/int64/bool/complex64 (the default complex dtype) - always
+ *    for an empty or meta tensor unless float32; device for meta; size for meta and for empty
  *    tensors that are not 1-d; each moves to a new line if it would pass column 80.
  *
  * PyTorch's printer recurses over dimensions; this one walks them with an odometer, which
@@ -29,6 +34,8 @@ enum { PRECISION = 4, THRESHOLD = 1000, EDGEITEMS = 3, LINEWIDTH = 80 };
 typedef struct formatter {
     bool floating, int_mode, sci_mode;
     int width;
+    int part;                     /* of a complex value: 0 real, 1 imaginary */
+    const struct formatter *imag; /* a complex tensor's formatter of the imaginary parts */
 } formatter;
 
 /* The dims of the printed part: with summarisation a long dim shows 2*EDGEITEMS entries. */
@@ -54,10 +61,16 @@ static int64_t element_offset(const shown *s, const int64_t *pos)
     return off;
 }
 
-static double read_double(const cfx_tensor *t, int64_t off)
+/* A float element, or part (0 real, 1 imaginary) of a complex one. */
+static double read_double(const cfx_tensor *t, int64_t off, int part)
 {
     const char *p = t->storage->data;
-    return t->dtype == CFX_FLOAT32 ? ((const float *)p)[off] : ((const double *)p)[off];
+    switch ((cfx_dtype)t->dtype) {
+    case CFX_FLOAT32: return ((const float *)p)[off];
+    case CFX_COMPLEX64: return ((const float *)p)[2 * off + part];
+    case CFX_COMPLEX128: return ((const double *)p)[2 * off + part];
+    default: return ((const double *)p)[off];
+    }
 }
 
 static int64_t read_int(const cfx_tensor *t, int64_t off)
@@ -103,12 +116,14 @@ static int format_int(char *buf, size_t n, const cfx_tensor *t, int64_t v)
     return snprintf(buf, n, "%" PRId64, v);
 }
 
-static void formatter_init(formatter *f, const shown *s)
+static void formatter_init(formatter *f, const shown *s, int part)
 {
     const cfx_tensor *t = s->t;
     int64_t pos[CFX_MAX_DIMS] = {0};
     char buf[400];
-    f->floating = cfx_dtype_is_floating((cfx_dtype)t->dtype);
+    f->part = part;
+    f->imag = NULL;
+    f->floating = cfx_dtype_is_floating((cfx_dtype)t->dtype) || cfx_dtype_is_complex((cfx_dtype)t->dtype);
     f->int_mode = true;
     f->sci_mode = false;
     f->width = 1;
@@ -123,7 +138,7 @@ static void formatter_init(formatter *f, const shown *s)
     double lo = INFINITY, hi = 0;
     bool any = false;
     do {
-        double v = read_double(t, element_offset(s, pos));
+        double v = read_double(t, element_offset(s, pos), part);
         if (!isfinite(v) || v == 0)
             continue;
         any = true;
@@ -142,7 +157,7 @@ static void formatter_init(formatter *f, const shown *s)
         f->sci_mode = hi / lo > 1000.0 || hi > 1.0e8 || lo < 1.0e-4;
     memset(pos, 0, sizeof pos);
     do {
-        double v = read_double(t, element_offset(s, pos));
+        double v = read_double(t, element_offset(s, pos), part);
         if (!isfinite(v) || v == 0)
             continue;
         int n;
@@ -157,27 +172,46 @@ static void formatter_init(formatter *f, const shown *s)
     } while (next_pos(s, pos));
 }
 
+/* _Formatter.format without the padding: the text of one float (or part) in f's mode. */
+static int format_value(const formatter *f, double v, char *buf, size_t size)
+{
+    int n;
+    if (f->sci_mode) {
+        n = format_float(buf, size, v, 'e', PRECISION);
+    } else if (f->int_mode) {
+        n = format_float(buf, size, v, 'f', 0);
+        if (isfinite(v) && n + 1 < (int)size) {
+            buf[n++] = '.';
+            buf[n] = '\0';
+        }
+    } else {
+        n = format_float(buf, size, v, 'f', PRECISION);
+    }
+    return n;
+}
+
 static void put_element(const formatter *f, const shown *s, const int64_t *pos, cfx_buf *b)
 {
     const cfx_tensor *t = s->t;
     int64_t off = element_offset(s, pos);
     char buf[400];
     int n;
+    if (f->imag) { /* real part padded, then the imaginary part with its sign and "j" */
+        n = format_value(f, read_double(t, off, 0), buf, sizeof buf);
+        for (int i = n; i < f->width; i++)
+            cfx_buf_putc(b, ' ');
+        cfx_buf_puts(b, buf);
+        format_value(f->imag, read_double(t, off, 1), buf, sizeof buf);
+        if (buf[0] != '+' && buf[0] != '-')
+            cfx_buf_putc(b, '+');
+        cfx_buf_puts(b, buf);
+        cfx_buf_putc(b, 'j');
+        return;
+    }
     if (!f->floating) {
         n = format_int(buf, sizeof buf, t, read_int(t, off));
     } else {
-        double v = read_double(t, off);
-        if (f->sci_mode) {
-            n = format_float(buf, sizeof buf, v, 'e', PRECISION);
-        } else if (f->int_mode) {
-            n = format_float(buf, sizeof buf, v, 'f', 0);
-            if (isfinite(v) && n + 1 < (int)sizeof buf) {
-                buf[n++] = '.';
-                buf[n] = '\0';
-            }
-        } else {
-            n = format_float(buf, sizeof buf, v, 'f', PRECISION);
-        }
+        n = format_value(f, read_double(t, off, 0), buf, sizeof buf);
     }
     for (int i = n; i < f->width; i++)
         cfx_buf_putc(b, ' ');
@@ -188,7 +222,8 @@ static void put_element(const formatter *f, const shown *s, const int64_t *pos, 
 static void put_row(const formatter *f, const shown *s, int64_t *pos, int indent, cfx_buf *b)
 {
     int last = s->t->ndim - 1;
-    int64_t per_line = (LINEWIDTH - indent) / (f->width + 2); /* indent <= 7 + 63 < 80 */
+    int element = f->width + 2 + (f->imag ? f->imag->width + 1 : 0);
+    int64_t per_line = (LINEWIDTH - indent) / element; /* indent <= 7 + 63 < 80 */
     if (per_line < 1)
         per_line = 1;
     bool ellipsis = s->count[last] != s->t->sizes[last];
@@ -339,13 +374,17 @@ void cfx_tensor_print(const cfx_tensor *t, cfx_buf *b)
             snprintf(suffixes[ns++], 64, "dtype=%s", dtname);
         cfx_buf_puts(b, "[]");
     } else {
-        if (dt != CFX_FLOAT32 && dt != CFX_INT64 && dt != CFX_BOOL)
+        if (dt != CFX_FLOAT32 && dt != CFX_INT64 && dt != CFX_BOOL && dt != CFX_COMPLEX64)
             snprintf(suffixes[ns++], 64, "dtype=%s", dtname);
         shown s = {.t = t, .summarize = numel > THRESHOLD};
         for (int d = 0; d < t->ndim; d++)
             s.count[d] = s.summarize && t->sizes[d] > 2 * EDGEITEMS ? 2 * EDGEITEMS : t->sizes[d];
-        formatter f;
-        formatter_init(&f, &s);
+        formatter f, fi;
+        formatter_init(&f, &s, 0);
+        if (cfx_dtype_is_complex(dt)) {
+            formatter_init(&fi, &s, 1);
+            f.imag = &fi;
+        }
         if (t->ndim == 0) {
             int64_t pos[1] = {0};
             put_element(&f, &s, pos, b);

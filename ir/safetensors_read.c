@@ -257,7 +257,7 @@ static int read_data(reader *r, const entry *e, int n, const int *order, uint64_
             break;
         }
         if (!le)
-            st_swap_bytes(d, nbytes, item);
+            st_swap_bytes(d, nbytes, x->dtype == CFX_COMPLEX64 ? item / 2 : item); /* per part */
         if (x->dtype == CFX_BOOL)
             for (size_t b = 0; b < nbytes; b++)
                 if (d[b] > 1) {

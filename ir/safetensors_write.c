@@ -130,7 +130,7 @@ static void gather(const cfx_tensor *t, unsigned char *dst, int64_t numel, size_
         }
     }
     if (!st_host_is_little_endian())
-        st_swap_bytes(dst, (size_t)numel * item, item);
+        st_swap_bytes(dst, (size_t)numel * item, t->dtype == CFX_COMPLEX64 ? item / 2 : item); /* per part */
 }
 
 /* Checks the inputs and builds the padded header; order gets the write order. */
@@ -150,6 +150,9 @@ static int build_header(writer *w, const char *const *names, cfx_tensor *const *
             return werr(w, "a tensor cannot be called \"" ST_METADATA_KEY "\" (the header's metadata entry)");
         if (!t)
             return werr(w, "tensor '%s' is NULL", nm);
+        if (t->dtype == CFX_COMPLEX128) /* as safetensors.torch's save refuses it */
+            return werr(w, "tensor '%s' is torch.complex128, which safetensors cannot store (its only complex "
+                           "dtype is C64, torch.complex64)", nm);
         if (!cfx_safetensors_dtype_name((cfx_dtype)t->dtype))
             return werr(w, "tensor '%s' has dtype code %d, which safetensors has no name for", nm, (int)t->dtype);
         if (t->device.type != CFX_DEVICE_CPU || (cfx_tensor_numel(t) && !cfx_tensor_data(t))) {

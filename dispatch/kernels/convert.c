@@ -35,8 +35,15 @@ cfx_tensor *cfx_kernel__to_copy(cfx_tensor *self, cfx_value dtype, cfx_value lay
 {
     (void)non_blocking;
     cfx_tensor *out = cfx_kernel_empty_like(self, dtype, layout, device, pin_memory, memory_format);
-    if (out && out->device.type == CFX_DEVICE_CPU && self->device.type == CFX_DEVICE_CPU)
+    if (out && out->device.type == CFX_DEVICE_CPU && self->device.type == CFX_DEVICE_CPU) {
+        /* copy_'s TORCH_WARN_ONCE (ATen/native/Copy.cpp) */
+        static _Atomic bool warned;
+        if (cfx_dtype_is_complex((cfx_dtype)self->dtype) && !cfx_dtype_is_complex((cfx_dtype)out->dtype) && !warned) {
+            warned = true;
+            cfx_warn("Casting complex values to real discards the imaginary part");
+        }
         cfx_cpu_copy(out, self);
+    }
     return out;
 }
 
@@ -261,7 +268,8 @@ bool cfx_scalar_converts(const char *op, cfx_value v, cfx_dtype dt)
     const char *name = NULL;
     switch (dt) {
     case CFX_BOOL: return true;
-    case CFX_FLOAT64: return true;
+    case CFX_FLOAT64: case CFX_COMPLEX128: return true;
+    case CFX_COMPLEX64: lo = -FLT_MAX, hi = FLT_MAX, name = "c10::complex<float>"; break;
     case CFX_FLOAT32: lo = -FLT_MAX, hi = FLT_MAX, name = "float"; break;
     case CFX_INT64: lo = (double)INT64_MIN, hi = (double)INT64_MAX, name = "int64_t"; break;
     case CFX_INT32: lo = INT32_MIN, hi = INT32_MAX, name = "int"; break;
@@ -272,12 +280,12 @@ bool cfx_scalar_converts(const char *op, cfx_value v, cfx_dtype dt)
     bool over;
     if (v.kind == CFX_V_DOUBLE) {
         double f = v.u.d;
-        over = dt == CFX_FLOAT32 ? isfinite(f) && (f < lo || f > hi) : isnan(f) || f < lo || f > hi;
+        over = dt == CFX_FLOAT32 || dt == CFX_COMPLEX64 ? isfinite(f) && (f < lo || f > hi) : isnan(f) || f < lo || f > hi;
         over = over || (dt == CFX_INT64 && f >= 0x1p63); /* INT64_MAX rounds up to 2^63 as a double */
     } else if (v.kind == CFX_V_INT) {
         int64_t i = v.u.i;
         over = dt == CFX_UINT8 ? i > (int64_t)hi || (i < 0 && -(uint64_t)i > (uint64_t)hi)
-                               : dt != CFX_FLOAT32 && dt != CFX_INT64 && ((double)i < lo || (double)i > hi);
+                               : dt != CFX_FLOAT32 && dt != CFX_COMPLEX64 && dt != CFX_INT64 && ((double)i < lo || (double)i > hi);
     } else {
         return true; /* a bool */
     }

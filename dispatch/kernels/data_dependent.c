@@ -29,6 +29,7 @@ cfx_value cfx_cpu__local_scalar_dense(cfx_tensor *t)
     case CFX_UINT8: return cfx_int(*(const uint8_t *)p);
     case CFX_INT8: return cfx_int(*(const int8_t *)p);
     case CFX_INT16: return cfx_int(*(const int16_t *)p);
+    case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* a Scalar holds no complex number in cfx */
     }
     cfx_error_set(CFX_ERR, op, "_local_scalar_dense: unsupported dtype");
     return cfx_none();

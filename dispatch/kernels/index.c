@@ -395,6 +395,12 @@ cfx_tensor *cfx_cpu__index_put_impl_(cfx_tensor *self, cfx_tensor_list indices, 
             case CFX_INT8: *(int8_t *)to = (int8_t)((uint8_t)*(int8_t *)to + (uint8_t)*(const int8_t *)from); break;
             case CFX_UINT8: *(uint8_t *)to = (uint8_t)(*(uint8_t *)to + *(const uint8_t *)from); break;
             case CFX_BOOL: *(bool *)to = *(bool *)to || *(const bool *)from; break;
+            case CFX_COMPLEX64: /* both parts */
+                ((float *)to)[0] += ((const float *)from)[0], ((float *)to)[1] += ((const float *)from)[1];
+                break;
+            case CFX_COMPLEX128:
+                ((double *)to)[0] += ((const double *)from)[0], ((double *)to)[1] += ((const double *)from)[1];
+                break;
             }
         }
         adv_next(&a, pos);
@@ -652,6 +658,8 @@ static bool scatter_one(void *vctx, const int64_t *pos, int64_t v)
     case CFX_UINT8: *(uint8_t *)dst = (uint8_t)i; break;
     case CFX_INT8: *(int8_t *)dst = (int8_t)i; break;
     case CFX_INT16: *(int16_t *)dst = (int16_t)i; break;
+    case CFX_COMPLEX64: ((float *)dst)[0] = (float)d, ((float *)dst)[1] = 0; break;
+    case CFX_COMPLEX128: ((double *)dst)[0] = d, ((double *)dst)[1] = 0; break;
     }
     return true;
 }

@@ -52,6 +52,8 @@ static const char *ctype_name(cfx_dtype t)
     case CFX_INT64: return "long int";
     case CFX_FLOAT32: return "float";
     case CFX_FLOAT64: return "double";
+    case CFX_COMPLEX64: return "c10::complex<float>";
+    case CFX_COMPLEX128: return "c10::complex<double>";
     }
     return "?";
 }

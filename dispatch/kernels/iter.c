@@ -37,8 +37,25 @@ const char *cfx_dtype_scalar_name(cfx_dtype t)
     case CFX_UINT8: return "Byte";
     case CFX_INT8: return "Char";
     case CFX_INT16: return "Short";
+    case CFX_COMPLEX64: return "ComplexFloat";
+    case CFX_COMPLEX128: return "ComplexDouble";
     }
     return "Undefined";
+}
+
+bool cfx_kernel_refuse_complex(const char *op, const char *kernel, const char *fn, const cfx_tensor *t)
+{
+    cfx_dtype dt = (cfx_dtype)t->dtype;
+    if (!cfx_dtype_is_complex(dt))
+        return false;
+    if (kernel)
+        cfx_error_set(CFX_ERR_NOTIMPL, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name(dt));
+    else if (fn)
+        cfx_error_set(CFX_ERR, op, "%s: does not support complex input", fn);
+    else
+        cfx_error_set(CFX_ERR_NOTIMPL, op, "%s: cfx has no kernel for %s inputs (PyTorch has one)", op,
+                      cfx_dtype_torch_name(dt));
+    return true;
 }
 
 const char *cfx_dtype_type_meta_name(cfx_dtype t)
@@ -52,6 +69,8 @@ const char *cfx_dtype_type_meta_name(cfx_dtype t)
     case CFX_INT8: return "signed char";
     case CFX_UINT8: return "unsigned char";
     case CFX_BOOL: return "bool";
+    case CFX_COMPLEX64: return "c10::complex<float>";
+    case CFX_COMPLEX128: return "c10::complex<double>";
     }
     return "?";
 }
@@ -68,8 +87,11 @@ static int promote_skip_undefined(int a, int b)
 void cfx_result_type_update(cfx_result_type_state *s, const cfx_tensor *t)
 {
     if (t->is_wrapped_number) {
-        /* a wrapped float counts as the default dtype (float32), an int or bool as itself */
-        int cur = cfx_dtype_is_floating((cfx_dtype)t->dtype) ? CFX_FLOAT32 : t->dtype;
+        /* a wrapped float counts as the default dtype (float32), a complex as the default
+         * complex dtype (complex64), an int or bool as itself */
+        int cur = cfx_dtype_is_floating((cfx_dtype)t->dtype)  ? CFX_FLOAT32
+                  : cfx_dtype_is_complex((cfx_dtype)t->dtype) ? CFX_COMPLEX64
+                                                               : t->dtype;
         s->wrapped_result = promote_skip_undefined(s->wrapped_result, cur);
     } else if (t->ndim == 0)
         s->zero_result = promote_skip_undefined(s->zero_result, t->dtype);
@@ -80,9 +102,14 @@ void cfx_result_type_update(cfx_result_type_state *s, const cfx_tensor *t)
 static bool is_float(int t) { return t == CFX_FLOAT32 || t == CFX_FLOAT64; }
 
 /* combine_categories: a higher-priority result keeps its dtype unless the lower one is of a
- * higher category (bool < integral < floating). */
+ * higher category (bool < integral < floating < complex); a lower complex keeps a floating
+ * higher's precision (float32 tensor with a 0-dim complex128: complex64). */
 static int combine_categories(int higher, int lower)
 {
+    if (higher >= 0 && cfx_dtype_is_complex((cfx_dtype)higher))
+        return higher;
+    if (lower >= 0 && cfx_dtype_is_complex((cfx_dtype)lower))
+        return is_float(higher) ? cfx_dtype_to_complex((cfx_dtype)higher) : lower;
     if (is_float(higher))
         return higher;
     if (higher == CFX_BOOL || is_float(lower))
@@ -99,6 +126,8 @@ cfx_dtype cfx_result_type(const cfx_result_type_state *s)
 
 bool cfx_dtype_can_cast(cfx_dtype from, cfx_dtype to)
 {
+    if (cfx_dtype_is_complex(from) && !cfx_dtype_is_complex(to))
+        return false;
     if (is_float(from) && cfx_dtype_is_integral(to, false))
         return false;
     if (from != CFX_BOOL && to == CFX_BOOL)

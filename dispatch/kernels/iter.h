@@ -90,6 +90,11 @@ typedef struct cfx_result_type_state {
 void cfx_result_type_update(cfx_result_type_state *s, const cfx_tensor *t);
 cfx_dtype cfx_result_type(const cfx_result_type_state *s);
 bool cfx_dtype_can_cast(cfx_dtype from, cfx_dtype to);
+/* A kernel without a complex path meeting a complex input: false, else true with the error
+ * recorded: "\"kernel\" not implemented for 'ComplexFloat'" (PyTorch's dtype dispatch) when
+ * kernel is given, else fn's own check (PyTorch's "max(): does not support complex input")
+ * when fn is given, else a cfx message (PyTorch computes this op on complex, cfx does not). */
+bool cfx_kernel_refuse_complex(const char *op, const char *kernel, const char *fn, const cfx_tensor *t);
 /* c10's ScalarType names as printed in messages: "Float", "Long", "Bool". */
 const char *cfx_dtype_scalar_name(cfx_dtype t);
 /* caffe2::TypeMeta's names (the C++ type) as other messages print them: "float", "long int". */

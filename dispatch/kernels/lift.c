@@ -46,6 +46,8 @@ static void fill(cfx_tensor *t, const double *data, int64_t n)
         case CFX_UINT8: ((uint8_t *)p)[i] = (uint8_t)cfx_conv_f64_i32(v); break;
         case CFX_INT8: ((int8_t *)p)[i] = (int8_t)cfx_conv_f64_i32(v); break;
         case CFX_INT16: ((int16_t *)p)[i] = (int16_t)cfx_conv_f64_i32(v); break;
+        case CFX_COMPLEX64: ((float *)p)[2 * i] = (float)v, ((float *)p)[2 * i + 1] = 0; break;
+        case CFX_COMPLEX128: ((double *)p)[2 * i] = v, ((double *)p)[2 * i + 1] = 0; break;
         }
     }
 }

@@ -16,6 +16,11 @@
 
 #include "dispatch/tensor.h"
 
+/* The element types of complex64 and complex128 (C99 complex: the layout of c10::complex,
+ * real then imaginary part). */
+typedef float _Complex cfx_complex64;
+typedef double _Complex cfx_complex128;
+
 enum { CFX_LOOP_MAX_OPERANDS = 4 }; /* where: the output and three inputs */
 
 typedef struct cfx_loop {

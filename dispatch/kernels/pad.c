@@ -88,7 +88,7 @@ static bool pad_copy(cfx_tensor *out, const cfx_tensor *in, pad_mode mode, const
         map[d] = dim_map(mode, in->sizes[d], pad[2 * a], pad[2 * a + 1]);
         ok = map[d] != NULL;
     }
-    _Alignas(8) unsigned char fill[8] = {0}; /* one element holding the value, as fill_ converts it */
+    _Alignas(8) unsigned char fill[16] = {0}; /* one element holding the value (complex128: 16 bytes), as fill_ converts it */
     if (mode == PAD_CONSTANT) {
         double d = cfx_scalar_to_double(value);
         int64_t i = cfx_scalar_to_int64(value);

@@ -64,7 +64,7 @@ static bool meta_function(const cfx_pointwise *p, cfx_iter *it, const cfx_tensor
             cfx_error_set(CFX_ERR, p->name, "Boolean alpha only supported for Boolean results.");
             return false;
         }
-        if (!cfx_dtype_is_floating(dt) && alpha.kind == CFX_V_DOUBLE) {
+        if (!cfx_dtype_is_floating(dt) && !cfx_dtype_is_complex(dt) && alpha.kind == CFX_V_DOUBLE) {
             cfx_error_set(CFX_ERR, p->name,
                           "For integral input tensors, argument alpha must not be a floating point number.");
             return false;
@@ -183,6 +183,10 @@ bool cfx_pointwise_check_neg(const char *op, const cfx_tensor *a, const cfx_tens
 bool cfx_pointwise_check_relu(const char *op, const cfx_tensor *a, const cfx_tensor *b)
 {
     (void)b;
+    if (cfx_dtype_is_complex((cfx_dtype)a->dtype)) { /* relu is clamp_min(0) in C++ */
+        cfx_error_set(CFX_ERR_NOTIMPL, op, "clamp is not supported for complex types");
+        return false;
+    }
     if (a->dtype != CFX_BOOL)
         return true;
     cfx_error_set(CFX_ERR, op, "Boolean inputs not supported for relu");

@@ -140,6 +140,8 @@ typedef struct cfx_pointwise_alpha {
 #define CFX_POINTWISE_ALPHA_(C, ctx)                                                            \
     _Generic((C)0, float: (float)((const cfx_pointwise_alpha *)(ctx))->d,                     \
              double: ((const cfx_pointwise_alpha *)(ctx))->d,                                  \
+             cfx_complex64: (cfx_complex64)(float)((const cfx_pointwise_alpha *)(ctx))->d,      \
+             cfx_complex128: (cfx_complex128)((const cfx_pointwise_alpha *)(ctx))->d,          \
              default: (C)((const cfx_pointwise_alpha *)(ctx))->i)
 
 /* The body of a loop function (char **p, const int64_t *s, int64_t n, const void *ctx): p[0]

@@ -57,7 +57,7 @@ bool cfx_pytype_of_value(cfx_value v, cfx_pytype *out)
 
 const char *cfx_pytype_repr(cfx_pytype t)
 {
-    static const char *const names[] = {"<class 'bool'>", "<class 'int'>", "<class 'float'>"};
+    static const char *const names[] = {"<class 'bool'>", "<class 'int'>", "<class 'float'>", "<class 'complex'>"};
     return names[t];
 }
 
@@ -85,6 +85,16 @@ void cfx_prims_elementwise_dtypes(const cfx_tmeta *const *ts, int n, const cfx_p
         if (*slot != (int)dt) /* promote_types(d, d) is d */
             *slot = *slot < 0 ? (int)dt : (int)cfx_dtype_promote((cfx_dtype)*slot, dt);
     }
+    if (highest == CFX_PY_COMPLEX) { /* float tensors count too, as their complex dtypes */
+        dims_best = zero_best = -1;
+        for (int i = 0; i < n; i++) {
+            int dt = cfx_dtype_to_complex(ts[i]->dtype);
+            if (dt < 0)
+                continue;
+            int *slot = ts[i]->ndim ? &dims_best : &zero_best;
+            *slot = *slot < 0 ? dt : (int)cfx_dtype_promote((cfx_dtype)*slot, (cfx_dtype)dt);
+        }
+    }
     cfx_pytype tensors_highest = highest;
     for (int i = 0; i < nn; i++)
         highest = nums[i] > highest ? nums[i] : highest;
@@ -92,9 +102,12 @@ void cfx_prims_elementwise_dtypes(const cfx_tmeta *const *ts, int n, const cfx_p
     if (highest != CFX_PY_BOOL) {
         int h = highest != tensors_highest ? -1 : dims_best >= 0 ? dims_best : zero_best;
         /* no tensor of that type: the default dtype of the number's type */
-        r = h >= 0 ? (cfx_dtype)h : highest == CFX_PY_FLOAT ? CFX_FLOAT32 : CFX_INT64;
+        r = h >= 0                       ? (cfx_dtype)h
+            : highest == CFX_PY_FLOAT   ? CFX_FLOAT32
+            : highest == CFX_PY_COMPLEX ? CFX_COMPLEX64
+                                        : CFX_INT64;
     }
-    if (kind == CFX_PROMOTE_INT_TO_FLOAT && cfx_pytype_of_dtype(r) != CFX_PY_FLOAT)
+    if (kind == CFX_PROMOTE_INT_TO_FLOAT && cfx_pytype_of_dtype(r) < CFX_PY_FLOAT)
         r = CFX_FLOAT32; /* torch.get_default_dtype() */
     *compute = r;        /* get_computation_dtype is the identity without low-precision floats */
     *result = kind == CFX_PROMOTE_ALWAYS_BOOL ? CFX_BOOL : r;

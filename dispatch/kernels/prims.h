@@ -59,7 +59,7 @@ static inline bool cfx_tmeta_is_cpu_scalar(const cfx_tmeta *m)
 
 /* Python's number types in _prims_common's order (bool < int < float); what a Scalar
  * argument is once it reaches a Python kernel. */
-typedef enum cfx_pytype { CFX_PY_BOOL, CFX_PY_INT, CFX_PY_FLOAT } cfx_pytype;
+typedef enum cfx_pytype { CFX_PY_BOOL, CFX_PY_INT, CFX_PY_FLOAT, CFX_PY_COMPLEX } cfx_pytype;
 /* dtype_to_type, which _prims_common spells out by dtype lists (bool, the integer dtypes, the
  * floating ones): a switch without default, so that -Wswitch asks for a new dtype's place. */
 static inline cfx_pytype cfx_pytype_of_dtype(cfx_dtype t)
@@ -68,6 +68,7 @@ static inline cfx_pytype cfx_pytype_of_dtype(cfx_dtype t)
     case CFX_BOOL: return CFX_PY_BOOL;
     case CFX_INT32: case CFX_INT64: case CFX_UINT8: case CFX_INT8: case CFX_INT16: return CFX_PY_INT;
     case CFX_FLOAT32: case CFX_FLOAT64: return CFX_PY_FLOAT;
+    case CFX_COMPLEX64: case CFX_COMPLEX128: return CFX_PY_COMPLEX;
     }
     return CFX_PY_INT; /* not a dtype code */
 }

@@ -107,6 +107,6 @@ bool cfx_reduce_prod_dtype(const char *op, const cfx_tensor *self, cfx_value dty
         *out = (cfx_dtype)code;
         return true;
     }
-    *out = cfx_dtype_is_floating((cfx_dtype)self->dtype) ? (cfx_dtype)self->dtype : CFX_INT64;
+    *out = !cfx_dtype_is_integral((cfx_dtype)self->dtype, true) ? (cfx_dtype)self->dtype : CFX_INT64;
     return true;
 }

@@ -86,6 +86,7 @@ static void identity(cfx_dtype dt, void *d, reduction r)
     case CFX_INT8: IDENTITY(int8_t, d, r, INT8_MIN, INT8_MAX); break;
     case CFX_UINT8: IDENTITY(uint8_t, d, r, 0, UINT8_MAX); break;
     case CFX_BOOL: IDENTITY(bool, d, r, false, true); break;
+    case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* refused before (reduce_into) */
     }
 }
 
@@ -104,6 +105,7 @@ static void combine(cfx_dtype dt, void *d, const void *s, reduction r)
         *(bool *)d = r == R_PROD || r == R_AMIN ? a && b : a || b;
         break;
     }
+    case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* refused before (reduce_into) */
     }
 }
 
@@ -160,7 +162,7 @@ static void divide_by_count(cfx_tensor *out, const int64_t *count)
         case CFX_INT16: DIVIDE(int16_t, 0); break;
         case CFX_INT8: DIVIDE(int8_t, 0); break;
         case CFX_UINT8: DIVIDE(uint8_t, 0); break;
-        case CFX_BOOL: break; /* refused before */
+        case CFX_BOOL: case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* refused before */
         }
         for (int k = out->ndim - 1; k >= 0; k--) {
             if (++pos[k] < out->sizes[k])
@@ -175,6 +177,9 @@ static bool reduce_into(const char *op, cfx_tensor *out, int64_t d, const cfx_te
                         reduction r, bool include_self)
 {
     sr_ctx c = {op, d, NULL, out, r, NULL};
+    if (cfx_kernel_refuse_complex(op, r == R_AMAX ? "scatter_gather_tensor_cpu_reduce_amax"
+                                      : r == R_AMIN ? "scatter_gather_tensor_cpu_reduce_amin" : NULL, NULL, out))
+        return false;
     if (!include_self && !cfx_index_each(index, reduce_one, &c))
         return false;
     if (r == R_MEAN && out->dtype == CFX_BOOL) {

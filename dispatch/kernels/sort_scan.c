@@ -35,6 +35,7 @@ static long double load(const void *p, int64_t i, cfx_dtype t)
     case CFX_INT64: return ((const int64_t *)p)[i];
     case CFX_FLOAT32: return ((const float *)p)[i];
     case CFX_FLOAT64: return ((const double *)p)[i];
+    case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* sort and topk refuse them first */
     }
     return 0;
 }
@@ -123,6 +124,8 @@ cfx_tensor *cfx_cpu_cumsum(cfx_tensor *self, int64_t dim, cfx_value dtype)
         case CFX_INT16: CUMSUM(int16_t, int64_t); break;
         case CFX_INT8: CUMSUM(int8_t, int64_t); break;
         case CFX_UINT8: CUMSUM(uint8_t, int64_t); break;
+        case CFX_COMPLEX64: CUMSUM(cfx_complex64, cfx_complex128); break;
+        case CFX_COMPLEX128: CUMSUM(cfx_complex128, cfx_complex128); break;
         case CFX_BOOL:
             cfx_error_set(CFX_ERR, op, "\"cumsum_out_cpu\" not implemented for 'Bool'");
             ok = false;
@@ -281,6 +284,10 @@ cfx_sort_stable_result cfx_cpu_sort_stable(cfx_tensor *self, cfx_value stable, i
     (void)stable;
     cfx_sort_stable_result none = {{NULL, NULL}};
     int64_t d, strides[CFX_MAX_DIMS];
+    if (cfx_dtype_is_complex((cfx_dtype)self->dtype)) {
+        cfx_error_set(CFX_ERR, "aten::sort.stable", " Sort does not support complex dtypes on CPU");
+        return none;
+    }
     if (!cfx_geom_wrap_dim(dim, self->ndim, &d, "aten::sort.stable"))
         return none;
     if (cfx_geom_is_non_overlapping_and_dense(self->sizes, self->strides, self->ndim))
@@ -371,6 +378,10 @@ cfx_topk_result cfx_cpu_topk(cfx_tensor *self, int64_t k, int64_t dim, bool larg
     const char *op = "aten::topk";
     cfx_topk_result none = {{NULL, NULL}};
     int64_t d, sizes[CFX_MAX_DIMS];
+    if (cfx_dtype_is_complex((cfx_dtype)self->dtype)) {
+        cfx_error_set(CFX_ERR, op, " topk does not support complex dtypes on CPU");
+        return none;
+    }
     if (!topk_shape(op, self, k, dim, false, &d, sizes))
         return none;
     if (self->dtype == CFX_BOOL) {

@@ -13,6 +13,7 @@
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
 #include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/structured.h"
 #include "dispatch/ops.h"
 
@@ -28,7 +29,7 @@ bool cfx_structured_sum(cfx_reduce_shape *r, const char *op, const cfx_tensor *s
         }
         r->dtype = (cfx_dtype)dt;
     } else {
-        r->dtype = cfx_dtype_is_floating((cfx_dtype)self->dtype) ? (cfx_dtype)self->dtype : CFX_INT64;
+        r->dtype = !cfx_dtype_is_integral((cfx_dtype)self->dtype, true) ? (cfx_dtype)self->dtype : CFX_INT64;
     }
     for (int i = 0; i < n; i++)
         r->reduced[i] = dim.len <= 0; /* None or [] reduces everything */
@@ -67,7 +68,7 @@ bool cfx_structured_max_dim(cfx_reduce_shape *r, int64_t *wrapped, const char *o
 {
     int n = self->ndim;
     int64_t w;
-    if (!cfx_geom_wrap_dim(dim, n, &w, op))
+    if (cfx_kernel_refuse_complex(op, NULL, "max()", self) || !cfx_geom_wrap_dim(dim, n, &w, op))
         return false;
     /* a 0-dim input accepts exactly the dims wrap_dim lets through (0, -1) */
     if (n > 0 && self->sizes[w] == 0) {
@@ -187,7 +188,7 @@ int64_t cfx_scalar_to_int64(cfx_value v)
     }
 }
 
-/* p[j] = the number in dtype dt: d for floating dtypes, i for integral ones, b for bool. */
+/* p[j] = the number in dtype dt: d for floating and complex dtypes, i for integral ones, b for bool. */
 void cfx_put_number(void *p, int64_t j, cfx_dtype dt, double d, int64_t i, bool b)
 {
     switch (dt) {
@@ -199,5 +200,7 @@ void cfx_put_number(void *p, int64_t j, cfx_dtype dt, double d, int64_t i, bool 
     case CFX_INT8: ((int8_t *)p)[j] = (int8_t)i; break;
     case CFX_INT16: ((int16_t *)p)[j] = (int16_t)i; break;
     case CFX_BOOL: ((bool *)p)[j] = b; break;
+    case CFX_COMPLEX64: ((float *)p)[2 * j] = (float)d, ((float *)p)[2 * j + 1] = 0; break;
+    case CFX_COMPLEX128: ((double *)p)[2 * j] = d, ((double *)p)[2 * j + 1] = 0; break;
     }
 }

@@ -32,7 +32,8 @@ static const char *const golden_paths[] = {"tests/data/ops_cases.json", "tests/d
                                            "tests/data/ops_index_cases.json", "tests/data/ops_nn_cases.json",
                                            "tests/data/ops_pointwise_cases.json", "tests/data/ops_backward_cases.json",
                                            "tests/data/ops_fill_cases.json", "tests/data/ops_scatter_cases.json",
-                                           "tests/data/ops_pool3d_cases.json", "tests/data/ops_bwd_cases.json"};
+                                           "tests/data/ops_pool3d_cases.json", "tests/data/ops_bwd_cases.json",
+                                           "tests/data/ops_fft_cases.json"};
 static const char *golden_path = "tests/data/ops_*cases.json";
 
 static cJSON *load_cases(const char *path)
@@ -116,6 +117,8 @@ static void fill(cfx_tensor *t, const cJSON *values)
         case CFX_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
         case CFX_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
         case CFX_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+        case CFX_COMPLEX64: ((float *)p)[i] = (float)v; break; /* interleaved real, imaginary */
+        case CFX_COMPLEX128: ((double *)p)[i] = v; break;
         }
         i++;
     }
@@ -138,6 +141,8 @@ static cfx_tensor *build_tensor(const cJSON *ja, const char *run, cfx_tensor *co
     } else {
         const cJSON *storage = cJSON_GetObjectItem(ja, "storage");
         int64_t len = cJSON_GetArraySize(storage);
+        if (cfx_dtype_is_complex(dt))
+            len /= 2; /* a complex storage lists real and imaginary parts */
         cfx_device dev = device_named(cJSON_GetObjectItem(ja, "dev")->valuestring, run);
         base = cfx_tensor_new(&len, 1, dt, dev);
         cr_assert_not_null(base, "%s", cfx_error_message());
@@ -286,6 +291,18 @@ static int failures;
         return;                                                \
     } while (0)
 
+/* Part part (0 real, 1 imaginary) of element linear_index (row-major) of a complex tensor. */
+static double complex_part(const cfx_tensor *t, int64_t linear_index, int part)
+{
+    int64_t off = t->storage_offset;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += linear_index % t->sizes[d] * t->strides[d];
+        linear_index /= t->sizes[d];
+    }
+    const char *p = t->storage->data;
+    return t->dtype == CFX_COMPLEX64 ? ((const float *)p)[2 * off + part] : ((const double *)p)[2 * off + part];
+}
+
 /* A case's own tolerance for float values: atol + rtol * |want| (atol < 0: none given). */
 static double case_atol = -1, case_rtol;
 
@@ -382,13 +399,17 @@ static void check_result(const char *name, const char *run, const char *how, con
         return;
     int64_t i = 0;
     const cJSON *e;
+    bool cplx = cfx_dtype_is_complex(dt);
     cJSON_ArrayForEach(e, values)
     {
-        double got = cfx_tensor_get_double(r, i), w = number_of(e);
-        if (!close_enough(got, w, dt))
+        /* complex values are listed as real, imaginary pairs: compared as two reals */
+        double got = cplx ? complex_part(r, i / 2, (int)(i % 2)) : cfx_tensor_get_double(r, i), w = number_of(e);
+        if (!close_enough(got, w, cplx ? cfx_dtype_to_real(dt) : dt))
             FAIL("value[%lld] = %.17g, want %.17g", (long long)i, got, w);
         i++;
     }
+    if (cplx)
+        i /= 2;
     if (i != cfx_tensor_numel(r))
         FAIL("numel %lld, want %lld", (long long)cfx_tensor_numel(r), (long long)i);
 }

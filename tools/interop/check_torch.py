@@ -193,6 +193,14 @@ TWINS.update({  # 3-d pooling (ops-pool3d)
     "grid_sample_nearest_border": lambda a, b: F.grid_sample(a, b, mode="nearest", padding_mode="border",
                                                              align_corners=False),
 })
+TWINS.update({  # FFT: torch.fft's front-ends decompose into _fft_r2c, _fft_c2c, _fft_c2r
+    "fft_rfft_irfft": lambda a: torch.fft.irfft(torch.fft.rfft(a), n=8),
+    "fft_spectral_filter": lambda a, b: torch.fft.irfft(torch.fft.rfft(a, norm="ortho") * b, n=6, norm="ortho"),
+    "fft_2d_mixed": lambda a: torch.fft.irfft(torch.fft.fft(torch.fft.rfft(a, dim=0), dim=1), n=4, dim=0),
+    "fft_frontends": lambda a, b: (torch.fft.irfft(torch.fft.ifft(torch.fft.fft(torch.fft.irfft(
+        torch.fft.rfft(a, n=10, norm="ortho"), n=8, norm="ortho"), n=6)), dim=1, norm="forward")
+        + torch.fft.irfft(b)),
+})
 for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1",
               "1x2", "1x4"):
     TWINS["matmul_" + _name] = lambda a, b: torch.matmul(a, b)

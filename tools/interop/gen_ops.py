@@ -79,8 +79,14 @@ KEYS_OF_INTEREST = ["CPU", "Meta", "BackendSelect", "CompositeExplicitAutograd",
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64,
           "int32": torch.int32, "bool": torch.bool}
-DTYPE_NAME = {**{v: k for k, v in DTYPES.items()}, torch.uint8: "uint8"}  # uint8: batch_norm's reserve
-DTYPE_CODE = {"int32": 3, "int64": 4, "float32": 6, "float64": 7, "bool": 11, "uint8": 0}
+# complex tensors (the FFT ops, ops_fft_cases.py) list their storage and values as real,
+# imaginary pairs; kept out of DTYPES, which the older case loops iterate over
+COMPLEX_DTYPES = {"complex64": (torch.complex64, torch.float32), "complex128": (torch.complex128, torch.float64)}
+ALL_DTYPES = {**DTYPES, "uint8": torch.uint8, **{k: v[0] for k, v in COMPLEX_DTYPES.items()}}
+DTYPE_NAME = {**{v: k for k, v in DTYPES.items()}, torch.uint8: "uint8",  # uint8: batch_norm's reserve
+              **{v[0]: k for k, v in COMPLEX_DTYPES.items()}}
+DTYPE_CODE = {"int32": 3, "int64": 4, "float32": 6, "float64": 7, "bool": 11, "uint8": 0, "complex64": 9,
+              "complex128": 10}
 MEMFMT = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last,
           3: torch.channels_last_3d}
 
@@ -105,6 +111,8 @@ def storage_len(sizes, strides, offset):
 
 
 def values_for(dtype, n, kind="default"):
+    if dtype in COMPLEX_DTYPES:
+        return values_for("float32", 2 * n, kind)
     if dtype == "bool":
         return [rng.randint(0, 1) for _ in range(n)]
     if dtype in ("int64", "int32"):
@@ -176,14 +184,18 @@ def build_args(args, run):
         base = None
         if k == "tensor":
             dev = a["dev"] if a["dev"] != "auto" else run
-            dt = DTYPES[a["dtype"]]
+            dt = ALL_DTYPES[a["dtype"]]
+            cplx = a["dtype"] in COMPLEX_DTYPES
             if "share" in a:
                 base = bases[a["share"]]
             elif dev == "cpu":
                 storage = [float(v) if isinstance(v, str) else v for v in a["storage"]]  # "nan", "inf"
-                base = torch.tensor(storage, dtype=dt) if storage else torch.empty(0, dtype=dt)
+                if cplx:  # real, imaginary pairs
+                    base = torch.tensor(storage, dtype=COMPLEX_DTYPES[a["dtype"]][1]).view(dt)
+                else:
+                    base = torch.tensor(storage, dtype=dt) if storage else torch.empty(0, dtype=dt)
             else:
-                base = torch.empty(len(a["storage"]), dtype=dt, device="meta")
+                base = torch.empty(len(a["storage"]) // (2 if cplx else 1), dtype=dt, device="meta")
             built.append(base.as_strided(a["sizes"], a["strides"], a["offset"]))
         elif k == "tensors":
             built.append(build_args(a["v"], run)[0])
@@ -200,7 +212,7 @@ def build_args(args, run):
         elif k == "floats":
             built.append([float(x) for x in a["v"]])
         elif k == "dtype":
-            built.append({v: {**DTYPES, "uint8": torch.uint8}[n] for n, v in DTYPE_CODE.items()}[a["v"]])
+            built.append({v: ALL_DTYPES[n] for n, v in DTYPE_CODE.items()}[a["v"]])
         elif k == "device":
             built.append(torch.device(a["v"] if a["v"] != "auto" else run))
         elif k == "memfmt":
@@ -264,7 +276,8 @@ def describe(r, built, versions, nondeterministic):
            "strides": list(r.stride()), "offset": r.storage_offset(), "alias": alias,
            "version_bumped": bumped}
     if r.device.type == "cpu" and not nondeterministic:
-        res["values"] = [encode_value(v) for v in flatten(r.tolist())]
+        vals = flatten((torch.view_as_real(r) if r.is_complex() else r).tolist())
+        res["values"] = [encode_value(v) for v in vals]
     else:
         res["values"] = None
     return res
@@ -1188,6 +1201,10 @@ def main():
         del cases[n_main:]
     import ops_bwd_cases
     for name in ops_bwd_cases.add_all(sys.modules[__name__]):
+        golden.write_json_cases(name, cases[n_main:])
+        del cases[n_main:]
+    import ops_fft_cases
+    for name in ops_fft_cases.add_all(sys.modules[__name__]):
         golden.write_json_cases(name, cases[n_main:])
         del cases[n_main:]
     golden.write_json_cases(os.path.basename(OUT_CASES), cases)

@@ -49,6 +49,7 @@ typedef struct op_row {
     const char *dtypes;   /* "integral": the loops compute in int32, int64 and bool only;
                            * "numeric": in every dtype but bool; "all": in every dtype */
     const char *cpu_name; /* the C++ kernel's name in "\"x_cpu\" not implemented for 'Float'" */
+    int complex;          /* the loops compute in complex64 and complex128 too (..._AND_COMPLEX) */
     int composite;        /* the family's CPU kernel is registered on CompositeExplicitAutograd */
     /* kernels by dispatch key (the field names are the keys') */
     const char *CPU, *Meta, *BackendSelect, *CompositeExplicitAutograd, *CompositeExplicitAutogradNonFunctional,
@@ -812,6 +813,8 @@ static void emit_backend_select(FILE *f, const op *o)
  * floating dtypes; unary ops have no bool loops (neg and relu refuse bool inputs). */
 static bool family_has_dtype(int fam, const char *dt, const op_row *r)
 {
+    if (!strncmp(dt, "complex", 7))
+        return r->complex;
     if (r->dtypes && !strcmp(r->dtypes, "integral"))
         return strcmp(dt, "float32") && strcmp(dt, "float64");
     if (r->dtypes && !strcmp(r->dtypes, "numeric")) /* AT_DISPATCH_ALL_TYPES: no bool */
@@ -858,7 +861,9 @@ static void emit_pointwise(FILE *f, const op *o)
                                             {"bool", "bool", "CFX_BOOL"},
                                             {"uint8", "uint8_t", "CFX_UINT8"},
                                             {"int8", "int8_t", "CFX_INT8"},
-                                            {"int16", "int16_t", "CFX_INT16"}};
+                                            {"int16", "int16_t", "CFX_INT16"},
+                                            {"complex64", "cfx_complex64", "CFX_COMPLEX64"},
+                                            {"complex128", "cfx_complex128", "CFX_COMPLEX128"}};
     bool binary = o->family == FAM_BINARY || o->family == FAM_BINARY_FLOAT || o->family == FAM_COMPARE;
     for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++) {
         if (!family_has_dtype(o->family, dtypes[d][0], o->row))

@@ -128,9 +128,12 @@ void cfx_loop_run(const cfx_loop *l, cfx_loop_fn fn, const void *ctx)
 #define CONV_I_B(D, v) ((D)(v))
 
 #define SRC_TYPES(X, D, DK) X(D, DK, float, F) X(D, DK, double, F) X(D, DK, int64_t, I) \
-    X(D, DK, int32_t, I) X(D, DK, bool, B) X(D, DK, uint8_t, I) X(D, DK, int8_t, I) X(D, DK, int16_t, I)
+    X(D, DK, int32_t, I) X(D, DK, bool, B) X(D, DK, uint8_t, I) X(D, DK, int8_t, I) X(D, DK, int16_t, I) \
+    X(D, DK, cfx_complex64, F) X(D, DK, cfx_complex128, F)
+/* C's conversions are c10's for the complex types too: to a real type the imaginary part is
+ * discarded, to bool both parts count (1j is true) */
 #define DST_TYPES(Y) Y(float, F) Y(double, F) Y(int64_t, I) Y(int32_t, I) Y(bool, B) Y(uint8_t, I) Y(int8_t, I) \
-    Y(int16_t, I)
+    Y(int16_t, I) Y(cfx_complex64, F) Y(cfx_complex128, F)
 
 #define DEFINE_COPY(D, DK, S, SK)                                                         \
     static void copy_##D##_##S(char **p, const int64_t *s, int64_t n, const void *ctx)    \
@@ -157,10 +160,10 @@ DST_TYPES(DEFINE_COPIES_TO)
 
 #define COPY_ENTRY(D, DK, S, SK) copy_##D##_##S,
 #define COPY_ROW(D, DK) {SRC_TYPES(COPY_ENTRY, D, DK)},
-static const cfx_loop_fn copy_fns[8][8] = {DST_TYPES(COPY_ROW)};
+static const cfx_loop_fn copy_fns[10][10] = {DST_TYPES(COPY_ROW)};
 
 /* Row/column of a dtype in the tables above (float, double, int64, int32, bool, uint8, int8,
- * int16). */
+ * int16, complex64, complex128). */
 static int dtype_slot(cfx_dtype t)
 {
     switch (t) {
@@ -172,6 +175,8 @@ static int dtype_slot(cfx_dtype t)
     case CFX_UINT8: return 5;
     case CFX_INT8: return 6;
     case CFX_INT16: return 7;
+    case CFX_COMPLEX64: return 8;
+    case CFX_COMPLEX128: return 9;
     }
     return 0;
 }

@@ -27,6 +27,8 @@ static const char *cpp_type_name(cfx_dtype t)
     case CFX_UINT8: return "unsigned char";
     case CFX_INT8: return "signed char";
     case CFX_INT16: return "short int";
+    case CFX_COMPLEX64: return "c10::complex<float>";
+    case CFX_COMPLEX128: return "c10::complex<double>";
     }
     return "?";
 }

@@ -108,6 +108,7 @@ static bool sum_into(cfx_tensor *out, const cfx_tensor *in, const cfx_reduce_sha
             ((bool *)dst)[i] = ((bool *)acc)[i];
         break;
     case CFX_UINT8: case CFX_INT8: case CFX_INT16: /* a sum into a small integer dtype (dtype=) */
+    case CFX_COMPLEX64: case CFX_COMPLEX128:
         cfx_free(acc);
         cfx_error_set(CFX_ERR_NOTIMPL, "aten::sum.dim_IntList", "sum into %s is not implemented in cfx",
                       cfx_dtype_torch_name((cfx_dtype)out->dtype));
@@ -208,6 +209,7 @@ cfx_max_dim_result cfx_cpu_max_dim(cfx_tensor *self, int64_t dim, bool keepdim)
         case CFX_UINT8: max_u8(self, (int)w, nout, v, ix); break;
         case CFX_INT8: max_i8(self, (int)w, nout, v, ix); break;
         case CFX_INT16: max_i16(self, (int)w, nout, v, ix); break;
+        case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* refused by cfx_structured_max_dim */
         }
     }
     return (cfx_max_dim_result){{values, indices}};

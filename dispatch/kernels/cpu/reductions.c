@@ -51,6 +51,7 @@ static double get_d(const char *p, cfx_dtype t)
     case CFX_UINT8: return *(const uint8_t *)p;
     case CFX_INT8: return *(const int8_t *)p;
     case CFX_INT16: return *(const int16_t *)p;
+    case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* refused before (reduce_into) */
     }
     return 0;
 }
@@ -215,6 +216,7 @@ static void state_store(const rstate *s, cfx_tensor *out, bool indices)
         case CFX_UINT8: ((uint8_t *)dst)[j] = (uint8_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
         case CFX_INT8: ((int8_t *)dst)[j] = (int8_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
         case CFX_INT16: ((int16_t *)dst)[j] = (int16_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
+        case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* refused before (reduce_into) */
         }
     }
 }
@@ -226,11 +228,15 @@ static cfx_tensor *new_out(const cfx_reduce_shape *r, cfx_dtype dt)
 
 /* out (of r's shape and dtype) = the kind-reduction of in over r->reduced; in is converted to
  * convert_to first when that is a valid dtype (>= 0). */
-static cfx_tensor *reduce_into(cfx_tensor *out, const cfx_tensor *self, const cfx_reduce_shape *r, rkind kind,
-                               int convert_to)
+static cfx_tensor *reduce_into(const char *op, cfx_tensor *out, const cfx_tensor *self, const cfx_reduce_shape *r,
+                               rkind kind, int convert_to)
 {
     if (!out)
         return NULL;
+    if (cfx_kernel_refuse_complex(op, NULL, NULL, self)) {
+        cfx_kernel_discard(out);
+        return NULL;
+    }
     cfx_scope sc = cfx_scope_begin();
     const cfx_tensor *in = convert_to >= 0 ? cfx_cpu_to_dtype(self, (cfx_dtype)convert_to) : self;
     cfx_dtype t = in ? (cfx_dtype)in->dtype : CFX_FLOAT32;
@@ -267,7 +273,7 @@ cfx_tensor *cfx_cpu_mean_dim(cfx_tensor *self, cfx_int_list dim, bool keepdim, c
     cfx_reduce_shape r;
     if (!cfx_structured_sum(&r, op, self, dim, keepdim, cfx_dtype_value(dt)))
         return NULL;
-    cfx_tensor *out = reduce_into(new_out(&r, dt), self, &r, RK_SUM, dt);
+    cfx_tensor *out = reduce_into(op, new_out(&r, dt), self, &r, RK_SUM, dt);
     int64_t nout = out ? cfx_tensor_numel(out) : 0;
     if (nout > 0) {
         double count = (double)cfx_tensor_numel(self) / (double)nout;
@@ -295,7 +301,7 @@ cfx_tensor *cfx_cpu_prod(cfx_tensor *self, cfx_value dtype)
     if (!cfx_reduce_prod_dtype(op, self, dtype, &dt) || !cfx_structured_sum(&r, op, self, (cfx_int_list){NULL, -1}, false,
                                                                  cfx_dtype_value(dt)))
         return NULL;
-    return reduce_into(new_out(&r, dt), self, &r, RK_PROD, dt);
+    return reduce_into(op, new_out(&r, dt), self, &r, RK_PROD, dt);
 }
 
 cfx_tensor *cfx_cpu_prod_dim_int(cfx_tensor *self, int64_t dim, bool keepdim, cfx_value dtype)
@@ -306,7 +312,7 @@ cfx_tensor *cfx_cpu_prod_dim_int(cfx_tensor *self, int64_t dim, bool keepdim, cf
     if (!cfx_reduce_prod_dtype(op, self, dtype, &dt) ||
         !cfx_structured_sum(&r, op, self, cfx_ints(&dim, 1), keepdim, cfx_dtype_value(dt)))
         return NULL;
-    return reduce_into(new_out(&r, dt), self, &r, RK_PROD, dt);
+    return reduce_into(op, new_out(&r, dt), self, &r, RK_PROD, dt);
 }
 
 /* ---- amax, amin, min.dim, argmax, argmin ----------------------------------------------------- */
@@ -314,12 +320,14 @@ cfx_tensor *cfx_cpu_prod_dim_int(cfx_tensor *self, int64_t dim, bool keepdim, cf
 static cfx_tensor *extreme(const char *op, const char *fn, cfx_tensor *self, cfx_int_list dim, bool keepdim,
                            rkind kind)
 {
+    if (cfx_kernel_refuse_complex(op, kind == RK_MAX ? "max_values_cpu" : "min_values_cpu", NULL, self))
+        return NULL;
     if (cfx_tensor_numel(self) == 0 && !cfx_reduce_zero_numel_check(op, fn, self, dim))
         return NULL;
     cfx_reduce_shape r;
     if (!cfx_structured_sum(&r, op, self, dim, keepdim, cfx_dtype_value((cfx_dtype)self->dtype)))
         return NULL;
-    return reduce_into(new_out(&r, (cfx_dtype)self->dtype), self, &r, kind, -1);
+    return reduce_into(op, new_out(&r, (cfx_dtype)self->dtype), self, &r, kind, -1);
 }
 
 cfx_tensor *cfx_cpu_amax(cfx_tensor *self, cfx_int_list dim, bool keepdim)
@@ -338,7 +346,7 @@ cfx_min_dim_result cfx_cpu_min_dim(cfx_tensor *self, int64_t dim, bool keepdim)
     cfx_min_dim_result none = {{NULL, NULL}};
     cfx_reduce_shape r;
     int64_t w;
-    if (!cfx_reduce_one_dim(&r, &w, op, "min()", self, dim, keepdim))
+    if (cfx_kernel_refuse_complex(op, NULL, "min()", self) || !cfx_reduce_one_dim(&r, &w, op, "min()", self, dim, keepdim))
         return none;
     cfx_tensor *values = new_out(&r, (cfx_dtype)self->dtype);
     cfx_tensor *indices = values ? new_out(&r, CFX_INT64) : NULL;
@@ -365,9 +373,9 @@ static cfx_tensor *arg_extreme(const char *op, const char *fn, cfx_tensor *self,
                                rkind kind)
 {
     cfx_reduce_shape r;
-    if (!cfx_reduce_arg_shape(&r, op, fn, self, dim, keepdim))
+    if (cfx_kernel_refuse_complex(op, NULL, fn, self) || !cfx_reduce_arg_shape(&r, op, fn, self, dim, keepdim))
         return NULL;
-    return reduce_into(new_out(&r, CFX_INT64), self, &r, kind, -1);
+    return reduce_into(op, new_out(&r, CFX_INT64), self, &r, kind, -1);
 }
 
 cfx_tensor *cfx_cpu_argmax(cfx_tensor *self, cfx_value dim, bool keepdim)
@@ -446,7 +454,7 @@ static cfx_tensor *any_all(const char *op, cfx_tensor *self, cfx_int_list dim, b
     cfx_reduce_shape r;
     if (!cfx_structured_sum(&r, op, self, dim, keepdim, cfx_dtype_value(CFX_BOOL)))
         return NULL;
-    return reduce_into(new_out(&r, CFX_BOOL), self, &r, kind, -1);
+    return reduce_into(op, new_out(&r, CFX_BOOL), self, &r, kind, -1);
 }
 
 cfx_tensor *cfx_cpu_any(cfx_tensor *self) { return any_all("aten::any", self, (cfx_int_list){NULL, -1}, false, RK_ANY); }

@@ -9,6 +9,7 @@
  * refuse, with PyTorch's messages. The pointwise ops' Meta kernels are in pointwise_refs.c. */
 #include "dispatch/error.h"
 #include "dispatch/kernels/geometry.h"
+#include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/prims.h"
 
@@ -22,7 +23,7 @@ cfx_tensor *cfx_meta_sum_dim_IntList(cfx_tensor *self, cfx_int_list dim, bool ke
 {
     const char *op = "aten::sum.dim_IntList";
     int64_t code;
-    cfx_dtype dt = cfx_dtype_is_floating((cfx_dtype)self->dtype) ? (cfx_dtype)self->dtype : CFX_INT64;
+    cfx_dtype dt = !cfx_dtype_is_integral((cfx_dtype)self->dtype, true) ? (cfx_dtype)self->dtype : CFX_INT64;
     if (cfx_geom_opt_int(dtype, &code)) {
         if (!cfx_dtype_valid(code)) {
             cfx_error_set(CFX_ERR, op, "sum: unsupported dtype code %lld", (long long)code);
