@@ -52,20 +52,9 @@ static void put_size_tuple(const cfx_tensor *t, cfx_buf *b)
     cfx_buf_putc(b, ')');
 }
 
-/* _Formatter for one value under threshold=0 (the 0-dim case). */
-static void put_scalar(const cfx_tensor *t, cfx_buf *b)
+/* _Formatter for one floating value under threshold=0 (the 0-dim case). */
+static void put_float(double v, cfx_buf *b)
 {
-    const void *p = cfx_tensor_data(t);
-    switch ((cfx_dtype)t->dtype) {
-    case CFX_INT64: cfx_buf_printf(b, "%" PRId64, *(const int64_t *)p); return;
-    case CFX_INT32: cfx_buf_printf(b, "%" PRId32, *(const int32_t *)p); return;
-    case CFX_BOOL: cfx_buf_puts(b, *(const bool *)p ? "True" : "False"); return;
-    case CFX_UINT8: cfx_buf_printf(b, "%d", *(const uint8_t *)p); return;
-    case CFX_INT8: cfx_buf_printf(b, "%d", *(const int8_t *)p); return;
-    case CFX_INT16: cfx_buf_printf(b, "%d", *(const int16_t *)p); return;
-    default: break;
-    }
-    double v = t->dtype == CFX_FLOAT64 ? *(const double *)p : (double)*(const float *)p;
     if (!isfinite(v) || v == 0) {
         /* int mode, no nonzero finite values */
         if (isnan(v))
@@ -86,6 +75,35 @@ static void put_scalar(const cfx_tensor *t, cfx_buf *b)
         cfx_buf_printf(b, "%.4e", v);
     } else {
         cfx_buf_printf(b, "%.4f", v);
+    }
+}
+
+/* A 0-dim tensor's value; a complex one as _scalar_str prints it: each part by its own
+ * formatter, the imaginary part with "j" and a "+" unless it has a sign. */
+static void put_scalar(const cfx_tensor *t, cfx_buf *b)
+{
+    const void *p = cfx_tensor_data(t);
+    switch ((cfx_dtype)t->dtype) {
+    case CFX_INT64: cfx_buf_printf(b, "%" PRId64, *(const int64_t *)p); return;
+    case CFX_INT32: cfx_buf_printf(b, "%" PRId32, *(const int32_t *)p); return;
+    case CFX_BOOL: cfx_buf_puts(b, *(const bool *)p ? "True" : "False"); return;
+    case CFX_UINT8: cfx_buf_printf(b, "%d", *(const uint8_t *)p); return;
+    case CFX_INT8: cfx_buf_printf(b, "%d", *(const int8_t *)p); return;
+    case CFX_INT16: cfx_buf_printf(b, "%d", *(const int16_t *)p); return;
+    case CFX_FLOAT32: put_float(*(const float *)p, b); return;
+    case CFX_FLOAT64: put_float(*(const double *)p, b); return;
+    case CFX_COMPLEX64:
+    case CFX_COMPLEX128: {
+        double re = t->dtype == CFX_COMPLEX64 ? ((const float *)p)[0] : ((const double *)p)[0];
+        double im = t->dtype == CFX_COMPLEX64 ? ((const float *)p)[1] : ((const double *)p)[1];
+        put_float(re, b);
+        if (!(im < 0 || signbit(im)) || isnan(im))
+            cfx_buf_putc(b, '+');
+        put_float(im, b);
+        cfx_buf_putc(b, 'j');
+        return;
+    }
+    default: cfx_buf_puts(b, "..."); return; /* a dtype this renderer does not know */
     }
 }
 
@@ -137,7 +155,8 @@ static void render_tensor(const cfx_tensor *t, cfx_buf *b)
         put_with_suffixes(fake ? "FakeTensor(" : "tensor(", "...", suf, n, b);
         return;
     }
-    bool default_dtype = dt == CFX_FLOAT32 || dt == CFX_INT64 || dt == CFX_BOOL;
+    /* _str_intern's defaults: the float and complex defaults, int64 and bool */
+    bool default_dtype = dt == CFX_FLOAT32 || dt == CFX_COMPLEX64 || dt == CFX_INT64 || dt == CFX_BOOL;
     if (cfx_tensor_numel(t) == 0) {
         if (t->ndim != 1)
             size_suffix(t, suf[n++]);

@@ -611,6 +611,37 @@ Test(fake, real_inputs_rejected)
     cfx_scope_end(s);
 }
 
+/* A real complex tensor in the error's rendering of the call: _scalar_str's two parts for a
+ * 0-dim one, and no dtype suffix for complex64, the default complex dtype. */
+Test(fake, real_complex_inputs_rendered)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_fake_mode *m = cfx_fake_mode_new(NULL);
+    cfx_tensor *x = cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 2, 3));
+    cfx_tensor *x3 = cfx_fake_from_tensor(m, REAL(CFX_FLOAT32, 3));
+    cfx_tensor *c64 = cfx_tensor_new(NULL, 0, CFX_COMPLEX64, CPU);
+    cfx_tensor *c128 = cfx_tensor_new(NULL, 0, CFX_COMPLEX128, CPU);
+    cfx_tensor *c64_1d = REAL(CFX_COMPLEX64, 3);
+    cr_assert(c64 && c128 && c64_1d);
+    float *a = cfx_tensor_data(c64);
+    a[0] = 1.5f, a[1] = -2.25f;
+    double *b = cfx_tensor_data(c128);
+    b[0] = -0.0, b[1] = 2.5;
+    cfx_fake_mode_enter(m);
+    cr_assert_null(cfx_add(x, c64));
+    EXPECT_ORACLE("real_add_complex64_0d");
+    cfx_error_clear();
+    cr_assert_null(cfx_add(x, c128));
+    EXPECT_ORACLE("real_add_complex128_0d");
+    cfx_error_clear();
+    cr_assert_null(cfx_add(x3, c64_1d));
+    EXPECT_ORACLE("real_add_complex64_1d");
+    cfx_error_clear();
+    cfx_fake_mode_exit(m);
+    cfx_fake_mode_free(m);
+    cfx_scope_end(s);
+}
+
 Test(fake, allow_non_fake_inputs_converts)
 {
     cfx_scope s = cfx_scope_begin();

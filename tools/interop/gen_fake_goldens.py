@@ -99,6 +99,9 @@ def error_cases():
     r = torch.randn(2, 3)
     z = torch.tensor(2.0, dtype=torch.float64)
     e = torch.empty(0, 2, dtype=torch.int64)
+    c64 = torch.tensor(1.5 - 2.25j)
+    c128 = torch.tensor(complex(-0.0, 2.5), dtype=torch.complex128)
+    c64_1d = torch.tensor([1 + 2j, 3 - 4j, 0j])
 
     def record(name, thunk, under_mode=True):
         try:
@@ -114,6 +117,10 @@ def error_cases():
 
     record("real_add", lambda: aten.add.Tensor(x, r))
     record("real_add_alpha", lambda: aten.add.Tensor(x, z, alpha=2))
+    # complex tensors render as _scalar_str does; complex64 is the default complex dtype
+    record("real_add_complex64_0d", lambda: aten.add.Tensor(x, c64))
+    record("real_add_complex128_0d", lambda: aten.add.Tensor(x, c128))
+    record("real_add_complex64_1d", lambda: aten.add.Tensor(x3, c64_1d))
     record("real_mm", lambda: aten.mm.default(e, x))
     record("real_sum", lambda: aten.sum.dim_IntList(r, [1]))
     # without an active mode the fake argument's mode rejects the real one the same way
