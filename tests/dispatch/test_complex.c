@@ -254,7 +254,7 @@ static double dft_error(int64_t n, bool forward)
     double _Complex *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
     cr_assert(x && y);
     for (int64_t k = 0; k < n; k++)
-        x[k] = y[k] = CMPLX(sin(0.7 * (double)k + 0.1), cos(1.3 * (double)k * (double)k));
+        x[k] = y[k] = sin(0.7 * (double)k + 0.1) + cos(1.3 * (double)k * (double)k) * I;
     cr_assert(cfx_fft_1d(y, n, forward));
     double worst = 0, norm = 0;
     for (int64_t f = 0; f < n; f++) {
@@ -265,7 +265,7 @@ static double dft_error(int64_t n, bool forward)
             re += creal(x[k]) * cosl(a) - cimag(x[k]) * sinl(a);
             im += creal(x[k]) * sinl(a) + cimag(x[k]) * cosl(a);
         }
-        double e = cabs(y[f] - CMPLX((double)re, (double)im));
+        double e = cabs(y[f] - ((double)re + (double)im * I));
         worst = e > worst ? e : worst;
         norm = fmax(norm, hypot((double)re, (double)im));
     }
