@@ -502,14 +502,11 @@ static bool int_code(const cfx_value *v, int64_t *out)
 
 static bool is_none(const cfx_value *v) { return v->kind == CFX_V_NONE || (v->kind == CFX_V_TENSOR && !v->u.t); }
 
-/* IValue equality of a non-list value with a default. An int default (the usual one: alpha=1,
- * dim=-1, dtype and layout codes) is read as one: the argument is compared as an int, or as the
- * int an enum value is, without a second decoding of the default. */
+/* IValue equality of a non-list value with a default. */
 static bool scalar_equal(const cfx_value *d, const cfx_value *v)
 {
     int64_t a = 0, b = 0; /* set by int_code; zeroed for GCC -O1 -fsanitize=thread (maybe-uninitialized) */
     switch (d->kind) {
-    case CFX_V_INT: return v->kind == CFX_V_INT ? v->u.i == d->u.i : int_code(v, &b) && b == d->u.i;
     case CFX_V_NONE: return is_none(v);
     case CFX_V_BOOL: return v->kind == CFX_V_BOOL && v->u.b == d->u.b;
     case CFX_V_DOUBLE: return v->kind == CFX_V_DOUBLE && v->u.d == d->u.d;
