@@ -219,35 +219,24 @@ int cfx_fake_cache_lookup(cfx_fake_mode *m, const cfx_op *op, cfx_value *stack, 
     }
     const cfx_schema *s = op->schema;
     cfx_local_keys tls = cfx_keys_local();
-    /* The key's length and running hash are locals while the arguments are walked (a tensor,
-     * the common argument, is one word appended here), and go through k only around the
-     * out-of-line put_value. */
     k->w[0] = op->id | (uint64_t)s->n_args << 32;
     k->w[1] = tls.included.repr;
     k->w[2] = tls.excluded.repr;
-    uint32_t n = 3;
-    uint64_t hash = rotl7(rotl7(k->w[0]) ^ k->w[1]) ^ k->w[2];
+    k->n = 3;
+    k->hash = rotl7(rotl7(k->w[0]) ^ k->w[1]) ^ k->w[2];
     for (int i = 0; i < s->n_args; i++) {
         const cfx_value *v = &stack[i];
         if (v->kind == CFX_V_TENSOR) {
             uint64_t w = tensor_word(m, v->u.t);
-            if (!w || n == CFX_FAKE_KEY_WORDS)
+            if (!w || !put(k, w))
                 return 0;
-            k->w[n++] = w;
-            hash = rotl7(hash) ^ w;
-        } else {
-            k->n = n;
-            k->hash = hash;
-            if (!put_value(k, v))
-                return 0;
-            n = k->n;
-            hash = k->hash;
+        } else if (!put_value(k, v)) {
+            return 0;
         }
     }
     if (cached == OP_CACHED_IF_TENSOR && !holds_tensor(stack, s->n_args))
         return 0;
-    k->n = n;
-    k->hash = finish(hash);
+    k->hash = finish(k->hash);
     k->usable = true;
     const cfx_fake_cache_entry *e = find(m, k);
     if (!e)
