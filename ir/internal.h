@@ -8,7 +8,6 @@
 
 #include <string.h>
 
-#include "dispatch/operator_internal.h"
 #include "ir/arena.h"
 #include "ir/graph.h"
 
@@ -48,8 +47,6 @@ struct cfx_graph {
     uint32_t n_created;         /* next seq */
     cfx_target_info **tinfo;    /* target table: open addressing on (kind, ptr) */
     uint32_t tinfo_cap, tinfo_count;
-    cfx_target_info **op_tinfo; /* the operator targets again, by op id (cfx_op_id) */
-    uint32_t op_tinfo_cap;
     cfx_target_info **targets;  /* the same records by id (cfx_node.target_id) */
     uint32_t targets_cap;
     cfx_node **nblock;          /* node table: node seq -> nblock[seq >> IR_NODE_SHIFT][low bits];
@@ -195,19 +192,13 @@ static inline cfx_target_info *ir_target_find(const cfx_graph *g, uint32_t kind,
 }
 /* The graph's record for a target, made on first use (per-target facts computed once: the
  * printed form, the naming candidate, the side-effect key). NULL + error on OOM / bad target.
- * An operator target is found by the op's id (tracing asks once per node), checked against
- * the record's op since an op made outside the registry has no id of its own; otherwise
- * ir_target_info_slow (target.c) probes the table, interning a string target first, and
- * makes the record of a new target. */
+ * An operator or function target a graph has met is found here; a string target is interned
+ * first, and a new target gets its record, in ir_target_info_slow (target.c). */
 cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t);
 static inline cfx_target_info *ir_target_info(cfx_graph *g, cfx_target t)
 {
-    if (t.kind == CFX_TARGET_OP && t.u.op && t.u.op->id < g->op_tinfo_cap) {
-        cfx_target_info *r = g->op_tinfo[t.u.op->id];
-        if (r && r->ptr == t.u.op)
-            return r;
-    }
-    return ir_target_info_slow(g, t);
+    cfx_target_info *r = t.kind != CFX_TARGET_STRING ? ir_target_find(g, t.kind, t.u.op) : NULL;
+    return r ? r : ir_target_info_slow(g, t);
 }
 /* Frees the target table (records live in the arena). */
 void ir_target_table_free(cfx_graph *g);

@@ -2,10 +2,9 @@
  *
  * Each distinct target a graph uses gets one cfx_target_info in the graph's arena, found in an
  * open-addressing table by (kind, pointer); a string target is interned first, so its pointer
- * names its contents. Operator targets are also kept by op id (an array over the ids the graph
- * has met), where tracing finds one per node with an index instead of a probe. The record
- * holds what would otherwise be recomputed per node: the printed target
- * (`torch.ops.aten.add.Tensor`), the registry key, and the prepared naming candidate. The
+ * names its contents. The record holds what would otherwise be recomputed per node: the
+ * printed target (`torch.ops.aten.add.Tensor`), the registry key, and the prepared naming
+ * candidate. The
  * candidate follows FX: for an operator, make_fx's `_target_to_str(overloadpacket.__name__)`
  * (strip a magic `__x__`, snake_case); for a builtin function its `__name__`, snake_cased; for a
  * string, _target_to_str of the string. */
@@ -156,34 +155,13 @@ static bool tinfo_grow(cfx_graph *g)
     return true;
 }
 
-/* Room in the operator table for op id `id` (the table spans the ids met so far, doubling). */
-static bool op_table_reserve(cfx_graph *g, uint32_t id)
-{
-    if (id < g->op_tinfo_cap)
-        return true;
-    if (id >= UINT32_MAX / 2)
-        return false;
-    uint32_t cap = g->op_tinfo_cap ? g->op_tinfo_cap : 64;
-    while (cap <= id)
-        cap *= 2;
-    cfx_target_info **t = cfx_realloc(g->op_tinfo, (size_t)cap * sizeof *t);
-    if (!t)
-        return false;
-    memset(t + g->op_tinfo_cap, 0, (size_t)(cap - g->op_tinfo_cap) * sizeof *t);
-    g->op_tinfo = t;
-    g->op_tinfo_cap = cap;
-    return true;
-}
-
 void ir_target_table_free(cfx_graph *g)
 {
     cfx_free(g->tinfo);
     cfx_free(g->targets);
-    cfx_free(g->op_tinfo);
     g->tinfo = NULL;
     g->targets = NULL;
-    g->op_tinfo = NULL;
-    g->tinfo_cap = g->tinfo_count = g->targets_cap = g->op_tinfo_cap = 0;
+    g->tinfo_cap = g->tinfo_count = g->targets_cap = 0;
 }
 
 static int fill_info(cfx_graph *g, cfx_target_info *r, cfx_target t)
@@ -267,8 +245,7 @@ static cfx_target_info *add_target(cfx_graph *g, cfx_target t, const void *ptr)
         cfx_error_set(CFX_ERR, NULL, "node target has no kind");
         return NULL;
     }
-    if (((g->tinfo_count + 1) * 2 > g->tinfo_cap && !tinfo_grow(g)) ||
-        (t.kind == CFX_TARGET_OP && !op_table_reserve(g, t.u.op->id))) {
+    if ((g->tinfo_count + 1) * 2 > g->tinfo_cap && !tinfo_grow(g)) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
@@ -295,8 +272,6 @@ static cfx_target_info *add_target(cfx_graph *g, cfx_target t, const void *ptr)
         return NULL;
     r->id = g->tinfo_count;
     g->targets[r->id] = r;
-    if (t.kind == CFX_TARGET_OP)
-        g->op_tinfo[t.u.op->id] = r;
     uint32_t mask = g->tinfo_cap - 1, j = ir_target_hash(t.kind, ptr) & mask;
     while (g->tinfo[j])
         j = (j + 1) & mask;
@@ -321,9 +296,5 @@ cfx_target_info *ir_target_info_slow(cfx_graph *g, cfx_target t)
     }
     /* no record has a NULL pointer or a kind that is not one of the three */
     cfx_target_info *r = ir_target_find(g, t.kind, ptr);
-    if (!r)
-        return add_target(g, t, ptr);
-    if (t.kind == CFX_TARGET_OP && t.u.op->id < g->op_tinfo_cap)
-        g->op_tinfo[t.u.op->id] = r; /* another op had its id (one made outside the registry) */
-    return r;
+    return r ? r : add_target(g, t, ptr);
 }
