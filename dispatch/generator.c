@@ -196,20 +196,29 @@ void cfx_generator_fill_uniform(cfx_generator *g, void *data, int64_t n, cfx_dty
     pthread_mutex_unlock(&g->lock);
 }
 
-/* at::normal_distribution<double> */
+/* at::normal_distribution<double>; transformation::normal's val * std + mean is fused, as
+ * PyTorch's build (-mfma) compiles it */
 static double normal_double(cfx_generator *g, double mean, double std)
 {
     if (g->has_next_double) {
         g->has_next_double = false;
-        return g->next_double * std + mean;
+        return fma(g->next_double, std, mean);
     }
     double u1 = uniform_d(g), u2 = uniform_d(g);
     double r = sqrt(-2.0 * log1p(-u2));
     double theta = 2.0 * 3.14159265358979323846 * u1;
     g->next_double = r * sin(theta);
     g->has_next_double = true;
-    return r * cos(theta) * std + mean;
+    return fma(r * cos(theta), std, mean);
 }
+
+void cfx_generator_lock(cfx_generator *g) { pthread_mutex_lock(&g->lock); }
+void cfx_generator_unlock(cfx_generator *g) { pthread_mutex_unlock(&g->lock); }
+uint32_t cfx_generator_next32(cfx_generator *g) { return draw32(g); }
+uint64_t cfx_generator_next64(cfx_generator *g) { return draw64(g); }
+float cfx_generator_next_uniform_f(cfx_generator *g) { return uniform_f(g); }
+double cfx_generator_next_uniform_d(cfx_generator *g) { return uniform_d(g); }
+double cfx_generator_next_normal(cfx_generator *g, double mean, double std) { return normal_double(g, mean, std); }
 
 /* PyTorch's x86 builds (AVX2 and AVX512 capabilities alike) transform float blocks with the
  * vectorised Cephes logf / sincosf of avx_mathfun.h, not libm's, and the results differ from
@@ -340,7 +349,9 @@ void cfx_generator_fill_normal(cfx_generator *g, void *data, int64_t n, cfx_dtyp
 void cfx_generator_fill_int(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, uint64_t range, int64_t base)
 {
     pthread_mutex_lock(&g->lock);
-    bool wide = range >= (UINT64_C(1) << 32) && (dt == CFX_INT64 || dt == CFX_FLOAT32 || dt == CFX_FLOAT64);
+    /* 2.13's uniform_int_from_to_distribution draws 64 bits from a range of 2^28 up, whatever
+     * the dtype (measured against the wheel: randint(0, 2**28) and randint(0, 2**28 - 1)) */
+    bool wide = range >= (UINT64_C(1) << 28);
     for (int64_t i = 0; i < n; i++) {
         uint64_t v = wide ? draw64(g) : draw32(g);
         int64_t k = (int64_t)(v % range + (uint64_t)base);

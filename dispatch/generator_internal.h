@@ -20,11 +20,24 @@ void cfx_generator_fill_uniform(cfx_generator *g, void *data, int64_t n, cfx_dty
 /* normal_kernel: normal_fill for >= 16 contiguous elements, else normal_distribution<double>. */
 void cfx_generator_fill_normal(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, bool contiguous, double mean,
                                double std);
-/* random_from_to: base + draw % range (a 64-bit draw for a range >= 2^32 into int64/float/double). */
+/* random_from_to: base + draw % range (a 64-bit draw for a range >= 2^28, as 2.13). */
 void cfx_generator_fill_int(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, uint64_t range, int64_t base);
 /* bernoulli_(p) on a CPU tensor of any dtype: bernoulli_distribution<double>, a 53-bit uniform
  * draw per element compared with p, in TensorIterator's order (innermost stride first). */
 struct cfx_tensor;
 void cfx_generator_fill_bernoulli(cfx_generator *g, struct cfx_tensor *self, double p);
+
+/* The engine's draws for samplers that walk a tensor themselves (dispatch/kernels/random.c):
+ * the caller holds the generator's lock (cfx_generator_lock) around a whole fill, as ATen's
+ * kernels hold generator->mutex_. next32 is random(), next64 random64(); next_uniform_f /
+ * next_uniform_d are uniform_real_distribution<float / double>(0, 1); next_normal is
+ * normal_distribution<double>(mean, std), sharing the cached Box-Muller sample with randn. */
+void cfx_generator_lock(cfx_generator *g);
+void cfx_generator_unlock(cfx_generator *g);
+uint32_t cfx_generator_next32(cfx_generator *g);
+uint64_t cfx_generator_next64(cfx_generator *g);
+float cfx_generator_next_uniform_f(cfx_generator *g);
+double cfx_generator_next_uniform_d(cfx_generator *g);
+double cfx_generator_next_normal(cfx_generator *g, double mean, double std);
 
 #endif

@@ -51,6 +51,19 @@ static void fill(cfx_tensor *t)
     }
 }
 
+/* |x| in place (a float tensor made by make) */
+static void make_nonneg(cfx_tensor *t)
+{
+    int64_t n = cfx_tensor_numel(t);
+    void *p = cfx_tensor_data(t);
+    for (int64_t i = 0; i < n; i++) {
+        if (cfx_tensor_dtype(t) == CFX_FLOAT32)
+            ((float *)p)[i] = ((float *)p)[i] < 0 ? -((float *)p)[i] : ((float *)p)[i];
+        else if (cfx_tensor_dtype(t) == CFX_FLOAT64)
+            ((double *)p)[i] = ((double *)p)[i] < 0 ? -((double *)p)[i] : ((double *)p)[i];
+    }
+}
+
 static cfx_tensor *make(const int64_t *sizes, int ndim, cfx_dtype dt)
 {
     cfx_tensor *t = cfx_tensor_new(sizes, ndim, dt, cfx_device_make(CFX_DEVICE_CPU));
@@ -358,6 +371,9 @@ static const struct {
     {"aten::_log_softmax_backward_data", "", "transposed (2, 3) float32",
      "a transposed grad_output: 2.13's CPU kernel returns a contiguous gradient, its Meta kernel (the "
      "decomposition grad - exp(out) * sum(grad)) keeps grad's strides (1, 2)"},
+    {"aten::uniform", "", "sliced (2, 3)",
+     "uniform of a non-dense input: 2.13's CPU kernel (clone, then uniform_) returns dense strides (3, 1), its "
+     "Meta kernel (the decomposition: _uniform_helper(shape, stride=x.stride())) keeps the input's (6, 2)"},
     {"aten::native_dropout", "", "sliced (2, 3)",
      "native_dropout(x, p, None) of a non-dense x: 2.13's CPU kernel trains (None is training) and returns a dense "
      "(3, 1) result, its Meta kernel (the decomposition: `if train and p != 0`) returns x itself, strides (6, 2); "
@@ -448,10 +464,14 @@ typedef struct ovr {
     int64_t list[5][6];   /* the required int-list arguments in order (kernel, stride, ...) */
     int nlist[5];
     bool complex; /* the tensors are complex64 and complex128 instead of float32 and float64 */
+    bool nonneg;  /* the tensors' values made non-negative (probabilities, standard deviations) */
 } ovr;
 
 #define S(...) {__VA_ARGS__}
 static const ovr overrides[] = {
+    {"aten::normal.float_Tensor", "std >= 0 everywhere", {S(2, 3)}, {2}, {{0}}, {0}, false, true},
+    {"aten::normal.Tensor_Tensor", "std >= 0 everywhere", {S(2, 3), S(2, 3)}, {2, 2}, {{0}}, {0}, false, true},
+    {"aten::multinomial", "rows of non-negative probabilities", {S(2, 5)}, {2}, {{0}}, {0}, false, true},
     {"aten::_fft_r2c", "dims within the input's rank", {S(2, 4)}, {2}, {{1}}, {1}},
     {"aten::_fft_c2c", "a complex input, dims within its rank", {S(2, 4)}, {2}, {{0, 1}}, {2}, true},
     {"aten::_fft_c2r", "a complex input whose last dim holds last_dim_size / 2 + 1 entries", {S(2, 2)}, {2}, {{1}},
@@ -634,6 +654,8 @@ static void from_row(sink *k, const cfx_op *op, const ovr *o, cfx_dtype dt)
                                                   : make(sz, nd, dt);
             if (!x)
                 return;
+            if (o->nonneg && !idx)
+                make_nonneg(x);
             smp.args[i] = cfx_tensor_value(x);
             if (!nt)
                 g.p = x;

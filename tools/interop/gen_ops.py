@@ -1207,6 +1207,10 @@ def main():
     for name in ops_fft_cases.add_all(sys.modules[__name__]):
         golden.write_json_cases(name, cases[n_main:])
         del cases[n_main:]
+    import ops_random_cases
+    for name in ops_random_cases.add_all(sys.modules[__name__]):
+        golden.write_json_cases(name, cases[n_main:])
+        del cases[n_main:]
     golden.write_json_cases(os.path.basename(OUT_CASES), cases)
     write_keys()
     n = strides_cases()
