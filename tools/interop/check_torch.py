@@ -31,6 +31,51 @@ import gen_models  # noqa: E402
 warnings.filterwarnings("ignore")
 aten = torch.ops.aten
 
+# ---- the random programs' twins: each seeds first, so every run draws the same values ---------
+def _random_inplace(a):
+    torch.manual_seed(3)
+    u = a.clone().uniform_(-1.0, 2.0)
+    n = a.clone().normal_(0.5, 2.0)
+    e = a.clone().exponential_(1.5)
+    lg = a.clone().log_normal_(0.0, 0.25)
+    c = a.clone().cauchy_(0.0, 0.5)
+    g = a.clone().geometric_(0.3)
+    r = a.clone().random_()
+    s = a.clone().random_(5)
+    un, el, cg, rs = u + n, e + lg, c + g, r + s
+    left, right = un + el, cg + rs
+    return left + (right + a)
+
+
+def _random_tensors(a, b):
+    torch.manual_seed(5)
+    x = torch.bernoulli(torch.sigmoid(a))
+    y = torch.bernoulli(a, 0.25)
+    m = torch.normal(a, 2.0)
+    sd = torch.abs(b)
+    v = torch.normal(0.5, sd)
+    w = torch.normal(a, sd)
+    return ((x + y) + (m + v)) + w
+
+
+def _random_multinomial(a):
+    torch.manual_seed(7)
+    p = torch.sigmoid(a)
+    one = torch.multinomial(p, 1)
+    three = torch.multinomial(p, 3)
+    many = torch.multinomial(p, 8, replacement=True)
+    return torch.cat([one, three, many], 1)
+
+
+def _random_functional(a):
+    torch.manual_seed(11)
+    u = aten.uniform(a, -2.0, 2.0)
+    e = aten.exponential(a, 3.0)
+    r = aten.random.to(a, 10)
+    n = torch.normal(0.0, 1.0, size=(4, 5))
+    return (u + e) + (r + n)
+
+
 # ---- the twins of programs.def ----------------------------------------------------------------
 TWINS = {
     "add_bcast": lambda a, b: a + b,
@@ -78,6 +123,10 @@ TWINS = {
     "layer_norm": lambda a, b, c: F.layer_norm(a, [4], b, c),
     "layer_norm_noaffine": lambda a: F.layer_norm(a, [3, 4]),
     "dropout_eval": lambda a: torch.relu(F.dropout(a, 0.1, training=False)),
+    "random_inplace": lambda a: _random_inplace(a),
+    "random_tensors": lambda a, b: _random_tensors(a, b),
+    "random_multinomial": lambda a: _random_multinomial(a),
+    "random_functional": lambda a: _random_functional(a),
     "embedding": lambda a, b: F.embedding(b, a),
     "conv2d": lambda a, b, c: F.conv2d(a, b, c),
     "conv2d_stride_pad": lambda a, b, c: F.conv2d(a, b, c, stride=2, padding=1),
