@@ -182,14 +182,13 @@ cfx_value *ir_args_block(cfx_graph *g, uint32_t n_args, uint32_t n_kwargs, int *
     return args_block(g, n_args, n_kwargs, rc);
 }
 
-int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
-                     uint32_t n_kwargs, const ir_arg_map *map)
+int ir_node_set_args(cfx_graph *g, cfx_node *n, const cfx_value *args, uint32_t n_args,
+                     const cfx_kwarg *kwargs, uint32_t n_kwargs, const ir_arg_map *map)
 {
     if (n_args && !args)
         return cfx_error_set(CFX_ERR, NULL, "args is NULL but its count is %u", n_args);
     if (n_kwargs && !kwargs)
         return cfx_error_set(CFX_ERR, NULL, "kwargs is NULL but its count is %u", n_kwargs);
-    cfx_graph *g = cfx_node_graph(n);
     int rc;
     cfx_value *dst = args_block(g, n_args, n_kwargs, &rc);
     if (rc != CFX_OK)

@@ -238,7 +238,7 @@ static cfx_node *create_node(cfx_graph *g, cfx_node_op op, cfx_target target, co
      * walk the graph, so then it is linked in last. */
     if (!map)
         ir_list_insert(g, g->insert, n);
-    int rc = ir_node_set_args(n, args, n_args, kwargs, n_kwargs, map);
+    int rc = ir_node_set_args(g, n, args, n_args, kwargs, n_kwargs, map);
     if (rc != CFX_OK) {
         ir_unlink_inputs(n); /* the record is reused: leave no use naming it */
         if (!map)

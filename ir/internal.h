@@ -219,10 +219,11 @@ typedef struct ir_arg_map {
     void *ctx;
 } ir_arg_map;
 /* Sets n's args and kwargs (FX's __update_args_kwargs): copies them into a new argument block
- * (values deep-copied, node references passed through map if non-NULL, kwarg names interned)
- * and relinks n's inputs. On error n may be left with the new args and part of its inputs. */
-int ir_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args, const cfx_kwarg *kwargs,
-                     uint32_t n_kwargs, const ir_arg_map *map);
+ * of g, n's graph (values deep-copied, node references passed through map if non-NULL, kwarg
+ * names interned) and relinks n's inputs. On error n may be left with the new args and part
+ * of its inputs. */
+int ir_node_set_args(cfx_graph *g, cfx_node *n, const cfx_value *args, uint32_t n_args,
+                     const cfx_kwarg *kwargs, uint32_t n_kwargs, const ir_arg_map *map);
 /* A node's kwargs, writable (ir/ only). */
 static inline cfx_kwarg *ir_kwargs(const cfx_node *n) { return (cfx_kwarg *)cfx_node_kwargs(n); }
 /* Sets n's args and its counts. args must come from ir_args_block(n_args, n_kwargs) (which

@@ -78,7 +78,7 @@ int cfx_node_set_args_kwargs(cfx_node *n, const cfx_value *args, uint32_t n_args
 {
     if (!n)
         return CFX_ERR;
-    return ir_node_set_args(n, args, n_args, kwargs, n_kwargs, NULL);
+    return ir_node_set_args(cfx_node_graph(n), n, args, n_args, kwargs, n_kwargs, NULL);
 }
 
 int cfx_node_set_args(cfx_node *n, const cfx_value *args, uint32_t n_args)

@@ -254,15 +254,15 @@ static bool link_ref(cfx_value *slot, void *ctx)
     return true;
 }
 
-/* The link step for one top-level value of n's args or kwargs: ir_walk_values with link_ref,
- * except that a reference to a node of n's graph, a traced node's commonest argument, is
- * linked here without the call. */
-static inline bool link_value(linker *l, cfx_value *v)
+/* The link step for one top-level value of n's args or kwargs (n of g, the linker's):
+ * ir_walk_values with link_ref, except that a reference to a node of g, a traced node's
+ * commonest argument, is linked here without the call. */
+static inline bool link_value(cfx_graph *g, cfx_node *n, linker *l, cfx_value *v)
 {
     cfx_node *p = v->kind == CFX_V_NODE ? v->u.node : NULL;
-    if (p && cfx_node_graph(p) == l->g) {
-        if (!has_local_input(l->g, l->n, p))
-            add_local_input(l->g, l->n, p);
+    if (p && cfx_node_graph(p) == g) {
+        if (!has_local_input(g, n, p))
+            add_local_input(g, n, p);
         return true;
     }
     return ir_walk_values(v, 1, sizeof *v, link_ref, l);
@@ -278,10 +278,10 @@ int ir_link_inputs(cfx_graph *g, cfx_node *n, uint32_t refs)
     linker l = {g, n, 0, CFX_OK};
     uint32_t nk = cfx_node_num_kwargs(n);
     for (uint32_t i = 0; i < n->n_args; i++)
-        if (!link_value(&l, &n->args[i]))
+        if (!link_value(g, n, &l, &n->args[i]))
             return l.rc != CFX_OK ? l.rc : CFX_ERR_NOMEM;
     for (uint32_t i = 0; i < nk; i++)
-        if (!link_value(&l, &ir_kwargs(n)[i].value))
+        if (!link_value(g, n, &l, &ir_kwargs(n)[i].value))
             return l.rc != CFX_OK ? l.rc : CFX_ERR_NOMEM;
     return CFX_OK;
 }
