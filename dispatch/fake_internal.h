@@ -8,6 +8,7 @@
 
 #include "dispatch/error.h"
 #include "dispatch/fake.h"
+#include "dispatch/mode_internal.h"
 #include "dispatch/operator.h"
 
 typedef struct fake_memo_entry {
@@ -83,7 +84,7 @@ static inline int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device devi
     if (e->mode != &m->base) {
         /* m's reference first: the old one may be the last holding m */
         cfx_mode *old = e->mode; /* NULL for a new tensor, the usual case */
-        e->mode = cfx_mode_retain(&m->base);
+        e->mode = cfx_mode_ref(&m->base);
         if (old)
             cfx_mode_release(old);
     }

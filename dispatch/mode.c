@@ -47,20 +47,9 @@ void cfx_mode_init(cfx_mode *m, const cfx_mode_vtable *vt, cfx_mode_key key)
     atomic_init(&m->refcount, 1);
 }
 
-cfx_mode *cfx_mode_retain(cfx_mode *m)
-{
-    if (m)
-        atomic_fetch_add_explicit(&m->refcount, 1, memory_order_relaxed);
-    return m;
-}
+cfx_mode *cfx_mode_retain(cfx_mode *m) { return cfx_mode_ref(m); }
 
-void cfx_mode_release(cfx_mode *m)
-{
-    if (!m)
-        return;
-    if (atomic_fetch_sub_explicit(&m->refcount, 1, memory_order_acq_rel) == 1 && m->vt->destroy)
-        m->vt->destroy(m);
-}
+void cfx_mode_release(cfx_mode *m) { cfx_mode_unref(m); }
 
 /* ------------------------------------------------------------------ the stack */
 
@@ -244,7 +233,7 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
     int slot;
     cfx_mode *m = take_top(&slot);
     if (!m)
-        return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
+        return CFX_MODE_NONE_SET;
     cfx_local_keys saved = cfx_keys_local(), k = saved;
     k.excluded = cfx_keyset_or(k.excluded, exclude);
     if (!any_set()) /* popping the last mode takes the Python keys out */

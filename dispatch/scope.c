@@ -23,6 +23,7 @@
 
 #include "dispatch/error.h"
 #include "dispatch/scope.h"
+#include "dispatch/tensor_internal.h"
 
 typedef struct pool {
     cfx_tensor **items;
@@ -52,7 +53,7 @@ static void end_to(pool *p, size_t depth)
         if (is_block(t))
             cfx_free((void *)((uintptr_t)t - 1));
         else
-            cfx_tensor_release(t);
+            cfx_tensor_unref(t);
     }
 }
 

@@ -623,7 +623,7 @@ cfx_tensor *cfx_tensor_retain(cfx_tensor *t)
     return t;
 }
 
-static void free_unreferenced(cfx_tensor *t)
+void cfx_tensor_free_unreferenced(cfx_tensor *t)
 {
     cfx_tensor_ext_drop(&t->ext); /* bindings and mode reference (tensor_ext.h) */
     if (t->is_wrapped_number)
@@ -640,11 +640,7 @@ static void free_unreferenced(cfx_tensor *t)
     header_put(t);
 }
 
-void cfx_tensor_release(cfx_tensor *t)
-{
-    if (t && --t->refcount == 0)
-        free_unreferenced(t);
-}
+void cfx_tensor_release(cfx_tensor *t) { cfx_tensor_unref(t); }
 
 bool cfx_tensor_pointer_is_live(const void *p)
 {

@@ -15,18 +15,6 @@
 #include "dispatch/tensor_ext.h"
 #include "dispatch/tensor_internal.h"
 
-void cfx_tensor_ext_drop(struct cfx_tensor_ext *ext)
-{
-    for (uint32_t i = 0; i < ext->n_bindings; i++)
-        if (ext->bindings[i].free_fn && ext->bindings[i].owner)
-            ext->bindings[i].free_fn(ext->bindings[i].data);
-    if (ext->bindings != ext->inline_bindings)
-        cfx_free(ext->bindings);
-    cfx_mode *mode = ext->mode;
-    cfx_tensor_ext_init(ext);
-    /* last: the mode may die and free tensors */
-    cfx_mode_release(mode);
-}
 
 uint64_t cfx_binding_owner_new(void)
 {
@@ -36,13 +24,7 @@ uint64_t cfx_binding_owner_new(void)
 
 static cfx_tensor_binding *find(const cfx_tensor *t, uint64_t owner)
 {
-    if (!t || !owner)
-        return NULL;
-    const struct cfx_tensor_ext *e = &t->ext;
-    for (uint32_t i = 0; i < e->n_bindings; i++)
-        if (e->bindings[i].owner == owner)
-            return &e->bindings[i];
-    return NULL;
+    return t && owner ? cfx_tensor_binding_find(t, owner) : NULL;
 }
 
 void *cfx_tensor_binding_get(const cfx_tensor *t, uint64_t owner)

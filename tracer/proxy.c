@@ -42,6 +42,7 @@
 #include "dispatch/ops.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor_ext.h"
+#include "dispatch/tensor_internal.h"
 #include "ir/graph.h"
 #include "tracer/proxy_internal.h"
 
@@ -242,8 +243,8 @@ static int set_tensor_meta(cfx_node *n, const cfx_tensor *t, const cfx_site *sit
 /* cfx_proxy_node_of for a non-NULL tensor. */
 static cfx_node *node_of(cfx_proxy_mode *pm, cfx_tensor *t)
 {
-    cfx_node *n = cfx_tensor_binding_get(t, pm->owner);
-    return n ? n : cfx_proxy_attr_node(pm, t);
+    const cfx_tensor_binding *b = cfx_tensor_binding_find(t, pm->owner);
+    return b && b->data ? b->data : cfx_proxy_attr_node(pm, t);
 }
 
 cfx_node *cfx_proxy_node_of(cfx_proxy_mode *pm, cfx_tensor *t)
