@@ -192,7 +192,7 @@ static int adapter_call(cfx_adapter *a, void *lead, cfx_value *stack)
             avalue[i + a->lead] = &slots[i];
         if (a->lead)
             avalue[0] = &lead;
-        bool had_error = cfx_error_occurred();
+        bool had_error = cfx_error_pending();
         ffi_call(&a->cif, a->fn, rbuf, avalue);
         cfx_box_slot rets[MAX_RETURNS];
         for (int i = 0; i < a->n_returns; i++) {

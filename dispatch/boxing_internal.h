@@ -17,6 +17,7 @@
 
 #include "dispatch/boxing.h"
 #include "dispatch/error.h"
+#include "dispatch/error_internal.h"
 
 /* What a boxed value must be, and how it is normalised. */
 typedef enum cfx_box_conv {
@@ -224,7 +225,7 @@ int cfx_box_unbox_args(const cfx_schema *s, const char *qualname, const cfx_box_
 
 /* A kernel that cannot return NULL (void, int, ...) fails by recording an error. That is only
  * visible if no error was recorded before the call (had_error); the first error wins. */
-static inline bool cfx_box_kernel_failed(bool had_error) { return !had_error && cfx_error_occurred(); }
+static inline bool cfx_box_kernel_failed(bool had_error) { return !had_error && cfx_error_pending(); }
 
 /* "the kernel of aten::x returned NULL without an error" unless an error is recorded. */
 int cfx_box_null_return(const char *qualname);

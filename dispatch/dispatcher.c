@@ -14,7 +14,7 @@
  * registration are not supported (as in PyTorch, register before calling from several
  * threads). */
 #include <pthread.h>
-#include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -348,12 +348,18 @@ void cfx_registry_deregister_fallback(cfx_dispatch_key key)
 
 cfx_keyset cfx_op_dispatch_keyset(const cfx_op *op, const cfx_value *stack) { return cfx_dispatch_keyset(op, stack); }
 
-/* PyTorch's argument-binding errors: "ns::name() <what>. Declaration: <schema>". */
-static int call_error(const cfx_op *op, const char *what)
+/* PyTorch's argument-binding errors: "ns::name() <what>. Declaration: <schema>", what
+ * formatted from fmt (the call path keeps no buffer for it). */
+static int call_error(const cfx_op *op, const char *fmt, ...)
 {
     cfx_buf m;
     cfx_buf_init(&m);
-    cfx_buf_printf(&m, "%s() %s. Declaration: ", op->schema->name, what);
+    cfx_buf_printf(&m, "%s() ", op->schema->name);
+    va_list ap;
+    va_start(ap, fmt);
+    cfx_buf_vprintf(&m, fmt, ap);
+    va_end(ap);
+    cfx_buf_puts(&m, ". Declaration: ");
     cfx_schema_print(op->schema, &m);
     char *msg = cfx_buf_take(&m);
     int rc = cfx_error_set_text(CFX_ERR, op->qualified_name, msg ? msg : "bad arguments");
@@ -439,16 +445,11 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
                              "cfx_op_call: %s needs a stack of %d values (its arguments and returns), but the stack "
                              "holds %d",
                              op->qualified_name, need, stack ? cap : 0);
-    char what[160];
-    if (n < 0 || (n > s->n_args && !s->is_vararg)) {
-        snprintf(what, sizeof what, "expected at most %d argument(s) but received %d argument(s)", s->n_args, n);
-        return call_error(op, what);
-    }
+    if (n < 0 || (n > s->n_args && !s->is_vararg))
+        return call_error(op, "expected at most %d argument(s) but received %d argument(s)", s->n_args, n);
     for (int i = n; i < s->n_args; i++) {
-        if (!s->args[i].has_default) {
-            snprintf(what, sizeof what, "is missing value for argument '%.100s'", s->args[i].name);
-            return call_error(op, what);
-        }
+        if (!s->args[i].has_default)
+            return call_error(op, "is missing value for argument '%.100s'", s->args[i].name);
         stack[i] = s->args[i].default_value;
     }
     /* a number given for a Tensor is a wrapped number from here on (wrapped_internal.h) */

@@ -13,7 +13,6 @@
 #include "dispatch/value.h"
 
 typedef struct error_state {
-    cfx_status status;
     char *message;
     char *op;
     cfx_site site;
@@ -47,9 +46,10 @@ static void arm_exit_free(void)
     armed = err_key_ok && pthread_setspecific(err_key, &err) == 0;
 }
 _Thread_local const cfx_site *cfx_current_site_tls; /* error_internal.h */
+_Thread_local cfx_status cfx_error_status_tls;        /* error_internal.h: err's status */
 
-bool cfx_error_occurred(void) { return err.status != CFX_OK; }
-cfx_status cfx_error_status(void) { return err.status; }
+bool cfx_error_occurred(void) { return cfx_error_pending(); }
+cfx_status cfx_error_status(void) { return cfx_error_status_tls; }
 
 const cfx_site *cfx_current_site(void) { return cfx_current_site_tls; }
 
@@ -59,9 +59,9 @@ int cfx_error_set_text(cfx_status status, const char *op, const char *text)
 {
     if (status == CFX_OK)
         status = CFX_ERR;
-    if (err.status != CFX_OK)
+    if (cfx_error_status_tls != CFX_OK)
         return status;
-    err.status = status;
+    cfx_error_status_tls = status;
     arm_exit_free();
     err.message = cfx_strdup(text ? text : "unknown error");
     err.op = cfx_strdup(op);
@@ -75,7 +75,7 @@ int cfx_error_set_text(cfx_status status, const char *op, const char *text)
 
 int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
 {
-    if (err.status != CFX_OK)
+    if (cfx_error_status_tls != CFX_OK)
         return status == CFX_OK ? CFX_ERR : status;
     cfx_buf b;
     cfx_buf_init(&b);
@@ -92,7 +92,7 @@ int cfx_error_set(cfx_status status, const char *op, const char *fmt, ...)
 /* A message that could not be copied (out of memory) still reads as one. */
 const char *cfx_error_message(void)
 {
-    return err.message || err.status == CFX_OK ? err.message : "out of memory";
+    return err.message || cfx_error_status_tls == CFX_OK ? err.message : "out of memory";
 }
 const char *cfx_error_op(void) { return err.op; }
 cfx_site cfx_error_site(void) { return err.site; }
@@ -104,6 +104,7 @@ void cfx_error_clear(void)
     cfx_free(err.site_file);
     cfx_free(err.site_func);
     memset(&err, 0, sizeof err);
+    cfx_error_status_tls = CFX_OK;
     }
 
 static cfx_warning_fn warn_fn;

@@ -30,6 +30,7 @@
 
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
+#include "dispatch/error_internal.h"
 #include "dispatch/schema.h"
 #include "dispatch/scope.h"
 #include "dispatch/tensor.h"
@@ -486,15 +487,10 @@ static inline const op_plan *plan_of(run *r, const cfx_node *n, op_plan *spare)
     return p;
 }
 
+/* n's value in *res (set on success). call_function, the common node, is asked for first. */
 static int run_node(run *r, cfx_node *n, cfx_value *res)
 {
-    *res = cfx_none();
-    switch (cfx_node_opcode(n)) {
-    case CFX_NODE_PLACEHOLDER:
-        return placeholder(r, n, res);
-    case CFX_NODE_GET_ATTR:
-        return get_attr(r, n, res);
-    case CFX_NODE_CALL_FUNCTION: {
+    if (cfx_node_opcode(n) == CFX_NODE_CALL_FUNCTION) {
         op_plan spare;
         const op_plan *p = plan_of(r, n, &spare);
         if (p->op)
@@ -503,6 +499,12 @@ static int run_node(run *r, cfx_node *n, cfx_value *res)
             return call_builtin(r, n, p->fn, res);
         return cfx_error_set(CFX_ERR, NULL, "call_function without a callable target");
     }
+    *res = cfx_none();
+    switch (cfx_node_opcode(n)) {
+    case CFX_NODE_PLACEHOLDER:
+        return placeholder(r, n, res);
+    case CFX_NODE_GET_ATTR:
+        return get_attr(r, n, res);
     case CFX_NODE_CALL_METHOD:
     case CFX_NODE_CALL_MODULE:
         return cfx_error_set(CFX_ERR, NULL, "cfx's interpreter cannot run %s nodes (cfx graphs have no Python objects)",
@@ -635,7 +637,7 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
         rc = check_arg_count(&r);
     const cfx_site *prev_site = cfx_current_site();
     for (cfx_node *node = rc == CFX_OK ? cfx_graph_first(g) : NULL; node; node = ir_next_in((cfx_graph *)g, node)) {
-        cfx_set_current_site(cfx_node_stack_trace(node));
+        cfx_error_swap_site(cfx_node_stack_trace(node)); /* cfx_set_current_site, inline: per node */
         cfx_value v;
         rc = run_node(&r, node, &v);
         if (rc == CFX_OK) {

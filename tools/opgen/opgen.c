@@ -653,7 +653,7 @@ static void emit_boxed_entry(FILE *f, const op *o)
         emit_step(f, &o->steps[i]);
         fprintf(f, ", &stack[%d], &a[%d], %s)) != CFX_OK)\n        goto done;\n", i, i, lists ? "&sc" : "NULL");
     }
-    fputs("    {\n        bool had_error = cfx_error_occurred();\n        ", f);
+    fputs("    {\n        bool had_error = cfx_error_pending();\n        ", f);
     if (nr == 1)
         fprintf(f, "r[0].%s = ", slot_field(o->rets[0].form));
     else if (nr > 1)
@@ -746,14 +746,14 @@ static void emit_entry(FILE *f, const op *o, bool redispatch)
                 PREFIX, o->id);
     fputs("    if (k && k->unboxed) {\n        ", f);
     if (nr == 0)
-        fputs("bool had_error = cfx_error_occurred();\n        ", f);
+        fputs("bool had_error = cfx_error_pending();\n        ", f);
     if (nr > 0)
         fputs("res = ", f);
     fprintf(f, "((%s_kfn_%s)(uintptr_t)k->unboxed)(", prefix, o->id);
     arg_names(f, o);
     fputs(");\n", f);
     if (nr == 0)
-        fputs("        res = !had_error && cfx_error_occurred() ? CFX_ERR : CFX_OK;\n", f);
+        fputs("        res = !had_error && cfx_error_pending() ? CFX_ERR : CFX_OK;\n", f);
     fputs("    } else if (k && cfx_call_boxed(&c, k, stack) == CFX_OK) {\n", f);
     if (nr == 0) {
         fputs("        res = CFX_OK;\n", f);
