@@ -10,7 +10,13 @@ PREFIX  ?= /usr/local
 BUILD   ?= build
 CSTD     = -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN     = -Wall -Wextra -Werror -Wno-missing-field-initializers
-OPT     ?= -O2 -g
+# RELEASE=1 is the configuration `make bench` measures and a production build should use:
+# assertions off, and link-time optimization, so the small functions one layer exports to the
+# next (a tensor's retain and release, the error status, a scope's end) are inlined across
+# files as the compiler would inline them within one. The objects are fat (they carry machine
+# code too), so libcfx.a still links into a program built without -flto.
+OPT     ?= $(if $(RELEASE),-O2 -g -DNDEBUG -flto=auto -ffat-lto-objects,-O2 -g)
+LTO_LINK = $(filter -flto%,$(OPT))
 PKGS     = libffi libcjson openblas
 DEPS_MISSING := $(shell pkg-config --exists $(PKGS) criterion 2>/dev/null || echo yes)
 
@@ -70,6 +76,13 @@ $(SRC_LIST): FORCE
 	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
 FORCE:
 
+# The compiler and flags the objects are built with, likewise rewritten only when they change,
+# so that building with other flags in a used build directory (RELEASE=1, OPT=...) rebuilds.
+FLAGS_STAMP = $(BUILD)/flags.txt
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(CC) $(CFLAGS_ALL)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_ALL)' > $@
+
 .PHONY: all deps test asan tsan bench goldens docs install clean examples check-torch fuzz FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
@@ -83,11 +96,11 @@ endif
 # Library objects are compiled with hidden visibility: only CFX_API declarations are exported.
 LIB_CFLAGS = $(CFLAGS_ALL) -fvisibility=hidden
 
-$(BUILD)/static/%.o: %.c $(HEADERS) $(TOOL_HEADERS)
+$(BUILD)/static/%.o: %.c $(HEADERS) $(TOOL_HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/pic/%.o: %.c $(HEADERS)
+$(BUILD)/pic/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -fPIC -c $< -o $@
 
@@ -96,7 +109,7 @@ $(filter-out $(BOOT_OBJ),$(STATIC_OBJ)) $(filter-out $(BOOT_SRC:%.c=$(BUILD)/pic
 $(TOOL_OBJ) $(TEST_OBJ) $(BENCH_SRC:%.c=$(BUILD)/static/%.o): $(GEN_HDR)
 $(filter $(BUILD)/static/tests/%,$(TEST_OBJ)): $(TGEN_HDR)
 
-$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS) $(wildcard tests/*.h tests/*/*.h)
+$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS) $(wildcard tests/*.h tests/*/*.h) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags criterion 2>/dev/null) -c $< -o $@
 
@@ -105,7 +118,7 @@ $(BOOTA): $(BOOT_OBJ)
 	@rm -f $@
 	ar rcs $@ $(BOOT_OBJ)
 
-$(OPGEN): tools/opgen/opgen.c dispatch/ops.def $(HEADERS) $(BOOTA)
+$(OPGEN): tools/opgen/opgen.c dispatch/ops.def $(HEADERS) $(BOOTA) $(FLAGS_STAMP)
 	$(CC) $(CFLAGS_ALL) -o $@ tools/opgen/opgen.c $(BOOTA) $(LIBS)
 
 $(OPGEN_TEST): tools/opgen/opgen.c tests/dispatch/ops_test.def $(HEADERS) $(BOOTA)
@@ -120,15 +133,15 @@ $(TGEN_HDR) $(TGEN_C) &: $(OPGEN_TEST)
 	$(OPGEN_TEST) cfxtest $(TGEN_BASE)
 
 # The pointwise loops compute with wrapping integer arithmetic, as PyTorch's kernels do.
-$(BUILD)/static/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS)
+$(BUILD)/static/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -fwrapv -c $< -o $@
 
-$(BUILD)/pic/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS)
+$(BUILD)/pic/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -fwrapv -fPIC -c $< -o $@
 
-$(BUILD)/static/gen/ops_test_gen.o: $(TGEN_C) $(TGEN_HDR) $(GEN_HDR) $(HEADERS)
+$(BUILD)/static/gen/ops_test_gen.o: $(TGEN_C) $(TGEN_HDR) $(GEN_HDR) $(HEADERS) $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -141,13 +154,13 @@ $(LIBA): $(STATIC_OBJ) $(SRC_LIST)
 	ar rcs $@ $(STATIC_OBJ)
 
 $(LIBSO): $(PIC_OBJ) $(SRC_LIST)
-	$(CC) -shared -o $@ $(PIC_OBJ) $(LIBS)
+	$(CC) $(LTO_LINK) -shared -o $@ $(PIC_OBJ) $(LIBS)
 
 # --whole-archive: built-in operators register through constructors in the archive.
 # -rdynamic: the driver exports the CFX_API functions, which a plugin it dlopens calls (so
 # plugin and driver share one registry instead of the plugin loading a second libcfx).
 $(CFX): $(TOOL_OBJ) $(LIBA) $(SRC_LIST)
-	$(CC) -rdynamic -o $@ $(TOOL_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+	$(CC) $(LTO_LINK) -rdynamic -o $@ $(TOOL_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
 
 # A plugin is built as a user builds one: -shared -fPIC against the public headers, no libcfx.
 examples: $(EXAMPLES)
@@ -156,7 +169,7 @@ $(BUILD)/examples/%.so: examples/%.c $(HEADERS) $(GEN_HDR)
 	$(CC) $(CFLAGS_ALL) -shared -fPIC -o $@ $<
 
 $(TESTS): $(TEST_OBJ) $(LIBA) $(SRC_LIST)
-	$(CC) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(TEST_LIBS) $(LIBS)
+	$(CC) $(LTO_LINK) -o $@ $(TEST_OBJ) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(TEST_LIBS) $(LIBS)
 
 # Criterion runs each test in its own process; -j2 matches the machine. A test that runs longer
 # than TEST_TIMEOUT seconds fails with its name (no run can hang).
@@ -231,14 +244,14 @@ fuzz: deps
 	    ! ls build-fuzz/$$t-crash-* build-fuzz/$$t-leak-* build-fuzz/$$t-timeout-* 2>/dev/null; done
 
 $(BENCH): $(BENCH_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
-	$(CC) -o $@ $(BENCH_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+	$(CC) $(LTO_LINK) -o $@ $(BENCH_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
 
 # Parity with PyTorch 2.13: the programs of tools/parity/programs.def and the model zoo, traced
 # (real and fake) and run by cfx, against their twins in tools/interop/check_torch.py.
 PARITY = $(BUILD)/cfx-parity
 $(PARITY_SRC:%.c=$(BUILD)/static/%.o): $(GEN_HDR) tools/parity/programs.def
 $(PARITY): $(PARITY_SRC:%.c=$(BUILD)/static/%.o) $(LIBA) $(SRC_LIST)
-	$(CC) -o $@ $(PARITY_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
+	$(CC) $(LTO_LINK) -o $@ $(PARITY_SRC:%.c=$(BUILD)/static/%.o) -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive $(LIBS)
 
 check-torch: deps
 	@$(MAKE) --no-print-directory $(PARITY)
@@ -246,7 +259,7 @@ check-torch: deps
 	$(PYTHON) tools/interop/check_torch.py $(BUILD)/parity
 
 bench: deps
-	@$(MAKE) --no-print-directory OPT="-O2 -g -DNDEBUG" BUILD=build-bench build-bench/cfx-bench
+	@$(MAKE) --no-print-directory RELEASE=1 BUILD=build-bench build-bench/cfx-bench
 	build-bench/cfx-bench
 
 # Every golden file in tests/data comes from PyTorch 2.13 through one generator script,
