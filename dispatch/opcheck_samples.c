@@ -604,6 +604,10 @@ static const ovr overrides[] = {
      {S(5, 3), S(6), S(3), S(6)}, {2, 1, 1, 1}, {{0}}, {0}},
     {"aten::_embedding_bag_forward_only", "indices below the weight's rows, offsets 0, 2, 4 into them",
      {S(5, 3), S(6), S(3)}, {2, 1, 1}, {{0}}, {0}},
+    {"aten::embedding_bag", "indices below the weight's rows, offsets 0, 2, 4 into them",
+     {S(5, 3), S(6), S(3)}, {2, 1, 1}, {{0}}, {0}},
+    {"aten::embedding_bag.padding_idx", "indices below the weight's rows, offsets 0, 2, 4 into them",
+     {S(5, 3), S(6), S(3)}, {2, 1, 1}, {{0}}, {0}},
     {"aten::native_group_norm_backward", "grad_out and input (N, C, L), [N, group] mean and rstd, per-channel weight "
      "(N, C, HxW from grad_out; group: the generic int)", {S(2, 4, 3), S(2, 4, 3), S(2, 2), S(2, 2), S(4)},
      {3, 3, 2, 2, 1}, {{0}}, {0}},

@@ -447,4 +447,13 @@ bool cfx_iter_build(cfx_iter *it, const cfx_iter_config *cfg, const char *op, co
 
 /* The overlap tests for the kernels that write without a TensorIterator (copy_). */
 bool cfx_iter_internal_overlap(const cfx_tensor *t) { return has_internal_overlap(t); }
+
+bool cfx_iter_check_no_internal_overlap(const char *op, const cfx_tensor *t)
+{
+    if (!has_internal_overlap(t))
+        return true;
+    cfx_error_set(CFX_ERR, op, "unsupported operation: more than one element of the written-to tensor refers to a "
+                               "single memory location. Please clone() the tensor before performing the operation.");
+    return false;
+}
 bool cfx_iter_partial_overlap(const cfx_tensor *a, const cfx_tensor *b) { return partial_overlap(a, b); }

@@ -80,6 +80,9 @@ void cfx_iter_output_strides(const int64_t *shape, int ndim, const int64_t *cons
 /* assert_no_internal_overlap / assert_no_partial_overlap's tests (dense tensors only; "too
  * hard" is no), for kernels that write without building an iterator (copy_). */
 bool cfx_iter_internal_overlap(const cfx_tensor *t);
+/* assert_no_internal_overlap(t) for op: false with 2.13's "unsupported operation: more than
+ * one element of the written-to tensor refers to a single memory location. ..." */
+bool cfx_iter_check_no_internal_overlap(const char *op, const cfx_tensor *t);
 bool cfx_iter_partial_overlap(const cfx_tensor *a, const cfx_tensor *b);
 
 /* c10 type-promotion helpers. */

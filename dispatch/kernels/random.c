@@ -141,19 +141,10 @@ static void sample_loop(char **ptr, const int64_t *strides, int64_t n, const voi
     }
 }
 
-static bool no_internal_overlap(const char *op, const cfx_tensor *self)
-{
-    if (!cfx_iter_internal_overlap(self))
-        return true;
-    cfx_error_set(CFX_ERR, op, "unsupported operation: more than one element of the written-to tensor refers to a "
-                               "single memory location. Please clone() the tensor before performing the operation.");
-    return false;
-}
-
 /* TensorIterator::borrowing_nullary_op(self) and the serial kernel under the generator's lock */
 static cfx_tensor *run(const char *op, cfx_tensor *self, sampler *s, cfx_value generator)
 {
-    if (!no_internal_overlap(op, self))
+    if (!cfx_iter_check_no_internal_overlap(op, self))
         return NULL;
     s->g = cfx_generator_or_default(generator);
     s->dt = (cfx_dtype)self->dtype;
@@ -361,7 +352,7 @@ static cfx_tensor *cpu_sampler(kind k, const char *op, cfx_tensor *self, double 
     }
     if (cfx_tensor_numel(self) == 0)
         return done(self);
-    if (!no_internal_overlap(op, self))
+    if (!cfx_iter_check_no_internal_overlap(op, self))
         return NULL;
     if (k == K_EXPONENTIAL && !cfx_dtype_is_floating(dt)) {
         cfx_error_set(CFX_ERR, op,
@@ -552,7 +543,7 @@ static cfx_tensor *random_from_to(const char *op, cfx_tensor *self, int64_t from
                                   cfx_value generator)
 {
     cfx_dtype dt = (cfx_dtype)self->dtype;
-    if (!no_internal_overlap(op, self)) /* the iterator is built first */
+    if (!cfx_iter_check_no_internal_overlap(op, self)) /* the iterator is built first */
         return NULL;
     bool floating = cfx_dtype_is_floating(dt);
     sampler s = {.k = K_FROM_TO};

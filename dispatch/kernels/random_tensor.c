@@ -62,11 +62,8 @@ cfx_tensor *cfx_cpu_bernoulli__Tensor(cfx_tensor *self, cfx_tensor *p, cfx_value
         cfx_tensor_bump_version(self);
         return self;
     }
-    if (cfx_iter_internal_overlap(self)) {
-        cfx_error_set(CFX_ERR, op, "unsupported operation: more than one element of the written-to tensor refers to a "
-                                   "single memory location. Please clone() the tensor before performing the operation.");
+    if (!cfx_iter_check_no_internal_overlap(op, self))
         return NULL;
-    }
     if (dt == CFX_COMPLEX64 || dt == CFX_COMPLEX128) {
         cfx_error_set(CFX_ERR, op, "\"bernoulli_tensor_cpu_self_\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
         return NULL;

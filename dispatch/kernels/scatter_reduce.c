@@ -204,15 +204,6 @@ static bool reduce_into(const char *op, cfx_tensor *out, int64_t d, const cfx_te
     return ok;
 }
 
-static bool no_internal_overlap(const char *op, const cfx_tensor *self)
-{
-    if (!cfx_iter_internal_overlap(self))
-        return true;
-    cfx_error_set(CFX_ERR, op, "unsupported operation: more than one element of the written-to tensor refers to a "
-                               "single memory location. Please clone() the tensor before performing the operation.");
-    return false;
-}
-
 /* The four entry points of each device: out-of-place (a contiguous copy of self) or in place. */
 static cfx_tensor *scatter_reduce(const char *op, cfx_tensor *self, int64_t dim, cfx_tensor *index, cfx_tensor *src,
                                   const char *reduce, bool include_self, bool inplace, bool meta)
@@ -221,7 +212,7 @@ static cfx_tensor *scatter_reduce(const char *op, cfx_tensor *self, int64_t dim,
     reduction r = R_SUM;
     if (!cfx_scatter_check(op, self, dim, index, src, meta, &d) || (reduce && !reduction_of(op, reduce, meta, &r)))
         return NULL;
-    if (inplace && !meta && !no_internal_overlap(op, self))
+    if (inplace && !meta && !cfx_iter_check_no_internal_overlap(op, self))
         return NULL;
     cfx_tensor *out = inplace ? self : cfx_tensor_new(self->sizes, self->ndim, (cfx_dtype)self->dtype, self->device);
     if (!out)

@@ -34,7 +34,8 @@ static const char *const golden_paths[] = {"tests/data/ops_cases.json", "tests/d
                                            "tests/data/ops_fill_cases.json", "tests/data/ops_scatter_cases.json",
                                            "tests/data/ops_pool3d_cases.json", "tests/data/ops_bwd_cases.json",
                                            "tests/data/ops_fft_cases.json",
-                                           "tests/data/ops_random_cases.json"};
+                                           "tests/data/ops_random_cases.json",
+                                           "tests/data/ops_nn_extra_cases.json"};
 static const char *golden_path = "tests/data/ops_*cases.json";
 
 static cJSON *load_cases(const char *path)

@@ -127,6 +127,7 @@ TWINS = {
     "random_tensors": lambda a, b: _random_tensors(a, b),
     "random_multinomial": lambda a: _random_multinomial(a),
     "random_functional": lambda a: _random_functional(a),
+    "embedding_bag_2d_max_padding": lambda a, b: F.embedding_bag(b, a, mode="max", padding_idx=1),
     "embedding": lambda a, b: F.embedding(b, a),
     "conv2d": lambda a, b, c: F.conv2d(a, b, c),
     "conv2d_stride_pad": lambda a, b, c: F.conv2d(a, b, c, stride=2, padding=1),

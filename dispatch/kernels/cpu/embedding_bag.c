@@ -306,5 +306,20 @@ cfx__embedding_bag_forward_only_result cfx_cpu__embedding_bag_forward_only(
 {
     cfx__embedding_bag_result r = cfx_cpu__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
                                                          per_sample_weights, include_last_offset, padding_idx);
+    if (r.t[0] && mode == SUM && include_last_offset) {
+        /* make_bag_size without requires_grad: in sum mode bag_size (and max_indices, sized
+         * like it) keep the offsets' size, zeros, where _embedding_bag's drop the last offset */
+        int64_t no = offsets->sizes[0];
+        for (int k = 2; k < 4; k++) {
+            cfx_tensor *z = cfx_tensor_new(&no, 1, (cfx_dtype)r.t[k]->dtype, weight->device);
+            cfx_kernel_discard(r.t[k]);
+            r.t[k] = z;
+        }
+        if (!r.t[2] || !r.t[3]) {
+            for (int k = 0; k < 4; k++)
+                cfx_kernel_discard(r.t[k]);
+            return (cfx__embedding_bag_forward_only_result){{NULL, NULL, NULL, NULL}};
+        }
+    }
     return (cfx__embedding_bag_forward_only_result){{r.t[0], r.t[1], r.t[2], r.t[3]}};
 }
