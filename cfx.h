@@ -28,6 +28,7 @@
 #include "dispatch/opcheck.h"
 #include "dispatch/effects.h"
 #include "dispatch/generator.h"
+#include "dispatch/conj.h"
 #include "ir/graph.h"
 #include "ir/graph_module.h"
 #include "ir/print_tabular.h"

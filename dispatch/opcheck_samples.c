@@ -384,6 +384,9 @@ static const struct {
     {"aten::add", "out", "transposed (2, 3) float32, other 0-dim", OUT_RESIZED},
     {"aten::mul", "out", "transposed (2, 3) float32, other broadcast (3,)", OUT_RESIZED},
     {"aten::mul", "out", "transposed (2, 3) float32, other 0-dim", OUT_RESIZED},
+    {"aten::angle", "", "transposed (2, 3) torch.complex64",
+     "angle of a complex tensor: 2.13's CPU kernel is angle_out into an empty result, resized contiguous (3, 1); "
+     "its Meta kernel, the reference (atan2(imag, real)), follows the input's strides (1, 2)"},
 };
 
 static const char *xfail_reason(const cfx_schema *s, const char *what)
@@ -414,6 +417,18 @@ static void emit(sink *k, const gen *g, const char *what)
     if (k->n < k->cap)
         k->out[k->n] = smp;
     k->n++;
+}
+
+/* The unary ops and reductions that compute on complex tensors: their samples add complex
+ * inputs (the binary ones' partners would stay real). */
+static bool computes_complex(const cfx_schema *s)
+{
+    static const char *const names[] = {"aten::abs", "aten::angle", "aten::neg", "aten::sum", "aten::mean",
+                                        "aten::prod", "aten::var", "aten::std"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s->name, names[i]))
+            return true;
+    return false;
 }
 
 static void generic(sink *k, const cfx_op *op)
@@ -452,6 +467,15 @@ static void generic(sink *k, const cfx_op *op)
         snprintf(what, sizeof what, "(2, 3) %s", cfx_dtype_torch_name(dtypes[d]));
         emit(k, &g, what);
     }
+    if (!computes_complex(s))
+        return;
+    for (int l = 0; l < L_COUNT; l++) /* complex64 in every layout, complex128 contiguous */
+        for (int c = 0; c < (l == L_CONTIG ? 2 : 1); c++) {
+            cfx_dtype dt = c ? CFX_COMPLEX128 : CFX_COMPLEX64;
+            g.p = primary((enum layout)l, dt);
+            snprintf(what, sizeof what, "%s %s", layout_names[l], cfx_dtype_torch_name(dt));
+            emit(k, &g, what);
+        }
 }
 
 /* ---- the override table -------------------------------------------------------------------- */
@@ -480,8 +504,6 @@ static const ovr overrides[] = {
     {"aten::view_as_complex", "a last dim of size 2 and stride 1", {S(3, 2)}, {2}, {{0}}, {0}},
     {"aten::real", "a complex input (a real one is returned as is)", {S(2, 3)}, {2}, {{0}}, {0}, true},
     {"aten::imag", "a complex input", {S(2, 3)}, {2}, {{0}}, {0}, true},
-    {"aten::fft_ifft", "a complex input (ifft of a real one needs conjugate views)", {S(2, 4)}, {2}, {{0}}, {0},
-     true},
     {"aten::mm", "mat2's rows must equal self's columns", {S(2, 3), S(3, 4)}, {2, 2}, {{0}}, {0}},
     {"aten::bmm", "batch sizes equal, inner dims chained", {S(2, 2, 3), S(2, 3, 4)}, {3, 3}, {{0}}, {0}},
     {"aten::addmm", "self broadcasts to mat1 @ mat2, whose inner dims chain", {S(2, 4), S(2, 3), S(3, 4)}, {2, 2, 2},

@@ -61,14 +61,21 @@ static int64_t element_offset(const shown *s, const int64_t *pos)
     return off;
 }
 
+/* A conjugate view (the Conjugate key in its key set, dispatch/conj.h) shows the conjugates
+ * of its data, as repr() resolves it: -1 for its imaginary parts. */
+static double conj_sign(const cfx_tensor *t, int part)
+{
+    return part == 1 && (t->keys.repr & CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Conjugate)) ? -1.0 : 1.0;
+}
+
 /* A float element, or part (0 real, 1 imaginary) of a complex one. */
 static double read_double(const cfx_tensor *t, int64_t off, int part)
 {
     const char *p = t->storage->data;
     switch ((cfx_dtype)t->dtype) {
     case CFX_FLOAT32: return ((const float *)p)[off];
-    case CFX_COMPLEX64: return ((const float *)p)[2 * off + part];
-    case CFX_COMPLEX128: return ((const double *)p)[2 * off + part];
+    case CFX_COMPLEX64: return conj_sign(t, part) * ((const float *)p)[2 * off + part];
+    case CFX_COMPLEX128: return conj_sign(t, part) * ((const double *)p)[2 * off + part];
     default: return ((const double *)p)[off];
     }
 }

@@ -8,6 +8,7 @@
  * check is the source's, then given the new dtype and geometry. real and imag select the part
  * from view_as_real's last dim, as 2.13's make_fx records them (select.int(view_as_real, -1
  * wrapped, 0 or 1)); real of a real tensor is the tensor itself. */
+#include "dispatch/conj.h"
 #include "dispatch/error.h"
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
@@ -32,6 +33,13 @@ cfx_tensor *cfx_kernel_view_as_real(cfx_tensor *self)
 {
     if (!cfx_dtype_is_complex((cfx_dtype)self->dtype)) {
         cfx_error_set(CFX_ERR, "aten::view_as_real", "view_as_real is only supported for complex tensors");
+        return NULL;
+    }
+    if (cfx_is_conj(self)) {
+        cfx_error_set(CFX_ERR, "aten::view_as_real",
+                      "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate tensor so "
+                      "you can view it as real, use self.resolve_conj(); however, be warned that the resulting tensor "
+                      "will NOT alias the original.");
         return NULL;
     }
     if (self->ndim + 1 > CFX_MAX_DIMS) {
@@ -80,6 +88,17 @@ cfx_tensor *cfx_kernel_view_as_complex(cfx_tensor *self)
         strides[d] = self->strides[d] / 2;
     return retyped_view(self, (cfx_dtype)cfx_dtype_to_complex(dt), self->sizes, strides, n - 1,
                         self->storage_offset / 2);
+}
+
+/* The real parts of a complex tensor as a view of its dtype's real type, without the
+ * dispatcher: what a kernel needs of at::real (abs and angle's complex-to-float path). */
+cfx_tensor *cfx_kernel_real_part(cfx_tensor *self)
+{
+    int64_t strides[CFX_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++)
+        strides[d] = 2 * self->strides[d];
+    return retyped_view(self, cfx_dtype_to_real((cfx_dtype)self->dtype), self->sizes, strides, self->ndim,
+                        2 * self->storage_offset);
 }
 
 static cfx_tensor *part(cfx_tensor *self, int64_t which)

@@ -5,8 +5,8 @@
  * resize to n (slice.Tensor when shorter, constant_pad_nd with the full pad list when longer),
  * the norm string mapped to a normalization code, then _fft_r2c / _fft_c2c / _fft_c2r.
  *
- * Not here: ifft of a real input, which PyTorch computes as the conjugate (Tensor.conj(),
- * a conjugate-bit view cfx does not have) of a two-sided r2c; it is refused with a message. */
+ * ifft of a real input is, as in 2.13, the conjugate view (Tensor.conj(): aten::_conj) of a
+ * two-sided r2c. */
 #include <string.h>
 
 #include "dispatch/error.h"
@@ -85,13 +85,6 @@ static cfx_tensor *r2c(const char *name, const char *op, cfx_tensor *self, cfx_v
                       cfx_dtype_scalar_name((cfx_dtype)self->dtype));
         return NULL;
     }
-    if (!forward) {
-        cfx_error_set(CFX_ERR_NOTIMPL, op,
-                      "%s of a real input is the conjugate of a two-sided r2c, and cfx has no conjugate views: "
-                      "convert the input to a complex dtype first",
-                      name);
-        return NULL;
-    }
     cfx_tensor *x = promote(op, self, false);
     int64_t d, n;
     if (!x || !wrap(op, x, dim, &d) || !points(op, n_opt, x->sizes[d], &n))
@@ -99,7 +92,8 @@ static cfx_tensor *r2c(const char *name, const char *op, cfx_tensor *self, cfx_v
     if (n_opt.kind == CFX_V_INT && !(x = resize(x, d, n)))
         return NULL;
     int norm_code = norm_from_string(op, norm, forward);
-    return norm_code < 0 ? NULL : cfx__fft_r2c(x, cfx_ints(&d, 1), norm_code, onesided);
+    cfx_tensor *r = norm_code < 0 ? NULL : cfx__fft_r2c(x, cfx_ints(&d, 1), norm_code, onesided);
+    return r && !forward ? cfx_conj(r) : r; /* an inverse transform: ret.conj(), a conjugate view */
 }
 
 static cfx_tensor *c2c(const char *name, const char *op, cfx_tensor *self, cfx_value n_opt, int64_t dim,

@@ -23,4 +23,8 @@ static inline void cfx_kernel_discard(cfx_tensor *t)
  * converted to type uint8_t without overflow") recorded for op when it does not fit. */
 bool cfx_scalar_converts(const char *op, cfx_value v, cfx_dtype dt);
 
+/* A complex tensor's real parts as a view in the real dtype, made without the dispatcher
+ * (complex_views.c). */
+cfx_tensor *cfx_kernel_real_part(cfx_tensor *self);
+
 #endif

@@ -101,8 +101,13 @@ static bool compute(const cfx_pointwise *p, cfx_dtype dt, cfx_tensor *out, const
         cfx_loop l;
         cfx_loop_init(&l, target, in, nin);
         cfx_loop_run(&l, fn, &ctx);
-        if (target != out)
-            cfx_cpu_copy(out, target);
+        /* a .to_real op computes complex -> complex and keeps the real part, as ATen's
+         * unary_op_impl_with_complex_to_float_out (result.copy_(at::real(complex_result))) */
+        const cfx_tensor *from = target;
+        if (target != out && p->to_real && cfx_dtype_is_complex(dt) && !cfx_dtype_is_complex((cfx_dtype)out->dtype))
+            ok = (from = cfx_kernel_real_part(target)) != NULL;
+        if (ok && target != out)
+            cfx_cpu_copy(out, from);
     }
     cfx_scope_end(s);
     return ok;
@@ -113,9 +118,17 @@ cfx_tensor *cfx_pointwise_cpu(const cfx_pointwise *p, cfx_tensor *a, cfx_tensor 
     cfx_iter it;
     if (!meta_function(p, &it, NULL, a, b, alpha))
         return NULL;
-    /* a comparison's result is bool: computed in the common dtype, then converted */
-    cfx_tensor *out = cfx_iter_new_output(&it, p->kind == CFX_POINTWISE_COMPARE ? CFX_BOOL : -1,
-                                          cfx_device_make(CFX_DEVICE_CPU));
+    /* a comparison's result is bool: computed in the common dtype, then converted; a .to_real
+     * op's is the real dtype of a complex one, in the input's layout (abs: empty_like) or
+     * contiguous (angle: resize_output of an empty result) */
+    cfx_device cpu = cfx_device_make(CFX_DEVICE_CPU);
+    cfx_tensor *out;
+    if (p->to_real && cfx_dtype_is_complex(it.common_dtype)) {
+        cfx_dtype rt = cfx_dtype_to_real(it.common_dtype);
+        out = p->to_real == 2 ? cfx_tensor_new(it.shape, it.ndim, rt, cpu) : cfx_iter_new_output(&it, (int)rt, cpu);
+    } else {
+        out = cfx_iter_new_output(&it, p->kind == CFX_POINTWISE_COMPARE ? CFX_BOOL : -1, cpu);
+    }
     if (out && !compute(p, it.common_dtype, out, a, b, alpha)) {
         cfx_kernel_discard(out);
         return NULL;
@@ -177,6 +190,16 @@ bool cfx_pointwise_check_neg(const char *op, const cfx_tensor *a, const cfx_tens
     cfx_error_set(CFX_ERR, op,
                   "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
                   "mask, use the `~` or `logical_not()` operator instead.");
+    return false;
+}
+
+/* abs_ (UnaryOps.cpp): its result would be real */
+bool cfx_pointwise_check_abs_(const char *op, const cfx_tensor *a, const cfx_tensor *b)
+{
+    (void)b;
+    if (!cfx_dtype_is_complex((cfx_dtype)a->dtype))
+        return true;
+    cfx_error_set(CFX_ERR, op, "In-place abs is not supported for complex tensors.");
     return false;
 }
 

@@ -62,6 +62,10 @@ typedef struct cfx_pointwise {
     const char *cpu_name;        /* the C++ kernel in "not implemented for" (NULL: the op) */
     cfx_pointwise_check_fn check;
     cfx_pointwise_ref_fn ref_check;
+    int to_real;                 /* complex inputs give the real dtype (abs, angle): 0 no, 1 laid out
+                                  * as the input (abs: empty_like), 2 contiguous (angle: the out=
+                                  * path's resize_output of an empty result); on an in-place op
+                                  * (abs_), its Meta kernel's exact-dtype refusal */
     cfx_loop_fn loops[CFX_DTYPE_CODES]; /* by computation dtype; NULL: not computed in it */
 } cfx_pointwise;
 
@@ -77,6 +81,7 @@ bool cfx_pointwise_check_sub(const char *op, const cfx_tensor *a, const cfx_tens
 bool cfx_pointwise_check_neg(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_relu(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_silu(const char *op, const cfx_tensor *a, const cfx_tensor *b);
+bool cfx_pointwise_check_abs_(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 bool cfx_pointwise_check_remainder(const char *op, const cfx_tensor *a, const cfx_tensor *b);
 
 /* remainder's element functions (BinaryOpsKernel.cpp remainder_kernel): Python's modulo, whose
@@ -113,6 +118,30 @@ static inline int64_t cfx_pw_fmod_int(int64_t a, int64_t b)
  * for uint8. */
 static inline double cfx_pw_sign_f64(double a) { return (double)((0 < a) - (a < 0)); }
 static inline int64_t cfx_pw_sign_int(int64_t a) { return (0 < a) - (a < 0); }
+
+/* abs and angle (UnaryOpsKernel.cpp, c10's std::abs and std::arg of a complex): the real
+ * dtypes' bodies as ATen's (abs of -0.0 is 0.0; angle is NaN for NaN, else pi for a negative
+ * value and 0 otherwise, -0.0 included); a complex one's modulus (hypot) and argument
+ * (atan2(imag, real)), whose value the .to_real kernels keep. Functions chosen by _Generic,
+ * since a comparison of complex values does not compile even in an unselected branch. */
+static inline float cfx_pw_abs_f32(float a) { return fabsf(a); }
+static inline double cfx_pw_abs_f64(double a) { return fabs(a); }
+static inline int64_t cfx_pw_abs_int(int64_t a) { return a < 0 ? (int64_t)(0 - (uint64_t)a) : a; }
+/* a complex value is an array of its two parts (C11 6.2.5): no <complex.h> (its I and complex
+ * macros) in the files that include this header */
+static inline float cfx_pw_abs_c64(cfx_complex64 a) { const float *z = (const float *)&a; return hypotf(z[0], z[1]); }
+static inline double cfx_pw_abs_c128(cfx_complex128 a) { const double *z = (const double *)&a; return hypot(z[0], z[1]); }
+#define CFX_PW_ABS(a)                                                                           \
+    _Generic((a), float: cfx_pw_abs_f32, double: cfx_pw_abs_f64, cfx_complex64: cfx_pw_abs_c64,  \
+             cfx_complex128: cfx_pw_abs_c128, default: cfx_pw_abs_int)(a)
+#define CFX_PW_PI 3.14159265358979323846 /* c10::pi<double> */
+static inline float cfx_pw_angle_f32(float a) { return a != a ? a : a < 0 ? (float)CFX_PW_PI : 0.0f; }
+static inline double cfx_pw_angle_f64(double a) { return a != a ? a : a < 0 ? CFX_PW_PI : 0.0; }
+static inline float cfx_pw_angle_c64(cfx_complex64 a) { const float *z = (const float *)&a; return atan2f(z[1], z[0]); }
+static inline double cfx_pw_angle_c128(cfx_complex128 a) { const double *z = (const double *)&a; return atan2(z[1], z[0]); }
+#define CFX_PW_ANGLE(a)                                                                         \
+    _Generic((a), float: cfx_pw_angle_f32, cfx_complex64: cfx_pw_angle_c64,                     \
+             cfx_complex128: cfx_pw_angle_c128, default: cfx_pw_angle_f64)(a)
 
 /* ... and the references' (torch._refs add, sub and neg's _neg_meta) */
 bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);

@@ -104,6 +104,11 @@ static cfx_tensor *reference(const cfx_pointwise *p, const cfx_tensor *a, const 
     if (!cfx_prims_elementwise(p->name, &out, (const cfx_tmeta *const *)ops, n, 0, 
                                p->kind == CFX_POINTWISE_COMPARE ? CFX_PROMOTE_ALWAYS_BOOL : CFX_PROMOTE_DEFAULT))
         return NULL;
+    if (p->to_real && cfx_dtype_is_complex(out.dtype)) {
+        /* COMPLEX_TO_FLOAT (abs, angle): the prim's result is of the real dtype, laid out alike */
+        out.dtype = cfx_dtype_to_real(out.dtype);
+        result = cfx_dtype_to_real(result);
+    }
     cfx_prims_to(&out, result);
     return cfx_tmeta_new_tensor(&out);
 }
@@ -158,6 +163,13 @@ static cfx_tensor *unary_inplace(const cfx_pointwise *p, cfx_tensor *a)
     cfx_scope s = cfx_scope_begin();
     cfx_tensor *r = reference(p, a, NULL, cfx_none());
     bool ok = r != NULL;
+    if (ok && p->to_real && cfx_dtype_is_complex((cfx_dtype)a->dtype)) {
+        /* abs_: the COMPLEX_TO_FLOAT reference's out wrapper wants the result's exact dtype */
+        cfx_error_set(CFX_ERR, p->name, "Expected out tensor to have dtype %s but got %s instead",
+                      cfx_dtype_torch_name(cfx_dtype_to_real((cfx_dtype)a->dtype)),
+                      cfx_dtype_torch_name((cfx_dtype)a->dtype));
+        ok = false;
+    }
     if (ok && !can_safe_cast((cfx_dtype)a->dtype, (cfx_dtype)r->dtype)) {
         cfx_error_set(CFX_ERR, p->name,
                       "Attempting to cast from %s to out tensor with dtype %s, but this can't be cast because it "

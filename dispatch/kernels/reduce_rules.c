@@ -17,7 +17,7 @@ bool cfx_reduce_mean_dtype(const char *op, const cfx_tensor *self, cfx_value dty
         return false;
     }
     cfx_dtype dt = given ? (cfx_dtype)code : (cfx_dtype)self->dtype;
-    if (!cfx_dtype_is_floating(dt)) {
+    if (!cfx_dtype_is_floating(dt) && !cfx_dtype_is_complex(dt)) {
         cfx_error_set(CFX_ERR, op,
                       "mean(): could not infer output dtype. %s dtype must be either a floating point or complex "
                       "dtype. Got: %s",

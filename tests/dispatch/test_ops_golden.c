@@ -302,7 +302,8 @@ static double complex_part(const cfx_tensor *t, int64_t linear_index, int part)
         linear_index /= t->sizes[d];
     }
     const char *p = t->storage->data;
-    return t->dtype == CFX_COMPLEX64 ? ((const float *)p)[2 * off + part] : ((const double *)p)[2 * off + part];
+    double sign = part == 1 && cfx_is_conj(t) ? -1 : 1; /* a conjugate view's values */
+    return sign * (t->dtype == CFX_COMPLEX64 ? ((const float *)p)[2 * off + part] : ((const double *)p)[2 * off + part]);
 }
 
 /* A case's own tolerance for float values: atol + rtol * |want| (atol < 0: none given). */

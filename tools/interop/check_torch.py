@@ -250,6 +250,10 @@ TWINS.update({  # FFT: torch.fft's front-ends decompose into _fft_r2c, _fft_c2c,
     "fft_frontends": lambda a, b: (torch.fft.irfft(torch.fft.ifft(torch.fft.fft(torch.fft.irfft(
         torch.fft.rfft(a, n=10, norm="ortho"), n=8, norm="ortho"), n=6)), dim=1, norm="forward")
         + torch.fft.irfft(b)),
+    "complex_spectrum_stats": lambda a: (lambda s: s.abs().mean(1) + s.var(1) + (s.mean(1) * s.sum(1)).abs())(
+        torch.fft.rfft(a)),
+    "complex_from_parts": lambda a, b: (torch.complex(a, b) + torch.polar(a.abs(), b)).abs(),
+    "conj_ifft_real": lambda a: (lambda s: (s * s.conj()).real + torch.conj_physical(s).abs())(torch.fft.ifft(a)),
 })
 for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1",
               "1x2", "1x4"):

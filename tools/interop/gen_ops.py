@@ -276,7 +276,7 @@ def describe(r, built, versions, nondeterministic):
            "strides": list(r.stride()), "offset": r.storage_offset(), "alias": alias,
            "version_bumped": bumped}
     if r.device.type == "cpu" and not nondeterministic:
-        vals = flatten((torch.view_as_real(r) if r.is_complex() else r).tolist())
+        vals = flatten((torch.view_as_real(r.resolve_conj()) if r.is_complex() else r).tolist())  # values, not data
         res["values"] = [encode_value(v) for v in vals]
     else:
         res["values"] = None

@@ -19,6 +19,7 @@ def add_all(g):
         fft_cases(g)
         complex_cases(g)
         frontend_cases(g)
+        complex_math_cases(g)
         yield "ops_fft_cases.json"
     finally:
         g.rng = saved
@@ -140,3 +141,74 @@ def frontend_cases(g):
     add("fft_irfft/size1_error", "fft_irfft", [T([1], dtype="complex64"), NONE(), I(0), NONE()])
     add("fft_fft/real_twosided", "fft_fft", [T([2, 5]), NONE(), I(-1), NONE()])
     add("fft_fft/int64_twosided", "fft_fft", [T([4], dtype="int64"), I(6), I(0), NONE()])
+
+
+def complex_math_cases(g):
+    """abs and angle (complex in, real out: the CPU kernel's layout, empty_like for abs and
+    contiguous for angle, against the reference's, which follows the input), and the
+    reductions sum/mean/prod (complex results, dtype=) and var/std (real results)."""
+    T, I, B, D, NONE, DT, INTS = g.T, g.I, g.B, g.D, g.NONE, g.DT, g.INTS
+
+    def add(name, op, args):
+        dt = next((a["dtype"] for a in args if a.get("k") == "tensor"), "float32")
+        g.add_case(name, op, args, tol=[1e-9, 1e-9] if dt in ("float64", "complex128") else [2e-5, 1e-5])
+
+    layouts = [("contig", [2, 3], None, 0), ("t", [3, 2], [1, 3], 0), ("strided", [2, 2], [4, 2], 1),
+               ("0dim", [], None, 0), ("empty", [0, 3], None, 0)]
+    for op in ("abs", "angle"):
+        for name, sizes, strides, off in layouts:
+            for dt in ("complex64", "complex128"):
+                add(f"{op}/{name}/{dt}", op, [T(sizes, strides, dt, off)])
+        for dt in ("float32", "float64", "int64", "int32", "bool"):
+            add(f"{op}/real_{dt}", op, [T([5], dtype=dt)])
+    add("abs_/complex64_error", "abs_", [T([3], dtype="complex64")])
+    for dt in ("complex64", "complex128"):
+        for name, sizes, strides, off in layouts[:3]:
+            for dims, keep in (([0], False), ([1], True), ([0, 1], False), ([], False)):
+                add(f"sum_dim_IntList/{name}/{dims}/{keep}/{dt}", "sum_dim_IntList",
+                    [T(sizes, strides, dt, off), INTS(dims), B(keep), NONE()])
+            add(f"mean_dim/{name}/{dt}", "mean_dim", [T(sizes, strides, dt, off), INTS([1]), B(False), NONE()])
+            add(f"prod_dim_int/{name}/{dt}", "prod_dim_int", [T(sizes, strides, dt, off), I(0), B(True), NONE()])
+            add(f"var_correction/{name}/{dt}", "var_correction", [T(sizes, strides, dt, off), INTS([1]), NONE(),
+                                                                   B(False)])
+            add(f"std_correction/{name}/{dt}", "std_correction", [T(sizes, strides, dt, off), NONE(), I(0),
+                                                                   B(True)])
+        add(f"sum/{dt}", "sum", [T([2, 3], dtype=dt), NONE()])
+        add(f"mean/{dt}", "mean", [T([4], dtype=dt), NONE()])
+        add(f"prod/{dt}", "prod", [T([3], dtype=dt), NONE()])
+        add(f"sum/empty/{dt}", "sum", [T([0], dtype=dt), NONE()])
+        add(f"prod/empty/{dt}", "prod", [T([0], dtype=dt), NONE()])
+        add(f"mean_dim/empty/{dt}", "mean_dim", [T([0, 2], dtype=dt), INTS([0]), B(False), NONE()])
+        add(f"var_correction/one/{dt}", "var_correction", [T([1], dtype=dt), NONE(), NONE(), B(False)])
+        add(f"var_dim/{dt}", "var_dim", [T([3, 4], dtype=dt), INTS([0]), B(False), B(True)])
+    add("sum_dim_IntList/to_complex128", "sum_dim_IntList", [T([2, 3], dtype="complex64"), INTS([0]), B(False),
+                                                             DT("complex128")])
+    add("sum_dim_IntList/float_to_complex64", "sum_dim_IntList", [T([2, 3]), INTS([1]), B(False), DT("complex64")])
+    add("sum/int64_to_complex128", "sum", [T([4], dtype="int64"), DT("complex128")])
+    add("mean_dim/float_to_complex64", "mean_dim", [T([2, 3]), INTS([1]), B(True), DT("complex64")])
+    add("mean/int64_to_complex64", "mean", [T([3], dtype="int64"), DT("complex64")])
+    add("prod_dim_int/float_to_complex128", "prod_dim_int", [T([2, 3]), I(1), B(False), DT("complex128")])
+    add("prod/complex128_to_complex64", "prod", [T([3], dtype="complex128"), DT("complex64")])
+    # complex and polar: CPU checks (complex_check_dtype) and iterator layout, Meta's meta_complex
+    for op in ("complex", "polar"):
+        for dt in ("float32", "float64"):
+            add(f"{op}/{dt}", op, [T([2, 3], dtype=dt), T([2, 3], dtype=dt)])
+        add(f"{op}/bcast", op, [T([2, 3]), T([3])])
+        add(f"{op}/0dim", op, [T([]), T([2])])
+        add(f"{op}/transposed", op, [T([3, 2], [1, 3]), T([3, 2], [1, 3])])
+        add(f"{op}/t_vs_contig", op, [T([3, 2], [1, 3]), T([3, 2])])
+        add(f"{op}/empty", op, [T([0, 2]), T([0, 2])])
+        add(f"{op}/mixed_error", op, [T([3]), T([3], dtype="float64")])
+        add(f"{op}/int_error", op, [T([3], dtype="int64"), T([3], dtype="int64")])
+        add(f"{op}/complex_error", op, [T([3], dtype="complex64"), T([3], dtype="complex64")])
+        add(f"{op}/shape_error", op, [T([2, 3]), T([4])])
+    # conjugate views: _conj / conj (views with the conj bit), resolve_conj (a clone),
+    # _conj_physical / conj_physical (new tensors); real inputs are returned as they are
+    for op in ("_conj", "conj", "resolve_conj", "_conj_physical", "conj_physical"):
+        for dt in ("complex64", "complex128"):
+            add(f"{op}/{dt}", op, [T([2, 3], dtype=dt)])
+        add(f"{op}/transposed", op, [T([3, 2], [1, 3], "complex64")])
+        if op != "_conj":
+            add(f"{op}/float32", op, [T([3])])
+    add("fft_ifft/real_input", "fft_ifft", [T([2, 6]), NONE(), I(-1), NONE()])
+    add("fft_ifft/real_input_n8_ortho", "fft_ifft", [T([5]), I(8), I(0), {"k": "str", "v": "ortho"}])

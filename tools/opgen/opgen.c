@@ -51,6 +51,8 @@ typedef struct op_row {
     const char *cpu_name; /* the C++ kernel's name in "\"x_cpu\" not implemented for 'Float'" */
     int complex;          /* the loops compute in complex64 and complex128 too (..._AND_COMPLEX) */
     int composite;        /* the family's CPU kernel is registered on CompositeExplicitAutograd */
+    int to_real;          /* a unary op whose complex inputs give the real dtype (abs, angle): the
+                           * body's value's real part; 1: laid out as the input, 2: contiguous */
     /* kernels by dispatch key (the field names are the keys') */
     const char *CPU, *Meta, *BackendSelect, *CompositeExplicitAutograd, *CompositeExplicitAutogradNonFunctional,
         *CompositeImplicitAutograd;
@@ -256,7 +258,9 @@ static void load(op *o, const op_row *r)
             o->kernel[K_CPU] = NULL;
             o->generated[K_CPU] = false;
         }
-    } else if (r->body || r->check || r->ref_check || r->dtypes || r->cpu_name || r->composite) {
+        if (r->to_real && ((!r->complex && !o->inplace) || (o->family != FAM_UNARY && o->family != FAM_UNARY_FLOAT)))
+            die(r, ".to_real belongs to a unary op computed in complex (.complex = 1) or an in-place one");
+    } else if (r->body || r->check || r->ref_check || r->dtypes || r->cpu_name || r->composite || r->to_real) {
         die(r, ".body, .check and .ref_check belong to a pointwise .family");
     }
     if (r->backend_select) {
@@ -894,6 +898,8 @@ static void emit_pointwise(FILE *f, const op *o)
         fprintf(f, "    .cpu_name = \"%s\",\n", o->row->cpu_name);
     if (o->row->ref_check)
         fprintf(f, "    .ref_check = %s,\n", o->row->ref_check);
+    if (o->row->to_real)
+        fprintf(f, "    .to_real = %d,\n", o->row->to_real);
     fputs("    .loops = {", f);
     for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++)
         if (family_has_dtype(o->family, dtypes[d][0], o->row))

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "dispatch/conj_internal.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/loops.h"
 
@@ -202,9 +203,12 @@ void cfx_cpu_copy(cfx_tensor *dst, const cfx_tensor *src)
     if (dst->dtype == src->dtype) {
         size_t es = cfx_dtype_size((cfx_dtype)dst->dtype);
         cfx_loop_run(&l, copy_same, &es);
-        return;
+    } else {
+        cfx_loop_run(&l, copy_fns[dtype_slot((cfx_dtype)dst->dtype)][dtype_slot((cfx_dtype)src->dtype)], NULL);
     }
-    cfx_loop_run(&l, copy_fns[dtype_slot((cfx_dtype)dst->dtype)][dtype_slot((cfx_dtype)src->dtype)], NULL);
+    /* copy_impl's conj handling: a conjugate view's values are its data's conjugates */
+    if (cfx_is_conj(src) != cfx_is_conj(dst))
+        cfx_conj_data_inplace(dst);
 }
 
 cfx_tensor *cfx_cpu_to_dtype(const cfx_tensor *src, cfx_dtype dtype)

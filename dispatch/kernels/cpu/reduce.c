@@ -3,7 +3,8 @@
  * As in ATen (make_reduction_from_out_ty) the input is first converted to the output dtype,
  * then summed: sum(float, dtype=int32) truncates every element before adding. Floating sums
  * accumulate in double and round once, which stays within an ulp of PyTorch's cascade sum;
- * integer sums wrap like the int64 (or int32) hardware sum; a bool sum is a logical or.
+ * integer sums wrap like the int64 (or int32) hardware sum; a bool sum is a logical or;
+ * complex sums add both parts in double.
  * The input is walked once in its own memory order with an odometer, every element adding into
  * its output slot, whose offset advances by per-dimension steps (0 along reduced dims).
  *
@@ -54,12 +55,15 @@
 #define ADD_FLOAT(acc, v) ((acc) += (double)(v))
 #define ADD_INT(acc, v) ((acc) += (uint64_t)(int64_t)(v))
 #define ADD_BOOL(acc, v) ((acc) |= (v))
+#define ADD_COMPLEX(acc, v) ((acc) += (cfx_complex128)(v))
 
 SUM_WALK(walk_f32, float, double, ADD_FLOAT)
 SUM_WALK(walk_f64, double, double, ADD_FLOAT)
 SUM_WALK(walk_i64, int64_t, uint64_t, ADD_INT)
 SUM_WALK(walk_i32, int32_t, uint64_t, ADD_INT)
 SUM_WALK(walk_b8, bool, bool, ADD_BOOL)
+SUM_WALK(walk_c64, cfx_complex64, cfx_complex128, ADD_COMPLEX)
+SUM_WALK(walk_c128, cfx_complex128, cfx_complex128, ADD_COMPLEX)
 
 /* Sums in (already of the output dtype) into the contiguous out. */
 static bool sum_into(cfx_tensor *out, const cfx_tensor *in, const cfx_reduce_shape *r)
@@ -77,7 +81,7 @@ static bool sum_into(cfx_tensor *out, const cfx_tensor *in, const cfx_reduce_sha
             ostep[d] = out->strides[od--];
         }
     }
-    void *acc = cfx_calloc(onumel ? (size_t)onumel : 1, 8);
+    void *acc = cfx_calloc(onumel ? (size_t)onumel : 1, sizeof(cfx_complex128)); /* the widest slot */
     if (!acc) {
         cfx_error_set(CFX_ERR_NOMEM, "aten::sum.dim_IntList", "out of memory in sum");
         return false;
@@ -107,8 +111,16 @@ static bool sum_into(cfx_tensor *out, const cfx_tensor *in, const cfx_reduce_sha
         for (int64_t i = 0; i < onumel; i++)
             ((bool *)dst)[i] = ((bool *)acc)[i];
         break;
+    case CFX_COMPLEX64: /* both parts accumulate in double, as the real ones */
+        walk_c64(in, ostep, acc);
+        for (int64_t i = 0; i < onumel; i++)
+            ((cfx_complex64 *)dst)[i] = (cfx_complex64)((cfx_complex128 *)acc)[i];
+        break;
+    case CFX_COMPLEX128:
+        walk_c128(in, ostep, acc);
+        memcpy(dst, acc, (size_t)onumel * sizeof(cfx_complex128));
+        break;
     case CFX_UINT8: case CFX_INT8: case CFX_INT16: /* a sum into a small integer dtype (dtype=) */
-    case CFX_COMPLEX64: case CFX_COMPLEX128:
         cfx_free(acc);
         cfx_error_set(CFX_ERR_NOTIMPL, "aten::sum.dim_IntList", "sum into %s is not implemented in cfx",
                       cfx_dtype_torch_name((cfx_dtype)out->dtype));

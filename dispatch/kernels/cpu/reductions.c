@@ -33,7 +33,10 @@ typedef enum rkind { RK_SUM, RK_PROD, RK_MAX, RK_MIN, RK_ANY, RK_ALL, RK_ARGMAX,
 typedef struct rstate {
     rkind kind;
     bool as_int;       /* fold int64 (integral or bool values) rather than double */
+    bool as_complex;   /* fold complex values in double precision (sum, prod; var into d) */
     double *d;         /* per output slot */
+    cfx_complex128 *z; /* as_complex: per output slot */
+    const cfx_complex128 *zmean; /* as_complex RK_SQDEV: the slot's mean */
     int64_t *i;
     int64_t *at;       /* the index an arg reduction picked */
     bool *set;
@@ -66,9 +69,33 @@ static int64_t get_i(const char *p, cfx_dtype t)
     }
 }
 
+/* A complex element (of a complex64 or complex128 tensor) in double precision. */
+static cfx_complex128 get_z(const char *p, cfx_dtype t)
+{
+    return t == CFX_COMPLEX64 ? (cfx_complex128)*(const cfx_complex64 *)p : *(const cfx_complex128 *)p;
+}
+
+/* The squared modulus of z (a complex variance adds both parts' squared deviations, as ATen's
+ * std_var_out sums the variances of the real and imaginary parts). */
+static double norm2(cfx_complex128 z)
+{
+    const double *c = (const double *)&z; /* C11 6.2.5: an array of its two parts */
+    return c[0] * c[0] + c[1] * c[1];
+}
+
 /* One element into slot o (k: its index within the reduced dims). */
 static void visit(rstate *s, int64_t o, int64_t k, const char *p, cfx_dtype t)
 {
+    if (s->as_complex) {
+        cfx_complex128 v = get_z(p, t);
+        if (s->kind == RK_SUM)
+            s->z[o] += v;
+        else if (s->kind == RK_PROD)
+            s->z[o] *= v;
+        else if (s->kind == RK_SQDEV)
+            s->d[o] += norm2(v - s->zmean[o]);
+        return;
+    }
     if (s->as_int) {
         int64_t v = get_i(p, t);
         int64_t *a = &s->i[o];
@@ -168,15 +195,16 @@ static void walk(const cfx_tensor *in, const cfx_tensor *out, const bool *reduce
     }
 }
 
-static bool state_init(rstate *s, rkind kind, bool as_int, int64_t nout)
+static bool state_init(rstate *s, rkind kind, bool as_int, bool as_complex, int64_t nout)
 {
     size_t m = nout ? (size_t)nout : 1;
-    *s = (rstate){.kind = kind, .as_int = as_int};
+    *s = (rstate){.kind = kind, .as_int = as_int, .as_complex = as_complex};
+    s->z = as_complex ? cfx_calloc(m, sizeof *s->z) : NULL;
     s->d = cfx_calloc(m, sizeof *s->d);
     s->i = cfx_calloc(m, sizeof *s->i);
     s->at = cfx_calloc(m, sizeof *s->at);
     s->set = cfx_calloc(m, sizeof *s->set);
-    if (!s->d || !s->i || !s->at || !s->set) {
+    if (!s->d || !s->i || !s->at || !s->set || (as_complex && !s->z)) {
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory in a reduction");
         return false;
     }
@@ -184,12 +212,15 @@ static bool state_init(rstate *s, rkind kind, bool as_int, int64_t nout)
     for (int64_t j = 0; j < nout; j++) {
         s->d[j] = d0;
         s->i[j] = (int64_t)d0;
+        if (as_complex)
+            s->z[j] = d0;
     }
     return true;
 }
 
 static void state_free(rstate *s)
 {
+    cfx_free(s->z);
     cfx_free(s->d);
     cfx_free(s->i);
     cfx_free(s->at);
@@ -216,7 +247,8 @@ static void state_store(const rstate *s, cfx_tensor *out, bool indices)
         case CFX_UINT8: ((uint8_t *)dst)[j] = (uint8_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
         case CFX_INT8: ((int8_t *)dst)[j] = (int8_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
         case CFX_INT16: ((int16_t *)dst)[j] = (int16_t)(s->as_int ? s->i[j] : cfx_conv_f64_i64(d)); break;
-        case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* refused before (reduce_into) */
+        case CFX_COMPLEX64: ((cfx_complex64 *)dst)[j] = (cfx_complex64)s->z[j]; break;
+        case CFX_COMPLEX128: ((cfx_complex128 *)dst)[j] = s->z[j]; break;
         }
     }
 }
@@ -233,16 +265,18 @@ static cfx_tensor *reduce_into(const char *op, cfx_tensor *out, const cfx_tensor
 {
     if (!out)
         return NULL;
-    if (cfx_kernel_refuse_complex(op, NULL, NULL, self)) {
+    /* sum, prod and mean compute in complex (the others refused complex inputs before) */
+    if ((kind != RK_SUM && kind != RK_PROD) && cfx_kernel_refuse_complex(op, NULL, NULL, self)) {
         cfx_kernel_discard(out);
         return NULL;
     }
     cfx_scope sc = cfx_scope_begin();
     const cfx_tensor *in = convert_to >= 0 ? cfx_cpu_to_dtype(self, (cfx_dtype)convert_to) : self;
     cfx_dtype t = in ? (cfx_dtype)in->dtype : CFX_FLOAT32;
-    bool as_int = !cfx_dtype_is_floating(t);
+    bool as_complex = cfx_dtype_is_complex(t);
+    bool as_int = !as_complex && !cfx_dtype_is_floating(t);
     rstate s;
-    bool ok = in && state_init(&s, kind, as_int, cfx_tensor_numel(out));
+    bool ok = in && state_init(&s, kind, as_int, as_complex, cfx_tensor_numel(out));
     if (ok) {
         walk(in, out, r->reduced, &s);
         state_store(&s, out, kind == RK_ARGMAX || kind == RK_ARGMIN);
@@ -281,6 +315,10 @@ cfx_tensor *cfx_cpu_mean_dim(cfx_tensor *self, cfx_int_list dim, bool keepdim, c
         for (int64_t j = 0; j < nout; j++) {
             if (dt == CFX_FLOAT32)
                 ((float *)p)[j] = (float)((double)((float *)p)[j] / count);
+            else if (dt == CFX_COMPLEX64)
+                ((cfx_complex64 *)p)[j] = (cfx_complex64)((cfx_complex128)((cfx_complex64 *)p)[j] / count);
+            else if (dt == CFX_COMPLEX128)
+                ((cfx_complex128 *)p)[j] /= count;
             else
                 ((double *)p)[j] /= count;
         }
@@ -356,7 +394,7 @@ cfx_min_dim_result cfx_cpu_min_dim(cfx_tensor *self, int64_t dim, bool keepdim)
     }
     rstate s;
     bool as_int = !cfx_dtype_is_floating((cfx_dtype)self->dtype);
-    if (!state_init(&s, RK_MIN, as_int, cfx_tensor_numel(values))) {
+    if (!state_init(&s, RK_MIN, as_int, false, cfx_tensor_numel(values))) {
         state_free(&s);
         cfx_kernel_discard(values);
         cfx_kernel_discard(indices);
@@ -393,24 +431,31 @@ cfx_tensor *cfx_cpu_argmin(cfx_tensor *self, cfx_value dim, bool keepdim)
 static cfx_tensor *var_std(const char *op, cfx_tensor *self, cfx_int_list dim, cfx_value correction, bool keepdim,
                            bool take_sqrt)
 {
-    if (!cfx_dtype_is_floating((cfx_dtype)self->dtype)) {
+    cfx_dtype st = (cfx_dtype)self->dtype;
+    bool cplx = cfx_dtype_is_complex(st);
+    if (!cfx_dtype_is_floating(st) && !cplx) {
         cfx_error_set(CFX_ERR, op, "std and var only support floating point and complex dtypes");
         return NULL;
     }
+    cfx_dtype rt = cfx_dtype_to_real(st); /* a complex input's variance is real */
     cfx_reduce_shape r;
-    if (!cfx_structured_sum(&r, op, self, dim, keepdim, cfx_dtype_value((cfx_dtype)self->dtype)))
+    if (!cfx_structured_sum(&r, op, self, dim, keepdim, cfx_dtype_value(rt)))
         return NULL;
     double corr = cfx_value_is_none(correction) ? 1.0 : cfx_value_to_double(correction);
-    cfx_tensor *out = new_out(&r, (cfx_dtype)self->dtype);
+    cfx_tensor *out = new_out(&r, rt);
     int64_t nout = out ? cfx_tensor_numel(out) : 0;
     rstate mean = {0}, dev = {0};
-    bool ok = out && state_init(&mean, RK_SUM, false, nout) && state_init(&dev, RK_SQDEV, false, nout);
+    bool ok = out && state_init(&mean, RK_SUM, false, cplx, nout) && state_init(&dev, RK_SQDEV, false, cplx, nout);
     if (ok) {
         double n = nout ? (double)cfx_tensor_numel(self) / (double)nout : 0;
         walk(self, out, r.reduced, &mean);
-        for (int64_t j = 0; j < nout; j++)
+        for (int64_t j = 0; j < nout; j++) {
             mean.d[j] /= n;
+            if (cplx)
+                mean.z[j] /= n;
+        }
         dev.mean = mean.d;
+        dev.zmean = mean.z;
         walk(self, out, r.reduced, &dev);
         double divisor = n - corr > 0 ? n - corr : 0;
         for (int64_t j = 0; j < nout; j++) {

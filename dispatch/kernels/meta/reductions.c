@@ -139,19 +139,20 @@ cfx_tensor *cfx_meta_argmin(cfx_tensor *self, cfx_value dim, bool keepdim)
     return arg_meta("aten::argmin", "argmax", self, dim, keepdim); /* 2.13's meta says argmax for both */
 }
 
-/* torch._refs.var/std: the output keeps self's dtype (an integral input is not refused) */
+/* torch._refs.var/std: the output keeps self's dtype (an integral input is not refused), the
+ * real one of a complex input (corresponding_real_dtype) */
 cfx_tensor *cfx_meta_var_correction(cfx_tensor *self, cfx_int_list dim, cfx_value correction, bool keepdim)
 {
     (void)correction;
-    return ref_reduction("aten::var.correction", self, dims_of(dim), (int)dim.len, keepdim, (cfx_dtype)self->dtype,
-                         true);
+    return ref_reduction("aten::var.correction", self, dims_of(dim), (int)dim.len, keepdim,
+                         cfx_dtype_to_real((cfx_dtype)self->dtype), true);
 }
 
 cfx_tensor *cfx_meta_std_correction(cfx_tensor *self, cfx_int_list dim, cfx_value correction, bool keepdim)
 {
     (void)correction;
-    return ref_reduction("aten::std.correction", self, dims_of(dim), (int)dim.len, keepdim, (cfx_dtype)self->dtype,
-                         true);
+    return ref_reduction("aten::std.correction", self, dims_of(dim), (int)dim.len, keepdim,
+                         cfx_dtype_to_real((cfx_dtype)self->dtype), true);
 }
 
 cfx_tensor *cfx_meta_any(cfx_tensor *self)
