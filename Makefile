@@ -14,7 +14,10 @@ WARN     = -Wall -Wextra -Werror -Wno-missing-field-initializers
 # assertions off, and link-time optimization, so the small functions one layer exports to the
 # next (a tensor's retain and release, the error status, a scope's end) are inlined across
 # files as the compiler would inline them within one. The objects are fat (they carry machine
-# code too), so libcfx.a still links into a program built without -flto.
+# code too), so libcfx.a still links into a program built without -flto. Objects do not record
+# the flags they were built with: switch a build directory's configuration after `make clean`
+# (`make bench` has its own, build-bench). The C code generator's test runs `make install` in
+# the build directory of the suite that runs it and relies on finding everything up to date.
 OPT     ?= $(if $(RELEASE),-O2 -g -DNDEBUG -flto=auto -ffat-lto-objects,-O2 -g)
 LTO_LINK = $(filter -flto%,$(OPT))
 PKGS     = libffi libcjson openblas
@@ -76,13 +79,6 @@ $(SRC_LIST): FORCE
 	    printf '%s\n' $(LIB_SRC) $(TOOL_SRC) $(TEST_SRC) $(BENCH_SRC) > $@
 FORCE:
 
-# The compiler and flags the objects are built with, likewise rewritten only when they change,
-# so that building with other flags in a used build directory (RELEASE=1, OPT=...) rebuilds.
-FLAGS_STAMP = $(BUILD)/flags.txt
-$(FLAGS_STAMP): FORCE
-	@mkdir -p $(BUILD)
-	@echo '$(CC) $(CFLAGS_ALL)' | cmp -s - $@ || echo '$(CC) $(CFLAGS_ALL)' > $@
-
 .PHONY: all deps test asan tsan bench goldens docs install clean examples check-torch fuzz FORCE
 all: deps
 	@$(MAKE) --no-print-directory $(LIBA) $(LIBSO) $(CFX)
@@ -96,11 +92,11 @@ endif
 # Library objects are compiled with hidden visibility: only CFX_API declarations are exported.
 LIB_CFLAGS = $(CFLAGS_ALL) -fvisibility=hidden
 
-$(BUILD)/static/%.o: %.c $(HEADERS) $(TOOL_HEADERS) $(FLAGS_STAMP)
+$(BUILD)/static/%.o: %.c $(HEADERS) $(TOOL_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/pic/%.o: %.c $(HEADERS) $(FLAGS_STAMP)
+$(BUILD)/pic/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -fPIC -c $< -o $@
 
@@ -109,7 +105,7 @@ $(filter-out $(BOOT_OBJ),$(STATIC_OBJ)) $(filter-out $(BOOT_SRC:%.c=$(BUILD)/pic
 $(TOOL_OBJ) $(TEST_OBJ) $(BENCH_SRC:%.c=$(BUILD)/static/%.o): $(GEN_HDR)
 $(filter $(BUILD)/static/tests/%,$(TEST_OBJ)): $(TGEN_HDR)
 
-$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS) $(wildcard tests/*.h tests/*/*.h) $(FLAGS_STAMP)
+$(BUILD)/static/tests/%.o: tests/%.c $(HEADERS) $(TOOL_HEADERS) $(wildcard tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(shell pkg-config --cflags criterion 2>/dev/null) -c $< -o $@
 
@@ -118,7 +114,7 @@ $(BOOTA): $(BOOT_OBJ)
 	@rm -f $@
 	ar rcs $@ $(BOOT_OBJ)
 
-$(OPGEN): tools/opgen/opgen.c dispatch/ops.def $(HEADERS) $(BOOTA) $(FLAGS_STAMP)
+$(OPGEN): tools/opgen/opgen.c dispatch/ops.def $(HEADERS) $(BOOTA)
 	$(CC) $(CFLAGS_ALL) -o $@ tools/opgen/opgen.c $(BOOTA) $(LIBS)
 
 $(OPGEN_TEST): tools/opgen/opgen.c tests/dispatch/ops_test.def $(HEADERS) $(BOOTA)
@@ -133,15 +129,15 @@ $(TGEN_HDR) $(TGEN_C) &: $(OPGEN_TEST)
 	$(OPGEN_TEST) cfxtest $(TGEN_BASE)
 
 # The pointwise loops compute with wrapping integer arithmetic, as PyTorch's kernels do.
-$(BUILD)/static/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS) $(FLAGS_STAMP)
+$(BUILD)/static/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -fwrapv -c $< -o $@
 
-$(BUILD)/pic/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS) $(FLAGS_STAMP)
+$(BUILD)/pic/gen/ops_gen.o: $(GEN_C) $(GEN_HDR) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -fwrapv -fPIC -c $< -o $@
 
-$(BUILD)/static/gen/ops_test_gen.o: $(TGEN_C) $(TGEN_HDR) $(GEN_HDR) $(HEADERS) $(FLAGS_STAMP)
+$(BUILD)/static/gen/ops_test_gen.o: $(TGEN_C) $(TGEN_HDR) $(GEN_HDR) $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
