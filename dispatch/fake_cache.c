@@ -193,26 +193,15 @@ static bool holds_tensor(const cfx_value *stack, int n)
     return false;
 }
 
-/* Whether an entry's key is k's, word by word: keys are a handful of words whose count
- * changes from op to op, which a call to memcmp first dispatches on, on every hit. */
-static inline bool same_key(const cfx_fake_cache_entry *e, const cfx_fake_key *k)
-{
-    if (e->hash != k->hash || e->n_words != k->n)
-        return false;
-    for (uint32_t i = 0; i < k->n; i++)
-        if (e->words[i] != k->w[i])
-            return false;
-    return true;
-}
-
 static const cfx_fake_cache_entry *find(const cfx_fake_mode *m, const cfx_fake_key *k)
 {
     if (!m->cache_cap)
         return NULL;
     uint32_t mask = m->cache_cap - 1;
     for (uint32_t j = (uint32_t)(k->hash ^ k->hash >> 32) & mask; m->cache[j]; j = (j + 1) & mask) {
-        if (same_key(m->cache[j], k))
-            return m->cache[j];
+        const cfx_fake_cache_entry *e = m->cache[j];
+        if (e->hash == k->hash && e->n_words == k->n && memcmp(e->words, k->w, k->n * sizeof *k->w) == 0)
+            return e;
     }
     return NULL;
 }

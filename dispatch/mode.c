@@ -233,7 +233,7 @@ int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_v
     int slot;
     cfx_mode *m = take_top(&slot);
     if (!m)
-        return CFX_MODE_NONE_SET;
+        return cfx_error_set(CFX_ERR, cfx_op_name(op), "trying to pop from empty mode stack");
     cfx_local_keys saved = cfx_keys_local(), k = saved;
     k.excluded = cfx_keyset_or(k.excluded, exclude);
     if (!any_set()) /* popping the last mode takes the Python keys out */

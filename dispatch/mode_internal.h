@@ -25,10 +25,8 @@ static inline void cfx_mode_unref(cfx_mode *m)
 /* What the Python key's fallback does with a mode set (python_fallback.c): runs the top mode's
  * handler with that mode popped and `exclude` added to the thread's excluded keys (popping the
  * last mode also takes the Python keys out of the included set), then pushes the mode back
- * into its place and restores the local key sets exactly as they were, also on error. With no
- * mode set it does nothing and returns CFX_MODE_NONE_SET (no error recorded): the fallback
- * then looks at the tensors' own modes, and asks the stack once, not twice. */
-enum { CFX_MODE_NONE_SET = 1 };
+ * into its place and restores the local key sets exactly as they were, also on error. Error
+ * "trying to pop from empty mode stack" with no mode set. */
 int cfx_mode_call_top(cfx_keyset exclude, const cfx_op *op, cfx_keyset ks, cfx_value *stack);
 
 /* `with m: return func(*args)` for a mode m that is not on the stack (the Python fallback

@@ -60,9 +60,8 @@ int cfx_python_fallback(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *s
     if (op->schema)
         cfx_unwrap_numbers(op->schema, stack);
     /* steps 1 and 2: with a mode set, the top mode's handler, keys above Python excluded */
-    int rc = cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack);
-    if (rc != CFX_MODE_NONE_SET)
-        return rc;
+    if (cfx_mode_any_set())
+        return cfx_mode_call_top(CFX_MODE_ABOVE_PYTHON_KEYS, op, ks, stack);
     /* step 3 (or 4): a tensor argument's own mode, entered for this one call (the tensor holds
      * it alive; pushing cannot collide since the stack is empty) */
     cfx_mode *m = tensor_arg_mode(op, stack);

@@ -10,8 +10,6 @@
 #ifndef CFX_WRAPPED_INTERNAL_H
 #define CFX_WRAPPED_INTERNAL_H
 
-#include <stdatomic.h>
-
 #include "dispatch/operator.h"
 #include "dispatch/schema.h"
 #include "dispatch/scope.h"
@@ -41,21 +39,12 @@ static inline void cfx_wrap_numbers_end(cfx_wrapped_batch *b, const cfx_value *s
 /* A fresh dispatch of stack (all n_args) whose Tensor arguments may hold numbers, as a mode's
  * call below itself passes them: wrapped for the call (cfx_wrap_numbers), dropped after. */
 int cfx_dispatch_wrapping_numbers(const cfx_op *op, cfx_value *stack);
+/* Replaces each wrapped-number tensor argument of stack[0..n_args) by its number, as a mode
+ * receives it. Nothing to look for while no wrapped number is alive (the usual case). */
+void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack);
 /* The count of live wrapped numbers that cfx_unwrap_numbers consults: a tensor becomes a
  * wrapped number only through cfx_wrapped_number_mark, and tensor.c reports each one's death
- * (every thread's, hence atomic). A tensor on a stack was made before the call that sees it
- * (its mark happened before), so a count of 0 means that no argument is one. */
-extern _Atomic int64_t cfx_wrapped_numbers_live;
-/* cfx_unwrap_numbers' walk over the arguments, once some wrapped number is alive. */
-void cfx_unwrap_numbers_present(const cfx_schema *s, cfx_value *stack);
-/* Replaces each wrapped-number tensor argument of stack[0..n_args) by its number, as a mode
- * receives it. Nothing to look for while no wrapped number is alive (the usual case), which
- * every call through the Python key asks: inline. */
-static inline void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack)
-{
-    if (atomic_load_explicit(&cfx_wrapped_numbers_live, memory_order_relaxed) != 0)
-        cfx_unwrap_numbers_present(s, stack);
-}
+ * (every thread's, hence atomic). */
 void cfx_wrapped_number_mark(cfx_tensor *t);
 void cfx_wrapped_number_died(void);
 /* A new wrapped number (owned by the open scope if there is one, else the caller's reference):

@@ -12,16 +12,17 @@
 #include "dispatch/scope.h"
 #include "dispatch/wrapped_internal.h"
 
-/* Live wrapped numbers, all threads (wrapped_internal.h). */
-_Atomic int64_t cfx_wrapped_numbers_live;
+/* Live wrapped numbers, all threads. A tensor on a stack was made before the call that sees
+ * it (its mark happened before), so a count of 0 means that no argument is one. */
+static _Atomic int64_t live_wrapped;
 
 void cfx_wrapped_number_mark(cfx_tensor *t)
 {
     t->is_wrapped_number = true;
-    atomic_fetch_add_explicit(&cfx_wrapped_numbers_live, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live_wrapped, 1, memory_order_relaxed);
 }
 
-void cfx_wrapped_number_died(void) { atomic_fetch_sub_explicit(&cfx_wrapped_numbers_live, 1, memory_order_relaxed); }
+void cfx_wrapped_number_died(void) { atomic_fetch_sub_explicit(&live_wrapped, 1, memory_order_relaxed); }
 
 static cfx_tensor *wrapped_new(cfx_value v)
 {
@@ -123,8 +124,10 @@ void cfx_wrapped_batch_drop(cfx_wrapped_batch *b, const cfx_value *stack, int n_
     b->n = 0;
 }
 
-void cfx_unwrap_numbers_present(const cfx_schema *s, cfx_value *stack)
+void cfx_unwrap_numbers(const cfx_schema *s, cfx_value *stack)
 {
+    if (atomic_load_explicit(&live_wrapped, memory_order_relaxed) == 0)
+        return;
     for (int i = 0; i < s->n_args; i++)
         if (stack[i].kind == CFX_V_TENSOR && stack[i].u.t && stack[i].u.t->is_wrapped_number)
             stack[i] = cfx_wrapped_number_value(stack[i].u.t);
