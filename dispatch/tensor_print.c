@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dispatch/conj.h"
 #include "dispatch/tensor.h"
 
 enum { PRECISION = 4, THRESHOLD = 1000, EDGEITEMS = 3, LINEWIDTH = 80 };
@@ -34,7 +35,6 @@ enum { PRECISION = 4, THRESHOLD = 1000, EDGEITEMS = 3, LINEWIDTH = 80 };
 typedef struct formatter {
     bool floating, int_mode, sci_mode;
     int width;
-    int part;                     /* of a complex value: 0 real, 1 imaginary */
     const struct formatter *imag; /* a complex tensor's formatter of the imaginary parts */
 } formatter;
 
@@ -65,7 +65,7 @@ static int64_t element_offset(const shown *s, const int64_t *pos)
  * of its data, as repr() resolves it: -1 for its imaginary parts. */
 static double conj_sign(const cfx_tensor *t, int part)
 {
-    return part == 1 && (t->keys.repr & CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Conjugate)) ? -1.0 : 1.0;
+    return part == 1 && cfx_is_conj(t) ? -1.0 : 1.0;
 }
 
 /* A float element, or part (0 real, 1 imaginary) of a complex one. */
@@ -128,7 +128,6 @@ static void formatter_init(formatter *f, const shown *s, int part)
     const cfx_tensor *t = s->t;
     int64_t pos[CFX_MAX_DIMS] = {0};
     char buf[400];
-    f->part = part;
     f->imag = NULL;
     f->floating = cfx_dtype_is_floating((cfx_dtype)t->dtype) || cfx_dtype_is_complex((cfx_dtype)t->dtype);
     f->int_mode = true;

@@ -171,8 +171,7 @@ static bool dtype_floating(const char *op, const char *kernel, const cfx_tensor 
     return false;
 }
 
-static bool is_complex_dt(cfx_dtype dt) { return dt == CFX_COMPLEX64 || dt == CFX_COMPLEX128; }
-static bool is_complex(const cfx_tensor *t) { return is_complex_dt((cfx_dtype)t->dtype); }
+static bool is_complex(const cfx_tensor *t) { return cfx_dtype_is_complex((cfx_dtype)t->dtype); }
 
 /* The functional forms: the in-place op's result on clone(self), which is dropped on error */
 static cfx_tensor *functional_end(cfx_tensor *r, cfx_tensor *sampled)
@@ -367,12 +366,6 @@ static cfx_tensor *cpu_sampler(kind k, const char *op, cfx_tensor *self, double 
         cfx_error_set(CFX_ERR, op, "\"geometric_cpu\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
         return NULL;
     }
-    if (is_complex(self)) {
-        cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'",
-                      k == K_EXPONENTIAL ? "exponential_cpu" : k == K_LOG_NORMAL ? "log_normal_cpu" : "cauchy_cpu",
-                      cfx_dtype_scalar_name(dt));
-        return NULL;
-    }
     sampler s = {.k = k, .a = a, .b = b};
     return run(op, self, &s, generator);
 }
@@ -525,7 +518,7 @@ static bool from_to_in_range(const char *op, int64_t from, int64_t to_inc, cfx_d
             return cfx_error_set(CFX_ERR, op, "to - 1 is out of bounds for %s", tm), false;
         return true;
     }
-    if (is_complex_dt(dt)) {
+    if (cfx_dtype_is_complex(dt)) {
         cfx_error_set(CFX_ERR, op, "check_random_bounds handles only integral, floating-point and boolean types");
         return false;
     }

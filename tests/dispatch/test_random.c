@@ -107,8 +107,10 @@ Test(random_ops, discrete_laws)
     cr_assert_not_null(m, "%s", cfx_error_message());
     int64_t mc[4] = {0};
     const int64_t *mv = cfx_tensor_data(m);
-    for (int64_t i = 0; i < N; i++)
+    for (int64_t i = 0; i < N; i++) {
+        cr_assert(mv[i] >= 0 && mv[i] < 4, "multinomial drew category %lld of 4", (long long)mv[i]);
         mc[mv[i]]++;
+    }
     for (int k = 0; k < 4; k++) {
         double pk = w[k] / 10.0;
         cr_expect_lt(fabs(mc[k] - N * pk), 5 * sqrt(N * pk * (1 - pk)), "multinomial: category %d drawn %lld times",

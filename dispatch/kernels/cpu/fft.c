@@ -10,7 +10,6 @@
  * of the inverse transform, which is what pocketfft and MKL compute (the imaginary parts of
  * the zero and Nyquist entries drop out). */
 #include <complex.h>
-#include <string.h>
 
 #include "dispatch/alloc.h"
 #include "dispatch/error.h"
@@ -164,7 +163,7 @@ static cfx_tensor *run(const char *op, const cfx_fft_plan *p, const cfx_tensor *
     }
     int steps = p->kind == CFX_FFT_C2R ? p->ndims - 1 : p->ndims;
     for (int i = 0; ok && i < steps; i++)
-        ok = along(buf, self->sizes, p->ndim, p->dims[i], p->kind == CFX_FFT_C2R ? false : forward);
+        ok = along(buf, self->sizes, p->ndim, p->dims[i], forward);
     const double _Complex *from = buf;
     int64_t scale_n = signal_numel(self->sizes, p);
     if (ok && p->kind == CFX_FFT_C2R) {
