@@ -56,7 +56,7 @@ void cfx_conj_data_inplace(cfx_tensor *t)
 /* _conj (CompositeExplicitAutograd): self.alias() with the bit flipped */
 cfx_tensor *cfx_kernel__conj(cfx_tensor *self)
 {
-    cfx_tensor *v = cfx_tensor_new_view(self, self->sizes, self->strides, self->ndim, self->storage_offset);
+    cfx_tensor *v = cfx_kernel_alias(self);
     if (v)
         v->keys.repr ^= CONJ_BIT;
     return v;
