@@ -35,6 +35,7 @@
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
+#include "dispatch/kernels/random_internal.h"
 #include "dispatch/kernels/structured.h"
 
 typedef enum fill_kind { FILL_VALUE, FILL_UNIFORM, FILL_NORMAL } fill_kind;
@@ -219,9 +220,11 @@ static cfx_tensor *randint(const char *op, int64_t low, int64_t high, cfx_int_li
         cfx_kernel_discard(t);
         return NULL;
     }
-    if (t->device.type == CFX_DEVICE_CPU)
-        cfx_generator_fill_int(cfx_generator_or_default(generator), cfx_tensor_data(t), cfx_tensor_numel(t), dt,
-                               (uint64_t)high - (uint64_t)low, low);
+    if (t->device.type == CFX_DEVICE_CPU &&
+        !cfx_random_from_to_fill(t, (uint64_t)high - (uint64_t)low, low, generator)) {
+        cfx_kernel_discard(t);
+        return NULL;
+    }
     return t;
 }
 
