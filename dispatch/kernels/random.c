@@ -167,7 +167,7 @@ static bool dtype_floating(const char *op, const char *kernel, const cfx_tensor 
 {
     if (cfx_dtype_is_floating((cfx_dtype)self->dtype))
         return true;
-    cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name((cfx_dtype)self->dtype));
+    cfx_kernel_not_implemented(op, kernel, (cfx_dtype)self->dtype);
     return false;
 }
 
@@ -356,7 +356,7 @@ static cfx_tensor *cpu_sampler(kind k, const char *op, cfx_tensor *self, double 
     if (k == K_LOG_NORMAL && !dtype_floating(op, "log_normal_cpu", self))
         return NULL;
     if (k == K_GEOMETRIC && (dt == CFX_BOOL || is_complex(self))) {
-        cfx_error_set(CFX_ERR, op, "\"geometric_cpu\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, "geometric_cpu", dt);
         return NULL;
     }
     sampler s = {.k = k, .a = a, .b = b};
@@ -583,8 +583,7 @@ static cfx_tensor *random_from_to(const char *op, cfx_tensor *self, int64_t from
         if (cfx_tensor_numel(self) == 0)
             return done(self);
         if (dt == CFX_BOOL || is_complex(self)) {
-            cfx_error_set(CFX_ERR, op, "\"random_full_64_bits_range_kernel_cpu\" not implemented for '%s'",
-                          cfx_dtype_scalar_name(dt));
+            cfx_kernel_not_implemented(op, "random_full_64_bits_range_kernel_cpu", dt);
             return NULL;
         }
         if (dt != CFX_INT64 && !floating) {
@@ -621,8 +620,7 @@ cfx_tensor *cfx_cpu_random_(cfx_tensor *self, cfx_value generator)
     if (cfx_tensor_numel(self) == 0)
         return done(self);
     if (is_complex(self)) {
-        cfx_error_set(CFX_ERR, op, "\"random_kernel_cpu\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)self->dtype));
+        cfx_kernel_not_implemented(op, "random_kernel_cpu", (cfx_dtype)self->dtype);
         return NULL;
     }
     sampler s = {.k = K_RANDOM};

@@ -65,7 +65,7 @@ cfx_tensor *cfx_cpu_bernoulli__Tensor(cfx_tensor *self, cfx_tensor *p, cfx_value
     if (!cfx_iter_check_no_internal_overlap(op, self))
         return NULL;
     if (dt == CFX_COMPLEX64 || dt == CFX_COMPLEX128) {
-        cfx_error_set(CFX_ERR, op, "\"bernoulli_tensor_cpu_self_\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, "bernoulli_tensor_cpu_self_", dt);
         return NULL;
     }
     cfx_scope s = cfx_scope_begin();
@@ -73,8 +73,7 @@ cfx_tensor *cfx_cpu_bernoulli__Tensor(cfx_tensor *self, cfx_tensor *p, cfx_value
     if (!pe)
         return cfx_scope_end(s), NULL;
     if (p->dtype != CFX_FLOAT64 && p->dtype != CFX_FLOAT32) {
-        cfx_error_set(CFX_ERR, op, "\"bernoulli_tensor_cpu_p_\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)p->dtype));
+        cfx_kernel_not_implemented(op, "bernoulli_tensor_cpu_p_", (cfx_dtype)p->dtype);
         return cfx_scope_end(s), NULL;
     }
     bern_ctx c = {cfx_generator_or_default(generator), dt, (cfx_dtype)p->dtype, false};
