@@ -175,8 +175,7 @@ cfx_tensor *cfx_cpu_grid_sampler_2d(cfx_tensor *input, cfx_tensor *grid, int64_t
     if (!cpu_check(op, input, grid))
         return NULL;
     if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
-        cfx_error_set(CFX_ERR_NOTIMPL, op, "\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
+        cfx_kernel_not_implemented(op, "grid_sampler_2d_cpu_kernel_impl", (cfx_dtype)input->dtype);
         return NULL;
     }
     if (grid->dtype != input->dtype) {
