@@ -638,17 +638,20 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
     const cfx_site *prev_site = cfx_current_site();
     for (cfx_node *node = rc == CFX_OK ? cfx_graph_first(g) : NULL; node; node = ir_next_in((cfx_graph *)g, node)) {
         cfx_error_swap_site(cfx_node_stack_trace(node)); /* cfx_set_current_site, inline: per node */
-        cfx_value v;
-        rc = run_node(&r, node, &v);
+        /* the value is made in its slot: a copy out of a local was read back as one 16-byte
+         * load of two 8-byte stores, which stalls store-to-load forwarding on every node */
+        cfx_value *slot = &r.env[node->seq];
+        rc = run_node(&r, node, slot);
+        if (rc != CFX_OK)
+            slot->kind = UNSET;
         if (rc == CFX_OK) {
-            r.env[node->seq] = v;
             r.pending[node->seq] = node->n_users;
             r.live++;
-            if (r.o->on_node && (rc = r.o->on_node(node, v, r.o->on_node_ctx)) != CFX_OK && !cfx_error_occurred())
+            if (r.o->on_node && (rc = r.o->on_node(node, *slot, r.o->on_node_ctx)) != CFX_OK && !cfx_error_occurred())
                 cfx_error_set(rc, NULL, "the on_node callback failed");
         }
         if (rc == CFX_OK && node->op == CFX_NODE_OUTPUT)
-            rc = give(v, out, 0);
+            rc = give(*slot, out, 0);
         if (rc != CFX_OK) {
             annotate(node);
             break;
