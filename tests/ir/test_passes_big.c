@@ -37,9 +37,19 @@ static void run(cfx_graph_module *gm, const char *pipeline, bool verify, bool *c
     cr_log_info("%s: %s %.1f ns/node", what, pipeline, (now() - t0) * 1e9 / BIG);
 }
 
-Test(passes_big, million_node_chain, .timeout = 120)
+/* The registered operator (a pass that runs kernels needs it; test_op's stand-ins have none). */
+static const cfx_op *real_op(const char *qn)
 {
-    const cfx_op *add = test_op("aten::add.Tensor"), *mul = test_op("aten::mul.Tensor"), *relu = test_op("aten::relu");
+    cfx_dispatcher_init();
+    const cfx_op *op = cfx_op_find(qn);
+    cr_assert(op, "no operator %s", qn);
+    return op;
+}
+
+/* x -> add -> mul -> relu -> add ... a million calls; op: test_op (stand-ins) or real_op */
+static cfx_graph_module *chain(const cfx_op *(*find)(const char *))
+{
+    const cfx_op *add = find("aten::add.Tensor"), *mul = find("aten::mul.Tensor"), *relu = find("aten::relu");
     cfx_graph *g = cfx_graph_new();
     cfx_node *prev = cfx_graph_placeholder(g, "x");
     for (int i = 0; i < BIG && prev; i++) {
@@ -48,7 +58,13 @@ Test(passes_big, million_node_chain, .timeout = 120)
     }
     cr_assert(prev);
     cfx_graph_output(g, NV(prev));
-    cfx_graph_module *gm = cfx_graph_module_new(g, NULL);
+    return cfx_graph_module_new(g, NULL);
+}
+
+Test(passes_big, million_node_chain, .timeout = 120)
+{
+    cfx_graph_module *gm = chain(test_op);
+    cfx_graph *g = cfx_graph_module_graph(gm);
     bool changed = true;
     run(gm, "dce,cse,topo-sort", true, &changed, "1M chain");
     cr_expect_not(changed);
@@ -67,16 +83,7 @@ Test(passes_big, million_node_chain, .timeout = 120)
     cfx_graph_module_free(gm);
 }
 
-/* The registered operator (a pass that runs kernels needs it; test_op's stand-ins have none). */
-static const cfx_op *real_op(const char *qn)
-{
-    cfx_dispatcher_init();
-    const cfx_op *op = cfx_op_find(qn);
-    cr_assert(op, "no operator %s", qn);
-    return op;
-}
-
-/* op: test_op (stand-ins) or real_op */
+/* op: as chain's */
 static cfx_graph_module *fan_in(bool duplicates, const cfx_op *(*op)(const char *))
 {
     const cfx_op *relu = op("aten::relu"), *add = op("aten::add.Tensor"), *stack = op("aten::stack");
@@ -190,16 +197,7 @@ static void every_pass_and_dump(cfx_graph_module *gm, const char *what, bool tab
 
 Test(passes_big, every_pass_and_dump_on_a_million_node_chain_and_fan_in, .timeout = 600)
 {
-    const cfx_op *add = real_op("aten::add.Tensor"), *mul = real_op("aten::mul.Tensor"), *relu = real_op("aten::relu");
-    cfx_graph *g = cfx_graph_new();
-    cfx_node *prev = cfx_graph_placeholder(g, "x");
-    for (int i = 0; i < BIG && prev; i++) {
-        const cfx_op *op = i % 3 == 0 ? add : i % 3 == 1 ? mul : relu;
-        prev = cfx_graph_call_op(g, op, VALS(NV(prev), NV(prev)), op == relu ? 1 : 2, NULL, 0);
-    }
-    cr_assert(prev);
-    cfx_graph_output(g, NV(prev));
-    cfx_graph_module *gm = cfx_graph_module_new(g, NULL);
+    cfx_graph_module *gm = chain(real_op);
     every_pass_and_dump(gm, "1M chain", true);
     cfx_graph_module_free(gm);
 
