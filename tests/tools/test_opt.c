@@ -214,6 +214,10 @@ Test(opt, decompose_keep_list)
                     "aten::linear | $CFX print -", false, &out), 0);
     cr_expect(strstr(out, "aten.linear.default") && strstr(out, "aten.flatten.using_ints"), "%s", out);
     free(out);
+    cr_expect_eq(sh("$CFX opt $D/lin.json --passes=fake-tensor-prop,decompose --decompose-keep=aten::linear.default "
+                    "| $CFX print -", false, &out), 0);
+    cr_expect(strstr(out, "aten.linear.default") && !strstr(out, "flatten"), "%s", out);
+    free(out);
     cr_expect_eq(sh("$CFX opt $D/lin.json --passes=decompose --decompose-keep=aten::lineer", true, &out), 1);
     cr_expect(one_error_line(out) && strstr(out, "cfx: --decompose-keep: unknown operator 'aten::lineer'"), "%s", out);
     free(out);

@@ -55,13 +55,18 @@ static int check_keep(void)
     for (int k = 0; k < cli_decompose_options.n_keep && rc == CFX_OK; k++) {
         const char *name = keep_names[k];
         const cfx_op *op = cfx_op_lookup(name);
+        size_t nl = strlen(name);
+        if (!op && nl > 8 && !strcmp(name + nl - 8, ".default")) { /* the default overload, PyTorch's spelling */
+            char base[256];
+            snprintf(base, sizeof base, "%.*s", (int)(nl - 8), name);
+            op = cfx_op_lookup(base);
+        }
         bool known = op && cfx_op_schema(op);
         if (!known && !ops) {
             n = cfx_op_list(NULL, 0);
             ops = cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *ops);
             n = ops ? cfx_op_list(ops, n) : 0;
         }
-        size_t nl = strlen(name);
         for (int i = 0; i < n && !known; i++) {
             const char *q = cfx_op_name(ops[i]);
             known = !strncmp(q, name, nl) && q[nl] == '.';
