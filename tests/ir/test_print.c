@@ -336,7 +336,6 @@ Test(ir_print, goldens)
         expect_golden(path, s);
         free(s);
         cr_expect_eq(cfx_graph_lint(g) == CFX_OK, cases[i].lints, "%s", cases[i].name);
-
         cfx_error_clear();
         cfx_graph_free(g);
     }
