@@ -45,13 +45,19 @@ struct cfx_fake_cache_entry {
 enum { OP_UNKNOWN = 0, OP_BYPASS, OP_CACHED, OP_CACHED_IF_TENSOR, MAX_ENTRIES = 1 << 16 };
 
 /* A key's words are combined by rotate and xor as they are appended (two instructions a
- * word), and the sum mixed once at the end: equal keys are compared in full anyway. */
+ * word), and the sum mixed once at the end: equal keys are compared in full anyway. The
+ * multiply carries every bit of the sum into the high half only (a low bit of a product
+ * depends on no higher bit of its operands), so finish folds the high half down and the
+ * table's slot is the low bits of that: keys differing only in bits the rotations moved
+ * up, such as add(x, i) for i = 0, 1, 2, ..., still spread (folding again at the slot would
+ * cancel the fold and pile them all in one probe run: quadratic). */
 static inline uint64_t rotl7(uint64_t h) { return h << 7 | h >> 57; }
 static inline uint64_t finish(uint64_t h)
 {
     h *= 0x9E3779B97F4A7C15ull;
     return h ^ h >> 32;
 }
+static inline uint32_t slot(uint64_t hash, uint32_t mask) { return (uint32_t)hash & mask; }
 
 /* _validate_cache_key and the output rules that follow from the schema alone, per op. */
 static bool op_is_cacheable(const cfx_fake_mode *m, const cfx_op *op)
@@ -198,7 +204,7 @@ static const cfx_fake_cache_entry *find(const cfx_fake_mode *m, const cfx_fake_k
     if (!m->cache_cap)
         return NULL;
     uint32_t mask = m->cache_cap - 1;
-    for (uint32_t j = (uint32_t)(k->hash ^ k->hash >> 32) & mask; m->cache[j]; j = (j + 1) & mask) {
+    for (uint32_t j = slot(k->hash, mask); m->cache[j]; j = (j + 1) & mask) {
         const cfx_fake_cache_entry *e = m->cache[j];
         if (e->hash == k->hash && e->n_words == k->n && memcmp(e->words, k->w, k->n * sizeof *k->w) == 0)
             return e;
@@ -304,7 +310,7 @@ void cfx_fake_cache_insert(cfx_fake_mode *m, const cfx_fake_key *k, cfx_tensor *
             return;
         for (uint32_t i = 0; i < m->cache_cap; i++)
             if (m->cache[i]) {
-                uint32_t j = (uint32_t)(m->cache[i]->hash ^ m->cache[i]->hash >> 32) & (cap - 1);
+                uint32_t j = slot(m->cache[i]->hash, cap - 1);
                 while (t[j])
                     j = (j + 1) & (cap - 1);
                 t[j] = m->cache[i];
@@ -321,7 +327,7 @@ void cfx_fake_cache_insert(cfx_fake_mode *m, const cfx_fake_key *k, cfx_tensor *
     e->out = rec;
     e->nbytes = out->storage->nbytes; /* what empty_strided gave synth too (checked above) */
     memcpy(e->words, k->w, k->n * sizeof *k->w);
-    uint32_t mask = m->cache_cap - 1, j = (uint32_t)(e->hash ^ e->hash >> 32) & mask;
+    uint32_t mask = m->cache_cap - 1, j = slot(e->hash, mask);
     while (m->cache[j])
         j = (j + 1) & mask;
     m->cache[j] = e;

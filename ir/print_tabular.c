@@ -4,7 +4,8 @@
  * width (code points, after stripping whitespace as tabulate does); the second renders the
  * cells again and pads them to the column widths. Rendering twice costs less than keeping
  * 5 strings per node for a million-node graph, and both walks use the same cell function,
- * so the widths cannot disagree with what is written. */
+ * so the widths cannot disagree with what is written. Between the walks the table's size is
+ * known: one too large to print (see print_tabular.h) is refused before anything is written. */
 #include <stdint.h>
 #include <string.h>
 
@@ -149,6 +150,18 @@ int cfx_graph_print_tabular(const cfx_graph *g, cfx_buf *b)
             if (w > widths[c])
                 widths[c] = w;
         }
+    /* tabulate pads every row to the widest cell of each column: one long cell (a node
+     * taking a million arguments) makes every row that long, a table quadratic in the graph */
+    size_t rows = 2 + (size_t)cfx_graph_num_nodes(g), row_bytes = 2 * (N_COLS - 1) + 1;
+    for (int c = 0; c < N_COLS; c++)
+        row_bytes += widths[c];
+    if (row_bytes > CFX_PRINT_TABULAR_MAX_BYTES / rows) {
+        cfx_buf_free(&scratch);
+        return cfx_error_set(CFX_ERR, NULL,
+                             "print_tabular: the table would take about %zu rows of %zu characters (tabulate pads "
+                             "every row to the widest cell of each column), more than the limit of %llu bytes",
+                             rows, row_bytes, (unsigned long long)CFX_PRINT_TABULAR_MAX_BYTES);
+    }
     size_t lens[N_COLS];
     for (int c = 0; c < N_COLS; c++)
         lens[c] = strlen(headers[c]);

@@ -27,9 +27,16 @@
 #include "dispatch/value.h"
 #include "ir/graph.h"
 
-/* Appends the table (no trailing newline; Python's print adds one) to b. CFX_OK, or
- * CFX_ERR_NOMEM (recorded) with b->oom set. Linear in the graph's size: every cell is rendered twice,
- * once to measure and once to write, so no per-cell storage is kept. */
+/* The largest table printed: every row is as long as the widest cell of each column makes it,
+ * so a node with a million arguments makes a million rows megabytes long each (terabytes in
+ * all, which Python would print too). Such a table is refused rather than filling memory. */
+#define CFX_PRINT_TABULAR_MAX_BYTES ((size_t)1 << 32)
+
+/* Appends the table (no trailing newline; Python's print adds one) to b. CFX_OK, CFX_ERR
+ * (recorded, nothing appended) when the table would exceed CFX_PRINT_TABULAR_MAX_BYTES, or
+ * CFX_ERR_NOMEM (recorded) with b->oom set. Every cell is rendered twice, once to measure and
+ * once to write, so no per-cell storage is kept: time and memory are linear in the table's
+ * size, itself linear in the graph's as long as no cell is huge. */
 CFX_API int cfx_graph_print_tabular(const cfx_graph *g, cfx_buf *b);
 
 #endif

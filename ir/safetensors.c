@@ -11,7 +11,9 @@
 
 /* ---- dtypes -------------------------------------------------------------------------------- */
 
-/* rank: the position in safetensors' Dtype enum, which orders the tensors of a written file.
+/* rank: the position in safetensors' Dtype enum, which orders the tensors of a written file
+ * (C64 sits between F32 and F64 there: a file of safetensors 0.8 puts I64, F64, C64, F32 in
+ * that order, which tests/ir/test_safetensors.c's cfx_reads_python_files checks).
  * C64 is complex64 (two little-endian float32s); safetensors has no complex128. */
 static const struct {
     const char *name;
@@ -22,7 +24,7 @@ static const struct {
     {"U8", CFX_UINT8, 4},     {"I8", CFX_INT8, 5},      {"F8_E5M2", -1, 6},  {"F8_E4M3", -1, 7},
     {"F8_E8M0", -1, 8},       {"I16", CFX_INT16, 9},     {"U16", -1, 10},     {"F16", -1, 11},
     {"BF16", -1, 12},         {"I32", CFX_INT32, 13}, {"U32", -1, 14}, {"F32", CFX_FLOAT32, 15},
-    {"F64", CFX_FLOAT64, 16}, {"I64", CFX_INT64, 17}, {"U64", -1, 18}, {"C64", CFX_COMPLEX64, 19},
+    {"C64", CFX_COMPLEX64, 16}, {"F64", CFX_FLOAT64, 17}, {"I64", CFX_INT64, 18}, {"U64", -1, 19},
 };
 
 const char *cfx_safetensors_dtype_name(cfx_dtype d)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cfx.h"
+#include "tests/json_round_trip.h"
 #include "tests/test_util.h"
 
 /* got must equal tests/data/NAME (its header line skipped). */
@@ -28,6 +29,7 @@ static inline void expect_graph_goldens(const cfx_graph *g, const char *graph_tx
         char *text = cfx_graph_to_string(g);
         expect_golden(graph_txt, text);
         free(text);
+        expect_graph_json_round_trip(g, graph_txt);
     }
     if (tabular_txt) {
         cfx_buf b;

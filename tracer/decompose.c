@@ -31,6 +31,9 @@ static bool kept(const cfx_decompose_options *o, const cfx_op *op)
         const char *k = o->keep[i];
         if (k && (strcmp(k, name) == 0 || (strlen(k) == packet && strncmp(k, name, packet) == 0)))
             return true;
+        /* the default overload as PyTorch spells it (str(torch.ops.aten.relu.default)) */
+        if (k && !dot && strlen(k) == packet + 8 && strncmp(k, name, packet) == 0 && !strcmp(k + packet, ".default"))
+            return true;
     }
     return false;
 }

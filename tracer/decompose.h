@@ -18,8 +18,8 @@
  *     operator.getitem user is replaced by the element it selected. The node is erased.
  * Operators decomposing into other composite ones decompose all the way, as in make_fx.
  *
- * Left alone: operators listed in keep (by qualified name "aten::foo.overload", or by packet
- * "aten::foo" for every overload), impure nodes (side effects, `(a!)` schemas) and operators
+ * Left alone: operators listed in keep (by qualified name "aten::foo.overload", the default
+ * overload also as "aten::foo.default", or by packet "aten::foo" for every overload), impure nodes (side effects, `(a!)` schemas) and operators
  * tagged nondeterministic_seeded (a pass must not change which random calls a graph makes),
  * and a multi-return node with a user that is not a getitem of a constant index.
  *

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cfx.h"
+#include "tests/json_round_trip.h"
 
 /* str(gm.graph) == want_graph and gm.code == want_code (mode names the trace in messages). */
 static inline void expect_graph_and_code(const cfx_graph_module *gm, const char *want_graph, const char *want_code,
@@ -18,6 +19,7 @@ static inline void expect_graph_and_code(const cfx_graph_module *gm, const char 
     cr_expect_str_eq(c, want_code, "mode %d\n%s", mode, c);
     free(g);
     free(c);
+    expect_module_json_round_trip(gm, want_graph);
 }
 
 #endif

@@ -92,25 +92,36 @@ static int count_target(const cfx_graph *g, const char *op)
 
 TestSuite(passes, .init = setup, .fini = teardown);
 
-Test(passes, every_registered_pass_keeps_impure_and_mutating_nodes)
+typedef void (*pass_check)(const char *pass, cfx_graph_module *gm, bool changed);
+
+/* Each registered pass (the tracer's decompose too, registered as the driver registers it) on a
+ * fresh module from build: the two calls of rand_op, the side effect and the mutation all stay,
+ * the graph lints; then check, if any, looks at the rest. */
+static void each_pass(cfx_graph_module *(*build)(void), const char *rand_op, pass_check check)
 {
-    /* the tracer's pass too, registered as the driver registers it */
     if (!cfx_pass_exists("decompose"))
         cr_assert_eq(cfx_pass_register("decompose", "decompose", cfx_pass_decompose, NULL), CFX_OK);
     for (int i = 0; i < cfx_pass_count(); i++) {
         const char *name = cfx_pass_name(i);
         cfx_scope s = cfx_scope_begin();
-        cfx_graph_module *gm = impure_module();
+        cfx_graph_module *gm = build();
         cfx_graph *g = cfx_graph_module_graph(gm);
         bool changed = false;
         cr_assert_eq(cfx_pass_run_named(gm, name, &changed), CFX_OK, "%s: %s", name, cfx_error_message());
-        cr_expect_eq(count_target(g, "cfxtest::rand_like"), 2, "%s merged or dropped rand_like", name);
+        cr_expect_eq(count_target(g, rand_op), 2, "%s merged or dropped %s", name, rand_op);
         cr_expect_eq(count_target(g, "cfxtest::log"), 1, "%s dropped the side effect", name);
         cr_expect_eq(count_target(g, "aten::add_.Tensor"), 1, "%s dropped the mutation", name);
         cr_expect_eq(cfx_graph_lint(g), CFX_OK, "%s: %s", name, cfx_error_message());
+        if (check)
+            check(name, gm, changed);
         cfx_graph_module_free(gm);
         cfx_scope_end(s);
     }
+}
+
+Test(passes, every_registered_pass_keeps_impure_and_mutating_nodes)
+{
+    each_pass(impure_module, "cfxtest::rand_like", NULL);
 }
 
 Test(passes, cse_merges_pure_duplicates_only)
@@ -243,4 +254,61 @@ Test(passes, cse_keeps_registered_nondeterministic_ops)
     cr_expect_not(changed);
     cr_expect_eq(cfx_graph_num_nodes(g), 4);
     cfx_graph_free(g);
+}
+
+/* x; constants c, d; e = mul(c, c) (foldable); two aten::rand_like(c) (nondeterministic_seeded:
+ * PyTorch's CSEPass merges them); log(c) (side effect); add_(d, c) (mutates a constant);
+ * relu(x); output (e, r1, r2, relu). Every pass keeps the random, impure and mutating nodes
+ * although their inputs are all constants; fold folds e alone, its get_attr carrying e's meta
+ * and name. */
+static cfx_graph_module *constant_impure_module(void)
+{
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *c = cfx_graph_get_attr(g, "c"), *d = cfx_graph_get_attr(g, "d");
+    set_val(x);
+    set_val(c);
+    set_val(d);
+    cfx_node *e = CALL(g, "aten::mul.Tensor", NV(c), NV(c));
+    set_val(e);
+    cr_assert_eq(cfx_node_set_stack_trace(e, &(cfx_site){"model.c", 7, "forward"}), CFX_OK);
+    cfx_node *r1 = CALL(g, "aten::rand_like", NV(c));
+    cfx_node *r2 = CALL(g, "aten::rand_like", NV(c));
+    CALL(g, "cfxtest::log", NV(c));
+    CALL(g, "aten::add_.Tensor", NV(d), NV(c));
+    cfx_node *s = CALL(g, "aten::relu", NV(x));
+    cr_assert(cfx_graph_output(g, cfx_tuple(VALS(NV(e), NV(r1), NV(r2), NV(s)), 4)));
+    cfx_graph_module *gm = cfx_graph_module_new(g, NULL);
+    float v[6] = {1, -2, 3, -4, 5, -6};
+    cfx_tensor *tc = cfx_tensor_from_floats(v, (int64_t[]){2, 3}, 2), *td = cfx_tensor_from_floats(v, (int64_t[]){2, 3}, 2);
+    cr_assert_eq(cfx_graph_module_set_attr(gm, "c", tc), CFX_OK);
+    cr_assert_eq(cfx_graph_module_set_attr(gm, "d", td), CFX_OK);
+    return gm;
+}
+
+/* fold folds e alone, into a get_attr with e's name and meta; the other passes keep it */
+static void check_constants(const char *name, cfx_graph_module *gm, bool changed)
+{
+    cfx_graph *g = cfx_graph_module_graph(gm);
+    cr_expect_eq(count_target(g, "aten::relu"), 1, "%s", name);
+    if (!strcmp(name, "fold")) {
+        cr_expect(changed);
+        cr_expect_eq(count_target(g, "aten::mul.Tensor"), 0, "e is folded");
+        cfx_node *k = cfx_graph_find_node(g, "mul"); /* the get_attr takes the folded node's name */
+        cr_assert(k, "no node mul");
+        cr_expect_eq(cfx_node_opcode(k), CFX_NODE_GET_ATTR);
+        cr_expect(cfx_node_val(k) && cfx_node_val(k)->kind == CFX_MVAL_TENSOR, "fold dropped e's val");
+        const cfx_site *st = cfx_node_stack_trace(k);
+        cr_expect(st && st->line == 7, "fold dropped e's stack_trace");
+        cfx_tensor *t = cfx_graph_module_get_attr(gm, "_frozen_param0");
+        cr_assert(t);
+        cr_expect_float_eq(((float *)cfx_tensor_data(t))[1], 4.0f, 0, "(-2)^2");
+    } else {
+        cr_expect_eq(count_target(g, "aten::mul.Tensor"), 1, "%s", name);
+    }
+}
+
+Test(passes, every_registered_pass_keeps_impure_nodes_on_constants)
+{
+    each_pass(constant_impure_module, "aten::rand_like", check_constants);
 }

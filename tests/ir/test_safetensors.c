@@ -61,6 +61,17 @@ static void dump_tensor(cfx_buf *b, const char *name, const cfx_tensor *t)
         case CFX_INT32: { int32_t v; memcpy(&v, p, 4); cfx_buf_printf(b, "%d", v); break; }
         case CFX_INT64: { int64_t v; memcpy(&v, p, 8); cfx_buf_printf(b, "%lld", (long long)v); break; }
         case CFX_BOOL: cfx_buf_printf(b, "%d", *p); break;
+        case CFX_UINT8: cfx_buf_printf(b, "%u", *p); break;
+        case CFX_INT8: cfx_buf_printf(b, "%d", (int)(int8_t)*p); break;
+        case CFX_INT16: { int16_t v; memcpy(&v, p, 2); cfx_buf_printf(b, "%d", v); break; }
+        case CFX_COMPLEX64: { /* real and imaginary parts, as check_safetensors.py prints them */
+            float f[2];
+            memcpy(f, p, 8);
+            cfx_format_double_python(f[0], b);
+            cfx_buf_putc(b, ' ');
+            cfx_format_double_python(f[1], b);
+            break;
+        }
         }
         for (int d = t->ndim - 1; d >= 0; d--) {
             if (++idx[d] < t->sizes[d])
@@ -99,7 +110,7 @@ static char *dump_st(const cfx_safetensors *st)
 }
 
 /* Tensors of every dtype, a 0-dim and an empty one, a transposed view and an offset view. */
-enum { NT = 9 };
+enum { NT = 13 };
 static void sample(const char **names, cfx_tensor **ts)
 {
     float w[6] = {1.5f, -2.0f, 0.25f, NAN, INFINITY, -0.0f};
@@ -108,8 +119,13 @@ static void sample(const char **names, cfx_tensor **ts)
     int64_t i64[3] = {INT64_MIN, INT64_MAX, 42};
     uint8_t mask[3] = {1, 0, 1};
     double sc = 3.0;
+    uint8_t u8[3] = {0, 255, 7};
+    int8_t i8[3] = {-128, 127, 0};
+    int16_t i16[2] = {INT16_MIN, INT16_MAX};
+    float c64[6] = {1.5f, -2.0f, NAN, -0.0f, -0.0f, INFINITY};
     cfx_tensor *wt = typed(w, (int64_t[]){2, 3}, 2, CFX_FLOAT32);
-    const char *nm[NT] = {"fc.weight", "d", "i32", "i64", "mask", "scalar", "empty", "fc.weight_t", "row1"};
+    const char *nm[NT] = {"fc.weight", "d", "i32", "i64", "mask", "scalar", "empty", "fc.weight_t", "row1",
+                          "u8", "i8", "i16", "c64"};
     cfx_tensor *t[NT] = {
         wt,
         typed(d, (int64_t[]){4}, 1, CFX_FLOAT64),
@@ -120,6 +136,10 @@ static void sample(const char **names, cfx_tensor **ts)
         cfx_tensor_new((int64_t[]){0, 4}, 2, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU)),
         cfx_tensor_new_view(wt, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 2, 0),
         cfx_tensor_new_view(wt, (int64_t[]){3}, (int64_t[]){1}, 1, 3),
+        typed(u8, (int64_t[]){3}, 1, CFX_UINT8),
+        typed(i8, (int64_t[]){3}, 1, CFX_INT8),
+        typed(i16, (int64_t[]){2, 1}, 2, CFX_INT16),
+        typed(c64, (int64_t[]){3}, 1, CFX_COMPLEX64),
     };
     for (int i = 0; i < NT; i++) {
         names[i] = nm[i];
@@ -164,6 +184,9 @@ Test(ir_safetensors, roundtrip_every_dtype)
     char *want = dump_given(names, ts, NT), *got = dump_st(st);
     cr_expect(strncmp(got, want, strlen(want)) == 0, "got:\n%s\nwant:\n%s", got, want);
     cr_expect(strstr(got, "fc.weight_t F32 [3, 2] 1.5 nan -2.0 inf 0.25 -0.0\n"), "%s", got);
+    cr_expect(strstr(got, "c64 C64 [3] 1.5 -2.0 nan -0.0 -0.0 inf\n"), "%s", got);
+    cr_expect(strstr(got, "i16 I16 [2, 1] -32768 32767\ni32 ") && strstr(got, "i8 I8 [3] -128 127 0\n") &&
+              strstr(got, "u8 U8 [3] 0 255 7\n"), "%s", got);
     cr_expect(strstr(got, "row1 F32 [3] nan inf -0.0\n"), "%s", got);
     cr_expect(strstr(got, "scalar F64 [] 3.0\n"), "%s", got);
     cr_expect(strstr(got, "empty F32 [0, 4]\n"), "%s", got);
@@ -522,6 +545,9 @@ Test(ir_safetensors, cfx_reads_python_files, .timeout = 120)
     char *got = dump_st(st);
     cr_expect_str_eq(got, want);
     cr_expect(strstr(got, "fc.weight_t F32 [3, 2] 1.5 nan -2.0 inf 0.25 -0.0\n"), "%s", got);
+    cr_expect(strstr(got, "c64 C64 [3] 1.5 -2.0 nan -0.0 -0.0 inf\n"), "%s", got);
+    cr_expect(strstr(got, "i16 I16 [2, 1] -32768 32767\ni32 ") && strstr(got, "i8 I8 [3] -128 127 0\n") &&
+              strstr(got, "u8 U8 [3] 0 255 7\n"), "%s", got);
     /* cfx writes what it read as Python's bytes */
     int n = cfx_safetensors_count(st);
     const char **nm = malloc(sizeof *nm * (size_t)n);

@@ -15,6 +15,7 @@
 #include "ir/passes/dce.h"
 #include "tools/models/models.h"
 #include "tracer/make_fx.h"
+#include "tests/json_round_trip.h"
 #include "tests/test_util.h"
 
 /* A golden of tests/data without its header line. */
@@ -65,6 +66,7 @@ static void expect_golden_as(const char *model, cfx_tracing_mode mode, const cha
     cr_expect_str_eq(got, want, "code of %s (%s mode)", model, mode ? "fake" : "real");
     free(want);
     free(got);
+    expect_module_json_round_trip(gm, path);
     cfx_graph_module_free(gm);
     cfx_module_free(module);
     cfx_scope_end(s);

@@ -169,3 +169,64 @@ Test(opt, trace_runs_passes)
     cr_expect(strstr(out, "examples:") && strstr(out, "--passes=P1,P2"), "%s", out);
     free(out);
 }
+
+/* x @ w.T flattened: aten::linear and aten::flatten.using_ints are CompositeImplicitAutograd. */
+static const char linear_json[] =
+    "{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 1}, \"name\": \"Lin\", \"nodes\": [\n"
+    "{\"name\": \"x\", \"op\": \"placeholder\", \"target\": \"x\", \"args\": [], \"kwargs\": [], \"meta\": {\"val\": "
+    "{\"tensor\": {\"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [2, 3], \"stride\": [3, 1], "
+    "\"storage_offset\": 0}}}},\n"
+    "{\"name\": \"w\", \"op\": \"placeholder\", \"target\": \"w\", \"args\": [], \"kwargs\": [], \"meta\": {\"val\": "
+    "{\"tensor\": {\"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [4, 3], \"stride\": [3, 1], "
+    "\"storage_offset\": 0}}}},\n"
+    "{\"name\": \"linear\", \"op\": \"call_function\", \"target\": {\"op\": \"aten::linear\"}, \"args\": [{\"node\": \"x\"}, "
+    "{\"node\": \"w\"}], \"kwargs\": []},\n"
+    "{\"name\": \"flatten\", \"op\": \"call_function\", \"target\": {\"op\": \"aten::flatten.using_ints\"}, \"args\": "
+    "[{\"node\": \"linear\"}], \"kwargs\": []},\n"
+    "{\"name\": \"output\", \"op\": \"output\", \"target\": \"output\", \"args\": [{\"node\": \"flatten\"}], \"kwargs\": []}\n"
+    "]}\n";
+
+/* The decompose pass's keep-list from the command line: by overload or by packet, repeatable or
+ * comma-separated; an operator nobody registered is a user error naming it. */
+Test(opt, decompose_keep_list)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/lin.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(linear_json, f);
+    fclose(f);
+    char *out;
+    cr_expect_eq(sh("$CFX opt $D/lin.json --passes=decompose | $CFX print -", false, &out), 0);
+    cr_expect(strstr(out, "aten.t.default") && strstr(out, "aten.mm.default") && strstr(out, "aten.view.default") &&
+              !strstr(out, "linear") && !strstr(out, "flatten"), "%s", out);
+    free(out);
+    cr_expect_eq(sh("$CFX opt $D/lin.json --passes=fake-tensor-prop,decompose --decompose-keep=aten::linear "
+                    "| $CFX print -", false, &out), 0);
+    cr_expect(strstr(out, "aten.linear.default") && strstr(out, "aten.view.default") && !strstr(out, "flatten"),
+              "%s", out);
+    free(out);
+    cr_expect_eq(sh("$CFX opt $D/lin.json --passes=fake-tensor-prop,decompose --decompose-keep aten::flatten "
+                    "--decompose-keep=aten::linear | $CFX print -", false, &out), 0);
+    cr_expect(strstr(out, "aten.linear.default") && strstr(out, "aten.flatten.using_ints"), "%s", out);
+    free(out);
+    cr_expect_eq(sh("$CFX opt $D/lin.json --passes=fake-tensor-prop,decompose --decompose-keep=aten::flatten.using_ints,"
+                    "aten::linear | $CFX print -", false, &out), 0);
+    cr_expect(strstr(out, "aten.linear.default") && strstr(out, "aten.flatten.using_ints"), "%s", out);
+    free(out);
+    cr_expect_eq(sh("$CFX opt $D/lin.json --passes=fake-tensor-prop,decompose --decompose-keep=aten::linear.default "
+                    "| $CFX print -", false, &out), 0);
+    cr_expect(strstr(out, "aten.linear.default") && !strstr(out, "flatten"), "%s", out);
+    free(out);
+    cr_expect_eq(sh("$CFX opt $D/lin.json --passes=decompose --decompose-keep=aten::lineer", true, &out), 1);
+    cr_expect(one_error_line(out) && strstr(out, "cfx: --decompose-keep: unknown operator 'aten::lineer'"), "%s", out);
+    free(out);
+    cr_expect_eq(sh("$CFX trace mlp --passes=decompose --decompose-keep=aten::nope.x", true, &out), 1);
+    cr_expect(one_error_line(out) && strstr(out, "unknown operator 'aten::nope.x'"), "%s", out);
+    free(out);
+    cr_expect_eq(sh("$CFX opt $D/lin.json --passes=decompose --decompose-keep", true, &out), 2);
+    free(out);
+    cr_expect_eq(sh("$CFX opt --help", true, &out), 0);
+    cr_expect(strstr(out, "--decompose-keep=OPS"), "%s", out);
+    free(out);
+}

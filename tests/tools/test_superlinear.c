@@ -155,6 +155,49 @@ Test(superlinear, json_loader_long_values_deep_nesting_and_late_errors, .timeout
     expect_linear("json late error", load_json_fails, bad_end_json(2000), bad_end_json(16000));
 }
 
+/* ---- passes on a fan-in: x feeding n calls add(x, i), all stacked by one node ---------------- */
+
+/* The calls differ only in their int argument: FakeTensorProp's fake-mode cache once put every
+ * such key in one probe run of its table (the slot cancelled the hash's final fold), which made
+ * the pass quadratic on this shape. */
+static char *fan_in_json(int n)
+{
+    cfx_buf b;
+    cfx_buf_init(&b);
+    cfx_buf_puts(&b, "{\"format\": \"cfx.graph\", \"version\": {\"major\": 1, \"minor\": 1}, \"nodes\": [\n"
+                     "{\"name\": \"x\", \"op\": \"placeholder\", \"target\": \"x\", \"args\": [], \"kwargs\": [], "
+                     "\"meta\": {\"val\": {\"tensor\": {\"dtype\": \"torch.float32\", \"device\": \"cpu\", \"shape\": [2], "
+                     "\"stride\": [1], \"storage_offset\": 0}}}},\n");
+    for (int i = 0; i < n; i++)
+        cfx_buf_printf(&b, "{\"name\": \"add_%d\", \"op\": \"call_function\", \"target\": {\"op\": \"aten::add.Tensor\"}, "
+                           "\"args\": [{\"node\": \"x\"}, %d], \"kwargs\": []},\n", i, i);
+    cfx_buf_puts(&b, "{\"name\": \"stack\", \"op\": \"call_function\", \"target\": {\"op\": \"aten::stack\"}, \"args\": [[");
+    for (int i = 0; i < n; i++)
+        cfx_buf_printf(&b, "%s{\"node\": \"add_%d\"}", i ? ", " : "", i);
+    cfx_buf_puts(&b, "]], \"kwargs\": []},\n{\"name\": \"output\", \"op\": \"output\", \"target\": \"output\", "
+                     "\"args\": [{\"node\": \"stack\"}], \"kwargs\": []}]}\n");
+    return cfx_buf_take(&b);
+}
+
+/* Loads the module and runs every built-in pass (each must keep the graph as it is), then
+ * fake-tensor-prop three times more, so that the pass outweighs the load in the timing. */
+static bool load_and_run_passes(const char *text, size_t len)
+{
+    cfx_graph_module *gm = cfx_graph_module_from_json(text, len);
+    bool changed = false;
+    bool ok = gm && cfx_pipeline_run_text("dce,cse,topo-sort,verify,strip-asserts,fold,normalize-args,fake-tensor-prop,"
+                                          "fake-tensor-prop,fake-tensor-prop,fake-tensor-prop",
+                                          gm, &(cfx_pipeline_options){.progress_after = -1}, &changed) == CFX_OK;
+    cfx_graph_module_free(gm);
+    return ok && !changed;
+}
+
+Test(superlinear, passes_on_a_fan_in_are_linear, .timeout = 120)
+{
+    cfx_dispatcher_init();
+    expect_linear("passes on a fan-in", load_and_run_passes, fan_in_json(1000), fan_in_json(8000));
+}
+
 /* ---- the schema parser: n arguments with defaults and annotations --------------------------- */
 
 static char *wide_schema(int n)

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "cfx.h"
+#include "tests/json_round_trip.h"
 
 static cfx_tensor *ln_backward_grad_input(cfx_tensor *g, cfx_tensor *x, cfx_tensor *m, cfx_tensor *r, cfx_tensor *w,
                                           cfx_tensor *b)
@@ -58,6 +59,7 @@ static void trace_and_compare(cfx_fnptr fn, const char *sig, cfx_value *args, in
         char *text = cfx_graph_to_string(cfx_graph_module_graph(gm));
         cr_expect_str_eq(text, want, "mode %d", mode);
         cfx_free(text);
+        expect_module_json_round_trip(gm, want);
         cfx_graph_module_free(gm);
     }
 }

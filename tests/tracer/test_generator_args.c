@@ -162,6 +162,7 @@ Test(generator_args, traces_record_opaque_get_attrs_as_2_13)
             free(c);
             free(wg);
             free(wc);
+            expect_module_json_round_trip(gm, programs[i].name);
             cr_assert_eq(cfx_graph_module_n_object_attrs(gm), programs[i].n_opaque);
             cfx_value v = cfx_graph_module_get_attr_opaque(gm, "_opaque_obj0");
             cr_expect_eq(v.kind, CFX_V_GENERATOR);

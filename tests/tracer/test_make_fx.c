@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "dispatch/fake.h"
+#include "tests/json_round_trip.h"
 #include "tests/tracer/tracer_programs.h"
 
 static void setup(void)
@@ -48,6 +49,7 @@ static void check_program(const char *name)
         cr_expect_str_eq(code, want_code, "%s (%s) code", name, mname);
         free(graph);
         free(code);
+        expect_module_json_round_trip(gm, name);
         if (p->meta) {
             char *want = golden(name, mode == CFX_TRACE_FAKE ? "meta_fake" : "meta_real");
             cr_assert(want, "missing meta golden for %s", name);

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "dispatch/getitem.h"
+#include "tests/json_round_trip.h"
 #include "tests/tracer/tracer_programs.h"
 
 typedef struct tensor6 {
@@ -152,6 +153,7 @@ static void check_shape_program(const char *name)
         cr_assert(want, "missing meta golden for %s", name);
         char *got = meta_text(g);
         cr_expect_str_eq(got, want, "%s (%s) meta", name, mname);
+        expect_module_json_round_trip(gm, name);
         free(graph);
         free(code);
         free(got);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cfx.h"
+#include "tests/json_round_trip.h"
 #include "tests/test_util.h"
 
 typedef struct out8 {
@@ -166,6 +167,7 @@ static void check_model(const model *m)
         char *graph = cfx_graph_to_string(g), *code = cfx_graph_python_code_string(g, "self");
         cr_expect_str_eq(graph, want_graph, "%s graph (mode %d)", m->name, mode);
         cr_expect_str_eq(code, want_code, "%s code (mode %d)", m->name, mode);
+        expect_module_json_round_trip(gm, m->name);
         if (mode == CFX_TRACE_FAKE) {
             char *meta = meta_text(g);
             cr_expect_str_eq(meta, want_meta, "%s meta", m->name);

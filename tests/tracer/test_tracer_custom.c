@@ -13,6 +13,7 @@
 #include "dispatch/library.h"
 #include "ir/json.h"
 #include "tests/tracer/tracer_programs.h"
+#include "tests/json_round_trip.h"
 #include "tests/test_util.h"
 
 static cfx_library *lib;
@@ -169,6 +170,7 @@ Test(tracer_custom, args_kwargs_rule_and_result_kinds)
         char *graph = cfx_graph_to_string(g), *code = cfx_graph_python_code_string(g, "self");
         cr_expect_str_eq(graph, want_graph, "mode %d", mode);
         cr_expect_str_eq(code, want_code, "mode %d", mode);
+        expect_module_json_round_trip(gm, "custom");
         char *want = golden("custom", mode == CFX_TRACE_FAKE ? "meta_fake" : "meta_real");
         cr_assert(want);
         char *want2 = without_eager_input_vals(want);

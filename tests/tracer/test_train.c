@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cfx.h"
+#include "tests/json_round_trip.h"
 #include "tests/test_util.h"
 
 static void setup(void)
@@ -116,6 +117,7 @@ static void check_program(const program *pg)
         char *graph = cfx_graph_to_string(cfx_graph_module_graph(gm));
         cr_expect_str_eq(graph, want_graph, "%s graph (mode %d)", pg->name, mode);
         free(graph);
+        expect_module_json_round_trip(gm, pg->name);
         /* a fresh run on fresh inputs, seeded as the eager PyTorch run */
         cfx_value fresh[5], out;
         make_inputs(fresh);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "ir/passes/manager.h"
+#include "tracer/decompose.h"
 
 int cfx_cmd_ops(int argc, char **argv);
 int cfx_cmd_models(int argc, char **argv);
@@ -25,6 +26,9 @@ typedef struct cli_passes {
     char print_after[512]; /* --print-after values joined by commas */
     cfx_pipeline_options opts;
 } cli_passes;
+/* The decompose pass's keep-list (--decompose-keep=OP,...): main.c registers the pass with it
+ * as its context, the flags fill it before any pass runs. */
+extern cfx_decompose_options cli_decompose_options;
 /* Consumes argv[*i] (and its value) if it is one of those flags: 1; not one: 0; a flag with a
  * bad or missing value: -1 (message printed). */
 int cli_parse_pass_flag(int argc, char **argv, int *i, cli_passes *p);

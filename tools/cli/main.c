@@ -76,7 +76,8 @@ static int run(int argc, char **argv)
     /* The tracer's pass sits above ir/, whose pass manager holds only ir's own passes: the
      * driver registers it as any C user would. */
     if (cfx_pass_register("decompose", "CompositeImplicitAutograd operators replaced by their "
-                          "decomposition, re-traced as make_fx does", cfx_pass_decompose, NULL) != CFX_OK) {
+                          "decomposition, re-traced as make_fx does (not those of --decompose-keep)", cfx_pass_decompose,
+                          &cli_decompose_options) != CFX_OK) {
         cli_report_error("cannot register the decompose pass");
         return 1;
     }

@@ -6,6 +6,7 @@
  *   --print-after=PASS    the graph after PASS (repeatable, or comma-separated)
  *   --print-changed       the graph at the start and after each pass that changed it
  *   --time-passes         wall time per pass, on stderr
+ *   --decompose-keep=OPS  operators the decompose pass leaves alone (repeatable, or comma-separated)
  *
  * Pass names (in --passes and --print-after) are checked before any work is done, so a typo
  * costs no load or trace. */
@@ -14,6 +15,69 @@
 
 #include "cfx.h"
 #include "tools/cli/cli.h"
+
+/* --decompose-keep's names, copied into one buffer (a process parses one command line). */
+enum { MAX_KEEP = 64 };
+static const char *keep_names[MAX_KEEP];
+static char keep_buf[2048];
+static size_t keep_used;
+cfx_decompose_options cli_decompose_options = {keep_names, 0};
+
+/* Adds the comma-separated operator names of v to the keep-list: 1, or -1 (message printed)
+ * when they do not fit. */
+static int add_keep(const char *v)
+{
+    size_t len = strlen(v);
+    if (keep_used + len + 1 > sizeof keep_buf) {
+        fprintf(stderr, "cfx: --decompose-keep: too many operators\n");
+        return -1;
+    }
+    char *s = memcpy(keep_buf + keep_used, v, len + 1);
+    keep_used += len + 1;
+    for (char *save = NULL, *name = strtok_r(s, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        if (cli_decompose_options.n_keep == MAX_KEEP) {
+            fprintf(stderr, "cfx: --decompose-keep: too many operators\n");
+            return -1;
+        }
+        keep_names[cli_decompose_options.n_keep++] = name;
+    }
+    return 1;
+}
+
+/* Each keep-list name must be a registered operator's, as "aten::foo.overload" or as
+ * "aten::foo", the packet of its overloads: a typo would otherwise decompose what the user
+ * meant to keep. CFX_OK, or CFX_ERR with the error recorded. */
+static int check_keep(void)
+{
+    int rc = CFX_OK;
+    cfx_op **ops = NULL;
+    int n = 0;
+    for (int k = 0; k < cli_decompose_options.n_keep && rc == CFX_OK; k++) {
+        const char *name = keep_names[k];
+        const cfx_op *op = cfx_op_lookup(name);
+        size_t nl = strlen(name);
+        if (!op && nl > 8 && !strcmp(name + nl - 8, ".default")) { /* the default overload, PyTorch's spelling */
+            char base[256];
+            snprintf(base, sizeof base, "%.*s", (int)(nl - 8), name);
+            op = cfx_op_lookup(base);
+        }
+        bool known = op && cfx_op_schema(op);
+        if (!known && !ops) {
+            n = cfx_op_list(NULL, 0);
+            ops = cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *ops);
+            n = ops ? cfx_op_list(ops, n) : 0;
+        }
+        for (int i = 0; i < n && !known; i++) {
+            const char *q = cfx_op_name(ops[i]);
+            known = !strncmp(q, name, nl) && q[nl] == '.';
+        }
+        if (!known)
+            rc = cfx_error_set(CFX_ERR, NULL, "--decompose-keep: unknown operator '%s' (aten::foo.overload, or "
+                                              "aten::foo for every overload)", name);
+    }
+    cfx_free(ops);
+    return rc;
+}
 
 /* "--name=value" or "--name value": the value, advancing *i for the second form; NULL if arg
  * is not --name. *missing is set when --name is given without a value. */
@@ -58,6 +122,8 @@ int cli_parse_pass_flag(int argc, char **argv, int *i, cli_passes *p)
         if (have)
             p->print_after[have++] = ',';
         memcpy(p->print_after + have, v, add + 1);
+    } else if ((v = flag_value(argc, argv, i, "--decompose-keep", &missing))) {
+        return add_keep(v);
     } else if (missing) {
         fprintf(stderr, "cfx: %s needs a value\n", arg);
         return -1;
@@ -74,6 +140,8 @@ void cli_print_pass_flags_help(FILE *f)
                "  --print-after=P      print the graph after pass P (repeatable, or P1,P2)\n"
                "  --print-changed      print the graph at the start and after each pass that changed it\n"
                "  --time-passes        print a table of wall time per pass to stderr\n"
+               "  --decompose-keep=OPS operators decompose leaves alone: aten::foo.overload, or aten::foo\n"
+               "                       for every overload (repeatable, or OP1,OP2)\n"
                "\npasses:\n");
     for (int i = 0; i < cfx_pass_count(); i++)
         fprintf(f, "  %-20s %s\n", cfx_pass_name(i), cfx_pass_description(i));
@@ -82,6 +150,14 @@ void cli_print_pass_flags_help(FILE *f)
 cfx_pipeline *cli_parse_pipeline(const cli_passes *p, int *err)
 {
     *err = 0;
+    if (cli_decompose_options.n_keep) {
+        cfx_dispatcher_init();
+        if (check_keep() != CFX_OK) {
+            cli_report_error("bad --decompose-keep");
+            *err = 1;
+            return NULL;
+        }
+    }
     if (p->print_after[0]) {
         /* validated by parsing it as a pipeline: same names, same message */
         cfx_pipeline *check = cfx_pipeline_parse(p->print_after);

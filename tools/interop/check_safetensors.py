@@ -25,13 +25,16 @@ except Exception as e:  # pragma: no cover - environment without the packages
     sys.exit(77)
 
 NAMES = {torch.float32: "F32", torch.float64: "F64", torch.int32: "I32", torch.int64: "I64",
-         torch.bool: "BOOL"}
+         torch.bool: "BOOL", torch.uint8: "U8", torch.int8: "I8", torch.int16: "I16",
+         torch.complex64: "C64"}
 
 
 def fmt(t):
     flat = t.reshape(-1)
     if t.dtype == torch.bool:
         vals = [str(int(v)) for v in flat.tolist()]
+    elif t.dtype.is_complex:  # real and imaginary parts, each as a float
+        vals = [repr(float(v)) for v in torch.view_as_real(flat).reshape(-1).double().tolist()]
     elif t.dtype.is_floating_point:
         vals = [repr(float(v)) for v in flat.double().tolist()]
     else:
@@ -66,6 +69,10 @@ def reference():
         "scalar": torch.tensor(3.0, dtype=torch.float64),
         "empty": torch.zeros((0, 4), dtype=torch.float32),
         "z.name \"quoted\" \u00e9": torch.ones(1, dtype=torch.int64),
+        "u8": torch.tensor([0, 255, 7], dtype=torch.uint8),
+        "i8": torch.tensor([-128, 127, 0], dtype=torch.int8),
+        "i16": torch.tensor([[-32768], [32767]], dtype=torch.int16),
+        "c64": torch.tensor([complex(1.5, -2.0), complex(nan, -0.0), complex(-0.0, inf)], dtype=torch.complex64),
     }
 
 
