@@ -424,7 +424,7 @@ static void emit(sink *k, const gen *g, const char *what)
 static bool computes_complex(const cfx_schema *s)
 {
     static const char *const names[] = {"aten::abs", "aten::angle", "aten::neg", "aten::sum", "aten::mean",
-                                        "aten::prod", "aten::var", "aten::std"};
+                                        "aten::prod", "aten::var", "aten::std", "aten::sgn"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(s->name, names[i]))
             return true;

@@ -11,6 +11,7 @@ def add_all(g):
     saved, g.rng = g.rng, random.Random(3131)
     try:
         neg_view_cases(g)
+        sgn_cases(g)
         yield "ops_breadth_cases.json"
     finally:
         g.rng = saved
@@ -30,3 +31,31 @@ def neg_view_cases(g):
         for dt in ("float32", "float64", "int64", "complex64"):
             g.add_case(f"_neg_view/{name}/{dt}", "_neg_view", [T(sizes, strides, dt, off)])
             g.add_case(f"resolve_neg/{name}/{dt}", "resolve_neg", [T(sizes, strides, dt, off)])
+
+
+def sgn_cases(g):
+    """sgn: sign for the real dtypes (bool and uint8 included, NaN and -0.0 give 0), z / |z| for
+    complex (0 at 0); the specials (inf, NaN parts) sit in tensors shorter than one vectorized
+    chunk, since 2.13's vectorized loop (a / |a| per part) and its scalar tail (c10::complex's
+    division by |a| + 0j) disagree there (NaN + 0j against NaN + NaNj)."""
+    T = g.T
+    for name, sizes, strides, off in LAYOUTS:
+        for dt in ("float32", "float64", "int64", "int32", "bool", "complex64", "complex128"):
+            tol = [1e-9, 1e-9] if dt in ("float64", "complex128") else [2e-6, 2e-6]
+            g.add_case(f"sgn/{name}/{dt}", "sgn", [T(sizes, strides, dt, off)], tol=tol)
+        for dt in ("float32", "int64", "bool", "complex64"):
+            g.add_case(f"sgn_/{name}/{dt}", "sgn_", [T(sizes, strides, dt, off)], tol=[2e-6, 2e-6])
+    specials = [0.0, "-inf", 3.0, 4.0, "nan", 1.0, -0.0, 0.0]  # -infj, 3+4j, nan+1j, -0+0j
+    for dt in ("complex64", "complex128"):
+        g.add_case(f"sgn/specials/{dt}", "sgn",
+                   [{"k": "tensor", "dtype": dt, "sizes": [4], "strides": [1], "offset": 0, "dev": "auto",
+                     "storage": specials}])
+        g.add_case(f"sgn/inf_real/{dt}", "sgn",
+                   [{"k": "tensor", "dtype": dt, "sizes": [1], "strides": [1], "offset": 0, "dev": "auto",
+                     "storage": ["inf", 0.0]}])
+    g.add_case("sgn/specials/float32", "sgn",
+               [{"k": "tensor", "dtype": "float32", "sizes": [6], "strides": [1], "offset": 0, "dev": "auto",
+                 "storage": ["nan", -0.0, "inf", "-inf", 0.0, -2.5]}])
+    g.add_case("sgn/uint8", "sgn", [{"k": "tensor", "dtype": "uint8", "sizes": [3], "strides": [1], "offset": 0,
+                                     "dev": "auto", "storage": [0, 1, 200]}])
+    g.add_case("sgn/big/complex64", "sgn", [T([5, 7], None, "complex64")], tol=[2e-6, 2e-6])
