@@ -12,6 +12,7 @@ def add_all(g):
     try:
         neg_view_cases(g)
         sgn_cases(g)
+        inplace_complex_cases(g)
         yield "ops_breadth_cases.json"
     finally:
         g.rng = saved
@@ -59,3 +60,27 @@ def sgn_cases(g):
     g.add_case("sgn/uint8", "sgn", [{"k": "tensor", "dtype": "uint8", "sizes": [3], "strides": [1], "offset": 0,
                                      "dev": "auto", "storage": [0, 1, 200]}])
     g.add_case("sgn/big/complex64", "sgn", [T([5, 7], None, "complex64")], tol=[2e-6, 2e-6])
+
+
+def inplace_complex_cases(g):
+    """The in-place arithmetic on complex tensors (2.13 computes mul_, sub_, div_ and neg_ in
+    complex64 and complex128 as their out-of-place forms do): layouts, a broadcast or real
+    other, alpha, the Scalar overloads, and the cast error of a real self with a complex
+    other."""
+    T, I, D = g.T, g.I, g.D
+    for dt in ("complex64", "complex128"):
+        tol = [1e-9, 1e-9] if dt == "complex128" else [2e-6, 2e-6]
+        for name, sizes, strides, off in LAYOUTS[:3]:
+            for op in ("mul__Tensor", "div__Tensor", "sub__Tensor"):
+                extra = [I(2)] if op == "sub__Tensor" else []
+                g.add_case(f"{op}/{name}/{dt}", op, [T(sizes, strides, dt, off), T(sizes, None, dt)] + extra, tol=tol)
+            g.add_case(f"neg_/{name}/{dt}", "neg_", [T(sizes, strides, dt, off)], tol=tol)
+        for op in ("mul__Tensor", "div__Tensor", "sub__Tensor"):
+            extra = [D(0.5)] if op == "sub__Tensor" else []
+            g.add_case(f"{op}/bcast/{dt}", op, [T([2, 3], None, dt), T([3], None, dt)] + extra, tol=tol)
+            g.add_case(f"{op}/real_other/{dt}", op, [T([2, 3], None, dt), T([2, 3], None, "float32")] + extra,
+                       tol=tol)
+            g.add_case(f"{op}/real_self_error/{dt}", op, [T([2, 3], None, "float32"), T([2, 3], None, dt)] + extra)
+        for op in ("mul__Scalar", "div__Scalar", "sub__Scalar"):
+            extra = [I(1)] if op == "sub__Scalar" else []
+            g.add_case(f"{op}/{dt}", op, [T([2, 3], None, dt), D(-1.5)] + extra, tol=tol)
