@@ -13,6 +13,7 @@ def add_all(g):
         neg_view_cases(g)
         sgn_cases(g)
         inplace_complex_cases(g)
+        cdist_route_cases(g)
         yield "ops_breadth_cases.json"
     finally:
         g.rng = saved
@@ -84,3 +85,27 @@ def inplace_complex_cases(g):
         for op in ("mul__Scalar", "div__Scalar", "sub__Scalar"):
             extra = [I(1)] if op == "sub__Scalar" else []
             g.add_case(f"{op}/{dt}", op, [T([2, 3], None, dt), D(-1.5)] + extra, tol=tol)
+
+
+def cdist_route_cases(g):
+    """cdist's routes as 2.13's CompositeImplicitAutograd cdist takes them: _cdist_forward for
+    an empty input or p != 2 or compute_mode 2, else _euclidean_dist on the matrix-product route
+    (compute_mode 1, or None/0 with more than 25 rows), broadcast batches included; and the
+    route's own checks (integer inputs)."""
+    T, I, D, NONE = g.T, g.I, g.D, g.NONE
+    tol = [1e-4, 1e-4]  # the matrix-product route against cfx's direct sums
+    shapes = [("small", [3, 4], [5, 4]), ("rows26_x1", [26, 3], [4, 3]), ("rows26_x2", [3, 3], [27, 3]),
+              ("batch", [2, 30, 3], [2, 5, 3]), ("bcast_batch", [2, 1, 30, 3], [3, 5, 3]),
+              ("x2_unbatched", [2, 30, 3], [5, 3]), ("t_input", [4, 28], [6, 28]),
+              ("empty_cols", [30, 0], [5, 0]), ("empty_rows", [0, 4], [30, 4])]
+    for name, a, b in shapes:
+        for mode in (NONE(), I(0), I(1), I(2)):
+            tag = "None" if mode["k"] == "none" else mode["v"]
+            strides = [1, 4] if name == "t_input" else None
+            g.add_case(f"cdist/{name}/p2/mode{tag}", "cdist", [T(a, strides), T(b), D(2.0), mode], tol=tol)
+        g.add_case(f"cdist/{name}/p1", "cdist", [T(a), T(b), D(1.0), NONE()], tol=tol)
+    g.add_case("cdist/float64_mm", "cdist", [T([30, 3], dtype="float64"), T([4, 3], dtype="float64"), D(2.0), I(1)],
+               tol=[1e-9, 1e-9])
+    g.add_case("cdist/int_x1_mm_error", "cdist", [T([30, 3], dtype="int64"), T([4, 3]), D(2.0), NONE()])
+    g.add_case("cdist/int_x2_mm_error", "cdist", [T([30, 3]), T([4, 3], dtype="int64"), D(2.0), I(1)])
+    g.add_case("cdist/batch_mismatch_mm_error", "cdist", [T([2, 30, 3]), T([3, 4, 3]), D(2.0), NONE()])
