@@ -14,6 +14,7 @@ def add_all(g):
         sgn_cases(g)
         inplace_complex_cases(g)
         cdist_route_cases(g)
+        grid_sampler_3d_cases(g)
         yield "ops_breadth_cases.json"
     finally:
         g.rng = saved
@@ -109,3 +110,54 @@ def cdist_route_cases(g):
     g.add_case("cdist/int_x1_mm_error", "cdist", [T([30, 3], dtype="int64"), T([4, 3]), D(2.0), NONE()])
     g.add_case("cdist/int_x2_mm_error", "cdist", [T([30, 3]), T([4, 3], dtype="int64"), D(2.0), I(1)])
     g.add_case("cdist/batch_mismatch_mm_error", "cdist", [T([2, 30, 3]), T([3, 4, 3]), D(2.0), NONE()])
+
+
+def grid_sampler_3d_cases(g):
+    """grid_sampler_3d: bilinear (trilinear) and nearest, each padding mode, align_corners both
+    ways, grid points in [-2, 2] (multiples of 1/4, so nearest's ties round alike in float and
+    double) to reach the padding; permuted input and grid, float64, the grid_sampler composite
+    of a 5-d input; the errors (bicubic, dtypes, ranks, sizes: C++'s texts on cpu, the meta
+    function's on meta)."""
+    T, I, B = g.T, g.I, g.B
+    tol = [1e-5, 1e-5]
+    op = "grid_sampler_3d"
+    def inside(sizes):  # a grid mostly in [-1, 1] (multiples of 1/8), some points just outside
+        a = T(sizes)
+        a["storage"] = [g.rng.randint(-9, 9) / 8 for _ in a["storage"]]
+        return a
+
+    for mode in (0, 1):
+        for pad in (0, 1, 2):
+            for align in (False, True):
+                g.add_case(f"{op}/m{mode}_p{pad}_a{int(align)}", op,
+                           [T([2, 2, 3, 4, 5]), T([2, 2, 3, 2, 3], kind="small"), I(mode), I(pad), B(align)], tol=tol)
+                g.add_case(f"{op}/inside/m{mode}_p{pad}_a{int(align)}", op,
+                           [T([1, 2, 3, 4, 5]), inside([1, 3, 2, 2, 3]), I(mode), I(pad), B(align)], tol=tol)
+    perm_in = g.perm_strides([2, 3, 3, 4, 2], [0, 2, 3, 4, 1])
+    perm_grid = g.perm_strides([1, 2, 2, 3, 3], [0, 4, 1, 2, 3])
+    g.add_case(f"{op}/permuted", op, [T([2, 3, 3, 4, 2], perm_in), T([2, 2, 2, 3, 3], kind="small"), I(0), I(2),
+                                      B(False)], tol=tol)
+    g.add_case(f"{op}/permuted_grid", op, [T([1, 2, 3, 4, 5]), T([1, 2, 2, 3, 3], perm_grid, kind="small"), I(1),
+                                           I(1), B(True)], tol=tol)
+    g.add_case(f"{op}/float64", op, [T([1, 2, 3, 3, 3], dtype="float64"),
+                                     T([1, 2, 2, 2, 3], dtype="float64", kind="small"), I(0), I(0), B(True)],
+               tol=[1e-12, 1e-12])
+    g.add_case(f"{op}/bicubic_error", op, [T([1, 1, 2, 2, 2]), T([1, 1, 1, 1, 3], kind="small"), I(2), I(0),
+                                           B(False)])
+    g.add_case(f"{op}/int_error", op, [T([1, 1, 2, 2, 2], dtype="int64"), T([1, 1, 1, 1, 3], kind="small"), I(0),
+                                       I(0), B(False)])
+    g.add_case(f"{op}/grid_dtype_error", op, [T([1, 1, 2, 2, 2]), T([1, 1, 1, 1, 3], dtype="float64", kind="small"),
+                                              I(0), I(0), B(False)])
+    g.add_case(f"{op}/rank_error", op, [T([2, 3, 4, 5]), T([2, 3, 2, 3], kind="small"), I(0), I(0), B(False)])
+    g.add_case(f"{op}/batch_error", op, [T([1, 1, 2, 2, 2]), T([2, 1, 1, 1, 3], kind="small"), I(0), I(0),
+                                         B(False)])
+    g.add_case(f"{op}/last_dim_error", op, [T([1, 1, 2, 2, 2]), T([1, 1, 1, 1, 2], kind="small"), I(0), I(0),
+                                            B(False)])
+    g.add_case(f"{op}/empty_spatial_error", op, [T([1, 1, 2, 0, 2]), T([1, 1, 1, 1, 3], kind="small"), I(0), I(0),
+                                                 B(False)])
+    g.add_case(f"{op}/empty_output", op, [T([1, 2, 2, 2, 2]), T([1, 0, 2, 2, 3], kind="small"), I(0), I(0),
+                                          B(False)])
+    g.add_case("grid_sampler/5d", "grid_sampler", [T([1, 2, 3, 3, 3]), T([1, 2, 2, 2, 3], kind="small"), I(0), I(1),
+                                                   B(False)], tol=tol)
+    g.add_case("grid_sampler/3d_input_error", "grid_sampler", [T([2, 3, 4]), T([2, 3, 1], kind="small"), I(0), I(0),
+                                                               B(False)])
