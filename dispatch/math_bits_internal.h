@@ -26,6 +26,13 @@ static inline bool cfx_math_bit_set(const cfx_math_bit *b, const cfx_tensor *t)
     return t && (t->keys.repr & CFX_KEYS_FUNCTIONALITY_BIT(b->key)) != 0;
 }
 
+/* self.alias() with the bit of key flipped (_conj, _neg_view: the bit is set or cleared on a
+ * view of the same data) */
+cfx_tensor *cfx_math_bit_flipped_view(cfx_tensor *self, cfx_dispatch_key key);
+/* resolve_conj / resolve_neg: self when it does not carry the bit, else its clone through the
+ * dispatcher (clone materialises the bit: cfx_cpu_copy) */
+cfx_tensor *cfx_math_bit_resolve(cfx_tensor *self, cfx_dispatch_key key);
+
 /* MathOpFallback::fallback_impl for bit b: views and passthrough ops go below the key as they
  * are; any other op sees clones of its arguments with the bit (clone materialises it), and
  * a mutated argument with the bit gets the result copied back. */

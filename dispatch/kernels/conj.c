@@ -52,13 +52,7 @@ void cfx_conj_data_inplace(cfx_tensor *t)
 /* ---- the ops ----------------------------------------------------------------------------- */
 
 /* _conj (CompositeExplicitAutograd): self.alias() with the bit flipped */
-cfx_tensor *cfx_kernel__conj(cfx_tensor *self)
-{
-    cfx_tensor *v = cfx_kernel_alias(self);
-    if (v)
-        v->keys.repr ^= CONJ_BIT;
-    return v;
-}
+cfx_tensor *cfx_kernel__conj(cfx_tensor *self) { return cfx_math_bit_flipped_view(self, CFX_KEY_Conjugate); }
 
 /* conj (CompositeImplicitAutograd): a real tensor is its own conjugate */
 cfx_tensor *cfx_composite_conj(cfx_tensor *self)
@@ -69,12 +63,7 @@ cfx_tensor *cfx_composite_conj(cfx_tensor *self)
 }
 
 /* resolve_conj (CompositeImplicitAutograd): a clone materialises the conjugate */
-cfx_tensor *cfx_composite_resolve_conj(cfx_tensor *self)
-{
-    if (!cfx_is_conj(self))
-        return cfx_autorelease(cfx_tensor_retain(self));
-    return cfx_clone(self);
-}
+cfx_tensor *cfx_composite_resolve_conj(cfx_tensor *self) { return cfx_math_bit_resolve(self, CFX_KEY_Conjugate); }
 
 /* _conj_physical (CompositeExplicitAutograd): a new tensor of the conjugated values; of a
  * conjugate view, the clone of its data (self.conj().clone()) */

@@ -188,6 +188,25 @@ static bool check_modes(const char *op, int64_t mode, int64_t padding)
     return true;
 }
 
+/* The CPU kernels' dtype dispatch (AT_DISPATCH_FLOATING_TYPES named kernel, then the grid's
+ * data_ptr<scalar_t>), then the modes: ATen's kernels have no such check (they fall through
+ * to one of the modes); refusing is safer. */
+static bool cpu_dtypes_and_modes(const char *op, const char *kernel, const cfx_tensor *input, const cfx_tensor *grid,
+                                 int64_t mode, int64_t padding)
+{
+    if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
+        cfx_error_set(CFX_ERR_NOTIMPL, op, "\"%s\" not implemented for '%s'", kernel,
+                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
+        return false;
+    }
+    if (grid->dtype != input->dtype) {
+        cfx_error_set(CFX_ERR, op, "expected scalar type %s but found %s", cfx_dtype_scalar_name((cfx_dtype)input->dtype),
+                      cfx_dtype_scalar_name((cfx_dtype)grid->dtype));
+        return false;
+    }
+    return check_modes(op, mode, padding);
+}
+
 static cfx_tensor *output(const cfx_tensor *input, const cfx_tensor *grid, cfx_dtype dt)
 {
     int64_t sizes[4] = {input->sizes[0], input->sizes[1], grid->sizes[1], grid->sizes[2]};
@@ -198,20 +217,8 @@ cfx_tensor *cfx_cpu_grid_sampler_2d(cfx_tensor *input, cfx_tensor *grid, int64_t
                                     int64_t padding_mode, bool align_corners)
 {
     const char *op = "aten::grid_sampler_2d";
-    if (!cpu_check(op, input, grid))
-        return NULL;
-    if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
-        cfx_error_set(CFX_ERR_NOTIMPL, op, "\"grid_sampler_2d_cpu_kernel_impl\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
-        return NULL;
-    }
-    if (grid->dtype != input->dtype) {
-        cfx_error_set(CFX_ERR, op, "expected scalar type %s but found %s", cfx_dtype_scalar_name((cfx_dtype)input->dtype),
-                      cfx_dtype_scalar_name((cfx_dtype)grid->dtype));
-        return NULL;
-    }
-    /* ATen's kernel has no such check (it falls through to one of the modes); refusing is safer */
-    if (!check_modes(op, interpolation_mode, padding_mode))
+    if (!cpu_check(op, input, grid) ||
+        !cpu_dtypes_and_modes(op, "grid_sampler_2d_cpu_kernel_impl", input, grid, interpolation_mode, padding_mode))
         return NULL;
     cfx_tensor *out = output(input, grid, (cfx_dtype)input->dtype);
     if (!out)
@@ -316,20 +323,8 @@ cfx_tensor *cfx_cpu_grid_sampler_3d(cfx_tensor *input, cfx_tensor *grid, int64_t
                                     int64_t padding_mode, bool align_corners)
 {
     const char *op = "aten::grid_sampler_3d";
-    if (!check_3d(op, input, grid, interpolation_mode, false))
-        return NULL;
-    if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
-        cfx_error_set(CFX_ERR_NOTIMPL, op, "\"grid_sampler3d_cpu\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
-        return NULL;
-    }
-    if (grid->dtype != input->dtype) {
-        cfx_error_set(CFX_ERR, op, "expected scalar type %s but found %s", cfx_dtype_scalar_name((cfx_dtype)input->dtype),
-                      cfx_dtype_scalar_name((cfx_dtype)grid->dtype));
-        return NULL;
-    }
-    /* as grid_sampler_2d's: ATen falls through to a mode, cfx refuses */
-    if (!check_modes(op, interpolation_mode, padding_mode))
+    if (!check_3d(op, input, grid, interpolation_mode, false) ||
+        !cpu_dtypes_and_modes(op, "grid_sampler3d_cpu", input, grid, interpolation_mode, padding_mode))
         return NULL;
     cfx_tensor *out = output_3d(input, grid);
     if (!out)

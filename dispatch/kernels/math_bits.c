@@ -16,8 +16,23 @@
 
 #include "dispatch/dispatcher.h"
 #include "dispatch/error.h"
-#include "dispatch/ops.h"
+#include "dispatch/kernels/kernels.h"
 #include "dispatch/registry.h"
+
+cfx_tensor *cfx_math_bit_flipped_view(cfx_tensor *self, cfx_dispatch_key key)
+{
+    cfx_tensor *v = cfx_kernel_alias(self);
+    if (v)
+        v->keys.repr ^= CFX_KEYS_FUNCTIONALITY_BIT(key);
+    return v;
+}
+
+cfx_tensor *cfx_math_bit_resolve(cfx_tensor *self, cfx_dispatch_key key)
+{
+    if (!(self->keys.repr & CFX_KEYS_FUNCTIONALITY_BIT(key)))
+        return cfx_autorelease(cfx_tensor_retain(self));
+    return cfx_clone(self);
+}
 
 enum { MAX_LISTS = 8 };
 

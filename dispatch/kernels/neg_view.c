@@ -54,21 +54,10 @@ void cfx_neg_data_inplace(cfx_tensor *t)
 /* ---- the ops ----------------------------------------------------------------------------- */
 
 /* _neg_view (CompositeExplicitAutograd): self.alias() with the bit flipped */
-cfx_tensor *cfx_kernel__neg_view(cfx_tensor *self)
-{
-    cfx_tensor *v = cfx_kernel_alias(self);
-    if (v)
-        v->keys.repr ^= NEG_BIT;
-    return v;
-}
+cfx_tensor *cfx_kernel__neg_view(cfx_tensor *self) { return cfx_math_bit_flipped_view(self, CFX_KEY_Negative); }
 
 /* resolve_neg (CompositeImplicitAutograd): a clone materialises the negation (copy_) */
-cfx_tensor *cfx_composite_resolve_neg(cfx_tensor *self)
-{
-    if (!cfx_is_neg(self))
-        return cfx_autorelease(cfx_tensor_retain(self));
-    return cfx_clone(self);
-}
+cfx_tensor *cfx_composite_resolve_neg(cfx_tensor *self) { return cfx_math_bit_resolve(self, CFX_KEY_Negative); }
 
 /* ---- the Negative key ---------------------------------------------------------------------- */
 
