@@ -346,31 +346,6 @@ void cfx_generator_fill_normal(cfx_generator *g, void *data, int64_t n, cfx_dtyp
     pthread_mutex_unlock(&g->lock);
 }
 
-void cfx_generator_fill_int(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, uint64_t range, int64_t base)
-{
-    pthread_mutex_lock(&g->lock);
-    /* 2.13's uniform_int_from_to_distribution draws 64 bits from a range of 2^28 up, whatever
-     * the dtype (measured against the wheel: randint(0, 2**28) and randint(0, 2**28 - 1)) */
-    bool wide = range >= (UINT64_C(1) << 28);
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t v = wide ? draw64(g) : draw32(g);
-        int64_t k = (int64_t)(v % range + (uint64_t)base);
-        switch (dt) {
-        case CFX_FLOAT32: ((float *)data)[i] = (float)k; break;
-        case CFX_FLOAT64: ((double *)data)[i] = (double)k; break;
-        case CFX_INT64: ((int64_t *)data)[i] = k; break;
-        case CFX_INT32: ((int32_t *)data)[i] = (int32_t)k; break;
-        case CFX_BOOL: ((bool *)data)[i] = k != 0; break;
-        case CFX_UINT8: ((uint8_t *)data)[i] = (uint8_t)k; break;
-        case CFX_INT8: ((int8_t *)data)[i] = (int8_t)k; break;
-        case CFX_INT16: ((int16_t *)data)[i] = (int16_t)k; break;
-        case CFX_COMPLEX64: ((float *)data)[2 * i] = (float)k, ((float *)data)[2 * i + 1] = 0; break;
-        case CFX_COMPLEX128: ((double *)data)[2 * i] = (double)k, ((double *)data)[2 * i + 1] = 0; break;
-        }
-    }
-    pthread_mutex_unlock(&g->lock);
-}
-
 typedef struct bernoulli_ctx {
     cfx_generator *g;
     double p;

@@ -20,8 +20,6 @@ void cfx_generator_fill_uniform(cfx_generator *g, void *data, int64_t n, cfx_dty
 /* normal_kernel: normal_fill for >= 16 contiguous elements, else normal_distribution<double>. */
 void cfx_generator_fill_normal(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, bool contiguous, double mean,
                                double std);
-/* random_from_to: base + draw % range (a 64-bit draw for a range >= 2^28, as 2.13). */
-void cfx_generator_fill_int(cfx_generator *g, void *data, int64_t n, cfx_dtype dt, uint64_t range, int64_t base);
 /* bernoulli_(p) on a CPU tensor of any dtype: bernoulli_distribution<double>, a 53-bit uniform
  * draw per element compared with p, in TensorIterator's order (innermost stride first). */
 struct cfx_tensor;

@@ -107,7 +107,7 @@ static cfx_tensor *clamp_tensor(bool meta, bool bool_ok, cfx_tensor *self, cfx_t
     cfx_tensor *r = min ? maxf(self, min) : self;
     r = r && max ? minf(r, max) : r;
     if (r && !meta && !bool_ok && min && max && r->dtype == CFX_BOOL) {
-        cfx_error_set(CFX_ERR, "aten::clamp", "\"clamp_cpu\" not implemented for 'Bool'");
+        cfx_kernel_not_implemented("aten::clamp", "clamp_cpu", CFX_BOOL);
         r = NULL;
     }
     cfx_tensor_retain(r);

@@ -35,6 +35,7 @@
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
+#include "dispatch/kernels/random_internal.h"
 #include "dispatch/kernels/structured.h"
 
 typedef enum fill_kind { FILL_VALUE, FILL_UNIFORM, FILL_NORMAL } fill_kind;
@@ -85,8 +86,7 @@ static bool random_dtype_ok(const char *op, fill_kind kind, cfx_dtype dt, cfx_de
     if (cfx_dtype_is_floating(dt) || kind == FILL_VALUE)
         return true;
     if (dev == CFX_DEVICE_CPU) {
-        cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'",
-                      kind == FILL_UNIFORM ? "check_uniform_bounds" : "normal_kernel_cpu", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, kind == FILL_UNIFORM ? "check_uniform_bounds" : "normal_kernel_cpu", dt);
         return false;
     }
     if (kind == FILL_NORMAL) {
@@ -219,9 +219,11 @@ static cfx_tensor *randint(const char *op, int64_t low, int64_t high, cfx_int_li
         cfx_kernel_discard(t);
         return NULL;
     }
-    if (t->device.type == CFX_DEVICE_CPU)
-        cfx_generator_fill_int(cfx_generator_or_default(generator), cfx_tensor_data(t), cfx_tensor_numel(t), dt,
-                               (uint64_t)high - (uint64_t)low, low);
+    if (t->device.type == CFX_DEVICE_CPU &&
+        !cfx_random_from_to_fill(t, (uint64_t)high - (uint64_t)low, low, generator)) {
+        cfx_kernel_discard(t);
+        return NULL;
+    }
     return t;
 }
 
@@ -268,16 +270,17 @@ static cfx_tensor *randperm(const char *op, int64_t n, cfx_value generator, cfx_
         return t;
     cfx_dtype dt = (cfx_dtype)t->dtype;
     const char *err = NULL;
+    cfx_status code = CFX_ERR_NOTIMPL;
     if (dt == CFX_FLOAT32 && n > (INT64_C(1) << 24) + 1)
-        err = "n cannot be greater than 2^24+1 for Float type.";
+        err = "n cannot be greater than 2^24+1 for Float type.", code = CFX_ERR;
     else if (dt == CFX_BOOL)
-        err = "\"randperm\" not implemented for 'Bool'";
+        cfx_kernel_not_implemented(op, "randperm", dt);
     else if (n >= (int64_t)(UINT32_MAX / 20))
         err = "randperm: n >= 2^32 / 20 takes another algorithm in PyTorch, which cfx does not have";
-    int64_t *perm = err ? NULL : cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
+    int64_t *perm = err || dt == CFX_BOOL ? NULL : cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *perm);
     if (!perm) {
         if (err)
-            cfx_error_set_text(CFX_ERR, op, err);
+            cfx_error_set_text(code, op, err);
         cfx_kernel_discard(t);
         return NULL;
     }

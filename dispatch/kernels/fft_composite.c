@@ -30,7 +30,7 @@ static int norm_from_string(const char *op, cfx_value norm, bool forward)
 }
 
 /* promote_tensor_fft: integers to float32, then (require_complex) to the complex dtype */
-static cfx_tensor *promote(const char *op, cfx_tensor *t, bool require_complex)
+static cfx_tensor *promote(cfx_tensor *t, bool require_complex)
 {
     cfx_dtype cur = (cfx_dtype)t->dtype, to = cur;
     if (!cfx_dtype_is_complex(cur)) {
@@ -39,7 +39,6 @@ static cfx_tensor *promote(const char *op, cfx_tensor *t, bool require_complex)
         if (require_complex)
             to = (cfx_dtype)cfx_dtype_to_complex(to);
     }
-    (void)op;
     return to == cur ? t : cfx_to(t, to);
 }
 
@@ -85,7 +84,7 @@ static cfx_tensor *r2c(const char *name, const char *op, cfx_tensor *self, cfx_v
                       cfx_dtype_scalar_name((cfx_dtype)self->dtype));
         return NULL;
     }
-    cfx_tensor *x = promote(op, self, false);
+    cfx_tensor *x = promote(self, false);
     int64_t d, n;
     if (!x || !wrap(op, x, dim, &d) || !points(op, n_opt, x->sizes[d], &n))
         return NULL;
@@ -96,8 +95,8 @@ static cfx_tensor *r2c(const char *name, const char *op, cfx_tensor *self, cfx_v
     return r && !forward ? cfx_conj(r) : r; /* an inverse transform: ret.conj(), a conjugate view */
 }
 
-static cfx_tensor *c2c(const char *name, const char *op, cfx_tensor *self, cfx_value n_opt, int64_t dim,
-                       cfx_value norm, bool forward)
+static cfx_tensor *c2c(const char *op, cfx_tensor *self, cfx_value n_opt, int64_t dim, cfx_value norm,
+                       bool forward)
 {
     int64_t d, n;
     if (!wrap(op, self, dim, &d) || !points(op, n_opt, self->sizes[d], &n))
@@ -106,21 +105,20 @@ static cfx_tensor *c2c(const char *name, const char *op, cfx_tensor *self, cfx_v
     if (n_opt.kind == CFX_V_INT && !(x = resize(x, d, n)))
         return NULL;
     int norm_code = norm_from_string(op, norm, forward);
-    (void)name;
     return norm_code < 0 ? NULL : cfx__fft_c2c(x, cfx_ints(&d, 1), norm_code, forward);
 }
 
 cfx_tensor *cfx_composite_fft_fft(cfx_tensor *self, cfx_value n, int64_t dim, cfx_value norm)
 {
     if (cfx_dtype_is_complex((cfx_dtype)self->dtype))
-        return c2c("fft", "aten::fft_fft", self, n, dim, norm, true);
+        return c2c("aten::fft_fft", self, n, dim, norm, true);
     return r2c("fft", "aten::fft_fft", self, n, dim, norm, true, false);
 }
 
 cfx_tensor *cfx_composite_fft_ifft(cfx_tensor *self, cfx_value n, int64_t dim, cfx_value norm)
 {
     if (cfx_dtype_is_complex((cfx_dtype)self->dtype))
-        return c2c("ifft", "aten::fft_ifft", self, n, dim, norm, false);
+        return c2c("aten::fft_ifft", self, n, dim, norm, false);
     return r2c("ifft", "aten::fft_ifft", self, n, dim, norm, false, false);
 }
 
@@ -132,7 +130,7 @@ cfx_tensor *cfx_composite_fft_rfft(cfx_tensor *self, cfx_value n, int64_t dim, c
 cfx_tensor *cfx_composite_fft_irfft(cfx_tensor *self, cfx_value n_opt, int64_t dim, cfx_value norm)
 {
     const char *op = "aten::fft_irfft";
-    cfx_tensor *x = promote(op, self, true);
+    cfx_tensor *x = promote(self, true);
     if (!x)
         return NULL;
     int64_t d, n;

@@ -284,8 +284,7 @@ static bool cpu_dtype(const char *op, const char *kernel, const cfx_tensor *self
 {
     if (cfx_dtype_is_floating((cfx_dtype)self->dtype) || self->dtype == CFX_BOOL)
         return true;
-    cfx_error_set(CFX_ERR_NOTIMPL, op, "\"%s\" not implemented for '%s'", kernel,
-                  cfx_dtype_scalar_name((cfx_dtype)self->dtype));
+    cfx_kernel_not_implemented(op, kernel, (cfx_dtype)self->dtype);
     return false;
 }
 

@@ -62,8 +62,7 @@ static bool gelu_check(const char *op, const cfx_tensor *a, const cfx_tensor *b)
     (void)b;
     if (cfx_dtype_is_floating((cfx_dtype)a->dtype))
         return true;
-    cfx_error_set(CFX_ERR, op, "\"GeluKernelImpl\" not implemented for '%s'",
-                  cfx_dtype_scalar_name((cfx_dtype)a->dtype));
+    cfx_kernel_not_implemented(op, "GeluKernelImpl", (cfx_dtype)a->dtype);
     return false;
 }
 

@@ -194,11 +194,8 @@ static bool check_modes(const char *op, int64_t mode, int64_t padding)
 static bool cpu_dtypes_and_modes(const char *op, const char *kernel, const cfx_tensor *input, const cfx_tensor *grid,
                                  int64_t mode, int64_t padding)
 {
-    if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
-        cfx_error_set(CFX_ERR_NOTIMPL, op, "\"%s\" not implemented for '%s'", kernel,
-                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
-        return false;
-    }
+    if (!cfx_dtype_is_floating((cfx_dtype)input->dtype))
+        return cfx_kernel_not_implemented(op, kernel, (cfx_dtype)input->dtype);
     if (grid->dtype != input->dtype) {
         cfx_error_set(CFX_ERR, op, "expected scalar type %s but found %s", cfx_dtype_scalar_name((cfx_dtype)input->dtype),
                       cfx_dtype_scalar_name((cfx_dtype)grid->dtype));

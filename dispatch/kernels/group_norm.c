@@ -97,8 +97,7 @@ cfx_native_group_norm_result cfx_kernel_native_group_norm(cfx_tensor *input, cfx
         return none;
     }
     if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
-        cfx_error_set(CFX_ERR, op, "\"GroupNormKernelImpl\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
+        cfx_kernel_not_implemented(op, "GroupNormKernelImpl", (cfx_dtype)input->dtype);
         return none;
     }
     if (N * C * HxW != cfx_tensor_numel(input) || input->ndim < 2) {

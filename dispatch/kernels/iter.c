@@ -43,13 +43,19 @@ const char *cfx_dtype_scalar_name(cfx_dtype t)
     return "Undefined";
 }
 
+bool cfx_kernel_not_implemented(const char *op, const char *kernel, cfx_dtype dt)
+{
+    cfx_error_set(CFX_ERR_NOTIMPL, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name(dt));
+    return false;
+}
+
 bool cfx_kernel_refuse_complex(const char *op, const char *kernel, const char *fn, const cfx_tensor *t)
 {
     cfx_dtype dt = (cfx_dtype)t->dtype;
     if (!cfx_dtype_is_complex(dt))
         return false;
     if (kernel)
-        cfx_error_set(CFX_ERR_NOTIMPL, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, kernel, dt);
     else if (fn)
         cfx_error_set(CFX_ERR, op, "%s: does not support complex input", fn);
     else

@@ -98,6 +98,9 @@ bool cfx_dtype_can_cast(cfx_dtype from, cfx_dtype to);
  * kernel is given, else fn's own check (PyTorch's "max(): does not support complex input")
  * when fn is given, else a cfx message (PyTorch computes this op on complex, cfx does not). */
 bool cfx_kernel_refuse_complex(const char *op, const char *kernel, const char *fn, const cfx_tensor *t);
+/* PyTorch's dtype dispatch finding no case for dt: "\"kernel\" not implemented for 'Long'",
+ * a NotImplementedError (CFX_ERR_NOTIMPL). Returns false. */
+bool cfx_kernel_not_implemented(const char *op, const char *kernel, cfx_dtype dt);
 /* c10's ScalarType names as printed in messages: "Float", "Long", "Bool". */
 const char *cfx_dtype_scalar_name(cfx_dtype t);
 /* caffe2::TypeMeta's names (the C++ type) as other messages print them: "float", "long int". */

@@ -294,7 +294,7 @@ static cfx_tensor *pad_output_cpu(const char *op, const char *name, const cfx_te
     if (!nonneg_sizes(op, sizes, n))
         return NULL;
     if (in->dtype == CFX_BOOL) {
-        cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for 'Bool'", name);
+        cfx_kernel_not_implemented(op, name, CFX_BOOL);
         return NULL;
     }
     return new_output(sizes, n, cfx_geom_suggest_memory_format(in->sizes, in->strides, n), in);

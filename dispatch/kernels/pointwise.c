@@ -81,8 +81,7 @@ static bool compute(const cfx_pointwise *p, cfx_dtype dt, cfx_tensor *out, const
 {
     cfx_loop_fn fn = (unsigned)dt < CFX_DTYPE_CODES ? p->loops[dt] : NULL;
     if (!fn) {
-        cfx_error_set(CFX_ERR, p->name, "\"%s\" not implemented for '%s'", p->cpu_name ? p->cpu_name : p->name,
-                      cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(p->name, p->cpu_name ? p->cpu_name : p->name, dt);
         return false;
     }
     /* alpha as the kernel reads it, Scalar::to<scalar_t>(): in a bool computation any

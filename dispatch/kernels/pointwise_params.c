@@ -38,7 +38,7 @@ static cfx_tensor *unary_cpu(const char *op, const char *cpu_name, cfx_tensor *s
     cfx_dtype dt = it.common_dtype;
     cfx_loop_fn fn = dt == CFX_FLOAT32 ? loops[0] : dt == CFX_FLOAT64 ? loops[1] : NULL;
     if (!fn) {
-        cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'", cpu_name, cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, cpu_name, dt);
         return NULL;
     }
     cfx_tensor *out = cfx_iter_new_output(&it, -1, cfx_device_make(CFX_DEVICE_CPU));

@@ -172,6 +172,6 @@ bool cfx_pointwise_check_silu(const char *op, const cfx_tensor *a, const cfx_ten
     (void)b;
     if (cfx_dtype_is_floating((cfx_dtype)a->dtype))
         return true;
-    cfx_error_set(CFX_ERR, op, "\"silu_cpu\" not implemented for '%s'", cfx_dtype_scalar_name((cfx_dtype)a->dtype));
+    cfx_kernel_not_implemented(op, "silu_cpu", (cfx_dtype)a->dtype);
     return false;
 }

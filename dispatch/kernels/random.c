@@ -31,10 +31,9 @@
 #include "dispatch/kernels/iter.h"
 #include "dispatch/kernels/kernels.h"
 #include "dispatch/kernels/loops.h"
+#include "dispatch/kernels/pointwise.h"
 #include "dispatch/kernels/random_internal.h"
 #include "dispatch/value.h"
-
-#define PI 3.14159265358979323846 /* M_PI, which strict C11 does not define */
 
 /* ---- storing a drawn value: static_cast<scalar_t> as x86-64 compiles it ------------------- */
 
@@ -107,7 +106,8 @@ static void sample_loop(char **ptr, const int64_t *strides, int64_t n, const voi
     /* uniform_real<float> / <double> with from and to in the tensor's type */
     float ff = (float)s->a, ft = (float)s->b;
     /* uniform_int_from_to_distribution: a 64-bit draw from a range of 2^28 up, for every dtype
-     * ("allow approx 5% skew in uniform int generation using %") */
+     * ("allow approx 5% skew in uniform int generation using %"; measured against the wheel:
+     * randint(0, 2**28) and randint(0, 2**28 - 1)) */
     bool wide = s->range >= (UINT64_C(1) << 28);
     for (int64_t i = 0; i < n; i++, o += strides[0]) {
         switch (s->k) {
@@ -124,7 +124,7 @@ static void sample_loop(char **ptr, const int64_t *strides, int64_t n, const voi
         case K_LOG_NORMAL: cfx_random_store_double(o, s->dt, exp(cfx_generator_next_normal(g, s->a, s->b))); break;
         case K_CAUCHY: {
             double u = cfx_generator_next_uniform_d(g);
-            cfx_random_store_double(o, s->dt, fma(s->b, tan(PI * (u - 0.5)), s->a));
+            cfx_random_store_double(o, s->dt, fma(s->b, tan(CFX_PW_PI * (u - 0.5)), s->a));
             break;
         }
         case K_GEOMETRIC:
@@ -167,16 +167,16 @@ static bool dtype_floating(const char *op, const char *kernel, const cfx_tensor 
 {
     if (cfx_dtype_is_floating((cfx_dtype)self->dtype))
         return true;
-    cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name((cfx_dtype)self->dtype));
+    cfx_kernel_not_implemented(op, kernel, (cfx_dtype)self->dtype);
     return false;
 }
 
 static bool is_complex(const cfx_tensor *t) { return cfx_dtype_is_complex((cfx_dtype)t->dtype); }
 
 /* The functional forms: the in-place op's result on clone(self), which is dropped on error */
-static cfx_tensor *functional_end(cfx_tensor *r, cfx_tensor *sampled)
+cfx_tensor *cfx_random_drop_on_error(cfx_tensor *r, cfx_tensor *filled)
 {
-    if (r && !sampled) {
+    if (r && !filled) {
         cfx_kernel_discard(r);
         return NULL;
     }
@@ -236,18 +236,25 @@ cfx_tensor *cfx_meta_uniform_(cfx_tensor *self, double from, double to, cfx_valu
 
 /* ---- normal_ -------------------------------------------------------------------------------- */
 
+/* "name=value" of a failed parameter check: C++'s ostream (%g) on CPU, Python's repr on meta */
+static void param_error(const char *op, const char *head, double v, bool python)
+{
+    cfx_buf b = {0};
+    cfx_buf_printf(&b, "%s", head);
+    if (python)
+        cfx_format_double_python(v, &b);
+    else
+        cfx_buf_printf(&b, "%g", v);
+    char *msg = cfx_buf_take(&b);
+    cfx_error_set_text(CFX_ERR, op, msg ? msg : head);
+    cfx_free(msg);
+}
+
 bool cfx_random_check_std(const char *op, double std, bool python)
 {
     if (std >= 0.0)
         return true;
-    if (!python)
-        return cfx_error_set(CFX_ERR, op, "normal expects std >= 0.0, but found std %g", std), false;
-    cfx_buf b = {0};
-    cfx_buf_printf(&b, "normal expects std >= 0.0, but found std ");
-    cfx_format_double_python(std, &b);
-    char *msg = cfx_buf_take(&b);
-    cfx_error_set_text(CFX_ERR, op, msg ? msg : "normal expects std >= 0.0");
-    cfx_free(msg);
+    param_error(op, "normal expects std >= 0.0, but found std ", std, python);
     return false;
 }
 
@@ -300,20 +307,6 @@ cfx_tensor *cfx_meta_normal_(cfx_tensor *self, double mean, double std, cfx_valu
 
 /* ---- exponential_, log_normal_, cauchy_, geometric_ ------------------------------------------ */
 
-/* "name=value" of a failed parameter check: C++'s ostream (%g) on CPU, Python's repr on meta */
-static void param_error(const char *op, const char *head, double v, bool python)
-{
-    cfx_buf b = {0};
-    cfx_buf_printf(&b, "%s", head);
-    if (python)
-        cfx_format_double_python(v, &b);
-    else
-        cfx_buf_printf(&b, "%g", v);
-    char *msg = cfx_buf_take(&b);
-    cfx_error_set_text(CFX_ERR, op, msg ? msg : head);
-    cfx_free(msg);
-}
-
 static bool params_ok(kind k, const char *op, double a, double b, bool python)
 {
     switch (k) {
@@ -363,7 +356,7 @@ static cfx_tensor *cpu_sampler(kind k, const char *op, cfx_tensor *self, double 
     if (k == K_LOG_NORMAL && !dtype_floating(op, "log_normal_cpu", self))
         return NULL;
     if (k == K_GEOMETRIC && (dt == CFX_BOOL || is_complex(self))) {
-        cfx_error_set(CFX_ERR, op, "\"geometric_cpu\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, "geometric_cpu", dt);
         return NULL;
     }
     sampler s = {.k = k, .a = a, .b = b};
@@ -424,7 +417,7 @@ static bool ref_checks(kind k, const char *op, const cfx_tensor *self, double a,
     cfx_tensor *cfx_kernel_##name(cfx_tensor *self, PARAMS, cfx_value generator)                                       \
     {                                                                                                                  \
         cfx_tensor *r = cfx_op_clone(NULL, self, cfx_none());                                                          \
-        return functional_end(r, r ? cfx_op_##name##_(NULL, r, __VA_ARGS__, generator) : NULL);                        \
+        return cfx_random_drop_on_error(r, r ? cfx_op_##name##_(NULL, r, __VA_ARGS__, generator) : NULL);            \
     }
 
 #define P1(x) double x
@@ -439,7 +432,7 @@ SAMPLER_KERNELS(geometric, K_GEOMETRIC, p, 0.0, P1(p), p)
 cfx_tensor *cfx_kernel_uniform(cfx_tensor *self, double from, double to, cfx_value generator)
 {
     cfx_tensor *r = cfx_op_clone(NULL, self, cfx_none());
-    return functional_end(r, r ? cfx_op_uniform_(NULL, r, from, to, generator) : NULL);
+    return cfx_random_drop_on_error(r, r ? cfx_op_uniform_(NULL, r, from, to, generator) : NULL);
 }
 
 /* torch._decomp's uniform: prims._uniform_helper(x.shape, stride=x.stride(), ...), self's
@@ -453,7 +446,7 @@ cfx_tensor *cfx_meta_uniform(cfx_tensor *self, double from, double to, cfx_value
 cfx_tensor *cfx_kernel_normal_functional(cfx_tensor *self, double mean, double std, cfx_value generator)
 {
     cfx_tensor *r = cfx_op_clone(NULL, self, cfx_none());
-    return functional_end(r, r ? cfx_op_normal_(NULL, r, mean, std, generator) : NULL);
+    return cfx_random_drop_on_error(r, r ? cfx_op_normal_(NULL, r, mean, std, generator) : NULL);
 }
 
 /* ---- random_ -------------------------------------------------------------------------------- */
@@ -590,8 +583,7 @@ static cfx_tensor *random_from_to(const char *op, cfx_tensor *self, int64_t from
         if (cfx_tensor_numel(self) == 0)
             return done(self);
         if (dt == CFX_BOOL || is_complex(self)) {
-            cfx_error_set(CFX_ERR, op, "\"random_full_64_bits_range_kernel_cpu\" not implemented for '%s'",
-                          cfx_dtype_scalar_name(dt));
+            cfx_kernel_not_implemented(op, "random_full_64_bits_range_kernel_cpu", dt);
             return NULL;
         }
         if (dt != CFX_INT64 && !floating) {
@@ -603,6 +595,12 @@ static cfx_tensor *random_from_to(const char *op, cfx_tensor *self, int64_t from
     }
     s.base = from;
     return run(op, self, &s, generator);
+}
+
+cfx_tensor *cfx_random_from_to_fill(cfx_tensor *self, uint64_t range, int64_t base, cfx_value generator)
+{
+    sampler s = {.k = K_FROM_TO, .range = range, .base = base};
+    return run("aten::random_.from", self, &s, generator);
 }
 
 cfx_tensor *cfx_cpu_random__from(cfx_tensor *self, int64_t from, cfx_value to, cfx_value generator)
@@ -622,8 +620,7 @@ cfx_tensor *cfx_cpu_random_(cfx_tensor *self, cfx_value generator)
     if (cfx_tensor_numel(self) == 0)
         return done(self);
     if (is_complex(self)) {
-        cfx_error_set(CFX_ERR, op, "\"random_kernel_cpu\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)self->dtype));
+        cfx_kernel_not_implemented(op, "random_kernel_cpu", (cfx_dtype)self->dtype);
         return NULL;
     }
     sampler s = {.k = K_RANDOM};
@@ -652,17 +649,17 @@ cfx_tensor *cfx_meta_random_(cfx_tensor *self, cfx_value generator)
 cfx_tensor *cfx_kernel_random_from(cfx_tensor *self, int64_t from, cfx_value to, cfx_value generator)
 {
     cfx_tensor *r = cfx_op_clone(NULL, self, cfx_none());
-    return functional_end(r, r ? cfx_op_random__from(NULL, r, from, to, generator) : NULL);
+    return cfx_random_drop_on_error(r, r ? cfx_op_random__from(NULL, r, from, to, generator) : NULL);
 }
 
 cfx_tensor *cfx_kernel_random_to(cfx_tensor *self, int64_t to, cfx_value generator)
 {
     cfx_tensor *r = cfx_op_clone(NULL, self, cfx_none());
-    return functional_end(r, r ? cfx_op_random__to(NULL, r, to, generator) : NULL);
+    return cfx_random_drop_on_error(r, r ? cfx_op_random__to(NULL, r, to, generator) : NULL);
 }
 
 cfx_tensor *cfx_kernel_random(cfx_tensor *self, cfx_value generator)
 {
     cfx_tensor *r = cfx_op_clone(NULL, self, cfx_none());
-    return functional_end(r, r ? cfx_op_random_(NULL, r, generator) : NULL);
+    return cfx_random_drop_on_error(r, r ? cfx_op_random_(NULL, r, generator) : NULL);
 }

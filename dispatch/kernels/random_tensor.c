@@ -65,7 +65,7 @@ cfx_tensor *cfx_cpu_bernoulli__Tensor(cfx_tensor *self, cfx_tensor *p, cfx_value
     if (!cfx_iter_check_no_internal_overlap(op, self))
         return NULL;
     if (dt == CFX_COMPLEX64 || dt == CFX_COMPLEX128) {
-        cfx_error_set(CFX_ERR, op, "\"bernoulli_tensor_cpu_self_\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, "bernoulli_tensor_cpu_self_", dt);
         return NULL;
     }
     cfx_scope s = cfx_scope_begin();
@@ -73,8 +73,7 @@ cfx_tensor *cfx_cpu_bernoulli__Tensor(cfx_tensor *self, cfx_tensor *p, cfx_value
     if (!pe)
         return cfx_scope_end(s), NULL;
     if (p->dtype != CFX_FLOAT64 && p->dtype != CFX_FLOAT32) {
-        cfx_error_set(CFX_ERR, op, "\"bernoulli_tensor_cpu_p_\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)p->dtype));
+        cfx_kernel_not_implemented(op, "bernoulli_tensor_cpu_p_", (cfx_dtype)p->dtype);
         return cfx_scope_end(s), NULL;
     }
     bern_ctx c = {cfx_generator_or_default(generator), dt, (cfx_dtype)p->dtype, false};
@@ -110,19 +109,11 @@ static cfx_tensor *empty_contiguous_like(cfx_tensor *self)
                              cfx_memory_format_value(CFX_CONTIGUOUS_FORMAT));
 }
 
-static cfx_tensor *drop_on_error(cfx_tensor *r, cfx_tensor *filled)
-{
-    if (r && !filled) {
-        cfx_kernel_discard(r);
-        return NULL;
-    }
-    return r;
-}
 
 cfx_tensor *cfx_kernel_bernoulli(cfx_tensor *self, cfx_value generator)
 {
     cfx_tensor *r = empty_contiguous_like(self);
-    return drop_on_error(r, r ? cfx_op_bernoulli__Tensor(NULL, r, self, generator) : NULL);
+    return cfx_random_drop_on_error(r, r ? cfx_op_bernoulli__Tensor(NULL, r, self, generator) : NULL);
 }
 
 cfx_tensor *cfx_meta_bernoulli(cfx_tensor *self, cfx_value generator)
@@ -134,7 +125,7 @@ cfx_tensor *cfx_meta_bernoulli(cfx_tensor *self, cfx_value generator)
 cfx_tensor *cfx_kernel_bernoulli_p(cfx_tensor *self, double p, cfx_value generator)
 {
     cfx_tensor *r = empty_contiguous_like(self);
-    return drop_on_error(r, r ? cfx_op_bernoulli__float(NULL, r, p, generator) : NULL);
+    return cfx_random_drop_on_error(r, r ? cfx_op_bernoulli__float(NULL, r, p, generator) : NULL);
 }
 
 cfx_tensor *cfx_meta_bernoulli_p(cfx_tensor *self, double p, cfx_value generator)
@@ -176,10 +167,10 @@ static cfx_tensor *fill_scale_shift(const char *op, cfx_tensor *out, double std_
                                     cfx_tensor *mean, cfx_value generator)
 {
     if (!out || !cfx_random_normal_fill(op, out, 0.0, std_scalar, generator))
-        return drop_on_error(out, NULL);
+        return cfx_random_drop_on_error(out, NULL);
     if (std && !cfx_op_mul__Tensor(NULL, out, std))
-        return drop_on_error(out, NULL);
-    return drop_on_error(out, cfx_op_add__Tensor(NULL, out, mean, cfx_int(1)));
+        return cfx_random_drop_on_error(out, NULL);
+    return cfx_random_drop_on_error(out, cfx_op_add__Tensor(NULL, out, mean, cfx_int(1)));
 }
 
 cfx_tensor *cfx_cpu_normal_Tensor_float(cfx_tensor *mean, double std, cfx_value generator)
@@ -201,7 +192,7 @@ cfx_tensor *cfx_cpu_normal_float_Tensor(double mean, cfx_tensor *std, cfx_value 
     /* mean_tensor = at::full({}, mean, output.options()) */
     cfx_tensor *m = cfx_op_full(NULL, CFX_INTS_EMPTY, cfx_double(mean), cfx_dtype_value((cfx_dtype)out->dtype),
                                 cfx_none(), cfx_device_value(out->device), cfx_none());
-    cfx_tensor *r = m ? fill_scale_shift(op, out, 1.0, std, m, generator) : drop_on_error(out, NULL);
+    cfx_tensor *r = m ? fill_scale_shift(op, out, 1.0, std, m, generator) : cfx_random_drop_on_error(out, NULL);
     cfx_kernel_discard(m);
     return r;
 }
@@ -224,7 +215,7 @@ cfx_tensor *cfx_kernel_normal_float_float(double mean, double std, cfx_int_list 
                                           cfx_value dtype, cfx_value layout, cfx_value device, cfx_value pin_memory)
 {
     cfx_tensor *r = cfx_op_empty_memory_format(NULL, size, dtype, layout, device, pin_memory, cfx_none());
-    return drop_on_error(r, r ? cfx_op_normal_(NULL, r, mean, std, generator) : NULL);
+    return cfx_random_drop_on_error(r, r ? cfx_op_normal_(NULL, r, mean, std, generator) : NULL);
 }
 
 /* ---- normal: meta (torch._refs.normal) -------------------------------------------------------- */

@@ -183,7 +183,7 @@ static bool reduce_into(const char *op, cfx_tensor *out, int64_t d, const cfx_te
     if (!include_self && !cfx_index_each(index, reduce_one, &c))
         return false;
     if (r == R_MEAN && out->dtype == CFX_BOOL) {
-        cfx_error_set(CFX_ERR, op, "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
+        cfx_kernel_not_implemented(op, "scatter_gather_tensor_cpu_reduce_mean", CFX_BOOL);
         return false;
     }
     int64_t n = cfx_tensor_numel(out);

@@ -127,7 +127,7 @@ cfx_tensor *cfx_cpu_cumsum(cfx_tensor *self, int64_t dim, cfx_value dtype)
         case CFX_COMPLEX64: CUMSUM(cfx_complex64, cfx_complex128); break;
         case CFX_COMPLEX128: CUMSUM(cfx_complex128, cfx_complex128); break;
         case CFX_BOOL:
-            cfx_error_set(CFX_ERR, op, "\"cumsum_out_cpu\" not implemented for 'Bool'");
+            cfx_kernel_not_implemented(op, "cumsum_out_cpu", CFX_BOOL);
             ok = false;
             break;
         }
@@ -177,7 +177,7 @@ cfx_tensor *cfx_cpu_cumsum_(cfx_tensor *self, int64_t dim, cfx_value dtype)
         return NULL;
     }
     if (self->dtype == CFX_BOOL) {
-        cfx_error_set(CFX_ERR, op, "\"cumsum_out_cpu\" not implemented for 'Bool'");
+        cfx_kernel_not_implemented(op, "cumsum_out_cpu", CFX_BOOL);
         return NULL;
     }
     cfx_scope s = cfx_scope_begin();

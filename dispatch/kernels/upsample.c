@@ -95,7 +95,7 @@ static bool floating_only(const char *op, const char *kernel, const cfx_tensor *
 {
     if (cfx_dtype_is_floating((cfx_dtype)in->dtype))
         return true;
-    cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name((cfx_dtype)in->dtype));
+    cfx_kernel_not_implemented(op, kernel, (cfx_dtype)in->dtype);
     return false;
 }
 

@@ -124,6 +124,43 @@ Test(complex_math, still_refused)
     cfx_scope_end(s);
 }
 
+/* any and all: a complex value is true when either part is nonzero (torch.any(c), torch.all(c),
+ * torch.all(c, 1), torch.any(c, 0), torch.any(torch.tensor([0j, 1j, 0j])) in 2.13) */
+Test(complex_math, any_all)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *c = sample();
+    const struct {
+        cfx_tensor *got;
+        int n;
+        bool want[3];
+    } cases[] = {
+        {cfx_any(c), 1, {true}},
+        {cfx_all(c), 1, {false}},
+        {cfx_all_dim(c, 1), 2, {true, false}},
+        {cfx_any_dim(c, 0), 3, {true, true, true}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        cfx_tensor *t = cases[k].got;
+        cr_assert_not_null(t, "case %zu: %s", k, cfx_error_message());
+        cr_assert_eq(t->dtype, CFX_BOOL);
+        cr_assert_eq(cfx_tensor_numel(t), cases[k].n);
+        for (int i = 0; i < cases[k].n; i++)
+            cr_expect_eq(((const bool *)cfx_tensor_data(t))[i], cases[k].want[i], "case %zu [%d]", k, i);
+    }
+    int64_t three = 3;
+    cfx_tensor *im = cfx_tensor_new(&three, 1, CFX_COMPLEX64, cfx_device_make(CFX_DEVICE_CPU));
+    cr_assert_not_null(im);
+    float *d = cfx_tensor_data(im);
+    memset(d, 0, 6 * sizeof *d);
+    d[3] = 1; /* [0j, 1j, 0j]: only an imaginary part */
+    cfx_tensor *a = cfx_any(im), *l = cfx_all(im);
+    cr_assert(a && l, "%s", cfx_error_message());
+    cr_expect(*(const bool *)cfx_tensor_data(a));
+    cr_expect(!*(const bool *)cfx_tensor_data(l));
+    cfx_scope_end(s);
+}
+
 /* A CPU tensor of n float32 values (2n for complex64: real, imaginary pairs). */
 static cfx_tensor *filled(cfx_dtype dt, int64_t n, const float *v)
 {

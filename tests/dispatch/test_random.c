@@ -181,6 +181,32 @@ Test(random_ops, errors_leave_state)
     cfx_scope_end(s);
 }
 
+/* got is NULL with 2.13's text for a dtype its kernel's dispatch has no case for, and the kind
+ * of PyTorch's NotImplementedError (CFX_ERR_NOTIMPL) */
+static void expect_not_implemented(cfx_tensor *got, const char *text)
+{
+    cr_expect_null(got, "%s", text);
+    cr_expect_str_eq(cfx_error_message() ? cfx_error_message() : "(none)", text);
+    cr_expect_eq(cfx_error_status(), CFX_ERR_NOTIMPL, "%s", text);
+    cfx_error_clear();
+}
+
+/* texts and kinds of 2.13 (python3); other argument errors stay RuntimeError (CFX_ERR) */
+Test(random_ops, dtype_refusals_are_not_implemented)
+{
+    cfx_scope s = cfx_scope_begin();
+    int64_t three = 3;
+    cfx_tensor *c = cfx_tensor_new(&three, 1, CFX_COMPLEX64, cfx_device_make(CFX_DEVICE_CPU));
+    expect_not_implemented(cfx_random_(c), "\"random_kernel_cpu\" not implemented for 'ComplexFloat'");
+    expect_not_implemented(cfx_bernoulli__Tensor(empty(3, CFX_FLOAT32), empty(3, CFX_INT64)),
+                           "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'");
+    expect_not_implemented(cfx_randperm(3, cfx_dtype_value(CFX_BOOL)), "\"randperm\" not implemented for 'Bool'");
+    expect_not_implemented(cfx_gelu(empty(3, CFX_INT64)), "\"GeluKernelImpl\" not implemented for 'Long'");
+    cr_expect_null(cfx_uniform_(empty(2, CFX_FLOAT32), 2.0, 1.0));
+    cr_expect_eq(cfx_error_status(), CFX_ERR, "a bad range is a RuntimeError");
+    cfx_scope_end(s);
+}
+
 static cfx_generator *trace_gen;
 
 static cfx_tensor *sample_fn(cfx_tensor *x)

@@ -86,11 +86,12 @@ GRAPH_TEST(literal_max)
 GRAPH_TEST(global_item)
 GRAPH_TEST(literal_inplace)
 GRAPH_TEST(offset_input)
+GRAPH_TEST(embedding_bag_last)
 
 Test(make_fx, every_program_has_a_test)
 {
     /* the list above and the table must not drift apart */
-    cr_expect_eq(N_PROGRAMS, 18);
+    cr_expect_eq(N_PROGRAMS, 19);
 }
 
 /* ---- attributes --------------------------------------------------------------------------------- */

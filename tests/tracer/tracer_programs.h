@@ -158,11 +158,24 @@ static cfx_tensor *prog_global_item(cfx_tensor *x) { return cfx_add(x, x, cfx__l
 /* An input that is a view with a storage offset (A_OFF). */
 static cfx_tensor *prog_offset_input(cfx_tensor *x) { return cfx_neg(x); }
 
+/* F.embedding_bag's front end with include_last_offset, summing then averaging: it records
+ * _embedding_bag_forward_only, whose bag_size is sized like offsets in sum mode (the CPU
+ * kernel's make_bag_size without requires_grad) and, in fake mode, in every mode (its meta);
+ * the fake max_indices keeps the bag count, where the CPU kernel's follows bag_size. */
+static tensor5 prog_embedding_bag_last(cfx_tensor *w, cfx_tensor *i, cfx_tensor *o)
+{
+    cfx_embedding_bag_padding_idx_result s = cfx_embedding_bag_padding_idx(w, i, o, false, 0, false, NULL, true,
+                                                                            cfx_none());
+    cfx_embedding_bag_padding_idx_result m = cfx_embedding_bag_padding_idx(w, i, o, false, 1, false, NULL, true,
+                                                                            cfx_none());
+    return (tensor5){s.r0, s.r1, s.r2, s.r3, m.r2};
+}
+
 /* ---- the table the tests walk ------------------------------------------------------------------ */
 
 enum { MAXA = 4 };
 
-typedef enum arg_kind { A_NONE = 0, A_T23, A_T3, A_INT3, A_F15, A_TRUE, A_SAME, A_OFF } arg_kind;
+typedef enum arg_kind { A_NONE = 0, A_T23, A_T3, A_INT3, A_F15, A_TRUE, A_SAME, A_OFF, A_W53, A_BAG_IDX, A_BAG_OFF } arg_kind;
 
 typedef struct program {
     const char *name;
@@ -197,6 +210,9 @@ static const program programs[] = {
     {"global_item", (cfx_fnptr)prog_global_item, "(Tensor x) -> Tensor", {A_T23}, false, false},
     {"literal_inplace", (cfx_fnptr)prog_literal_inplace, "(Tensor x) -> Tensor", {A_T23}, false, false},
     {"offset_input", (cfx_fnptr)prog_offset_input, "(Tensor x) -> Tensor", {A_OFF}, false, true},
+    {"embedding_bag_last", (cfx_fnptr)prog_embedding_bag_last,
+     "(Tensor w, Tensor i, Tensor o) -> (Tensor, Tensor, Tensor, Tensor, Tensor)", {A_W53, A_BAG_IDX, A_BAG_OFF},
+     false, true},
 };
 
 #define N_PROGRAMS ((int)(sizeof programs / sizeof programs[0]))
@@ -231,6 +247,23 @@ static inline cfx_tensor *offset_view(void)
     return v;
 }
 
+/* The embedding_bag program's weight (i * 0.5 - 3, [5, 3]) and its int64 indices and offsets. */
+static inline cfx_tensor *bag_arg(arg_kind k)
+{
+    static const int64_t idx[6] = {0, 2, 4, 1, 3, 2}, off[4] = {0, 2, 2, 5};
+    if (k == A_W53) {
+        float w[15];
+        for (int i = 0; i < 15; i++)
+            w[i] = (float)i * 0.5f - 3.0f;
+        return cfx_tensor_from_floats(w, (const int64_t[]){5, 3}, 2);
+    }
+    int64_t n = k == A_BAG_IDX ? 6 : 4;
+    cfx_tensor *t = cfx_tensor_new(&n, 1, CFX_INT64, cfx_device_make(CFX_DEVICE_CPU));
+    if (t)
+        memcpy(cfx_tensor_data(t), k == A_BAG_IDX ? idx : off, (size_t)n * sizeof(int64_t));
+    return t;
+}
+
 /* The MLP's parameters, as the Python twin's module: fc1 4x3, fc2 2x4. */
 static inline cfx_module *make_mlp(void)
 {
@@ -259,6 +292,9 @@ static inline int make_args(const program *p, cfx_value *args)
         case A_TRUE: args[i] = cfx_bool(true); break;
         case A_SAME: args[i] = cfx_tensor_value(cfx_tensor_retain(args[i - 1].u.t)); break;
         case A_OFF: args[i] = cfx_tensor_value(offset_view()); break;
+        case A_W53:
+        case A_BAG_IDX:
+        case A_BAG_OFF: args[i] = cfx_tensor_value(bag_arg(p->args[i])); break;
         default: break;
         }
     }

@@ -173,6 +173,16 @@ def offset_input(x):
     return aten.neg.default(x)
 
 
+def embedding_bag_last(w, i, o):
+    """F.embedding_bag's front end with include_last_offset, summing then averaging: it records
+    _embedding_bag_forward_only, whose bag_size is sized like offsets in sum mode (the CPU
+    kernel's make_bag_size without requires_grad) and, in fake mode, in every mode (its meta);
+    the fake max_indices keeps the bag count, where the CPU kernel's follows bag_size."""
+    s = aten.embedding_bag.padding_idx(w, i, o, False, 0, False, None, True, None)
+    m = aten.embedding_bag.padding_idx(w, i, o, False, 1, False, None, True, None)
+    return s[0], s[1], s[2], s[3], m[2]
+
+
 # Operators of our own (tests/tracer/test_tracer_custom.c defines the same three in cfx):
 # defaults of every kind, a kwarg-only tail, an int result and a Tensor[] result.
 LIB = torch.library.Library("cfxtest", "DEF")
@@ -223,6 +233,9 @@ Z23 = t23(2.0)
 W3 = torch.tensor([1 + i * 0.25 - 0.5 for i in range(3)])
 B3 = torch.tensor([2 + i * 0.25 - 0.5 for i in range(3)])
 OFF = torch.arange(12.0).reshape(4, 3)[1:3]  # sizes (2, 3), strides (3, 1), offset 3
+W53 = torch.tensor([i * 0.5 - 3.0 for i in range(15)]).reshape(5, 3)
+BAG_IDX = torch.tensor([0, 2, 4, 1, 3, 2])
+BAG_OFF = torch.tensor([0, 2, 2, 5])
 
 CASES = {
     # name: (function, args, has meta goldens)
@@ -244,6 +257,7 @@ CASES = {
     "global_item": (global_item, (X23,), False),
     "literal_inplace": (literal_inplace, (X23,), False),
     "offset_input": (offset_input, (OFF,), True),
+    "embedding_bag_last": (embedding_bag_last, (W53, BAG_IDX, BAG_OFF), True),
     "custom": (custom, (X23,), True),
     "composite": (composite, (X23,), False),
 }

@@ -178,11 +178,14 @@ def embedding_bag_cases(g):
         for mode in (0, 1, 2):
             for ilo in (False, True):
                 for pidx in (-1, 2):
-                    if op != "_embedding_bag" and (ilo or pidx >= 0):
-                        continue
                     g.add_case(f"{op}/mode{mode}_ilo{int(ilo)}_pad{pidx}", op,
                                [T([5, 3]), IX(idx), IX(off), B(False), I(mode), B(False), NONE(), B(ilo), I(pidx)],
                                tol=[1e-6, 1e-5])
+    # the forward-only op's bag_size (and max_indices) in sum mode with include_last_offset is
+    # sized like offsets (make_bag_size without requires_grad), per-sample weights or not
+    op = "_embedding_bag_forward_only"
+    g.add_case(f"{op}/per_sample_weights_ilo", op, [T([5, 3]), IX(idx), IX(off), B(False), I(0), B(False), T([6]),
+                                                     B(True), I(-1)], tol=[1e-6, 1e-5])
     op = "_embedding_bag"
     g.add_case(f"{op}/per_sample_weights", op, [T([5, 3]), IX(idx), IX(off), B(False), I(0), B(False), T([6]),
                                                  B(False), I(-1)], tol=[1e-6, 1e-5])

@@ -126,8 +126,7 @@ static bool cpu_checks(cfx_tensor *grad_out, cfx_tensor *input, cfx_tensor *mean
         return false;
     }
     if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
-        cfx_error_set(CFX_ERR, OP, "\"GroupNormBackwardKernelImpl\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
+        cfx_kernel_not_implemented(OP, "GroupNormBackwardKernelImpl", (cfx_dtype)input->dtype);
         return false;
     }
     if (weight && weight->dtype != input->dtype) {

@@ -91,7 +91,7 @@ static cfx_tensor *softmax_bw_cpu(const char *op, const char *kname, bool log, c
     cfx_dtype dt = (cfx_dtype)grad->dtype;
     if (!cfx_dtype_is_floating(dt)) {
         bool last = grad->ndim == 0 || dim == grad->ndim - 1;
-        cfx_error_set(CFX_ERR, op, "\"%s%s\" not implemented for '%s'", kname, last ? "_lastdim_kernel_impl" :
+        cfx_error_set(CFX_ERR_NOTIMPL, op, "\"%s%s\" not implemented for '%s'", kname, last ? "_lastdim_kernel_impl" :
                       "_kernel_impl", cfx_dtype_scalar_name(dt));
         return NULL;
     }
@@ -280,7 +280,7 @@ cfx_tensor *cfx_cpu_nll_loss_backward(cfx_tensor *grad_output, cfx_tensor *self,
         return NULL;
     cfx_dtype dt = (cfx_dtype)self->dtype;
     if (!cfx_dtype_is_floating(dt)) {
-        cfx_error_set(CFX_ERR, op, "\"nll_loss_backward_out_frame\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, "nll_loss_backward_out_frame", dt);
         return NULL;
     }
     cfx_tensor *gi = zeros(self->sizes, self->ndim, dt);
@@ -329,7 +329,7 @@ cfx_tensor *cfx_cpu_mse_loss_backward(cfx_tensor *grad_output, cfx_tensor *self,
             ok = false;
         }
     if (ok && !cfx_dtype_is_floating(dt)) {
-        cfx_error_set(CFX_ERR, op, "\"mse_backward_cpu_out\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, "mse_backward_cpu_out", dt);
         ok = false;
     }
     if (!ok) {
@@ -399,7 +399,7 @@ cfx_tensor *cfx_cpu_embedding_dense_backward(cfx_tensor *grad_output, cfx_tensor
         return NULL;
     cfx_dtype dt = (cfx_dtype)grad_output->dtype;
     if (!cfx_dtype_is_floating(dt)) {
-        cfx_error_set(CFX_ERR, op, "\"embedding_backward\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, "embedding_backward", dt);
         return NULL;
     }
     int64_t sizes[2];

@@ -117,8 +117,7 @@ cfx_native_layer_norm_backward_result cfx_cpu_native_layer_norm_backward(cfx_ten
         return none;
     bool ok = cfx_dtype_is_floating(dt);
     if (!ok)
-        cfx_error_set(CFX_ERR, OP, "\"LayerNormBackwardKernelImpl\" not implemented for '%s'",
-                      cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(OP, "LayerNormBackwardKernelImpl", dt);
     const cfx_tensor *params[4] = {grad_out, mean, rstd, weight};
     for (int k = 0; ok && k < 4; k++)
         if (params[k] && (cfx_dtype)params[k]->dtype != dt) {

@@ -82,7 +82,7 @@ static bool floating(const char *op, const char *kernel, const cfx_tensor *t)
 {
     if (t->dtype == CFX_FLOAT32 || t->dtype == CFX_FLOAT64)
         return true;
-    cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name((cfx_dtype)t->dtype));
+    cfx_kernel_not_implemented(op, kernel, (cfx_dtype)t->dtype);
     return false;
 }
 

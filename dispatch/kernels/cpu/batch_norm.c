@@ -47,8 +47,7 @@ cfx_native_batch_norm_result cfx_cpu_batch_norm_train(const char *op, cfx_tensor
         return none;
     }
     if (!cfx_dtype_is_floating((cfx_dtype)input->dtype)) {
-        cfx_error_set(CFX_ERR, op, "\"batch_norm\" not implemented for '%s'",
-                      cfx_dtype_scalar_name((cfx_dtype)input->dtype));
+        cfx_kernel_not_implemented(op, "batch_norm", (cfx_dtype)input->dtype);
         return none;
     }
     int64_t N = input->sizes[0], C = input->sizes[1], inner = cfx_geom_numel(input->sizes + 2, input->ndim - 2);

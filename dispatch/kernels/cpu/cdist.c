@@ -197,7 +197,7 @@ cfx_tensor *cfx_cpu__pdist_forward(cfx_tensor *self, double p)
         return NULL;
     }
     if (c && !cfx_dtype_is_floating((cfx_dtype)self->dtype)) {
-        cfx_error_set(CFX_ERR, PDIST, "\"pdist\" not implemented for '%s'", cfx_dtype_scalar_name((cfx_dtype)self->dtype));
+        cfx_kernel_not_implemented(PDIST, "pdist", (cfx_dtype)self->dtype);
         return NULL;
     }
     int64_t m = c ? self->sizes[1] : 0, k = 0; /* the kernel reads n rows of size(1) from the data */

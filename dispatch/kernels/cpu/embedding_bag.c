@@ -11,13 +11,16 @@
  *                column stride, no padding_idx, per_sample_weights with unit stride if any);
  *   bag_size     [num_bags]: per bag its non-padding indices (so the trailing indices of
  *                include_last_offset count, though the sum leaves them out: a mean divides by
- *                it, and the max takes them in), zeros in sum mode;
+ *                it, and the max takes them in), zeros in sum mode, where the forward-only op
+ *                (make_bag_size without requires_grad) sizes it like offsets;
  *   max_indices  [num_bags, D]: the index of each column's maximum (the first one) in max
  *                mode, else a copy of bag_size.
  * The index results take the promoted dtype of indices and offsets. The Meta kernel follows
  * meta_embedding_bag: with a CPU fake device the shapes above, on a plain meta device its
  * other branch (offset2bag [len(indices)], bag_size like offsets, max_indices [0] but in max
- * mode, all like indices). */
+ * mode, all like indices). meta_embedding_bag_forward_only then sizes bag_size like offsets on
+ * a CPU device in every mode (so a fake mean or max with include_last_offset has one more
+ * than the CPU kernel's, and max_indices keeps [num_bags]: 2.13's fake and real differ). */
 #include <string.h>
 
 #include "dispatch/error.h"
@@ -106,12 +109,13 @@ static cfx__embedding_bag_result make4(const int64_t *s0, int n0, cfx_dtype d0, 
     return r;
 }
 
-cfx__embedding_bag_result cfx_meta__embedding_bag(cfx_tensor *weight, cfx_tensor *indices, cfx_tensor *offsets,
-                                                  bool scale_grad_by_freq, int64_t mode, bool sparse,
-                                                  cfx_tensor *per_sample_weights, bool include_last_offset,
-                                                  int64_t padding_idx)
+/* meta_embedding_bag; forward_only: meta_embedding_bag_forward_only, whose bag_size on a CPU
+ * device hint is sized like offsets (as make_bag_size sizes it without requires_grad in sum
+ * mode, though the meta does it in every mode; max_indices keeps _embedding_bag's size) */
+static cfx__embedding_bag_result meta_bag(cfx_tensor *weight, cfx_tensor *indices, cfx_tensor *offsets, int64_t mode,
+                                          cfx_tensor *per_sample_weights, bool include_last_offset,
+                                          int64_t padding_idx, bool forward_only)
 {
-    (void)scale_grad_by_freq, (void)sparse;
     cfx__embedding_bag_result none = {{NULL, NULL, NULL, NULL}};
     const cfx_tensor *chk[2] = {indices, offsets};
     for (int i = 0; i < 2; i++)
@@ -148,7 +152,17 @@ cfx__embedding_bag_result cfx_meta__embedding_bag(cfx_tensor *weight, cfx_tensor
     }
     cfx_dtype di = (cfx_dtype)offsets->dtype;
     bool fast = mode == SUM && fast_path(weight, per_sample_weights, padding_idx);
-    return make4(out, 2, (cfx_dtype)weight->dtype, fast ? &zero : &ni, 1, &nb, 1, out, mode == MAX ? 2 : 1, di, dev);
+    return make4(out, 2, (cfx_dtype)weight->dtype, fast ? &zero : &ni, 1, forward_only ? offsets->sizes : &nb,
+                 forward_only ? offsets->ndim : 1, out, mode == MAX ? 2 : 1, di, dev);
+}
+
+cfx__embedding_bag_result cfx_meta__embedding_bag(cfx_tensor *weight, cfx_tensor *indices, cfx_tensor *offsets,
+                                                  bool scale_grad_by_freq, int64_t mode, bool sparse,
+                                                  cfx_tensor *per_sample_weights, bool include_last_offset,
+                                                  int64_t padding_idx)
+{
+    (void)scale_grad_by_freq, (void)sparse;
+    return meta_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, false);
 }
 
 /* the CPU kernel's argument checks (check_arguments and its callers), in their order */
@@ -230,12 +244,12 @@ static bool cpu_checks(const cfx_tensor *weight, const cfx_tensor *indices, cons
     return true;
 }
 
-cfx__embedding_bag_result cfx_cpu__embedding_bag(cfx_tensor *weight, cfx_tensor *indices, cfx_tensor *offsets,
-                                                 bool scale_grad_by_freq, int64_t mode, bool sparse,
-                                                 cfx_tensor *per_sample_weights, bool include_last_offset,
-                                                 int64_t padding_idx)
+/* _embedding_bag_cpu_impl: requires_grad is true for _embedding_bag, false for the forward-only
+ * op, where make_bag_size keeps bag_size (and so max_indices) sized like offsets in sum mode */
+static cfx__embedding_bag_result cpu_bag(cfx_tensor *weight, cfx_tensor *indices, cfx_tensor *offsets, int64_t mode,
+                                         cfx_tensor *per_sample_weights, bool include_last_offset,
+                                         int64_t padding_idx, bool requires_grad)
 {
-    (void)scale_grad_by_freq, (void)sparse;
     cfx__embedding_bag_result none = {{NULL, NULL, NULL, NULL}};
     const cfx_tensor *psw = per_sample_weights;
     if (!cpu_checks(weight, indices, offsets, mode, psw, include_last_offset))
@@ -244,15 +258,17 @@ cfx__embedding_bag_result cfx_cpu__embedding_bag(cfx_tensor *weight, cfx_tensor 
     int64_t nb = include_last_offset ? no - 1 : no, out[2] = {nb, D};
     bool fast = mode == SUM && fast_path(weight, psw, padding_idx);
     cfx_dtype di = cfx_dtype_promote((cfx_dtype)indices->dtype, (cfx_dtype)offsets->dtype);
-    cfx__embedding_bag_result r = make4(out, 2, (cfx_dtype)weight->dtype, fast ? &zero : &ni, 1, &nb, 1, out,
-                                        mode == MAX ? 2 : 1, di, weight->device);
+    int64_t bags = requires_grad || mode != SUM ? nb : no; /* bag_size's; max_indices' but in max mode */
+    cfx__embedding_bag_result r = make4(out, 2, (cfx_dtype)weight->dtype, fast ? &zero : &ni, 1, &bags, 1,
+                                        mode == MAX ? out : &bags, mode == MAX ? 2 : 1, di, weight->device);
     if (!r.t[0])
         return none;
     cfx_tensor *o = r.t[0];
     for (int64_t e = 0; e < nb * D; e++)
         cfx_nn_set(o, e, 0);
-    for (int64_t e = 0; e < cfx_tensor_numel(r.t[3]); e++)
-        iset(r.t[3], e, 0);
+    for (int k = 2; k < 4; k++) /* sum mode's bag_size and max_indices stay zeros */
+        for (int64_t e = 0; e < cfx_tensor_numel(r.t[k]); e++)
+            iset(r.t[k], e, 0);
     int64_t ws0 = weight->strides[0], ws1 = weight->strides[1];
     for (int64_t i = 0; i < nb; i++) {
         int64_t lo = iget(offsets, i), hi = i + 1 < no ? iget(offsets, i + 1) : ni, count = 0;
@@ -284,19 +300,30 @@ cfx__embedding_bag_result cfx_cpu__embedding_bag(cfx_tensor *weight, cfx_tensor 
         if (mode == MEAN && count)
             for (int64_t d = 0; d < D; d++)
                 cfx_nn_set(o, i * D + d, cfx_nn_get(o, i * D + d) / (double)count);
-        iset(r.t[2], i, mode == SUM ? 0 : count);
-        if (mode != MAX) /* max_indices: bag_size's values */
-            iset(r.t[3], i, mode == SUM ? 0 : count);
+        if (mode != SUM)
+            iset(r.t[2], i, count);
+        if (mode == MEAN) /* max_indices: bag_size's values */
+            iset(r.t[3], i, count);
     }
     return r;
+}
+
+cfx__embedding_bag_result cfx_cpu__embedding_bag(cfx_tensor *weight, cfx_tensor *indices, cfx_tensor *offsets,
+                                                 bool scale_grad_by_freq, int64_t mode, bool sparse,
+                                                 cfx_tensor *per_sample_weights, bool include_last_offset,
+                                                 int64_t padding_idx)
+{
+    (void)scale_grad_by_freq, (void)sparse;
+    return cpu_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, true);
 }
 
 cfx__embedding_bag_forward_only_result cfx_meta__embedding_bag_forward_only(
     cfx_tensor *weight, cfx_tensor *indices, cfx_tensor *offsets, bool scale_grad_by_freq, int64_t mode, bool sparse,
     cfx_tensor *per_sample_weights, bool include_last_offset, int64_t padding_idx)
 {
-    cfx__embedding_bag_result r = cfx_meta__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
-                                                          per_sample_weights, include_last_offset, padding_idx);
+    (void)scale_grad_by_freq, (void)sparse;
+    cfx__embedding_bag_result r =
+        meta_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, true);
     return (cfx__embedding_bag_forward_only_result){{r.t[0], r.t[1], r.t[2], r.t[3]}};
 }
 
@@ -304,22 +331,8 @@ cfx__embedding_bag_forward_only_result cfx_cpu__embedding_bag_forward_only(
     cfx_tensor *weight, cfx_tensor *indices, cfx_tensor *offsets, bool scale_grad_by_freq, int64_t mode, bool sparse,
     cfx_tensor *per_sample_weights, bool include_last_offset, int64_t padding_idx)
 {
-    cfx__embedding_bag_result r = cfx_cpu__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
-                                                         per_sample_weights, include_last_offset, padding_idx);
-    if (r.t[0] && mode == SUM && include_last_offset) {
-        /* make_bag_size without requires_grad: in sum mode bag_size (and max_indices, sized
-         * like it) keep the offsets' size, zeros, where _embedding_bag's drop the last offset */
-        int64_t no = offsets->sizes[0];
-        for (int k = 2; k < 4; k++) {
-            cfx_tensor *z = cfx_tensor_new(&no, 1, (cfx_dtype)r.t[k]->dtype, weight->device);
-            cfx_kernel_discard(r.t[k]);
-            r.t[k] = z;
-        }
-        if (!r.t[2] || !r.t[3]) {
-            for (int k = 0; k < 4; k++)
-                cfx_kernel_discard(r.t[k]);
-            return (cfx__embedding_bag_forward_only_result){{NULL, NULL, NULL, NULL}};
-        }
-    }
+    (void)scale_grad_by_freq, (void)sparse;
+    cfx__embedding_bag_result r =
+        cpu_bag(weight, indices, offsets, mode, per_sample_weights, include_last_offset, padding_idx, false);
     return (cfx__embedding_bag_forward_only_result){{r.t[0], r.t[1], r.t[2], r.t[3]}};
 }

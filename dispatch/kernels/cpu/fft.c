@@ -107,32 +107,26 @@ static bool along(double _Complex *buf, const int64_t *sizes, int nd, int d, boo
     return ok;
 }
 
-/* c2r's last step: buf (sizes, complex) -> res (sizes with sizes[d] = n, complex with real
- * values): each line's first n/2 + 1 entries extended by Hermitian symmetry, inverse
- * transformed. */
+/* c2r's last step: buf (sizes, complex) -> res (sizes with sizes[d] = n): each line's first
+ * n/2 + 1 entries (zeros past buf's) extended by Hermitian symmetry, then inverse transformed
+ * along d; the caller keeps the real parts (scatter into the real output). */
 static bool hermitian_inverse(const double _Complex *buf, const int64_t *sizes, int nd, int d, int64_t n,
                               double _Complex *res)
 {
     int64_t len = sizes[d], inner = numel_of(sizes + d + 1, nd - d - 1), outer = numel_of(sizes, d);
     int64_t half = n / 2 + 1;
-    double _Complex *line = cfx_malloc((size_t)n * sizeof *line);
-    if (!line)
-        return false;
-    bool ok = true;
-    for (int64_t o = 0; ok && o < outer; o++)
-        for (int64_t i = 0; ok && i < inner; i++) {
-            const double _Complex *p = buf + o * len * inner + i;
-            for (int64_t k = 0; k < half; k++)
-                line[k] = k < len ? p[k * inner] : 0;
-            for (int64_t k = half; k < n; k++)
-                line[k] = conj(line[n - k]);
-            ok = cfx_fft_1d(line, n, false);
-            double _Complex *q = res + o * n * inner + i;
-            for (int64_t k = 0; ok && k < n; k++)
-                q[k * inner] = creal(line[k]);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t k = 0; k < n; k++) {
+            int64_t from = k < half ? k : n - k; /* the mirror of k >= half is below half */
+            for (int64_t i = 0; i < inner; i++) {
+                double _Complex v = from < len ? buf[(o * len + from) * inner + i] : 0;
+                res[(o * n + k) * inner + i] = k < half ? v : conj(v);
+            }
         }
-    cfx_free(line);
-    return ok;
+    int64_t rsizes[CFX_MAX_DIMS];
+    for (int e = 0; e < nd; e++)
+        rsizes[e] = e == d ? n : sizes[e];
+    return along(res, rsizes, nd, d, false);
 }
 
 static int64_t signal_numel(const int64_t *sizes, const cfx_fft_plan *p)

@@ -87,7 +87,7 @@ static bool dtype_error(const cfx_tensor *input, const cfx_tensor *weight, const
 {
     cfx_dtype dt = (cfx_dtype)input->dtype;
     if (!cfx_dtype_is_floating(dt)) {
-        cfx_error_set(CFX_ERR, OP, "\"LayerNormKernelImpl\" not implemented for '%s'", cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(OP, "LayerNormKernelImpl", dt);
         return true;
     }
     const cfx_tensor *params[2] = {weight, bias};

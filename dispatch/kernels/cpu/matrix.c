@@ -128,7 +128,7 @@ static bool refuse_bool(const char *op, const char *name, const cfx_tensor *t)
 {
     if (t->dtype != CFX_BOOL)
         return true;
-    cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for 'Bool'", name);
+    cfx_kernel_not_implemented(op, name, CFX_BOOL);
     return false;
 }
 

@@ -47,7 +47,7 @@ cfx_tensor *cfx_cpu_mm(cfx_tensor *self, cfx_tensor *mat2)
     }
     bool empty = sizes[0] * sizes[1] == 0 || self->sizes[1] == 0;
     if (!empty && dt == CFX_BOOL) {
-        cfx_error_set(CFX_ERR, op, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
+        cfx_kernel_not_implemented(op, "addmm_impl_cpu_", CFX_BOOL);
         return NULL;
     }
     cfx_tensor *out = cfx_tensor_new(sizes, 2, dt, cfx_device_make(CFX_DEVICE_CPU));

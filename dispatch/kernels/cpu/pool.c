@@ -177,7 +177,7 @@ static bool floating_only(const char *op, const char *kernel, const cfx_tensor *
 {
     if (cfx_dtype_is_floating((cfx_dtype)self->dtype))
         return true;
-    cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'", kernel, cfx_dtype_scalar_name((cfx_dtype)self->dtype));
+    cfx_kernel_not_implemented(op, kernel, (cfx_dtype)self->dtype);
     return false;
 }
 
@@ -256,7 +256,7 @@ cfx_max_pool3d_with_indices_result cfx_cpu_max_pool3d_with_indices(cfx_tensor *s
     if (!cfx_pool3d_params(op, self, kernel_size, stride, padding, &dilation, ceil_mode, cfx_none(), false, &w))
         return none;
     if (self->dtype == CFX_BOOL) { /* every other dtype cfx has is pooled */
-        cfx_error_set(CFX_ERR, op, "\"max_pool3d\" not implemented for 'Bool'");
+        cfx_kernel_not_implemented(op, "max_pool3d", CFX_BOOL);
         return none;
     }
     cfx_tensor *out, *idx;

@@ -14,7 +14,10 @@
  * and products wrap); the input is first converted to the output dtype where ATen does
  * (sum, prod, mean). Extremes propagate NaN; arg- and min.dim keep the first of equal values
  * and the first NaN, as ATen's kernels do, because the walk visits lower indices first. var
- * is two passes: the mean of each slot, then the squared deviations over max(0, N - correction). */
+ * is two passes: the mean of each slot, then the squared deviations over max(0, N - correction).
+ * Complex inputs fold in complex double for sum, prod and mean, as a squared modulus for var,
+ * and as "either part nonzero" for any and all; the extremes refuse them before. */
+#include <complex.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +57,7 @@ static double get_d(const char *p, cfx_dtype t)
     case CFX_UINT8: return *(const uint8_t *)p;
     case CFX_INT8: return *(const int8_t *)p;
     case CFX_INT16: return *(const int16_t *)p;
-    case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* refused before (reduce_into) */
+    case CFX_COMPLEX64: case CFX_COMPLEX128: break; /* visit folds them as complex (get_z) */
     }
     return 0;
 }
@@ -79,8 +82,7 @@ static cfx_complex128 get_z(const char *p, cfx_dtype t)
  * std_var_out sums the variances of the real and imaginary parts). */
 static double norm2(cfx_complex128 z)
 {
-    const double *c = (const double *)&z; /* C11 6.2.5: an array of its two parts */
-    return c[0] * c[0] + c[1] * c[1];
+    return creal(z) * creal(z) + cimag(z) * cimag(z);
 }
 
 /* One element into slot o (k: its index within the reduced dims). */
@@ -94,6 +96,10 @@ static void visit(rstate *s, int64_t o, int64_t k, const char *p, cfx_dtype t)
             s->z[o] *= v;
         else if (s->kind == RK_SQDEV)
             s->d[o] += norm2(v - s->zmean[o]);
+        else if (s->kind == RK_ANY) /* a complex value is true when either part is nonzero */
+            s->d[o] = s->d[o] != 0 || v != 0;
+        else if (s->kind == RK_ALL)
+            s->d[o] = s->d[o] != 0 && v != 0;
         return;
     }
     if (s->as_int) {
@@ -260,16 +266,11 @@ static cfx_tensor *new_out(const cfx_reduce_shape *r, cfx_dtype dt)
 
 /* out (of r's shape and dtype) = the kind-reduction of in over r->reduced; in is converted to
  * convert_to first when that is a valid dtype (>= 0). */
-static cfx_tensor *reduce_into(const char *op, cfx_tensor *out, const cfx_tensor *self, const cfx_reduce_shape *r,
-                               rkind kind, int convert_to)
+static cfx_tensor *reduce_into(cfx_tensor *out, const cfx_tensor *self, const cfx_reduce_shape *r, rkind kind,
+                               int convert_to)
 {
     if (!out)
         return NULL;
-    /* sum, prod and mean compute in complex (the others refused complex inputs before) */
-    if ((kind != RK_SUM && kind != RK_PROD) && cfx_kernel_refuse_complex(op, NULL, NULL, self)) {
-        cfx_kernel_discard(out);
-        return NULL;
-    }
     cfx_scope sc = cfx_scope_begin();
     const cfx_tensor *in = convert_to >= 0 ? cfx_cpu_to_dtype(self, (cfx_dtype)convert_to) : self;
     cfx_dtype t = in ? (cfx_dtype)in->dtype : CFX_FLOAT32;
@@ -307,7 +308,7 @@ cfx_tensor *cfx_cpu_mean_dim(cfx_tensor *self, cfx_int_list dim, bool keepdim, c
     cfx_reduce_shape r;
     if (!cfx_structured_sum(&r, op, self, dim, keepdim, cfx_dtype_value(dt)))
         return NULL;
-    cfx_tensor *out = reduce_into(op, new_out(&r, dt), self, &r, RK_SUM, dt);
+    cfx_tensor *out = reduce_into(new_out(&r, dt), self, &r, RK_SUM, dt);
     int64_t nout = out ? cfx_tensor_numel(out) : 0;
     if (nout > 0) {
         double count = (double)cfx_tensor_numel(self) / (double)nout;
@@ -339,7 +340,7 @@ cfx_tensor *cfx_cpu_prod(cfx_tensor *self, cfx_value dtype)
     if (!cfx_reduce_prod_dtype(op, self, dtype, &dt) || !cfx_structured_sum(&r, op, self, (cfx_int_list){NULL, -1}, false,
                                                                  cfx_dtype_value(dt)))
         return NULL;
-    return reduce_into(op, new_out(&r, dt), self, &r, RK_PROD, dt);
+    return reduce_into(new_out(&r, dt), self, &r, RK_PROD, dt);
 }
 
 cfx_tensor *cfx_cpu_prod_dim_int(cfx_tensor *self, int64_t dim, bool keepdim, cfx_value dtype)
@@ -350,7 +351,7 @@ cfx_tensor *cfx_cpu_prod_dim_int(cfx_tensor *self, int64_t dim, bool keepdim, cf
     if (!cfx_reduce_prod_dtype(op, self, dtype, &dt) ||
         !cfx_structured_sum(&r, op, self, cfx_ints(&dim, 1), keepdim, cfx_dtype_value(dt)))
         return NULL;
-    return reduce_into(op, new_out(&r, dt), self, &r, RK_PROD, dt);
+    return reduce_into(new_out(&r, dt), self, &r, RK_PROD, dt);
 }
 
 /* ---- amax, amin, min.dim, argmax, argmin ----------------------------------------------------- */
@@ -365,7 +366,7 @@ static cfx_tensor *extreme(const char *op, const char *fn, cfx_tensor *self, cfx
     cfx_reduce_shape r;
     if (!cfx_structured_sum(&r, op, self, dim, keepdim, cfx_dtype_value((cfx_dtype)self->dtype)))
         return NULL;
-    return reduce_into(op, new_out(&r, (cfx_dtype)self->dtype), self, &r, kind, -1);
+    return reduce_into(new_out(&r, (cfx_dtype)self->dtype), self, &r, kind, -1);
 }
 
 cfx_tensor *cfx_cpu_amax(cfx_tensor *self, cfx_int_list dim, bool keepdim)
@@ -413,7 +414,7 @@ static cfx_tensor *arg_extreme(const char *op, const char *fn, cfx_tensor *self,
     cfx_reduce_shape r;
     if (cfx_kernel_refuse_complex(op, NULL, fn, self) || !cfx_reduce_arg_shape(&r, op, fn, self, dim, keepdim))
         return NULL;
-    return reduce_into(op, new_out(&r, CFX_INT64), self, &r, kind, -1);
+    return reduce_into(new_out(&r, CFX_INT64), self, &r, kind, -1);
 }
 
 cfx_tensor *cfx_cpu_argmax(cfx_tensor *self, cfx_value dim, bool keepdim)
@@ -499,7 +500,7 @@ static cfx_tensor *any_all(const char *op, cfx_tensor *self, cfx_int_list dim, b
     cfx_reduce_shape r;
     if (!cfx_structured_sum(&r, op, self, dim, keepdim, cfx_dtype_value(CFX_BOOL)))
         return NULL;
-    return reduce_into(op, new_out(&r, CFX_BOOL), self, &r, kind, -1);
+    return reduce_into(new_out(&r, CFX_BOOL), self, &r, kind, -1);
 }
 
 cfx_tensor *cfx_cpu_any(cfx_tensor *self) { return any_all("aten::any", self, (cfx_int_list){NULL, -1}, false, RK_ANY); }

@@ -62,9 +62,7 @@ static cfx_tensor *softmax(const char *op, cfx_tensor *self, int64_t dim, bool h
     }
     cfx_dtype dt = (cfx_dtype)self->dtype;
     if (!cfx_dtype_is_floating(dt)) {
-        cfx_error_set(CFX_ERR, op, "\"%s\" not implemented for '%s'",
-                      is_log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl",
-                      cfx_dtype_scalar_name(dt));
+        cfx_kernel_not_implemented(op, is_log ? "log_softmax_lastdim_kernel_impl" : "softmax_lastdim_kernel_impl", dt);
         return NULL;
     }
     cfx_device cpu = cfx_device_make(CFX_DEVICE_CPU);
