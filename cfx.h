@@ -29,6 +29,7 @@
 #include "dispatch/effects.h"
 #include "dispatch/generator.h"
 #include "dispatch/conj.h"
+#include "dispatch/neg.h"
 #include "ir/graph.h"
 #include "ir/graph_module.h"
 #include "ir/print_tabular.h"

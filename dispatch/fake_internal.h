@@ -93,7 +93,8 @@ static inline int cfx_fake_mark(cfx_fake_mode *m, cfx_tensor *t, cfx_device devi
     e->fake_meta = NULL; /* computed when first needed (fake_meta.c) */
     /* A meta tensor's keys, plus those of a Python tensor subclass (the dispatcher is
      * initialised: cfx_fake_mode_new did it). */
-    t->keys.repr = m->fake_keys.repr | (t->keys.repr & CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Conjugate)); /* conj bit kept */
+    t->keys.repr = m->fake_keys.repr | (t->keys.repr & (CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Conjugate) |
+                                                        CFX_KEYS_FUNCTIONALITY_BIT(CFX_KEY_Negative))); /* math bits kept */
     return CFX_OK;
 }
 /* A new fake tensor with real's metadata on a fresh fake storage, not memoized (outputs of

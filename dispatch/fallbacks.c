@@ -33,12 +33,13 @@
  * reads an op's computed Meta slot to know whether the op has a Meta kernel, so a fallback
  * there would claim one for every op; cfx reports the missing Meta kernel as a missing kernel.
  * Functionalize's is the functionalization kernel (functionalize.c), as 2.13's functionalizeFallback.
- * Conjugate's is the conj bit's MathOpFallback (kernels/conj.c). And the fallbacks of
- * functionalities cfx does not implement (Negative, ZeroTensor, Tracer, functorch, Batched, PythonDispatcher): no cfx tensor or thread
+ * Conjugate's is the conj bit's MathOpFallback (kernels/conj.c), Negative's the neg bit's
+ * (kernels/neg_view.c). And the fallbacks of functionalities cfx does not implement (ZeroTensor, Tracer, functorch, Batched, PythonDispatcher): no cfx tensor or thread
  * carries those keys. */
 #include <stddef.h>
 
 #include "dispatch/conj_internal.h"
+#include "dispatch/neg_internal.h"
 #include "dispatch/functional_internal.h"
 #include "dispatch/library.h"
 #include "dispatch/mode.h"
@@ -68,6 +69,8 @@ void cfx_fallbacks_register_defaults(void)
     cfx_library_fallback_at(lib, CFX_KEY_Functionalize, cfx_functionalize_fallback, NULL, __FILE__, __LINE__);
     /* conjugate views (conj_internal.h): 2.13's conjugateFallback */
     cfx_library_fallback_at(lib, CFX_KEY_Conjugate, cfx_conj_fallback, NULL, __FILE__, __LINE__);
+    /* negative views (neg_internal.h): 2.13's negationFallback */
+    cfx_library_fallback_at(lib, CFX_KEY_Negative, cfx_neg_fallback, NULL, __FILE__, __LINE__);
     defaults = lib;
 }
 

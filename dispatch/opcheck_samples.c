@@ -235,6 +235,8 @@ static cfx_value gen_int(const gen *g, const cfx_argument *a)
         return cfx_int(p->sizes[named(a, "C")]);
     if (named(a, "HxW") && p && p->ndim > 1 && p->sizes[0] != 0 && p->sizes[1] != 0)
         return cfx_int(cfx_tensor_numel(p) / (p->sizes[0] * p->sizes[1]));
+    if (named(a, "interpolation_mode") && p && p->ndim == 5) /* 3-d sampling has no bicubic (2) */
+        return cfx_int(g->alt ? 1 : 0);
     if (named(a, "low"))
         return cfx_int(-3);
     if (named(a, "high"))
@@ -424,7 +426,7 @@ static void emit(sink *k, const gen *g, const char *what)
 static bool computes_complex(const cfx_schema *s)
 {
     static const char *const names[] = {"aten::abs", "aten::angle", "aten::neg", "aten::sum", "aten::mean",
-                                        "aten::prod", "aten::var", "aten::std"};
+                                        "aten::prod", "aten::var", "aten::std", "aten::sgn"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(s->name, names[i]))
             return true;
@@ -573,6 +575,8 @@ static const ovr overrides[] = {
      {4, 4}, {{0}}, {0}},
     {"aten::grid_sampler", "an (N, C, H, W) input and an (N, H_out, W_out, 2) grid", {S(2, 3, 4, 5), S(2, 3, 2, 2)},
      {4, 4}, {{0}}, {0}},
+    {"aten::grid_sampler_3d", "an (N, C, D, H, W) input and an (N, D_out, H_out, W_out, 3) grid",
+     {S(1, 2, 3, 4, 5), S(1, 2, 2, 3, 3)}, {5, 5}, {{0}}, {0}},
     {"aten::nll_loss_forward", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}},
      {0}},
     {"aten::nll_loss", "target holds class indices of the input's (N, C)", {S(2, 3), S(2)}, {2, 1}, {{0}}, {0}},

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "dispatch/conj.h"
+#include "dispatch/neg.h"
 #include "dispatch/tensor.h"
 
 enum { PRECISION = 4, THRESHOLD = 1000, EDGEITEMS = 3, LINEWIDTH = 80 };
@@ -62,10 +63,11 @@ static int64_t element_offset(const shown *s, const int64_t *pos)
 }
 
 /* A conjugate view (the Conjugate key in its key set, dispatch/conj.h) shows the conjugates
- * of its data, as repr() resolves it: -1 for its imaginary parts. */
+ * of its data, as repr() resolves it: -1 for its imaginary parts; a negative view
+ * (dispatch/neg.h) the negatives of its data. */
 static double conj_sign(const cfx_tensor *t, int part)
 {
-    return part == 1 && cfx_is_conj(t) ? -1.0 : 1.0;
+    return (part == 1 && cfx_is_conj(t) ? -1.0 : 1.0) * (cfx_is_neg(t) ? -1.0 : 1.0);
 }
 
 /* A float element, or part (0 real, 1 imaginary) of a complex one. */
@@ -73,23 +75,24 @@ static double read_double(const cfx_tensor *t, int64_t off, int part)
 {
     const char *p = t->storage->data;
     switch ((cfx_dtype)t->dtype) {
-    case CFX_FLOAT32: return ((const float *)p)[off];
+    case CFX_FLOAT32: return conj_sign(t, 0) * ((const float *)p)[off];
     case CFX_COMPLEX64: return conj_sign(t, part) * ((const float *)p)[2 * off + part];
     case CFX_COMPLEX128: return conj_sign(t, part) * ((const double *)p)[2 * off + part];
-    default: return ((const double *)p)[off];
+    default: return conj_sign(t, 0) * ((const double *)p)[off];
     }
 }
 
 static int64_t read_int(const cfx_tensor *t, int64_t off)
 {
     const char *p = t->storage->data;
+    bool neg = cfx_is_neg(t); /* a negative view: the data's negatives, wrapped to the dtype */
     switch ((cfx_dtype)t->dtype) {
-    case CFX_INT64: return ((const int64_t *)p)[off];
-    case CFX_INT32: return ((const int32_t *)p)[off];
+    case CFX_INT64: return (int64_t)((neg ? 0ull - 1 : 1) * (uint64_t)((const int64_t *)p)[off]);
+    case CFX_INT32: return (int32_t)(uint32_t)((neg ? 0u - 1 : 1) * (uint32_t)((const int32_t *)p)[off]);
     case CFX_BOOL: return ((const uint8_t *)p)[off] != 0;
-    case CFX_UINT8: return ((const uint8_t *)p)[off];
-    case CFX_INT8: return ((const int8_t *)p)[off];
-    case CFX_INT16: return ((const int16_t *)p)[off];
+    case CFX_UINT8: return (uint8_t)((neg ? 0u - 1 : 1) * ((const uint8_t *)p)[off]);
+    case CFX_INT8: return (int8_t)(uint8_t)((neg ? 0u - 1 : 1) * (uint8_t)((const int8_t *)p)[off]);
+    case CFX_INT16: return (int16_t)(uint16_t)((neg ? 0u - 1 : 1) * (uint16_t)((const int16_t *)p)[off]);
     default: return 0;
     }
 }

@@ -101,9 +101,15 @@ cfx_tensor *cfx_kernel_real_part(cfx_tensor *self)
                         2 * self->storage_offset);
 }
 
+/* Of a conjugate view, ATen views the real pairs of its data (`view_as_real(self._conj())`);
+ * the imaginary parts of those are the negatives of the view's: a negative view
+ * (`_neg_view`, neg_view.c), set before the select so that the select keeps it. */
 static cfx_tensor *part(cfx_tensor *self, int64_t which)
 {
-    cfx_tensor *r = cfx_view_as_real(self);
+    bool conj = cfx_is_conj(self);
+    cfx_tensor *r = cfx_view_as_real(conj ? cfx__conj(self) : self);
+    if (r && conj && which == 1)
+        r = cfx__neg_view(r);
     return r ? cfx_select(r, (int64_t)r->ndim - 1, which) : NULL;
 }
 

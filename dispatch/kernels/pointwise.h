@@ -143,6 +143,39 @@ static inline double cfx_pw_angle_c128(cfx_complex128 a) { const double *z = (co
     _Generic((a), float: cfx_pw_angle_f32, cfx_complex64: cfx_pw_angle_c64,                     \
              cfx_complex128: cfx_pw_angle_c128, default: cfx_pw_angle_f64)(a)
 
+/* sgn (UnaryOpsKernel.cpp sgn_kernel): sign for the real dtypes; a complex z is 0 at 0, else
+ * z / abs(z) with c10::complex's division by the complex abs(z) + 0j (numpy's algorithm:
+ * rat = 0 / c, scl = 1 / (c + 0 * rat)), so an infinite part gives NaN + NaNj as ATen's
+ * scalar loop does. */
+static inline float cfx_pw_sgn_f32(float a) { return (float)((0 < a) - (a < 0)); }
+static inline cfx_complex64 cfx_pw_sgn_c64(cfx_complex64 a)
+{
+    float *z = (float *)&a, re = z[0], im = z[1];
+    if (re == 0 && im == 0) {
+        z[0] = z[1] = 0; /* c10::complex(0, 0), not a signed zero */
+        return a;
+    }
+    float c = hypotf(re, im), rat = 0.0f / c, scl = 1.0f / (c + 0.0f * rat);
+    z[0] = (re + im * rat) * scl;
+    z[1] = (im - re * rat) * scl;
+    return a;
+}
+static inline cfx_complex128 cfx_pw_sgn_c128(cfx_complex128 a)
+{
+    double *z = (double *)&a, re = z[0], im = z[1];
+    if (re == 0 && im == 0) {
+        z[0] = z[1] = 0;
+        return a;
+    }
+    double c = hypot(re, im), rat = 0.0 / c, scl = 1.0 / (c + 0.0 * rat);
+    z[0] = (re + im * rat) * scl;
+    z[1] = (im - re * rat) * scl;
+    return a;
+}
+#define CFX_PW_SGN(a)                                                                           \
+    _Generic((a), float: cfx_pw_sgn_f32, double: cfx_pw_sign_f64,                              \
+             cfx_complex64: cfx_pw_sgn_c64, cfx_complex128: cfx_pw_sgn_c128, default: cfx_pw_sign_int)(a)
+
 /* ... and the references' (torch._refs add, sub and neg's _neg_meta) */
 bool cfx_pointwise_ref_add(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);
 bool cfx_pointwise_ref_sub(const char *op, cfx_dtype computation, cfx_value alpha, bool *scale, int ntensors);

@@ -150,9 +150,9 @@ Test(dispatcher, default_fallbacks_table)
     cfx_op *op = cfx_op_find("dfb::b");
     char *table = cfx_op_dump_computed_table(op);
     /* Python and PythonTLSSnapshot are real fallbacks (the mode stack), Functionalize the
-     * functionalization kernel, Conjugate the conj bit's, the rest fall through */
+     * functionalization kernel, Conjugate and Negative the math bits', the rest fall through */
     static const char *keys[] = {
-        "BackendSelect", "Python", "Functionalize", "Conjugate", "ADInplaceOrView", "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradHIP",
+        "BackendSelect", "Python", "Functionalize", "Conjugate", "Negative", "ADInplaceOrView", "AutogradOther", "AutogradCPU", "AutogradCUDA", "AutogradHIP",
         "AutogradXLA", "AutogradMPS", "AutogradIPU", "AutogradXPU", "AutogradHPU", "AutogradVE", "AutogradLazy",
         "AutogradMTIA", "AutogradMAIA", "AutogradPrivateUse1", "AutogradPrivateUse2", "AutogradPrivateUse3",
         "AutogradMeta", "AutogradNestedTensor", "AutocastCPU", "AutocastMTIA", "AutocastMAIA", "AutocastXPU",
@@ -166,7 +166,8 @@ Test(dispatcher, default_fallbacks_table)
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         /* the line number is whatever fallbacks.c has; read it from the row */
         bool through = strcmp(keys[i], "Python") && strcmp(keys[i], "PythonTLSSnapshot") &&
-                       strcmp(keys[i], "Functionalize") && strcmp(keys[i], "Conjugate");
+                       strcmp(keys[i], "Functionalize") && strcmp(keys[i], "Conjugate") &&
+                       strcmp(keys[i], "Negative");
         char prefix[128];
         snprintf(prefix, sizeof prefix, "%s: %sregistered at dispatch/fallbacks.c:", keys[i],
                  through ? "fallthrough " : "");

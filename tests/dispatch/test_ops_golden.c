@@ -34,6 +34,7 @@ static const char *const golden_paths[] = {"tests/data/ops_cases.json", "tests/d
                                            "tests/data/ops_fill_cases.json", "tests/data/ops_scatter_cases.json",
                                            "tests/data/ops_pool3d_cases.json", "tests/data/ops_bwd_cases.json",
                                            "tests/data/ops_fft_cases.json",
+                                           "tests/data/ops_breadth_cases.json",
                                            "tests/data/ops_random_cases.json",
                                            "tests/data/ops_nn_extra_cases.json"};
 static const char *golden_path = "tests/data/ops_*cases.json";
@@ -302,7 +303,7 @@ static double complex_part(const cfx_tensor *t, int64_t linear_index, int part)
         linear_index /= t->sizes[d];
     }
     const char *p = t->storage->data;
-    double sign = part == 1 && cfx_is_conj(t) ? -1 : 1; /* a conjugate view's values */
+    double sign = (part == 1 && cfx_is_conj(t) ? -1 : 1) * (cfx_is_neg(t) ? -1 : 1); /* a conj/neg view's values */
     return sign * (t->dtype == CFX_COMPLEX64 ? ((const float *)p)[2 * off + part] : ((const double *)p)[2 * off + part]);
 }
 
@@ -406,7 +407,7 @@ static void check_result(const char *name, const char *run, const char *how, con
     cJSON_ArrayForEach(e, values)
     {
         /* complex values are listed as real, imaginary pairs: compared as two reals */
-        double got = cplx ? complex_part(r, i / 2, (int)(i % 2)) : cfx_tensor_get_double(r, i), w = number_of(e);
+        double got = cplx ? complex_part(r, i / 2, (int)(i % 2)) : (cfx_is_neg(r) ? -1 : 1) * cfx_tensor_get_double(r, i), w = number_of(e);
         if (!close_enough(got, w, cplx ? cfx_dtype_to_real(dt) : dt))
             FAIL("value[%lld] = %.17g, want %.17g", (long long)i, got, w);
         i++;

@@ -76,6 +76,14 @@ def _random_functional(a):
     return (u + e) + (r + n)
 
 
+def _neg_view_imag(a, b):
+    z = torch.complex(a, b)
+    im = torch.conj(z).imag
+    n = torch._neg_view(a)
+    r = torch.resolve_neg(im)
+    return ((im * 2 + n) + r.resolve_neg()) + z.conj().real
+
+
 # ---- the twins of programs.def ----------------------------------------------------------------
 TWINS = {
     "add_bcast": lambda a, b: a + b,
@@ -254,6 +262,10 @@ TWINS.update({  # FFT: torch.fft's front-ends decompose into _fft_r2c, _fft_c2c,
         torch.fft.rfft(a)),
     "complex_from_parts": lambda a, b: (torch.complex(a, b) + torch.polar(a.abs(), b)).abs(),
     "conj_ifft_real": lambda a: (lambda s: (s * s.conj()).real + torch.conj_physical(s).abs())(torch.fft.ifft(a)),
+    "neg_view_imag": _neg_view_imag,
+    "grid_sample_3d_reflect": lambda a, b: F.grid_sample(a, b, padding_mode="reflection", align_corners=True),
+    "grid_sample_3d_nearest_zeros": lambda a, b: F.grid_sample(a, b, mode="nearest", align_corners=False),
+    "cdist_routes": lambda a, b: torch.cdist(a, b) + torch.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist"),
 })
 for _name in ("1x1", "2x1", "2x2", "3x2", "3x1", "2x3", "1x3", "3x3", "4x3_bcast", "3x2_transposed", "4x1",
               "1x2", "1x4"):

@@ -1215,6 +1215,10 @@ def main():
     for name in ops_nn_extra_cases.add_all(sys.modules[__name__]):
         golden.write_json_cases(name, cases[n_main:])
         del cases[n_main:]
+    import ops_breadth_cases
+    for name in ops_breadth_cases.add_all(sys.modules[__name__]):
+        golden.write_json_cases(name, cases[n_main:])
+        del cases[n_main:]
     golden.write_json_cases(os.path.basename(OUT_CASES), cases)
     write_keys()
     n = strides_cases()

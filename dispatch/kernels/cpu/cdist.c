@@ -1,6 +1,7 @@
 /* cdist.c - _cdist_forward and _pdist_forward on CPU and Meta (ATen's Distance.cpp and its
  * cdist/pdist kernels; 2.13's meta_cdist_forward and meta__pdist_forward), and the
- * CompositeImplicitAutograd cdist and pdist that F.cdist / F.pdist call.
+ * CompositeImplicitAutograd cdist and pdist that F.cdist / F.pdist call (cdist's
+ * matrix-product route records expand/contiguous/view and _euclidean_dist, euclidean_dist.c).
  *
  * The p-norm distance between rows: p = 0 counts the differing columns, p = inf takes the
  * largest |difference|, else (sum |d|^p)^(1/p). Sums are in double (ATen's float ones differ
@@ -218,19 +219,77 @@ cfx_tensor *cfx_cpu__pdist_forward(cfx_tensor *self, double p)
     return out;
 }
 
-/* cdist (CompositeImplicitAutograd): 2.13 records _cdist_forward(x1, x2, p, compute_mode)
- * except on its matrix-product Euclidean path (p = 2 and compute_mode "use_mm_for_euclid_dist"
- * (1), or the default (None/0) with more than 25 rows), which records _euclidean_dist: cfx
- * does not have that op, and says so. */
-cfx_tensor *cfx_composite_cdist(cfx_tensor *x1, cfx_tensor *x2, double p, cfx_value compute_mode)
+/* cdist's matrix-product Euclidean route: cdist_impl (Distance.cpp) as cdist reaches it, the
+ * inputs non-empty. Its checks first (C++'s texts: they run on meta tensors too), then both
+ * inputs are expanded to the broadcast batch, made contiguous (a clone only when needed) and
+ * viewed as [batch product, rows, columns], every call through the dispatcher, so make_fx
+ * records them even when unused: with one batch element _euclidean_dist takes the original
+ * inputs, as ATen does. The result is viewed as [*batch, r1, r2]. */
+static cfx_tensor *cdist_mm(cfx_tensor *x1, cfx_tensor *x2)
 {
-    int64_t mode = compute_mode.kind == CFX_V_INT ? compute_mode.u.i : 0;
-    if (p == 2 && x1->ndim >= 2 && x2->ndim >= 2 &&
-        (mode == 1 || (mode == 0 && (x1->sizes[x1->ndim - 2] > 25 || x2->sizes[x2->ndim - 2] > 25)))) {
-        cfx_error_set(CFX_ERR_NOTIMPL, "aten::cdist", "cdist's matrix-product Euclidean path (aten::_euclidean_dist) "
-                      "is not implemented in cfx: pass compute_mode=2 (donot_use_mm_for_euclid_dist)");
+    const char *op = "aten::cdist";
+    cfx_tensor *xs[2] = {x1, x2};
+    for (int i = 0; i < 2; i++)
+        if (!cfx_dtype_is_floating((cfx_dtype)xs[i]->dtype)) {
+            cfx_error_set(CFX_ERR, op, "cdist only supports floating-point dtypes, X%d got: %s", i + 1,
+                          cfx_dtype_scalar_name((cfx_dtype)xs[i]->dtype));
+            return NULL;
+        }
+    if (x1->device.type != x2->device.type) {
+        cfx_error_set(CFX_ERR, op, "X1 and X2 must have the same device type. X1: %s X2: %s",
+                      cfx_device_type_name((cfx_device_type)x1->device.type),
+                      cfx_device_type_name((cfx_device_type)x2->device.type));
         return NULL;
     }
+    int n1 = x1->ndim - 2, n2 = x2->ndim - 2, nb = 0;
+    int64_t batch[CFX_MAX_DIMS], size[CFX_MAX_DIMS], flat[3];
+    if (!cfx_geom_broadcast(x1->sizes, n1, x2->sizes, n2, batch, &nb, op))
+        return NULL;
+    int64_t product = cfx_geom_numel(batch, nb), r1 = x1->sizes[n1], r2 = x2->sizes[n2];
+    cfx_scope s = cfx_scope_begin();
+    cfx_tensor *expanded[2] = {NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        memcpy(size, batch, (size_t)nb * sizeof *size);
+        size[nb] = xs[i]->sizes[xs[i]->ndim - 2];
+        size[nb + 1] = xs[i]->sizes[xs[i]->ndim - 1];
+        flat[0] = product, flat[1] = size[nb], flat[2] = size[nb + 1];
+        cfx_tensor *e = cfx_op_expand(NULL, xs[i], (cfx_int_list){size, nb + 2}, false);
+        cfx_tensor *c = e ? cfx_op_contiguous(NULL, e, CFX_CONTIGUOUS_FORMAT) : NULL;
+        expanded[i] = c ? cfx_op_view(NULL, c, (cfx_int_list){flat, 3}) : NULL;
+        if (!expanded[i])
+            return cfx_composite_return(s, NULL);
+    }
+    cfx_tensor *d = product == 1 ? cfx_op__euclidean_dist(NULL, x1, x2)
+                                 : cfx_op__euclidean_dist(NULL, expanded[0], expanded[1]);
+    memcpy(size, batch, (size_t)nb * sizeof *size);
+    size[nb] = r1;
+    size[nb + 1] = r2;
+    return cfx_composite_return(s, d ? cfx_op_view(NULL, d, (cfx_int_list){size, nb + 2}) : NULL);
+}
+
+/* cdist (CompositeImplicitAutograd), as 2.13's: its checks, then _cdist_forward(x1, x2, p,
+ * compute_mode) for an empty input or off the matrix-product route; that route (p = 2 and
+ * compute_mode 1 "use_mm_for_euclid_dist", or the default (None/0) with more than 25 rows in
+ * either input) is cdist_mm's _euclidean_dist. */
+cfx_tensor *cfx_composite_cdist(cfx_tensor *x1, cfx_tensor *x2, double p, cfx_value compute_mode)
+{
+    const char *op = "aten::cdist";
+    for (int i = 0; i < 2; i++) {
+        const cfx_tensor *x = i ? x2 : x1;
+        if (x->ndim < 2) {
+            cfx_error_set(CFX_ERR, op, "cdist only supports at least 2D tensors, X%d got: %dD", i + 1, x->ndim);
+            return NULL;
+        }
+    }
+    if (x1->sizes[x1->ndim - 1] != x2->sizes[x2->ndim - 1]) {
+        cfx_error_set(CFX_ERR, op, "X1 and X2 must have the same number of columns. X1: %lld X2: %lld",
+                      (long long)x1->sizes[x1->ndim - 1], (long long)x2->sizes[x2->ndim - 1]);
+        return NULL;
+    }
+    int64_t mode = compute_mode.kind == CFX_V_INT ? compute_mode.u.i : 0;
+    int64_t r1 = x1->sizes[x1->ndim - 2], r2 = x2->sizes[x2->ndim - 2];
+    if (cfx_tensor_numel(x1) && cfx_tensor_numel(x2) && p == 2 && (mode == 1 || (mode == 0 && (r1 > 25 || r2 > 25))))
+        return cdist_mm(x1, x2);
     return cfx_op__cdist_forward(NULL, x1, x2, p, compute_mode);
 }
 

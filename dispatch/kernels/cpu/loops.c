@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dispatch/conj_internal.h"
+#include "dispatch/neg_internal.h"
 #include "dispatch/kernels/geometry.h"
 #include "dispatch/kernels/loops.h"
 
@@ -209,6 +210,10 @@ void cfx_cpu_copy(cfx_tensor *dst, const cfx_tensor *src)
     /* copy_impl's conj handling: a conjugate view's values are its data's conjugates */
     if (cfx_is_conj(src) != cfx_is_conj(dst))
         cfx_conj_data_inplace(dst);
+    /* and its neg handling (copy_kernel's requires_neg): a negative view's values are its
+     * data's negatives */
+    if (cfx_is_neg(src) != cfx_is_neg(dst))
+        cfx_neg_data_inplace(dst);
 }
 
 cfx_tensor *cfx_cpu_to_dtype(const cfx_tensor *src, cfx_dtype dtype)
