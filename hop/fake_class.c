@@ -13,6 +13,7 @@
 
 #include "dispatch/boxing.h"
 #include "dispatch/error.h"
+#include "dispatch/fake_internal.h"
 #include "dispatch/scope.h"
 #include "hop/class_internal.h"
 #include "hop/fake_class.h"
@@ -171,9 +172,13 @@ cfx_object *cfx_to_fake_obj(cfx_fake_mode *fm, cfx_object *obj)
         cfx_error_set(CFX_ERR, NULL, "maybe_to_fake_obj: not a script object");
         return NULL;
     }
+    if (!fm && obj->kind == CFX_OBJECT_SCRIPT) {
+        cfx_error_set(CFX_ERR, NULL, "maybe_to_fake_obj: no fake mode");
+        return NULL;
+    }
     if (obj->kind == CFX_OBJECT_FAKE_SCRIPT)
         return cfx_object_retain(obj);
-    if (obj->fake_cache && obj->fake_cache_mode == fm)
+    if (obj->fake_cache && obj->fake_cache_mode == fm->const_owner)
         return cfx_object_retain(obj->fake_cache);
     pthread_mutex_lock(&lock);
     cfx_fake_class *f = find_live(obj->cls);
@@ -218,7 +223,7 @@ cfx_object *cfx_to_fake_obj(cfx_fake_mode *fm, cfx_object *obj)
         obj->fake_cache->real = NULL; /* the replaced copy no longer hears of obj's death */
     cfx_object_release(obj->fake_cache);
     obj->fake_cache = cfx_object_retain(o);
-    obj->fake_cache_mode = fm;
+    obj->fake_cache_mode = fm->const_owner;
     return o;
 }
 

@@ -36,7 +36,8 @@ struct cfx_object {
     uint32_t n_fake;
     cfx_object *real;
     cfx_object *fake_cache; /* real object: its latest fake copy (maybe_to_fake_obj) */
-    const void *fake_cache_mode;
+    uint64_t fake_cache_mode; /* the fake mode that made it, by the mode's unique owner id: a
+                                 freed mode's address can come back as another mode's */
     /* callable: the tracer's callable (tracer/callable.h), one reference held */
     cfx_callable *callable;
     /* tracer bindings */

@@ -356,3 +356,33 @@ Test(torchbind, an_object_that_is_no_input_is_a_get_attr)
     free(want_graph);
     free(want_code);
 }
+
+/* A real object keeps its latest fake copy for the fake mode that made it. A mode freed and
+ * the next one made are usually at the same address (the allocator hands the block back), so
+ * the copy is keyed by the mode's unique id: the new mode gets a copy of its own, not the dead
+ * mode's (whose fake tensors belong to a freed mode). Found by failalloc, where a copy made in
+ * a failing run came back in the next one. */
+Test(torchbind, a_new_fake_mode_gets_its_own_fake_copy)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_object *q = new_queue();
+    cfx_fake_mode *a = cfx_fake_mode_new(NULL);
+    cfx_object *fa = cfx_to_fake_obj(a, q);
+    cr_assert_not_null(fa, "%s", cfx_error_message());
+    cfx_object *again = cfx_to_fake_obj(a, q);
+    cr_expect_eq(again, fa, "one mode, one copy");
+    cfx_object_release(again);
+    cfx_object_release(fa);
+    cfx_fake_mode_free(a);
+    cfx_fake_mode *b = cfx_fake_mode_new(NULL);
+    cfx_object *fb = cfx_to_fake_obj(b, q);
+    cr_assert_not_null(fb, "%s", cfx_error_message());
+    cr_expect_neq(fb, fa, "a copy of the freed mode came back (mode %s)", (void *)b == (void *)a ? "at the same address" : "elsewhere");
+    cr_expect_null(cfx_to_fake_obj(NULL, q));
+    cr_expect(strstr(cfx_error_message(), "no fake mode"), "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_object_release(fb);
+    cfx_fake_mode_free(b);
+    cfx_object_release(q);
+    cfx_scope_end(s);
+}
