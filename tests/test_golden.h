@@ -11,6 +11,19 @@
 #include "tests/json_round_trip.h"
 #include "tests/test_util.h"
 
+/* The python_code of fn (one Tensor in, one out) traced by make_fx on x in mode: what a test
+ * compares with the code 2.13's make_fx prints. malloc'd. */
+static inline char *traced_code(cfx_fnptr fn, cfx_tensor *x, cfx_tracing_mode mode)
+{
+    cfx_value arg = cfx_tensor_value(x);
+    cfx_make_fx_options o = {mode};
+    cfx_graph_module *gm = cfx_make_fx(fn, "(Tensor x) -> Tensor", &arg, 1, &o);
+    cr_assert(gm, "%s", cfx_error_message());
+    char *code = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
+    cfx_graph_module_free(gm);
+    return code;
+}
+
 /* got must equal tests/data/NAME (its header line skipped). */
 static inline void expect_golden(const char *name, const char *got)
 {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cfx.h"
+#include "tests/test_golden.h"
 
 static void clear_error(void) { cfx_error_clear(); }
 
@@ -262,17 +263,6 @@ Test(complex_math, copy_into_a_conjugate_view)
 static cfx_tensor *ifft_prog(cfx_tensor *x) { return cfx_fft_ifft(x); }
 static cfx_tensor *conj_mul_prog(cfx_tensor *c) { return cfx_mul(cfx_conj(c), c); }
 
-static char *trace(cfx_fnptr fn, cfx_tensor *x, cfx_tracing_mode mode)
-{
-    cfx_value arg = cfx_tensor_value(x);
-    cfx_make_fx_options o = {mode};
-    cfx_graph_module *gm = cfx_make_fx(fn, "(Tensor x) -> Tensor", &arg, 1, &o);
-    cr_assert(gm, "%s", cfx_error_message());
-    char *code = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
-    cfx_graph_module_free(gm);
-    return code;
-}
-
 /* make_fx(lambda x: torch.fft.ifft(x)) and make_fx(lambda c: c.conj() * c) in 2.13 */
 Test(complex_math, make_fx_records_conj_and_its_clone)
 {
@@ -281,13 +271,13 @@ Test(complex_math, make_fx_records_conj_and_its_clone)
     cfx_tensor *x = cfx_tensor_new(&eight, 1, CFX_FLOAT32, cfx_device_make(CFX_DEVICE_CPU));
     cfx_tensor *c = cfx_tensor_new(&four, 1, CFX_COMPLEX64, cfx_device_make(CFX_DEVICE_CPU));
     for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
-        char *code = trace((cfx_fnptr)ifft_prog, x, (cfx_tracing_mode)mode);
+        char *code = traced_code((cfx_fnptr)ifft_prog, x, (cfx_tracing_mode)mode);
         cr_expect_str_eq(code, "\n\n\ndef forward(self, x_1):\n"
                                "    _fft_r2c = torch.ops.aten._fft_r2c.default(x_1, [0], 2, False);  x_1 = None\n"
                                "    _conj = torch.ops.aten._conj.default(_fft_r2c);  _fft_r2c = None\n"
                                "    return _conj\n    ");
         free(code);
-        code = trace((cfx_fnptr)conj_mul_prog, c, (cfx_tracing_mode)mode);
+        code = traced_code((cfx_fnptr)conj_mul_prog, c, (cfx_tracing_mode)mode);
         cr_expect_str_eq(code, "\n\n\ndef forward(self, x_1):\n"
                                "    _conj = torch.ops.aten._conj.default(x_1)\n"
                                "    clone = torch.ops.aten.clone.default(_conj);  _conj = None\n"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cfx.h"
+#include "tests/test_golden.h"
 
 static void clear_error(void) { cfx_error_clear(); }
 
@@ -119,17 +120,6 @@ static cfx_tensor *imag_mul_(cfx_tensor *x) { return cfx_mul_(cfx_imag(cfx_conj(
 static cfx_tensor *neg_mul(cfx_tensor *x) { return cfx_mul(cfx__neg_view(x), cfx_num(2)); }
 static cfx_tensor *neg_conj_imag_exp(cfx_tensor *x) { return cfx_exp(cfx_imag(cfx__neg_view(cfx_conj(x)))); }
 
-static char *trace(cfx_fnptr fn, cfx_tensor *x, cfx_tracing_mode mode)
-{
-    cfx_value arg = cfx_tensor_value(x);
-    cfx_make_fx_options o = {mode};
-    cfx_graph_module *gm = cfx_make_fx(fn, "(Tensor x) -> Tensor", &arg, 1, &o);
-    cr_assert(gm, "%s", cfx_error_message());
-    char *code = cfx_graph_python_code_string(cfx_graph_module_graph(gm), "self");
-    cfx_graph_module_free(gm);
-    return code;
-}
-
 #define HEAD "\n\n\ndef forward(self, x_1):\n"
 /* make_fx(...)(c) in 2.13, real and fake */
 Test(neg_view, make_fx_records_neg_view_and_its_clone)
@@ -146,19 +136,19 @@ Test(neg_view, make_fx_records_neg_view_and_its_clone)
              "    clone = torch.ops.aten.clone.default(select);  select = None\n"
              "    return clone\n    ";
     for (int mode = CFX_TRACE_REAL; mode <= CFX_TRACE_FAKE; mode++) {
-        char *code = trace((cfx_fnptr)imag_clone, c, (cfx_tracing_mode)mode);
+        char *code = traced_code((cfx_fnptr)imag_clone, c, (cfx_tracing_mode)mode);
         cr_expect_str_eq(code, imag_clone_want);
         free(code);
-        code = trace((cfx_fnptr)imag_resolve, c, (cfx_tracing_mode)mode); /* resolve_neg is clone */
+        code = traced_code((cfx_fnptr)imag_resolve, c, (cfx_tracing_mode)mode); /* resolve_neg is clone */
         cr_expect_str_eq(code, imag_clone_want);
         free(code);
-        code = trace((cfx_fnptr)neg_mul, x, (cfx_tracing_mode)mode);
+        code = traced_code((cfx_fnptr)neg_mul, x, (cfx_tracing_mode)mode);
         cr_expect_str_eq(code, HEAD "    _neg_view = torch.ops.aten._neg_view.default(x_1);  x_1 = None\n"
                                     "    clone = torch.ops.aten.clone.default(_neg_view);  _neg_view = None\n"
                                     "    mul = torch.ops.aten.mul.Tensor(clone, 2);  clone = None\n"
                                     "    return mul\n    ");
         free(code);
-        code = trace((cfx_fnptr)neg_conj_imag_exp, c, (cfx_tracing_mode)mode);
+        code = traced_code((cfx_fnptr)neg_conj_imag_exp, c, (cfx_tracing_mode)mode);
         cr_expect_str_eq(code,
                          HEAD "    _conj = torch.ops.aten._conj.default(x_1);  x_1 = None\n"
                               "    _neg_view = torch.ops.aten._neg_view.default(_conj);  _conj = None\n"
@@ -170,7 +160,7 @@ Test(neg_view, make_fx_records_neg_view_and_its_clone)
                               "    return exp\n    ");
         free(code);
         /* an in-place op on the view: the fallback's clone, the op, the copy back */
-        code = trace((cfx_fnptr)imag_mul_, c, (cfx_tracing_mode)mode);
+        code = traced_code((cfx_fnptr)imag_mul_, c, (cfx_tracing_mode)mode);
         cr_expect_str_eq(code, HEAD "    _conj = torch.ops.aten._conj.default(x_1);  x_1 = None\n"
                                     "    _conj_1 = torch.ops.aten._conj.default(_conj);  _conj = None\n"
                                     "    view_as_real = torch.ops.aten.view_as_real.default(_conj_1);  _conj_1 = None\n"
