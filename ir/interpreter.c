@@ -499,7 +499,7 @@ static int run_node(run *r, cfx_node *n, cfx_value *res)
             return call_builtin(r, n, p->fn, res);
         return cfx_error_set(CFX_ERR, NULL, "call_function without a callable target");
     }
-    *res = cfx_none();
+    /* *res is n's slot, read by a reference to n: it stays unset until n has its value */
     switch (cfx_node_opcode(n)) {
     case CFX_NODE_PLACEHOLDER:
         return placeholder(r, n, res);
@@ -510,8 +510,10 @@ static int run_node(run *r, cfx_node *n, cfx_value *res)
         return cfx_error_set(CFX_ERR, NULL, "cfx's interpreter cannot run %s nodes (cfx graphs have no Python objects)",
                              cfx_node_op_name(n->op));
     case CFX_NODE_OUTPUT: {
-        if (cfx_node_num_args(n) == 0)
+        if (cfx_node_num_args(n) == 0) {
+            *res = cfx_none();
             return CFX_OK;
+        }
         cfx_value v;
         if (reserve_scratch(r, n) != CFX_OK || subst(r, n, cfx_node_arg(n, 0), &v) != CFX_OK)
             return CFX_ERR;

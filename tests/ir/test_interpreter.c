@@ -522,3 +522,21 @@ Test(interpreter, a_node_of_another_graph_has_no_value_here)
     cfx_graph_free(ga);
     cfx_scope_end(s);
 }
+
+/* A node's slot stays without a value until the node has one: an output that names itself (a
+ * hand-made cycle) is an input used before it has a value, not a None. */
+Test(interpreter, a_node_reading_its_own_value_has_none_yet)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *out = cfx_graph_output(g, cfx_node_value(x));
+    cr_assert_eq(cfx_node_set_args(out, (cfx_value[]){cfx_node_value(out)}, 1), CFX_OK, "%s", cfx_error_message());
+    cfx_value arg = cfx_int(1), got;
+    cr_expect_lt(cfx_interpret(g, &arg, 1, NULL, &got), 0);
+    const char *msg = cfx_error_message() ? cfx_error_message() : "(none)";
+    cr_expect(strstr(msg, "output is used by output before it has a value") == msg, "%s", msg);
+    cfx_error_clear();
+    cfx_graph_free(g);
+    cfx_scope_end(s);
+}
