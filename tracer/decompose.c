@@ -20,22 +20,46 @@
 #include "tracer/decompose.h"
 #include "tracer/proxy.h"
 
-static bool kept(const cfx_decompose_options *o, const cfx_op *op)
+/* Whether keep-list name k names op: its qualified name "aten::foo.overload", its packet
+ * "aten::foo", or, for the default overload, "aten::foo.default" as PyTorch spells it
+ * (str(torch.ops.aten.relu.default)). */
+static bool names_op(const char *k, const cfx_op *op)
 {
-    if (!o)
-        return false;
     const char *name = cfx_op_name(op);
     const char *dot = strchr(name, '.');
     size_t packet = dot ? (size_t)(dot - name) : strlen(name);
-    for (int i = 0; i < o->n_keep; i++) {
-        const char *k = o->keep[i];
-        if (k && (strcmp(k, name) == 0 || (strlen(k) == packet && strncmp(k, name, packet) == 0)))
+    if (strncmp(k, name, packet) != 0)
+        return false;
+    size_t n = strlen(k);
+    return !strcmp(k, name) || n == packet || (!dot && n == packet + 8 && !strcmp(k + packet, ".default"));
+}
+
+static bool kept(const cfx_decompose_options *o, const cfx_op *op)
+{
+    for (int i = 0; o && i < o->n_keep; i++)
+        if (o->keep[i] && names_op(o->keep[i], op))
             return true;
-        /* the default overload as PyTorch spells it (str(torch.ops.aten.relu.default)) */
-        if (k && !dot && strlen(k) == packet + 8 && strncmp(k, name, packet) == 0 && !strcmp(k + packet, ".default"))
-            return true;
-    }
     return false;
+}
+
+int cfx_decompose_options_check(const cfx_decompose_options *o)
+{
+    int n = cfx_op_list(NULL, 0);
+    cfx_op **ops = cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *ops);
+    if (!ops)
+        return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
+    n = cfx_op_list(ops, n);
+    int rc = CFX_OK;
+    for (int k = 0; o && k < o->n_keep && rc == CFX_OK; k++) {
+        bool known = false;
+        for (int i = 0; i < n && !known; i++)
+            known = o->keep[k] && cfx_op_schema(ops[i]) && names_op(o->keep[k], ops[i]);
+        if (!known)
+            rc = cfx_error_set(CFX_ERR, NULL, "--decompose-keep: unknown operator '%s' (aten::foo.overload, or "
+                                              "aten::foo for every overload)", o->keep[k] ? o->keep[k] : "(null)");
+    }
+    cfx_free(ops);
+    return rc;
 }
 
 /* A multi-return node can be rewired only if every user is getitem(n, constant index). */

@@ -45,5 +45,9 @@ typedef struct cfx_decompose_options {
 /* ctx: a cfx_decompose_options, or NULL (decompose every composite operator). CFX_OK (and
  * *changed: some node was decomposed) or an error status with the error recorded. */
 CFX_API int cfx_pass_decompose(cfx_graph_module *gm, void *ctx, bool *changed);
+/* CFX_OK if every keep-list name names a registered operator (as the pass matches names);
+ * otherwise the error, naming the first that does not: a typo would decompose what was meant
+ * to be kept. */
+CFX_API int cfx_decompose_options_check(const cfx_decompose_options *o);
 
 #endif

@@ -44,41 +44,6 @@ static int add_keep(const char *v)
     return 1;
 }
 
-/* Each keep-list name must be a registered operator's, as "aten::foo.overload" or as
- * "aten::foo", the packet of its overloads: a typo would otherwise decompose what the user
- * meant to keep. CFX_OK, or CFX_ERR with the error recorded. */
-static int check_keep(void)
-{
-    int rc = CFX_OK;
-    cfx_op **ops = NULL;
-    int n = 0;
-    for (int k = 0; k < cli_decompose_options.n_keep && rc == CFX_OK; k++) {
-        const char *name = keep_names[k];
-        const cfx_op *op = cfx_op_lookup(name);
-        size_t nl = strlen(name);
-        if (!op && nl > 8 && !strcmp(name + nl - 8, ".default")) { /* the default overload, PyTorch's spelling */
-            char base[256];
-            snprintf(base, sizeof base, "%.*s", (int)(nl - 8), name);
-            op = cfx_op_lookup(base);
-        }
-        bool known = op && cfx_op_schema(op);
-        if (!known && !ops) {
-            n = cfx_op_list(NULL, 0);
-            ops = cfx_malloc((size_t)(n > 0 ? n : 1) * sizeof *ops);
-            n = ops ? cfx_op_list(ops, n) : 0;
-        }
-        for (int i = 0; i < n && !known; i++) {
-            const char *q = cfx_op_name(ops[i]);
-            known = !strncmp(q, name, nl) && q[nl] == '.';
-        }
-        if (!known)
-            rc = cfx_error_set(CFX_ERR, NULL, "--decompose-keep: unknown operator '%s' (aten::foo.overload, or "
-                                              "aten::foo for every overload)", name);
-    }
-    cfx_free(ops);
-    return rc;
-}
-
 /* "--name=value" or "--name value": the value, advancing *i for the second form; NULL if arg
  * is not --name. *missing is set when --name is given without a value. */
 static const char *flag_value(int argc, char **argv, int *i, const char *name, bool *missing)
@@ -152,7 +117,7 @@ cfx_pipeline *cli_parse_pipeline(const cli_passes *p, int *err)
     *err = 0;
     if (cli_decompose_options.n_keep) {
         cfx_dispatcher_init();
-        if (check_keep() != CFX_OK) {
+        if (cfx_decompose_options_check(&cli_decompose_options) != CFX_OK) {
             cli_report_error("bad --decompose-keep");
             *err = 1;
             return NULL;
