@@ -36,18 +36,21 @@ typedef struct build {
 
 /* ---- growing the program's arrays -------------------------------------------------------------- */
 
-static bool grow(void **a, uint32_t *cap, uint32_t need, size_t size)
+static bool grow(void **a, uint32_t *cap, uint64_t need, size_t size)
 {
     if (need <= *cap)
         return true;
-    uint32_t c = *cap ? *cap : 16;
+    if (need > UINT32_MAX)
+        return false;
+    uint64_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
+    c = c > UINT32_MAX ? UINT32_MAX : c;
     void *n = cfx_realloc(*a, (size_t)c * size);
     if (!n)
         return false;
     *a = n;
-    *cap = c;
+    *cap = (uint32_t)c;
     return true;
 }
 
@@ -56,7 +59,8 @@ static int nomem(void) { return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memor
 /* n more values at the end of vals; their index in *at. */
 static inline int add_vals(ir_program *p, uint32_t n, uint32_t *at)
 {
-    if (p->n_vals + n > p->cap_vals && !grow((void **)&p->vals, &p->cap_vals, p->n_vals + n, sizeof *p->vals))
+    uint64_t need = (uint64_t)p->n_vals + n;
+    if (need > p->cap_vals && !grow((void **)&p->vals, &p->cap_vals, need, sizeof *p->vals))
         return nomem();
     *at = p->n_vals;
     p->n_vals += n;
@@ -382,9 +386,8 @@ int ir_program_build(const cfx_graph *g, ir_program *p)
     b.last = cfx_malloc((n ? n : 1) * sizeof *b.last);
     b.users = cfx_calloc(n ? n : 1, sizeof *b.users);
     /* most nodes take one or two node values: the values rarely grow past this */
-    int rc = p->steps && b.index && b.last && b.users && grow((void **)&p->vals, &p->cap_vals, 2 * n + 16, sizeof *p->vals)
-                 ? CFX_OK
-                 : nomem();
+    bool ok = p->steps && b.index && b.last && b.users;
+    int rc = ok && grow((void **)&p->vals, &p->cap_vals, 2 * (uint64_t)n + 16, sizeof *p->vals) ? CFX_OK : nomem();
     if (rc == CFX_OK)
         memset(b.index, 0xff, (size_t)n_seq * sizeof *b.index); /* NONE */
     for (cfx_node *node = rc == CFX_OK ? cfx_graph_first((cfx_graph *)g) : NULL; node && p->n_steps < n;
