@@ -166,8 +166,15 @@ static inline void subst_all(run *r, const ir_step *s, cfx_value *dst)
             subst(r, v[i], &dst[i]);
         return;
     }
-    for (uint32_t i = 0; i < s->n_val; i++) /* the common step: slots and constants */
-        dst[i] = v[i].kind == IR_INTERP_SLOT ? r->env[v[i].u.i] : v[i];
+    for (uint32_t i = 0; i < s->n_val; i++) { /* the common step: slots and constants */
+        const cfx_value *e = v[i].kind == IR_INTERP_SLOT ? &r->env[v[i].u.i] : &v[i];
+        /* a tensor as its pointer: the slot was just written as two 8-byte halves, and a
+         * 16-byte copy of it would wait for both to reach the cache (no store forwarding) */
+        if (e->kind == CFX_V_TENSOR)
+            dst[i] = cfx_tensor_value(e->u.t);
+        else
+            dst[i] = *e;
+    }
 }
 
 /* ---- the steps ------------------------------------------------------------------------------- */
