@@ -190,6 +190,13 @@ static inline int cfx_box_check_arg(const cfx_schema *s, cfx_box_step st, const 
     return CFX_OK;
 }
 
+/* The value kinds (bit k: cfx_value_kind k) that cfx_box_check_arg accepts for st leaving the
+ * value as it is: the kinds cfx_box_normalize takes unchanged (None only where it is optional),
+ * none for the list forms (their items are checked too). A plain Tensor's undefined (NULL)
+ * tensor is of kind TENSOR: the caller tells it apart. Computed once per argument
+ * (operator.c), so that cfx_op_call passes the common argument with one bit test. */
+uint32_t cfx_box_kinds_as_is(cfx_box_step st);
+
 /* An int list or a Tensor list argument (box_convert.c): its items go to sc. */
 int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
                          cfx_box_slot *sl, cfx_box_scratch *sc);
