@@ -22,19 +22,12 @@
 #include <stdlib.h>
 
 #include "dispatch/error.h"
-#include "dispatch/scope.h"
-#include "dispatch/tensor_internal.h"
+#include "dispatch/scope_internal.h"
 
-typedef struct pool {
-    cfx_tensor **items;
-    size_t n, cap;
-    size_t *marks; /* marks[k]: pool length when scope k began */
-    size_t depth;
-    size_t mcap;
-} pool;
+typedef cfx_scope_pool pool;
 
-static _Thread_local pool tls;
-static _Thread_local bool registered; /* the thread-exit destructor is armed */
+_Thread_local pool cfx_scope_tls;
+_Thread_local bool cfx_scope_registered;
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
@@ -60,23 +53,23 @@ static void end_to(pool *p, size_t depth)
 static void thread_exit(void *unused)
 {
     (void)unused;
-    if (tls.depth > 0)
-        end_to(&tls, 0);
-    cfx_free(tls.items);
-    cfx_free(tls.marks);
-    tls = (pool){0};
-    registered = false;
+    if (cfx_scope_tls.depth > 0)
+        end_to(&cfx_scope_tls, 0);
+    cfx_free(cfx_scope_tls.items);
+    cfx_free(cfx_scope_tls.marks);
+    cfx_scope_tls = (pool){0};
+    cfx_scope_registered = false;
 }
 
 static void make_key(void) { pthread_key_create(&pool_key, thread_exit); }
 
 cfx_scope cfx_scope_begin(void)
 {
-    pool *p = &tls;
-    if (!registered) {
+    pool *p = &cfx_scope_tls;
+    if (!cfx_scope_registered) {
         pthread_once(&pool_once, make_key);
         pthread_setspecific(pool_key, p);
-        registered = true;
+        cfx_scope_registered = true;
     }
     if (p->depth == p->mcap) {
         size_t cap = p->mcap ? p->mcap * 2 : 16;
@@ -95,7 +88,7 @@ cfx_scope cfx_scope_begin(void)
 
 void cfx_scope_end(cfx_scope s)
 {
-    pool *p = &tls;
+    pool *p = &cfx_scope_tls;
     if (s.mark >= p->depth) /* already ended by an outer scope, or never opened */
         return;
     end_to(p, s.mark);
@@ -103,7 +96,7 @@ void cfx_scope_end(cfx_scope s)
 
 cfx_tensor *cfx_autorelease(cfx_tensor *t)
 {
-    pool *p = &tls;
+    pool *p = &cfx_scope_tls;
     if (!t || p->depth == 0)
         return t;
     if (p->n == p->cap) {
@@ -128,10 +121,10 @@ void *cfx_scope_alloc(size_t n)
         cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
         return NULL;
     }
-    if (tls.depth == 0)
+    if (cfx_scope_tls.depth == 0)
         return b;
     cfx_autorelease((cfx_tensor *)((uintptr_t)b + 1)); /* on OOM the block stays (leaked), like a tensor */
     return b;
 }
 
-int cfx_scope_depth(void) { return (int)tls.depth; }
+int cfx_scope_depth(void) { return (int)cfx_scope_tls.depth; }

@@ -56,6 +56,8 @@ struct cfx_graph {
     uint32_t n_uses;            /* next use id (from 1: id 0 means none) */
     uint32_t n_ext, ext_cap;
     cfx_node **ext;             /* nodes of other graphs named by IR_EXT refs */
+    uint32_t version;           /* changes with the node list, any node's args, users or
+                                   stack_trace (ir_graph_changed): what a compiled run keeps */
     bool has_foreign_uses;      /* some use links a node of another graph */
     bool names_unchecked;       /* cfx_node_set_name_unchecked was used: lint checks names */
     cfx_module_impure_fn module_impure;
@@ -120,9 +122,12 @@ static inline cfx_node *ir_input(const cfx_node *n, uint32_t i)
     cfx_graph *g = cfx_node_graph(n);
     return ir_ref(g, ir_use_at(g, n->inputs + i)->producer);
 }
+/* The graph's nodes, their order, args, users or sites changed (an interpreter's program is stale). */
+static inline void ir_graph_changed(cfx_graph *g) { g->version++; }
 /* Splices x (not in the list) in at insertion point p: before p.at, or after it. */
 static inline void ir_list_insert(cfx_graph *g, cfx_insert_point p, cfx_node *x)
 {
+    ir_graph_changed(g);
     cfx_node *at = p.after ? ir_link(g, p.at->next) : p.at;
     uint32_t prev = at->prev;
     ir_link(g, prev)->next = x->seq;
@@ -133,6 +138,7 @@ static inline void ir_list_insert(cfx_graph *g, cfx_insert_point p, cfx_node *x)
 /* Takes x out of the list; x keeps its own links (an iterator standing on it moves on). */
 static inline void ir_list_unlink(cfx_graph *g, cfx_node *x)
 {
+    ir_graph_changed(g);
     ir_link(g, x->prev)->next = x->next;
     ir_link(g, x->next)->prev = x->prev;
 }

@@ -7,7 +7,7 @@
  * binding, with its error texts), a call_function on operator.getitem indexes the tuple an
  * operator with several returns gave (or the list of a Tensor[] return), and the output node
  * returns its argument with every node replaced by its value. As FX's Interpreter does, each
- * value is dropped right after its last use (computed once per run, in one backward walk),
+ * value is dropped right after its last use (worked out once, when the graph is compiled),
  * so a long chain holds only the tensors still needed; a value nobody uses is dropped as
  * soon as it is made.
  *
@@ -44,10 +44,26 @@ typedef struct cfx_interp_options {
     void *on_node_ctx;
 } cfx_interp_options;
 
+/* FX's Interpreter object: made for a graph once and run any number of times. Making it
+ * compiles the graph (every node's arguments bound, each value's last user found, as FX's
+ * __init__ finds user_to_last_uses), so a run does only the calls and the bookkeeping of its
+ * values; a run after the graph changed compiles it again first. A node that cannot run (a
+ * binding error, an input without a value at that point) fails when the run reaches it, as in
+ * FX. The interpreter keeps g and opts->module (not copied): they must outlive it. One run at a
+ * time: a run inside its own on_node callback is refused, and so is an on_node callback that
+ * changes the graph. cfx_interpreter_new returns NULL (error recorded) only for a NULL graph or
+ * on running out of memory. */
+typedef struct cfx_interpreter cfx_interpreter;
+CFX_API cfx_interpreter *cfx_interpreter_new(const cfx_graph *g, const cfx_interp_options *opts);
+/* One run, as cfx_interpret below. */
+CFX_API int cfx_interpreter_run(cfx_interpreter *ip, const cfx_value *args, int n_args, cfx_value *out);
+CFX_API void cfx_interpreter_free(cfx_interpreter *ip);
+
 /* Runs g on args[0..n_args) (boxed, in placeholder order). On success *out is the output
  * node's value (None for a graph without one) and the status CFX_OK; otherwise *out is None
  * and the error is recorded. If an error is pending when it is called, it returns at once and
- * keeps that error (call cfx_error_clear() first). opts may be NULL. */
+ * keeps that error (call cfx_error_clear() first). opts may be NULL. A run of a new
+ * cfx_interpreter, freed after it. */
 CFX_API int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const cfx_interp_options *opts,
                           cfx_value *out);
 

@@ -95,6 +95,8 @@ oom:
  * in a private record, else by moving n to the shared record that has them). */
 static int change_slots(cfx_graph *g, cfx_node *n, const slot_change *c)
 {
+    if (c->site)
+        ir_graph_changed(g); /* a compiled run keeps each node's site for its errors */
     cfx_meta *r = ir_meta_change(g, n->meta, c);
     if (!r)
         return CFX_ERR_NOMEM;
@@ -422,6 +424,7 @@ int cfx_node_meta_copy(cfx_node *dst, const cfx_node *src)
     const cfx_meta *m = src->meta; /* read first: dst may be src */
     if (m == dst->meta && (!m || m->cap_entries == SHARED))
         return CFX_OK;
+    ir_graph_changed(cfx_node_graph(dst)); /* dst's site may change */
     dst->meta = NULL;
     if (!m)
         return CFX_OK;

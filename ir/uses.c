@@ -89,6 +89,7 @@ static bool node_ref(cfx_graph *g, cfx_node *p, uint32_t *ref)
 /* Appends record id (of g, its producer p of g) to p's users: the head's prev is the tail. */
 static inline void link_use(cfx_graph *g, cfx_node *p, ir_use *u, uint32_t id)
 {
+    ir_graph_changed(g); /* p's users */
     uint32_t head = p->users_head;
     u->next = 0;
     if (!head) {
@@ -105,6 +106,7 @@ static inline void link_use(cfx_graph *g, cfx_node *p, ir_use *u, uint32_t id)
 
 static inline void unlink_use(cfx_graph *g, uint32_t id)
 {
+    ir_graph_changed(g);
     ir_use *u = ir_use_at(g, id);
     cfx_node *p = ir_node_at(g, u->producer);
     uint32_t head = p->users_head;
@@ -270,6 +272,7 @@ static inline bool link_value(cfx_graph *g, cfx_node *n, linker *l, cfx_value *v
 
 int ir_link_inputs(cfx_graph *g, cfx_node *n, uint32_t refs)
 {
+    ir_graph_changed(g); /* n's args: this is how every change of them ends */
     uint32_t cap = n->n_inputs; /* the run is reused when the new inputs fit */
     ir_unlink_inputs(n);
     /* the references bound the distinct inputs: a run of that many records */
@@ -299,6 +302,7 @@ int ir_rebuild_inputs(cfx_node *n)
 int ir_add_inputs_from(cfx_node *n, cfx_value *v)
 {
     cfx_graph *g = cfx_node_graph(n);
+    ir_graph_changed(g); /* an argument was inserted */
     uint32_t refs = 0;
     if (!ir_walk_values(v, 1, sizeof *v, count_ref, &refs))
         return CFX_ERR_NOMEM;

@@ -540,3 +540,107 @@ Test(interpreter, a_node_reading_its_own_value_has_none_yet)
     cfx_graph_free(g);
     cfx_scope_end(s);
 }
+
+/* ---- an interpreter made once, run many times ------------------------------------------------ */
+
+static int edit_graph(cfx_node *n, cfx_value v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    if (cfx_node_opcode(n) != CFX_NODE_CALL_FUNCTION)
+        return CFX_OK;
+    cfx_node *x = cfx_graph_first(cfx_node_graph(n));
+    return cfx_node_set_args(n, (cfx_value[]){cfx_node_value(x)}, 1);
+}
+
+static cfx_interpreter *running; /* the interpreter whose on_node is run_again */
+
+static int run_again(cfx_node *n, cfx_value v, void *ctx)
+{
+    (void)n;
+    (void)v;
+    (void)ctx;
+    cfx_value arg = cfx_none(), out;
+    return cfx_interpreter_run(running, &arg, 1, &out);
+}
+
+/* A prepared interpreter gives each run the results of a fresh one, sees the graph changed
+ * between runs (it compiles it again), and refuses a change or a run of its own from inside
+ * its on_node callback; a failed run leaves nothing behind and the next one works. */
+Test(interpreter, prepared_runs_follow_the_graph)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *r = cfx_graph_call_op(g, cfx_op_find("aten::relu"), (cfx_value[]){cfx_node_value(x)}, 1, NULL, 0);
+    cfx_node *add = cfx_graph_call_op(g, cfx_op_find("aten::add.Tensor"),
+                                      (cfx_value[]){cfx_node_value(r), cfx_node_value(x)}, 2, NULL, 0);
+    cfx_node *out_node = cfx_graph_output(g, cfx_node_value(add));
+    int64_t shape[1] = {4};
+    cfx_tensor *a = cfx_model_example_tensor(shape, 1, 0), *b = cfx_model_example_tensor(shape, 1, 1);
+    cfx_interpreter *ip = cfx_interpreter_new(g, NULL);
+    cr_assert(ip, "%s", cfx_error_message());
+    int64_t live = cfx_tensor_live_count();
+    for (int i = 0; i < 3; i++) {
+        cfx_tensor *in = i % 2 ? b : a;
+        cfx_value arg = cfx_tensor_value(in), got;
+        cr_assert_eq(cfx_interpreter_run(ip, &arg, 1, &got), CFX_OK, "%s", cfx_error_message());
+        expect_same(got, cfx_tensor_value(cfx_add(cfx_relu(in), in)), "run again");
+    }
+    /* the output becomes relu's value: compiled again before the next run */
+    cr_assert_eq(cfx_node_set_args(out_node, (cfx_value[]){cfx_node_value(r)}, 1), CFX_OK);
+    cfx_value arg = cfx_tensor_value(a), got;
+    cr_assert_eq(cfx_interpreter_run(ip, &arg, 1, &got), CFX_OK, "%s", cfx_error_message());
+    expect_same(got, cfx_tensor_value(cfx_relu(a)), "after the edit");
+    /* a binding error compiles into the node's step: the run fails there, every time */
+    cfx_kwarg bad = {"alph", cfx_int(1)};
+    cr_assert_eq(cfx_node_set_kwargs(add, &bad, 1), CFX_OK);
+    cr_assert_eq(cfx_node_set_args(out_node, (cfx_value[]){cfx_node_value(add)}, 1), CFX_OK);
+    for (int i = 0; i < 2; i++) {
+        int64_t before = cfx_tensor_live_count();
+        cr_expect_lt(cfx_interpreter_run(ip, &arg, 1, &got), 0);
+        cr_expect(strstr(cfx_error_message(), "Unknown keyword argument 'alph'") == cfx_error_message(), "%s",
+                  cfx_error_message());
+        cr_expect(strstr(cfx_error_message(), "\n\nWhile executing %add : "), "%s", cfx_error_message());
+        cr_expect_eq(cfx_tensor_live_count(), before, "a failed run left tensors behind");
+        cfx_error_clear();
+    }
+    cr_assert_eq(cfx_node_set_kwargs(add, NULL, 0), CFX_OK);
+    cfx_interpreter_free(ip);
+
+    /* on_node may not change the graph, nor run the interpreter again */
+    cfx_interp_options o = {.on_node = edit_graph};
+    ip = cfx_interpreter_new(g, &o);
+    cr_assert(ip);
+    cr_expect_lt(cfx_interpreter_run(ip, &arg, 1, &got), 0);
+    cr_expect(strstr(cfx_error_message(), "the graph was changed while it ran (by the on_node callback)\n\nWhile "
+                                          "executing %relu"),
+              "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_interpreter_free(ip);
+    cr_assert_eq(cfx_node_set_args(r, (cfx_value[]){cfx_node_value(x)}, 1), CFX_OK);
+    running = ip = cfx_interpreter_new(g, &(cfx_interp_options){.on_node = run_again});
+    cr_assert(ip);
+    cr_expect_lt(cfx_interpreter_run(ip, &arg, 1, &got), 0);
+    cr_expect(strstr(cfx_error_message(), "cfx_interpreter_run: the interpreter is already running\n\nWhile "
+                                          "executing %x"),
+              "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_interpreter_free(ip);
+    /* in the scope: four runs' results and their six eager relu and add results */
+    cr_expect_eq(cfx_tensor_live_count(), live + 11, "%lld left: the results (11) and nothing of the runs",
+                 (long long)(cfx_tensor_live_count() - live));
+
+    /* misuse */
+    cr_expect_null(cfx_interpreter_new(NULL, NULL));
+    cfx_error_clear();
+    ip = cfx_interpreter_new(g, NULL);
+    cr_expect_lt(cfx_interpreter_run(ip, &arg, -1, &got), 0);
+    cfx_error_clear();
+    cr_expect_lt(cfx_interpreter_run(NULL, &arg, 1, &got), 0);
+    cfx_error_clear();
+    cfx_interpreter_free(ip);
+    cfx_interpreter_free(NULL);
+    cfx_graph_free(g);
+    cfx_scope_end(s);
+}
