@@ -376,6 +376,20 @@ int cfx_dispatch_slot_error(const cfx_op *op, cfx_keyset ks)
                          op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
 }
 
+/* Whether the op takes stack[i] as it is (op->arg_kinds_as_is: a tensor for a Tensor, a number
+ * for a Scalar, an int for an int, ...): a bit test, and the tensor's key set added to *ks. */
+static inline bool taken_as_is(const uint32_t *as_is, const cfx_value *v, int i, uint64_t *ks)
+{
+    uint32_t k = v->kind;
+    if (k == CFX_V_TENSOR) {
+        if (!(as_is[i] & 1u << CFX_V_TENSOR) || !v->u.t)
+            return false;
+        *ks |= v->u.t->keys.repr;
+        return true;
+    }
+    return k < 32 && (as_is[i] >> k & 1);
+}
+
 /* torch.ops' binding of stack[0..n_args) in one walk: each argument checked against its type
  * (the first mismatch is the error; cfx_box_check_arg's rules), the union of the tensor
  * arguments' key sets (cfx_op_arg_keys's), and the numbers given for Tensor arguments of an
@@ -393,6 +407,8 @@ static int bind_rest(const cfx_op *op, cfx_value *stack, int i, uint64_t ks, cfx
     int missing = -1;
     bool numbers = false;
     for (; i < s->n_args; i++) {
+        if (taken_as_is(op->arg_kinds_as_is, &stack[i], i, &ks))
+            continue; /* the arguments after the first other one are mostly taken as they are too */
         cfx_box_step st = op->arg_steps[i];
         const cfx_value *v = &stack[i];
         if (st.form == CFX_BOX_TENSOR && v->kind == CFX_V_TENSOR && v->u.t) {
@@ -432,26 +448,14 @@ static int bind_rest(const cfx_op *op, cfx_value *stack, int i, uint64_t ks, cfx
     return CFX_OK;
 }
 
-/* The binding's first part: the arguments from the first taken as they are
- * (op->arg_kinds_as_is: a tensor for a Tensor, a number for a Scalar, an int for an int, ...),
- * a bit test each, their tensors' key sets ORed into *ks. Returns where it stopped: n_args
- * when every argument was. */
+/* The binding's first part: the arguments from the first taken as they are, their tensors'
+ * key sets in *ks. Returns where it stopped: n_args when every argument was. */
 static inline int take_as_is(const cfx_op *op, const cfx_value *stack, int n_args, uint64_t *ks)
 {
-    const uint32_t *as_is = op->arg_kinds_as_is;
     uint64_t keys = 0;
     int i = 0;
-    for (; i < n_args; i++) {
-        uint32_t k = stack[i].kind;
-        if (k == CFX_V_TENSOR) {
-            const cfx_tensor *t = stack[i].u.t;
-            if (!(as_is[i] & 1u << CFX_V_TENSOR) || !t)
-                break;
-            keys |= t->keys.repr;
-        } else if (k >= 32 || !(as_is[i] >> k & 1)) {
-            break;
-        }
-    }
+    while (i < n_args && taken_as_is(op->arg_kinds_as_is, &stack[i], i, &keys))
+        i++;
     *ks = keys;
     return i;
 }
