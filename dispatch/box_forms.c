@@ -177,6 +177,23 @@ cfx_box_step cfx_box_arg_step(const cfx_argument *arg)
     return st;
 }
 
+_Static_assert(CFX_V_KIND_COUNT <= 32, "a set of value kinds fits 32 bits");
+
+uint32_t cfx_box_kinds_as_is(cfx_box_step st)
+{
+    /* a list's items are checked (and converted) too: no kind passes on its own */
+    if (st.form == CFX_BOX_INT_LIST || st.form == CFX_BOX_TENSOR_LIST)
+        return 0;
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < CFX_V_KIND_COUNT; k++) {
+        cfx_value v = {k, 0, {.i = 0}};
+        /* a kind normalised into another (an int for a float) is rewritten: not as is */
+        if (cfx_box_normalize((cfx_box_conv)st.conv, st.optional, &v) && v.kind == k)
+            m |= 1u << k;
+    }
+    return m;
+}
+
 cfx_box_ret_step cfx_box_return_step(const cfx_type *t)
 {
     cfx_box_ret_step r = {CFX_BOX_VALUE, CFX_V_NONE, false};

@@ -190,6 +190,13 @@ static inline int cfx_box_check_arg(const cfx_schema *s, cfx_box_step st, const 
     return CFX_OK;
 }
 
+/* The value kinds (bit k: cfx_value_kind k) that cfx_box_check_arg accepts for st leaving the
+ * value as it is: the kinds cfx_box_normalize takes unchanged (None only where it is optional),
+ * none for the list forms (their items are checked too). A plain Tensor's undefined (NULL)
+ * tensor is of kind TENSOR: the caller tells it apart. Computed once per argument
+ * (operator.c), so that cfx_op_call passes the common argument with one bit test. */
+uint32_t cfx_box_kinds_as_is(cfx_box_step st);
+
 /* An int list or a Tensor list argument (box_convert.c): its items go to sc. */
 int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
                          cfx_box_slot *sl, cfx_box_scratch *sc);
@@ -227,7 +234,9 @@ int cfx_box_unbox_args(const cfx_schema *s, const char *qualname, const cfx_box_
  * visible if no error was recorded before the call (had_error); the first error wins. */
 static inline bool cfx_box_kernel_failed(bool had_error) { return !had_error && cfx_error_pending(); }
 
-/* "the kernel of aten::x returned NULL without an error" unless an error is recorded. */
+/* "the kernel of aten::x returned NULL without an error" unless an error is recorded; always
+ * CFX_ERR. (The inline callers return the constant themselves: a status the compiler cannot
+ * see had a generated entry keep its result in saved registers in case it were CFX_OK.) */
 int cfx_box_null_return(const char *qualname);
 /* A returned Tensor list, boxed into a scope-owned list (box_convert.c). */
 int cfx_box_return_list(const char *qualname, const cfx_box_slot *x, cfx_value *out);
@@ -237,8 +246,10 @@ static inline int cfx_box_return(const char *qualname, cfx_box_ret_step r, const
 {
     switch ((cfx_box_form)r.form) {
     case CFX_BOX_TENSOR:
-        if (!x->t && !r.optional)
-            return cfx_box_null_return(qualname);
+        if (!x->t && !r.optional) {
+            cfx_box_null_return(qualname);
+            return CFX_ERR;
+        }
         *out = x->t ? cfx_tensor_value(x->t) : cfx_none();
         break;
     case CFX_BOX_INT: *out = (cfx_value){r.kind, 0, {.i = x->i}}; break;
@@ -246,8 +257,10 @@ static inline int cfx_box_return(const char *qualname, cfx_box_ret_step r, const
     case CFX_BOX_BOOL: *out = cfx_bool(x->b != 0); break;
     case CFX_BOX_DTYPE: *out = cfx_dtype_value((cfx_dtype)x->i32); break;
     case CFX_BOX_STR:
-        if (!x->p)
-            return cfx_box_null_return(qualname);
+        if (!x->p) {
+            cfx_box_null_return(qualname);
+            return CFX_ERR;
+        }
         *out = (cfx_value){CFX_V_STRING, (uint32_t)strlen(x->p), {.s = x->p}};
         break;
     case CFX_BOX_DEVICE: *out = cfx_device_value(x->dev); break;

@@ -376,19 +376,39 @@ int cfx_dispatch_slot_error(const cfx_op *op, cfx_keyset ks)
                          op->qualified_name, cfx_key_name(cfx_keyset_highest_priority(ks)));
 }
 
+/* Whether the op takes stack[i] as it is (op->arg_kinds_as_is: a tensor for a Tensor, a number
+ * for a Scalar, an int for an int, ...): a bit test, and the tensor's key set added to *ks. */
+static inline bool taken_as_is(const uint32_t *as_is, const cfx_value *v, int i, uint64_t *ks)
+{
+    uint32_t k = v->kind;
+    if (k == CFX_V_TENSOR) {
+        if (!(as_is[i] & 1u << CFX_V_TENSOR) || !v->u.t)
+            return false;
+        *ks |= v->u.t->keys.repr;
+        return true;
+    }
+    return k < 32 && (as_is[i] >> k & 1);
+}
+
 /* torch.ops' binding of stack[0..n_args) in one walk: each argument checked against its type
  * (the first mismatch is the error; cfx_box_check_arg's rules), the union of the tensor
- * arguments' key sets in *keys (cfx_op_arg_keys's), and the numbers given for Tensor
- * arguments of an op that takes them wrapped into wb (cfx_wrap_numbers). A plain Tensor that
- * is None or undefined is refused after every argument passed its check, as c10 refuses it
- * when it dispatches. The common argument, a tensor given for a Tensor, costs one test. */
-static int bind_args(const cfx_op *op, cfx_value *stack, cfx_wrapped_batch *wb, uint64_t *keys)
+ * arguments' key sets (cfx_op_arg_keys's), and the numbers given for Tensor arguments of an
+ * op that takes them wrapped into wb (cfx_wrap_numbers). A plain Tensor that is None or
+ * undefined is refused after every argument passed its check, as c10 refuses it when it
+ * dispatches.
+ *
+ * cfx_op_call walks the arguments the op takes as they are (take_as_is); bind_rest continues
+ * the walk from the first other one, ks the key sets so far. Nothing else was recorded before
+ * it (no number to wrap, no missing Tensor), as the full rules would have left it. */
+static int bind_rest(const cfx_op *op, cfx_value *stack, int i, uint64_t ks, cfx_wrapped_batch *wb,
+                     uint64_t *keys)
 {
     const cfx_schema *s = op->schema;
-    uint64_t ks = 0;
     int missing = -1;
     bool numbers = false;
-    for (int i = 0; i < s->n_args; i++) {
+    for (; i < s->n_args; i++) {
+        if (taken_as_is(op->arg_kinds_as_is, &stack[i], i, &ks))
+            continue; /* the arguments after the first other one are mostly taken as they are too */
         cfx_box_step st = op->arg_steps[i];
         const cfx_value *v = &stack[i];
         if (st.form == CFX_BOX_TENSOR && v->kind == CFX_V_TENSOR && v->u.t) {
@@ -428,6 +448,34 @@ static int bind_args(const cfx_op *op, cfx_value *stack, cfx_wrapped_batch *wb, 
     return CFX_OK;
 }
 
+/* The binding's first part: the arguments from the first taken as they are, their tensors'
+ * key sets in *ks. Returns where it stopped: n_args when every argument was. */
+static inline int take_as_is(const cfx_op *op, const cfx_value *stack, int n_args, uint64_t *ks)
+{
+    uint64_t keys = 0;
+    int i = 0;
+    while (i < n_args && taken_as_is(op->arg_kinds_as_is, &stack[i], i, &keys))
+        i++;
+    *ks = keys;
+    return i;
+}
+
+/* The call of an op with an argument not taken as is: the rest of the binding (which may wrap
+ * numbers), the call, and the wrapped numbers dropped after it. Out of line, so that the common
+ * call keeps its registers. */
+static __attribute__((noinline)) int bind_and_call(cfx_op *op, cfx_value *stack, int i, uint64_t ks)
+{
+    /* a number given for a Tensor is a wrapped number from here on (wrapped_internal.h) */
+    cfx_wrapped_batch wb;
+    wb.n = 0; /* not the whole struct: what was made is only read up to n */
+    uint64_t keys = 0;
+    int rc = bind_rest(op, stack, i, ks, &wb, &keys);
+    if (rc == CFX_OK)
+        rc = cfx_dispatch_call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){keys}, cfx_keys_local()), stack);
+    cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? op->schema->n_returns : 0);
+    return rc;
+}
+
 int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
 {
     if (!op)
@@ -439,28 +487,26 @@ int cfx_op_call(cfx_op *op, cfx_value *stack, int n, int cap)
                              "Could not find schema for %s but we found an implementation; did you forget to def() "
                              "the operator?",
                              op->qualified_name);
-    int need = s->n_args > s->n_returns ? s->n_args : s->n_returns;
+    int n_args = s->n_args;
+    int need = n_args > s->n_returns ? n_args : s->n_returns;
     if (!stack || cap < need || n > cap)
         return cfx_error_set(CFX_ERR, op->qualified_name,
                              "cfx_op_call: %s needs a stack of %d values (its arguments and returns), but the stack "
                              "holds %d",
                              op->qualified_name, need, stack ? cap : 0);
-    if (n < 0 || (n > s->n_args && !s->is_vararg))
-        return call_error(op, "expected at most %d argument(s) but received %d argument(s)", s->n_args, n);
-    for (int i = n; i < s->n_args; i++) {
+    if (n < 0 || (n > n_args && !s->is_vararg))
+        return call_error(op, "expected at most %d argument(s) but received %d argument(s)", n_args, n);
+    for (int i = n; i < n_args; i++) {
         if (!s->args[i].has_default)
             return call_error(op, "is missing value for argument '%.100s'", s->args[i].name);
         stack[i] = s->args[i].default_value;
     }
-    /* a number given for a Tensor is a wrapped number from here on (wrapped_internal.h) */
-    cfx_wrapped_batch wb;
-    wb.n = 0; /* not the whole struct: what was made is only read up to n */
-    uint64_t keys = 0;
-    int rc = bind_args(op, stack, &wb, &keys);
-    if (rc == CFX_OK)
-        rc = cfx_dispatch_call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){keys}, cfx_keys_local()), stack);
-    cfx_wrap_numbers_end(&wb, stack, rc == CFX_OK ? s->n_returns : 0);
-    return rc;
+    uint64_t ks;
+    int i = take_as_is(op, stack, n_args, &ks);
+    if (i < n_args)
+        return bind_and_call(op, stack, i, ks);
+    /* the common call: every argument taken as is, no number wrapped, nothing to do after */
+    return cfx_dispatch_call_slot(op, cfx_op_mask_keyset(op, (cfx_keyset){ks}, cfx_keys_local()), stack);
 }
 
 int cfx_op_redispatch(const cfx_op *op, cfx_keyset ks, cfx_value *stack) { return cfx_dispatch_redispatch(op, ks, stack); }

@@ -409,25 +409,41 @@ static uint64_t required_tensors(const cfx_schema *s)
     return m;
 }
 
+/* Room for a schema's argument steps and, after them, the kinds each argument takes as is
+ * (one block: the op owns it through arg_steps). */
+static cfx_box_step *steps_alloc(const cfx_schema *s)
+{
+    size_t n = (size_t)s->n_args + 1;
+    return cfx_malloc(n * sizeof(cfx_box_step) + n * sizeof(uint32_t));
+}
+
 /* The argument positions the dispatch path reads and the arguments' boxing steps, from the
- * schema (none without one). steps has room for the schema's arguments; the op owns it. */
+ * schema (none without one). steps is steps_alloc(s); the op owns it. */
 static void set_dispatch_args(cfx_op *op, const cfx_schema *s, cfx_box_step *steps)
 {
     uint64_t m = s ? s->tensor_arg_mask : 0;
     op->dispatch_arg_mask = m;
     op->required_tensor_mask = s ? required_tensors(s) : 0;
     op->numbers_as_tensors = s && cfx_allows_numbers_as_tensors(s);
-    for (int i = 0; s && i < s->n_args; i++)
+    uint32_t *kinds = s ? (uint32_t *)(steps + s->n_args + 1) : NULL;
+    for (int i = 0; s && i < s->n_args; i++) {
         steps[i] = cfx_box_arg_step(&s->args[i]);
+        kinds[i] = cfx_box_kinds_as_is(steps[i]);
+        /* cfx_op_call adds a tensor's key set where it takes a tensor as is: only for a Tensor
+         * (or Tensor?) among the first 64 arguments, the dispatch arguments */
+        if (steps[i].form != CFX_BOX_TENSOR || i >= 64)
+            kinds[i] &= ~(1u << CFX_V_TENSOR);
+    }
     cfx_free(op->arg_steps);
     op->arg_steps = steps;
+    op->arg_kinds_as_is = kinds;
 }
 
 int cfx_opentry_register_schema(cfx_op *op, cfx_schema *schema, const char *debug, int alias_analysis,
                                 bool alias_is_default, cfx_tag_set tags)
 {
     char *d = cfx_strdup(debug);
-    cfx_box_step *steps = cfx_malloc(((size_t)schema->n_args + 1) * sizeof *steps);
+    cfx_box_step *steps = steps_alloc(schema);
     if (!d || !steps) {
         cfx_free(d);
         cfx_free(steps);

@@ -51,6 +51,10 @@ struct cfx_op {
     uint64_t required_tensor_mask; /* plain Tensor: a NULL there is a propagated failure */
     cfx_box_step *arg_steps;       /* each argument's boxing rule (NULL without a schema): computed
                                       once for the boxed call's argument check, not per call */
+    /* per argument, the value kinds cfx_op_call takes there with nothing to do (a tensor's key
+       set to add at most): cfx_box_kinds_as_is, without TENSOR where no key set counts (in the
+       block of arg_steps) */
+    const uint32_t *arg_kinds_as_is;
     bool numbers_as_tensors;       /* its Tensor arguments take numbers (wrapped_internal.h) */
     uint32_t id;                                        /* cfx_op_id */
     cfx_tag_set tags;                                   /* from the def (tags.h) */

@@ -307,3 +307,106 @@ Test(op_call, batch_norm_eval_refuses_a_parameter_shorter_than_the_channels)
     }
     cfx_scope_end(s);
 }
+
+/* What a kernel of asis::f saw: its key and the kinds of its arguments. */
+static struct {
+    cfx_dispatch_key key;
+    cfx_value_kind kinds[4];
+    double p;
+} seen;
+
+static int seeing_kernel(void *ctx, const cfx_op *op, cfx_keyset ks, cfx_value *stack)
+{
+    (void)op, (void)ks;
+    seen.key = (cfx_dispatch_key)(intptr_t)ctx;
+    for (int i = 0; i < 4; i++)
+        seen.kinds[i] = stack[i].kind;
+    seen.p = stack[1].kind == CFX_V_DOUBLE ? stack[1].u.d : -1;
+    stack[0] = cfx_tensor_value(ones(1));
+    return CFX_OK;
+}
+
+/* cfx_op_call takes the arguments an op takes as they are (a tensor for a Tensor, a number for
+ * a Scalar, anything for Any, ...) with a bit test each and continues in the full rules from
+ * the first other one: what the full rules do there must not depend on what came before.
+ * PyTorch 2.13, x = torch.ones(2):
+ *   torch.ops.aten.add.Tensor(x, x, alpha=x)    -> "aten::add() Expected a value of type
+ *                     'number' for argument 'alpha' but instead found type 'Tensor'."
+ *   torch.ops.aten.add.Tensor(x, None, alpha='a') -> the same for type 'str' (every argument
+ *                     is checked before dispatch refuses the None)
+ *   torch.ops.aten.add.Tensor(x, None)          -> "Expected a proper Tensor but got None (or an
+ *                     undefined Tensor in C++) for argument #1 'other'"
+ *   torch.ops.aten.mul.Tensor(torch.ones(2, device='meta'), 3) -> a meta tensor: the key set of
+ *                     the tensor before the number counts */
+Test(op_call, arguments_taken_as_they_are_then_the_full_rules)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_op *add = cfx_op_find("aten::add.Tensor");
+    cfx_value x = cfx_tensor_value(ones(2));
+    cfx_value st[3] = {x, x, x};
+    cr_expect_eq(cfx_op_call(add, st, 3, 3), CFX_ERR);
+    cr_expect(strstr(cfx_error_message(), "aten::add() Expected a value of type 'number' for argument 'alpha' but "
+                                          "instead found type 'Tensor'.") == cfx_error_message(),
+              "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_value st2[3] = {x, cfx_none(), cfx_string("a")};
+    cr_expect_eq(cfx_op_call(add, st2, 3, 3), CFX_ERR);
+    cr_expect(strstr(cfx_error_message(), "aten::add() Expected a value of type 'number' for argument 'alpha' but "
+                                          "instead found type 'str'.") == cfx_error_message(),
+              "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_value st3[3] = {x, cfx_tensor_value(NULL)};
+    cr_expect_eq(cfx_op_call(add, st3, 2, 3), CFX_ERR);
+    cr_expect_str_eq(cfx_error_message(),
+                     "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #1 'other'");
+    cfx_error_clear();
+
+    cfx_device meta = {CFX_DEVICE_META, -1};
+    int64_t two = 2;
+    cfx_tensor *m = cfx_autorelease(cfx_tensor_new(&two, 1, CFX_FLOAT32, meta));
+    cfx_value mul[2] = {cfx_tensor_value(m), cfx_int(3)};
+    cr_assert_eq(cfx_op_call(cfx_op_find("aten::mul.Tensor"), mul, 2, 2), CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(mul[0].kind, CFX_V_TENSOR);
+    cr_expect(cfx_tensor_is_meta(mul[0].u.t));
+    cr_expect_eq(cfx_tensor_numel(mul[0].u.t), 2);
+
+    /* an int for a float after a tensor is still a float when the kernel sees it; a tensor given
+     * for Any is taken as it is but chooses no kernel (only Tensor arguments dispatch) */
+    cfx_library *lib = cfx_library_new(CFX_LIB_DEF, "asis", CFX_KEY_Undefined, "/dev/null", 1);
+    cr_assert_not_null(lib);
+    cr_assert_eq(cfx_library_def(lib, "f(Tensor x, float p, Any a, Tensor? y) -> Tensor"), CFX_OK, "%s",
+                 cfx_error_message());
+    cr_assert_eq(cfx_library_impl_boxed_at(lib, "f", CFX_KEY_CPU, seeing_kernel, (void *)(intptr_t)CFX_KEY_CPU,
+                                           "/dev/null", 2),
+                 CFX_OK, "%s", cfx_error_message());
+    cr_assert_eq(cfx_library_impl_boxed_at(lib, "f", CFX_KEY_Meta, seeing_kernel, (void *)(intptr_t)CFX_KEY_Meta,
+                                           "/dev/null", 3),
+                 CFX_OK, "%s", cfx_error_message());
+    cfx_op *f = cfx_op_find("asis::f");
+    cr_assert_not_null(f);
+    cfx_value fs[4] = {x, cfx_int(2), cfx_tensor_value(m), cfx_none()};
+    cr_assert_eq(cfx_op_call(f, fs, 4, 4), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(seen.key, CFX_KEY_CPU);
+    cr_expect_eq(seen.kinds[1], CFX_V_DOUBLE);
+    cr_expect_float_eq(seen.p, 2.0, 0);
+    cr_expect_eq(seen.kinds[2], CFX_V_TENSOR);
+    cr_expect_eq(seen.kinds[3], CFX_V_NONE);
+    /* the same with every argument taken as it is (a float for the float) */
+    cfx_value fs1[4] = {x, cfx_double(2.5), cfx_tensor_value(m), cfx_none()};
+    cr_assert_eq(cfx_op_call(f, fs1, 4, 4), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(seen.key, CFX_KEY_CPU);
+    cr_expect_float_eq(seen.p, 2.5, 0);
+    /* all taken as they are: the Tensor? given a meta tensor chooses Meta */
+    cfx_value fs2[4] = {x, cfx_double(0.5), cfx_int(1), cfx_tensor_value(m)};
+    cr_assert_eq(cfx_op_call(f, fs2, 4, 4), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(seen.key, CFX_KEY_Meta);
+    cr_expect_float_eq(seen.p, 0.5, 0);
+    /* a kind no value has is refused, not read as a bit past the kinds */
+    cfx_value fs3[4] = {x, {(cfx_value_kind)77, 0, {.i = 0}}, cfx_int(1), cfx_none()};
+    cr_expect_eq(cfx_op_call(f, fs3, 4, 4), CFX_ERR);
+    cr_expect(strstr(cfx_error_message(), "for argument 'p' but instead found type 'unknown'") != NULL, "%s",
+              cfx_error_message());
+    cfx_error_clear();
+    cfx_library_free(lib);
+    cfx_scope_end(s);
+}
