@@ -435,6 +435,14 @@ static int run_steps(run *r)
     for (uint32_t i = 0; i < p->n_steps; i++) {
         const ir_step *s = &p->steps[i];
         cfx_error_swap_site(s->site); /* cfx_set_current_site, inline: per node */
+        /* the next step's values, and the record after it, are fetched while this step's call
+         * runs: a run reaches them only after the call's instructions, and their wait for
+         * the cache then sat between one node's result and the next call */
+        if (i + 1 < p->n_steps) {
+            const ir_step *next = s + 1;
+            __builtin_prefetch(next + 1);
+            __builtin_prefetch(p->vals + next->val);
+        }
         /* the value is made in its slot: a copy out of a local was read back as one 16-byte
          * load of two 8-byte stores, which stalls store-to-load forwarding on every node */
         cfx_value *slot = &r->env[i];
