@@ -55,6 +55,13 @@ typedef struct ir_interp_failure {
 /* A graph compiled for running: what FX's Interpreter works out in __init__ (each value's last
  * user) and what torch.ops' binding works out per call (kwargs to positions), done once. */
 typedef struct ir_program {
+    /* One block holds the run's environment (a slot per step), the steps, the drops and the
+     * compile's tables by step and by node seq: one large allocation rather than six, so a
+     * program made again for a graph of the same size gets back memory the allocator kept
+     * (glibc returns the top of its heap only when the free space there is larger than twice
+     * the largest block it gave with mmap) instead of faulting fresh pages in every time. */
+    void *block;
+    cfx_value *env;
     ir_step *steps;
     uint32_t n_steps;
     cfx_value *vals; /* node references as IR_INTERP_SLOT; lists copied (owned) when they hold one */

@@ -327,13 +327,10 @@ static int plan_step(build *b, ir_step *s)
  * FAIL step, and its end drops what is left.) The drops of all steps are one array, by step (a
  * counting sort on the step each value dies at); each step's n_drop holds its node's user count
  * until then. */
-static int plan_drops(build *b)
+static void plan_drops(build *b)
 {
     ir_program *p = b->p;
     uint32_t n = p->n_steps, *last = b->last;
-    p->drops = cfx_malloc((n ? n : 1) * sizeof *p->drops);
-    if (!p->drops)
-        return nomem();
     for (uint32_t i = 0; i < n; i++) {
         uint32_t want = p->steps[i].n_drop;
         p->steps[i].n_drop = 0;
@@ -353,7 +350,6 @@ static int plan_drops(build *b)
             ir_step *s = &p->steps[last[i]];
             p->drops[s->drop + s->n_drop++] = i;
         }
-    return CFX_OK;
 }
 
 /* ---- the program ------------------------------------------------------------------------------- */
@@ -366,9 +362,8 @@ void ir_program_free(ir_program *p)
     }
     for (uint32_t i = 0; i < p->n_owned; i++)
         cfx_free(p->owned[i]);
-    cfx_free(p->steps);
+    cfx_free(p->block);
     cfx_free(p->vals);
-    cfx_free(p->drops);
     cfx_free(p->fails);
     cfx_free(p->owned);
     *p = (ir_program){0};
@@ -381,15 +376,23 @@ int ir_program_build(const cfx_graph *g, ir_program *p)
     *p = (ir_program){0};
     uint32_t n = cfx_graph_num_nodes(g), n_seq = cfx_graph_num_created(g);
     build b = {.g = g, .p = p, .n_seq = n_seq};
-    p->steps = cfx_malloc((n ? n : 1) * sizeof *p->steps);
-    b.index = cfx_malloc((n_seq ? n_seq : 1) * sizeof *b.index);
-    b.last = cfx_malloc((n ? n : 1) * sizeof *b.last);
-    b.users = cfx_calloc(n ? n : 1, sizeof *b.users);
+    /* env, steps (16-byte multiples first), then drops, last, users by step and index by seq */
+    size_t n1 = n ? n : 1, at_steps = n1 * sizeof *p->env, at_drops = at_steps + n1 * sizeof *p->steps;
+    size_t size = at_drops + 3 * n1 * sizeof(uint32_t) + (size_t)n_seq * sizeof(uint32_t);
+    p->block = cfx_malloc(size);
     /* most nodes take one or two node values: the values rarely grow past this */
-    bool ok = p->steps && b.index && b.last && b.users;
-    int rc = ok && grow((void **)&p->vals, &p->cap_vals, 2 * (uint64_t)n + 16, sizeof *p->vals) ? CFX_OK : nomem();
-    if (rc == CFX_OK)
+    int rc = p->block && grow((void **)&p->vals, &p->cap_vals, 2 * (uint64_t)n + 16, sizeof *p->vals) ? CFX_OK : nomem();
+    if (rc == CFX_OK) {
+        char *m = p->block;
+        p->env = (cfx_value *)(void *)m;
+        p->steps = (ir_step *)(void *)(m + at_steps);
+        p->drops = (uint32_t *)(void *)(m + at_drops);
+        b.last = p->drops + n1;
+        b.users = b.last + n1;
+        b.index = b.users + n1;
+        memset(b.users, 0, n1 * sizeof *b.users);
         memset(b.index, 0xff, (size_t)n_seq * sizeof *b.index); /* NONE */
+    }
     for (cfx_node *node = rc == CFX_OK ? cfx_graph_first((cfx_graph *)g) : NULL; node && p->n_steps < n;
          node = ir_next_in((cfx_graph *)g, node)) {
         uint32_t i = p->n_steps++;
@@ -408,10 +411,7 @@ int ir_program_build(const cfx_graph *g, ir_program *p)
         p->max_width = s->width > p->max_width ? s->width : p->max_width;
     }
     if (rc == CFX_OK)
-        rc = plan_drops(&b);
-    cfx_free(b.index);
-    cfx_free(b.last);
-    cfx_free(b.users);
+        plan_drops(&b);
     if (rc != CFX_OK)
         ir_program_free(p);
     return rc;

@@ -6,9 +6,10 @@
  * after each step, as FX's __init__ works out user_to_last_uses once); a run then walks the
  * steps. The program is remade before a run if the graph changed since (its version).
  *
- * The environment is an array of values by step index. Each slot owns its value: a tensor
- * holds one reference, a tuple or list owns a malloc'd item array (deeply). A slot without a
- * value has the kind IR_INTERP_UNSET, so the run's end knows what is left to drop.
+ * The environment is an array of values by step index (in the program's block). Each slot
+ * owns its value: a tensor holds one reference, a tuple or list owns a malloc'd item array
+ * (deeply). A slot without a value has the kind IR_INTERP_UNSET, so the run's end knows what
+ * is left to drop.
  *
  * An operator step puts its values on the stack (slots read from the environment; lists copied
  * into a scratch array reused across steps) and calls the operator boxed with a scope open
@@ -36,7 +37,6 @@ struct cfx_interpreter {
     ir_program prog;
     uint32_t version;   /* the graph's version the program was made from */
     bool compiled;      /* the program is whole (a failed compile leaves none) */
-    cfx_value *env;     /* by step: the node's value, owned; kind IR_INTERP_UNSET without one */
     cfx_value *stack;   /* the boxed call's stack (prog.max_width) */
     cfx_value *scratch; /* list items of the step's values (prog.max_scratch) */
     bool running;
@@ -376,10 +376,7 @@ static int prepare(cfx_interpreter *ip)
     if (rc != CFX_OK)
         return rc;
     const ir_program *p = &ip->prog;
-    cfx_value *env = cfx_realloc(ip->env, (p->n_steps ? p->n_steps : 1) * sizeof *env);
-    if (env)
-        ip->env = env;
-    cfx_value *stack = env ? cfx_realloc(ip->stack, (p->max_width ? p->max_width : 1) * sizeof *stack) : NULL;
+    cfx_value *stack = cfx_realloc(ip->stack, (p->max_width ? p->max_width : 1) * sizeof *stack);
     if (stack)
         ip->stack = stack;
     cfx_value *scratch = stack ? cfx_realloc(ip->scratch, (p->max_scratch ? p->max_scratch : 1) * sizeof *scratch) : NULL;
@@ -421,7 +418,6 @@ void cfx_interpreter_free(cfx_interpreter *ip)
     if (!ip)
         return;
     ir_program_free(&ip->prog);
-    cfx_free(ip->env);
     cfx_free(ip->stack);
     cfx_free(ip->scratch);
     cfx_free(ip);
@@ -492,7 +488,7 @@ int cfx_interpreter_run(cfx_interpreter *ip, const cfx_value *args, int n_args, 
     if (n_args > p->n_placeholders && !p->star_args)
         return cfx_error_set(CFX_ERR, NULL, "the graph takes %d positional argument%s but %d were given",
                              p->n_placeholders, p->n_placeholders == 1 ? "" : "s", n_args);
-    run r = {.ip = ip, .p = p, .env = ip->env, .args = args, .n_args = n_args, .out = out};
+    run r = {.ip = ip, .p = p, .env = p->env, .args = args, .n_args = n_args, .out = out};
     for (uint32_t i = 0; i < p->n_steps; i++)
         r.env[i].kind = IR_INTERP_UNSET;
     ip->running = true;
