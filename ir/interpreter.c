@@ -35,6 +35,7 @@ struct cfx_interpreter {
     cfx_interp_options o;
     ir_program prog;
     uint32_t version;   /* the graph's version the program was made from */
+    bool compiled;      /* the program is whole (a failed compile leaves none) */
     cfx_value *env;     /* by step: the node's value, owned; kind IR_INTERP_UNSET without one */
     cfx_value *stack;   /* the boxed call's stack (prog.max_width) */
     cfx_value *scratch; /* list items of the step's values (prog.max_scratch) */
@@ -166,8 +167,15 @@ static inline void subst_all(run *r, const ir_step *s, cfx_value *dst)
             subst(r, v[i], &dst[i]);
         return;
     }
-    for (uint32_t i = 0; i < s->n_val; i++) /* the common step: slots and constants */
-        dst[i] = v[i].kind == IR_INTERP_SLOT ? r->env[v[i].u.i] : v[i];
+    for (uint32_t i = 0; i < s->n_val; i++) { /* the common step: slots and constants */
+        const cfx_value *e = v[i].kind == IR_INTERP_SLOT ? &r->env[v[i].u.i] : &v[i];
+        /* a tensor as its pointer: the slot was just written as two 8-byte halves, and a
+         * 16-byte copy of it would wait for both to reach the cache (no store forwarding) */
+        if (e->kind == CFX_V_TENSOR)
+            dst[i] = cfx_tensor_value(e->u.t);
+        else
+            dst[i] = *e;
+    }
 }
 
 /* ---- the steps ------------------------------------------------------------------------------- */
@@ -362,9 +370,11 @@ static inline void drop_slot(run *r, uint32_t i)
 static int prepare(cfx_interpreter *ip)
 {
     ir_program_free(&ip->prog);
+    ip->compiled = false;
     ip->version = ip->g->version;
-    if (ir_program_build(ip->g, &ip->prog) != CFX_OK)
-        return CFX_ERR;
+    int rc = ir_program_build(ip->g, &ip->prog);
+    if (rc != CFX_OK)
+        return rc;
     const ir_program *p = &ip->prog;
     cfx_value *env = cfx_realloc(ip->env, (p->n_steps ? p->n_steps : 1) * sizeof *env);
     if (env)
@@ -379,6 +389,7 @@ static int prepare(cfx_interpreter *ip)
         ir_program_free(&ip->prog);
         return cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory");
     }
+    ip->compiled = true;
     return CFX_OK;
 }
 
@@ -424,6 +435,14 @@ static int run_steps(run *r)
     for (uint32_t i = 0; i < p->n_steps; i++) {
         const ir_step *s = &p->steps[i];
         cfx_error_swap_site(s->site); /* cfx_set_current_site, inline: per node */
+        /* the next step's values, and the record after it, are fetched while this step's call
+         * runs: a run reaches them only after the call's instructions, and their wait for
+         * the cache then sat between one node's result and the next call */
+        if (i + 1 < p->n_steps) {
+            const ir_step *next = s + 1;
+            __builtin_prefetch(next + 1);
+            __builtin_prefetch(p->vals + next->val);
+        }
         /* the value is made in its slot: a copy out of a local was read back as one 16-byte
          * load of two 8-byte stores, which stalls store-to-load forwarding on every node */
         cfx_value *slot = &r->env[i];
@@ -466,8 +485,9 @@ int cfx_interpreter_run(cfx_interpreter *ip, const cfx_value *args, int n_args, 
         return cfx_error_set(CFX_ERR, NULL, "cfx_interpreter_run: no scope is open to own the results (cfx_scope_begin)");
     if (ip->running)
         return cfx_error_set(CFX_ERR, NULL, "cfx_interpreter_run: the interpreter is already running");
-    if (ip->version != ip->g->version && prepare(ip) != CFX_OK)
-        return CFX_ERR;
+    int rc = !ip->compiled || ip->version != ip->g->version ? prepare(ip) : CFX_OK;
+    if (rc != CFX_OK)
+        return rc;
     const ir_program *p = &ip->prog;
     if (n_args > p->n_placeholders && !p->star_args)
         return cfx_error_set(CFX_ERR, NULL, "the graph takes %d positional argument%s but %d were given",
@@ -477,7 +497,7 @@ int cfx_interpreter_run(cfx_interpreter *ip, const cfx_value *args, int n_args, 
         r.env[i].kind = IR_INTERP_UNSET;
     ip->running = true;
     const cfx_site *prev_site = cfx_current_site();
-    int rc = run_steps(&r);
+    rc = run_steps(&r);
     cfx_set_current_site(prev_site);
     /* what is left: the output's value and the values used by it or by other graphs, which
      * are mostly the last made (the walk stops at the last one) */
@@ -502,7 +522,7 @@ int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const c
     if (cfx_scope_depth() == 0)
         return cfx_error_set(CFX_ERR, NULL, "cfx_interpret: no scope is open to own the results (cfx_scope_begin)");
     cfx_interpreter *ip = cfx_interpreter_new(g, opts);
-    int rc = ip ? cfx_interpreter_run(ip, args, n_args, out) : CFX_ERR;
+    int rc = ip ? cfx_interpreter_run(ip, args, n_args, out) : cfx_error_status();
     cfx_interpreter_free(ip);
     return rc;
 }

@@ -644,3 +644,46 @@ Test(interpreter, prepared_runs_follow_the_graph)
     cfx_graph_free(g);
     cfx_scope_end(s);
 }
+
+/* An allocator that fails every allocation while armed (frees and shrinks still work). */
+static bool fail_allocs;
+static void *failing(void *ud, void *ptr, size_t nsize)
+{
+    (void)ud;
+    if (nsize == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return fail_allocs ? NULL : realloc(ptr, nsize);
+}
+
+/* A recompile that runs out of memory fails its run with the message and leaves no program
+ * behind: the next run compiles again (not an empty program that "succeeds" with None). */
+Test(interpreter, a_failed_recompile_is_retried)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_graph *g = cfx_graph_new();
+    cfx_node *x = cfx_graph_placeholder(g, "x");
+    cfx_node *r = cfx_graph_call_op(g, cfx_op_find("aten::relu"), (cfx_value[]){cfx_node_value(x)}, 1, NULL, 0);
+    cfx_node *out_node = cfx_graph_output(g, cfx_node_value(r));
+    int64_t shape[1] = {4};
+    cfx_tensor *a = cfx_model_example_tensor(shape, 1, 0);
+    cfx_interpreter *ip = cfx_interpreter_new(g, NULL);
+    cr_assert(ip, "%s", cfx_error_message());
+    cr_assert_eq(cfx_node_set_args(out_node, (cfx_value[]){cfx_node_value(x)}, 1), CFX_OK);
+    cfx_value arg = cfx_tensor_value(a), got;
+    cfx_set_allocator(failing, NULL);
+    fail_allocs = true;
+    int rc = cfx_interpreter_run(ip, &arg, 1, &got);
+    fail_allocs = false;
+    cfx_set_allocator(NULL, NULL);
+    cr_expect_eq(rc, CFX_ERR_NOMEM);
+    cr_expect_str_eq(cfx_error_message(), "out of memory");
+    cr_expect_eq(got.kind, CFX_V_NONE);
+    cfx_error_clear();
+    cr_assert_eq(cfx_interpreter_run(ip, &arg, 1, &got), CFX_OK, "%s", cfx_error_message());
+    cr_expect(got.kind == CFX_V_TENSOR && got.u.t == a, "the output is the input, as the edit made it");
+    cfx_interpreter_free(ip);
+    cfx_graph_free(g);
+    cfx_scope_end(s);
+}
