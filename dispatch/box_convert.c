@@ -222,33 +222,51 @@ static cfx_tensor **take_tensors(cfx_box_scratch *sc, int64_t n)
     return p;
 }
 
+/* The checks of an int list or a Tensor list argument v (the conversion's, before it takes
+ * memory): CFX_OK with the item count in *n (-1 for the None of an optional int list), or the
+ * type error. */
+static inline __attribute__((always_inline)) int list_checked_len(const cfx_schema *s, const char *qualname, int i,
+                                                                  cfx_box_step st, cfx_value v, int64_t *n)
+{
+    if (st.form == CFX_BOX_INT_LIST) {
+        if (v.kind == CFX_V_NONE && st.optional) {
+            *n = -1;
+            return CFX_OK;
+        }
+        *n = int_list_len(v, st.size_hint);
+        return *n < 0 ? cfx_argument_type_error(s, qualname, i, v) : CFX_OK;
+    }
+    /* CFX_BOX_TENSOR_LIST */
+    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
+        return cfx_argument_type_error(s, qualname, i, v);
+    for (uint32_t j = 0; j < v.len; j++) {
+        uint32_t k = v.u.items[j].kind;
+        if (k != CFX_V_TENSOR && !(k == CFX_V_NONE && st.elem_optional))
+            return cfx_argument_type_error(s, qualname, i, v);
+    }
+    *n = v.len;
+    return CFX_OK;
+}
+
 int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_box_step st, cfx_value *sv,
                          cfx_box_slot *sl, cfx_box_scratch *sc)
 {
     cfx_value v = *sv;
+    int64_t n;
+    int rc = list_checked_len(s, qualname, i, st, v, &n);
+    if (rc != CFX_OK)
+        return rc;
     if (st.form == CFX_BOX_INT_LIST) {
-        if (v.kind == CFX_V_NONE && st.optional) {
+        if (n < 0) {
             sl->il = (cfx_int_list){NULL, -1};
             return CFX_OK;
         }
-        int64_t n = int_list_len(v, st.size_hint);
-        if (n < 0)
-            return cfx_argument_type_error(s, qualname, i, v);
         int64_t *p = n ? take_ints(sc, n) : sc->ints;
         if (!p)
             return cfx_error_set(CFX_ERR_NOMEM, qualname, "out of memory");
         int_list_copy(v, n, p);
         sl->il = (cfx_int_list){p, n};
         return CFX_OK;
-    }
-    /* CFX_BOX_TENSOR_LIST */
-    if (v.kind != CFX_V_LIST && v.kind != CFX_V_TUPLE)
-        return cfx_argument_type_error(s, qualname, i, v);
-    int64_t n = v.len;
-    for (int64_t j = 0; j < n; j++) {
-        uint32_t k = v.u.items[j].kind;
-        if (k != CFX_V_TENSOR && !(k == CFX_V_NONE && st.elem_optional))
-            return cfx_argument_type_error(s, qualname, i, v);
     }
     cfx_tensor **p = n ? take_tensors(sc, n) : sc->tensors;
     if (!p)
@@ -283,15 +301,29 @@ int cfx_box_convert_arg_any(const cfx_schema *s, const char *qualname, int i, cf
     return CFX_OK;
 }
 
-int cfx_box_check_list(const cfx_schema *s, cfx_box_step st, const char *qualname, cfx_value *stack, int i)
+/* cfx_box_check_list of a list too long for a fresh scratch: converted into scratch (dropped),
+ * so that memory running out fails the check as it would fail the conversion. Out of line: the
+ * scratch is a large frame. */
+static __attribute__((noinline)) int check_long_list(const cfx_schema *s, cfx_box_step st, const char *qualname,
+                                                     cfx_value *stack, int i)
 {
-    /* the list's checks are its conversion's (into scratch, dropped) */
     cfx_box_scratch sc;
     cfx_box_scratch_init(&sc);
     cfx_box_slot slot;
     int rc = cfx_box_convert_list(s, qualname, i, st, &stack[i], &slot, &sc);
     cfx_box_scratch_free(&sc);
     return rc;
+}
+
+int cfx_box_check_list(const cfx_schema *s, cfx_box_step st, const char *qualname, cfx_value *stack, int i)
+{
+    /* the list's checks are its conversion's. A list whose items fit a fresh scratch cannot
+     * fail after them (nothing is allocated), so it is not copied. */
+    int64_t n;
+    int rc = list_checked_len(s, qualname, i, st, stack[i], &n);
+    if (rc != CFX_OK || n <= (st.form == CFX_BOX_INT_LIST ? CFX_BOX_INT_SCRATCH : CFX_BOX_TENSOR_SCRATCH))
+        return rc;
+    return check_long_list(s, st, qualname, stack, i);
 }
 
 int cfx_box_check_args(const cfx_schema *s, const cfx_box_step *steps, const char *qualname, cfx_value *stack, int n)

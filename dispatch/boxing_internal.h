@@ -161,7 +161,9 @@ static inline bool cfx_box_normalize(cfx_box_conv c, bool optional, cfx_value *v
     return false;
 }
 
-/* cfx_box_check_arg's check of an int list or a Tensor list: its conversion's, into scratch. */
+/* cfx_box_check_arg's check of an int list or a Tensor list: its conversion's checks, without
+ * the copy when the items fit a fresh scratch (a longer list is converted into scratch, so that
+ * memory running out fails the check as it fails the conversion). */
 int cfx_box_check_list(const cfx_schema *s, cfx_box_step st, const char *qualname, cfx_value *stack, int i);
 
 /* cfx_box_check_args for stack[i] alone, with step st (cfx_op_call's one walk over the

@@ -410,3 +410,46 @@ Test(op_call, arguments_taken_as_they_are_then_the_full_rules)
     cfx_library_free(lib);
     cfx_scope_end(s);
 }
+
+/* The boxed call checks a list argument by its conversion's rules without copying it when
+ * its items fit the conversion's scratch (256 ints, 128 tensors), and converts a longer one to
+ * check it. Either way a wrong item is the same error; PyTorch 2.13:
+ *   torch.ops.aten.sum.dim_IntList(x, [0] * 299 + ['a']) -> "aten::sum() Expected a value of
+ *   type 'Optional[List[int]]' for argument 'dim' but instead found type 'list'."
+ *   torch.ops.aten.cat.default(200 tensors, one of them None) -> "aten::cat() Expected a value of
+ *   type 'List[Tensor]' for argument 'tensors' but instead found type 'list'." */
+Test(op_call, list_arguments_short_and_long)
+{
+    cfx_scope s = cfx_scope_begin();
+    cfx_value x = cfx_tensor_value(ones(2));
+    static cfx_value ints[300], tensors[200];
+    for (int j = 0; j < 300; j++)
+        ints[j] = cfx_int(0);
+    for (int j = 0; j < 200; j++)
+        tensors[j] = x;
+    cfx_op *sum = cfx_op_find("aten::sum.dim_IntList");
+    cfx_value st[4] = {x, cfx_list(ints, 1)};
+    cr_expect_eq(cfx_op_call(sum, st, 2, 4), CFX_OK, "%s", cfx_error_message());
+    for (uint32_t n = 1; n <= 300; n += 299) { /* the bad item in a short list, then in a long one */
+        ints[n - 1] = cfx_string("a");
+        cfx_value bad[4] = {x, cfx_list(ints, n)};
+        cr_expect_eq(cfx_op_call(sum, bad, 2, 4), CFX_ERR);
+        cr_expect(strstr(cfx_error_message(), "aten::sum() Expected a value of type 'Optional[List[int]]' for "
+                                              "argument 'dim' but instead found type 'list'.") == cfx_error_message(),
+                  "%s", cfx_error_message());
+        cfx_error_clear();
+        ints[n - 1] = cfx_int(0);
+    }
+    /* cat of 200 tensors (longer than the scratch), then with a None among them */
+    cfx_value cat[2] = {cfx_list(tensors, 200)};
+    cr_assert_eq(cfx_op_call(cfx_op_find("aten::cat"), cat, 1, 2), CFX_OK, "%s", cfx_error_message());
+    cr_expect_eq(cfx_tensor_numel(cat[0].u.t), 400);
+    tensors[150] = cfx_none();
+    cfx_value cat2[2] = {cfx_list(tensors, 200)};
+    cr_expect_eq(cfx_op_call(cfx_op_find("aten::cat"), cat2, 1, 2), CFX_ERR);
+    cr_expect(strstr(cfx_error_message(), "aten::cat() Expected a value of type 'List[Tensor]' for argument 'tensors' "
+                                          "but instead found type 'list'.") == cfx_error_message(),
+              "%s", cfx_error_message());
+    cfx_error_clear();
+    cfx_scope_end(s);
+}
