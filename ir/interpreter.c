@@ -469,19 +469,29 @@ static int run_steps(run *r)
     return CFX_OK;
 }
 
-int cfx_interpreter_run(cfx_interpreter *ip, const cfx_value *args, int n_args, cfx_value *out)
+/* What a run's entry (fn) checks first; what names the interpreter or graph run. */
+static int check_entry(const char *fn, const char *what_name, const void *what, const cfx_value *args, int n_args,
+                       cfx_value *out)
 {
     if (out)
         *out = cfx_none();
     if (cfx_error_occurred()) /* the first error of a context wins */
         return cfx_error_status();
-    if (!ip || !out || n_args < 0 || (n_args > 0 && !args))
-        return cfx_error_set(CFX_ERR, NULL, "cfx_interpreter_run: NULL interpreter, arguments or result");
+    if (!what || !out || n_args < 0 || (n_args > 0 && !args))
+        return cfx_error_set(CFX_ERR, NULL, "%s: NULL %s, arguments or result", fn, what_name);
     if (cfx_scope_depth() == 0)
-        return cfx_error_set(CFX_ERR, NULL, "cfx_interpreter_run: no scope is open to own the results (cfx_scope_begin)");
+        return cfx_error_set(CFX_ERR, NULL, "%s: no scope is open to own the results (cfx_scope_begin)", fn);
+    return CFX_OK;
+}
+
+int cfx_interpreter_run(cfx_interpreter *ip, const cfx_value *args, int n_args, cfx_value *out)
+{
+    int rc = check_entry("cfx_interpreter_run", "interpreter", ip, args, n_args, out);
+    if (rc != CFX_OK)
+        return rc;
     if (ip->running)
         return cfx_error_set(CFX_ERR, NULL, "cfx_interpreter_run: the interpreter is already running");
-    int rc = !ip->compiled || ip->version != ip->g->version ? prepare(ip) : CFX_OK;
+    rc = !ip->compiled || ip->version != ip->g->version ? prepare(ip) : CFX_OK;
     if (rc != CFX_OK)
         return rc;
     const ir_program *p = &ip->prog;
@@ -509,16 +519,11 @@ int cfx_interpreter_run(cfx_interpreter *ip, const cfx_value *args, int n_args, 
 int cfx_interpret(const cfx_graph *g, const cfx_value *args, int n_args, const cfx_interp_options *opts,
                   cfx_value *out)
 {
-    if (out)
-        *out = cfx_none();
-    if (cfx_error_occurred()) /* the first error of a context wins */
-        return cfx_error_status();
-    if (!g || !out || n_args < 0 || (n_args > 0 && !args))
-        return cfx_error_set(CFX_ERR, NULL, "cfx_interpret: NULL graph, arguments or result");
-    if (cfx_scope_depth() == 0)
-        return cfx_error_set(CFX_ERR, NULL, "cfx_interpret: no scope is open to own the results (cfx_scope_begin)");
+    int rc = check_entry("cfx_interpret", "graph", g, args, n_args, out);
+    if (rc != CFX_OK)
+        return rc;
     cfx_interpreter *ip = cfx_interpreter_new(g, opts);
-    int rc = ip ? cfx_interpreter_run(ip, args, n_args, out) : cfx_error_status();
+    rc = ip ? cfx_interpreter_run(ip, args, n_args, out) : cfx_error_status();
     cfx_interpreter_free(ip);
     return rc;
 }
