@@ -252,7 +252,7 @@ int cfx_box_convert_list(const cfx_schema *s, const char *qualname, int i, cfx_b
                          cfx_box_slot *sl, cfx_box_scratch *sc)
 {
     cfx_value v = *sv;
-    int64_t n;
+    int64_t n = 0; /* set by list_checked_len on success (the compilers at -O1 cannot see it) */
     int rc = list_checked_len(s, qualname, i, st, v, &n);
     if (rc != CFX_OK)
         return rc;
@@ -319,7 +319,7 @@ int cfx_box_check_list(const cfx_schema *s, cfx_box_step st, const char *qualnam
 {
     /* the list's checks are its conversion's. A list whose items fit a fresh scratch cannot
      * fail after them (nothing is allocated), so it is not copied. */
-    int64_t n;
+    int64_t n = 0; /* as in cfx_box_convert_list */
     int rc = list_checked_len(s, qualname, i, st, stack[i], &n);
     if (rc != CFX_OK || n <= (st.form == CFX_BOX_INT_LIST ? CFX_BOX_INT_SCRATCH : CFX_BOX_TENSOR_SCRATCH))
         return rc;
