@@ -30,8 +30,7 @@ typedef struct build {
     uint32_t *index;  /* by node seq: its step, NONE for a node not in the run (yet) */
     uint32_t n_seq;   /* the graph's seq bound */
     uint32_t current; /* the step whose values are being made */
-    uint32_t *last;   /* by step: the last step so far that uses its value */
-    uint32_t *users;  /* by step: how many steps use its value (FX's node.users: one per user) */
+    uint32_t *last;   /* by step: the last step so far that uses its value (its own: none yet) */
 } build;
 
 /* ---- growing the program's arrays -------------------------------------------------------------- */
@@ -112,16 +111,17 @@ static int unset_input(const cfx_node *in, const cfx_node *user)
 
 /* A node reference as the slot of its step, which must come before the current one (steps are
  * numbered as the graph is walked, so a later node has none yet). The step the seq names must
- * hold this very node: a node of another graph can have the same seq. The current step is
- * counted once among the value's users, and is its last use so far. */
+ * hold this very node: a node of another graph can have the same seq. The current step is the
+ * value's last use so far, and one of its node's users seen (counted down in the step's n_drop). */
 static inline int plan_ref(build *b, const cfx_node *in, cfx_value *out)
 {
     uint32_t at = in && in->seq < b->n_seq ? b->index[in->seq] : NONE;
     if (at >= b->current || b->p->steps[at].node != in)
         return in ? unset_input(in, b->p->steps[b->current].node) : cfx_error_set(CFX_ERR, NULL, "a NULL node reference");
-    if (b->last[at] != b->current || b->users[at] == 0) {
+    if (b->last[at] != b->current) {
+        ir_step *producer = &b->p->steps[at];
         b->last[at] = b->current;
-        b->users[at]++;
+        producer->n_drop -= producer->n_drop > 0;
     }
     *out = (cfx_value){.kind = IR_INTERP_SLOT, .u.i = at};
     return CFX_OK;
@@ -325,16 +325,16 @@ static int plan_step(build *b, ir_step *s)
  * it. A value with a user the run does not have (a node of another graph) lives to the end of
  * the run. (A value a FAIL step uses may be set to die after a later step: the run stops at the
  * FAIL step, and its end drops what is left.) The drops of all steps are one array, by step (a
- * counting sort on the step each value dies at); each step's n_drop holds its node's user count
- * until then. */
+ * counting sort on the step each value dies at); until then each step's n_drop holds how many of
+ * its node's users the program has not seen (not 0: a user in another graph). */
 static void plan_drops(build *b)
 {
     ir_program *p = b->p;
     uint32_t n = p->n_steps, *last = b->last;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t want = p->steps[i].n_drop;
+        if (p->steps[i].n_drop)
+            last[i] = NONE;
         p->steps[i].n_drop = 0;
-        last[i] = want == 0 ? i : b->users[i] == want ? last[i] : NONE;
     }
     for (uint32_t i = 0; i < n; i++)
         if (last[i] != NONE)
@@ -376,9 +376,9 @@ int ir_program_build(const cfx_graph *g, ir_program *p)
     *p = (ir_program){0};
     uint32_t n = cfx_graph_num_nodes(g), n_seq = cfx_graph_num_created(g);
     build b = {.g = g, .p = p, .n_seq = n_seq};
-    /* env, steps (16-byte multiples first), then drops, last, users by step and index by seq */
+    /* env, steps (16-byte multiples first), then drops and last by step, and index by seq */
     size_t n1 = n ? n : 1, at_steps = n1 * sizeof *p->env, at_drops = at_steps + n1 * sizeof *p->steps;
-    size_t size = at_drops + 3 * n1 * sizeof(uint32_t) + (size_t)n_seq * sizeof(uint32_t);
+    size_t size = at_drops + 2 * n1 * sizeof(uint32_t) + (size_t)n_seq * sizeof(uint32_t);
     p->block = cfx_malloc(size);
     /* most nodes take one or two node values: the values rarely grow past this */
     int rc = p->block && grow((void **)&p->vals, &p->cap_vals, 2 * (uint64_t)n + 16, sizeof *p->vals) ? CFX_OK : nomem();
@@ -388,9 +388,7 @@ int ir_program_build(const cfx_graph *g, ir_program *p)
         p->steps = (ir_step *)(void *)(m + at_steps);
         p->drops = (uint32_t *)(void *)(m + at_drops);
         b.last = p->drops + n1;
-        b.users = b.last + n1;
-        b.index = b.users + n1;
-        memset(b.users, 0, n1 * sizeof *b.users);
+        b.index = b.last + n1;
         memset(b.index, 0xff, (size_t)n_seq * sizeof *b.index); /* NONE */
     }
     for (cfx_node *node = rc == CFX_OK ? cfx_graph_first((cfx_graph *)g) : NULL; node && p->n_steps < n;
@@ -399,11 +397,12 @@ int ir_program_build(const cfx_graph *g, ir_program *p)
         ir_step *s = &p->steps[i];
         b.index[node->seq] = i;
         b.current = i;
-        *s = (ir_step){.node = node, .site = cfx_node_stack_trace(node)};
+        /* n_drop: the users still to be seen, for plan_drops */
+        *s = (ir_step){.node = node, .site = cfx_node_stack_trace(node), .n_drop = node->n_users};
+        b.last[i] = i;
         rc = plan_step(&b, s);
         if (rc != CFX_OK && (rc = fail_step(p, s)) != CFX_OK)
             break;
-        s->n_drop = node->n_users; /* plan_drops' input */
         size_t scratch = 0;
         for (uint32_t k = 0; s->lists && k < s->n_val; k++)
             scratch += count_items(p->vals[s->val + k]);
