@@ -63,7 +63,7 @@ static void thread_exit(void *unused)
 
 static void make_key(void) { pthread_key_create(&pool_key, thread_exit); }
 
-cfx_scope cfx_scope_begin(void)
+bool cfx_scope_make_room(void)
 {
     pool *p = &cfx_scope_tls;
     if (!cfx_scope_registered) {
@@ -75,16 +75,16 @@ cfx_scope cfx_scope_begin(void)
         size_t cap = p->mcap ? p->mcap * 2 : 16;
         size_t *m = cfx_realloc(p->marks, cap * sizeof *m);
         if (!m) {
-            /* Without a mark the scope cannot exist; hand back one that ends nothing. */
             cfx_error_set(CFX_ERR_NOMEM, NULL, "out of memory opening a scope");
-            return (cfx_scope){(size_t)-1};
+            return false;
         }
         p->marks = m;
         p->mcap = cap;
     }
-    p->marks[p->depth] = p->n;
-    return (cfx_scope){p->depth++};
+    return true;
 }
+
+cfx_scope cfx_scope_begin(void) { return cfx_scope_open(); }
 
 void cfx_scope_end(cfx_scope s)
 {

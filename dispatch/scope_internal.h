@@ -22,12 +22,17 @@ typedef struct cfx_scope_pool {
 extern _Thread_local cfx_scope_pool cfx_scope_tls;
 extern _Thread_local bool cfx_scope_registered; /* the thread-exit destructor is armed */
 
-/* cfx_scope_begin, inline when the thread has a pool with room for another mark. */
+/* Arms the thread's pool (its exit destructor) and makes room for another mark; false (error
+ * recorded) when out of memory. */
+bool cfx_scope_make_room(void);
+
+/* cfx_scope_begin, inline: the exported function wraps it. Without a mark the scope cannot
+ * exist, so running out of memory hands back one that ends nothing. */
 static inline cfx_scope cfx_scope_open(void)
 {
     cfx_scope_pool *p = &cfx_scope_tls;
-    if (!cfx_scope_registered || p->depth == p->mcap)
-        return cfx_scope_begin();
+    if ((!cfx_scope_registered || p->depth == p->mcap) && !cfx_scope_make_room())
+        return (cfx_scope){(size_t)-1};
     p->marks[p->depth] = p->n;
     return (cfx_scope){p->depth++};
 }
