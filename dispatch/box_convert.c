@@ -302,10 +302,8 @@ int cfx_box_convert_arg_any(const cfx_schema *s, const char *qualname, int i, cf
 }
 
 /* cfx_box_check_list of a list too long for a fresh scratch: converted into scratch (dropped),
- * so that memory running out fails the check as it would fail the conversion. Out of line: the
- * scratch is a large frame. */
-static __attribute__((noinline)) int check_long_list(const cfx_schema *s, cfx_box_step st, const char *qualname,
-                                                     cfx_value *stack, int i)
+ * so that memory running out fails the check as it would fail the conversion. */
+static int check_long_list(const cfx_schema *s, cfx_box_step st, const char *qualname, cfx_value *stack, int i)
 {
     cfx_box_scratch sc;
     cfx_box_scratch_init(&sc);

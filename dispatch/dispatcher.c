@@ -461,9 +461,8 @@ static inline int take_as_is(const cfx_op *op, const cfx_value *stack, int n_arg
 }
 
 /* The call of an op with an argument not taken as is: the rest of the binding (which may wrap
- * numbers), the call, and the wrapped numbers dropped after it. Out of line, so that the common
- * call keeps its registers. */
-static __attribute__((noinline)) int bind_and_call(cfx_op *op, cfx_value *stack, int i, uint64_t ks)
+ * numbers), the call, and the wrapped numbers dropped after it. */
+static int bind_and_call(cfx_op *op, cfx_value *stack, int i, uint64_t ks)
 {
     /* a number given for a Tensor is a wrapped number from here on (wrapped_internal.h) */
     cfx_wrapped_batch wb;
